@@ -1,0 +1,247 @@
+#include "cli.h"
+
+#include "collective.h"
+#include "inputerror.h"
+#include "layout.h"
+#include "topology.h"
+#include "units.h"
+
+#include <railyard/version.h>
+
+#include <map>
+#include <numeric>
+#include <optional>
+#include <set>
+
+namespace railyard::cli {
+
+using namespace railyard::engine;
+
+namespace {
+
+struct UsageError : std::runtime_error
+{
+    using std::runtime_error::runtime_error;
+};
+
+// Options of one subcommand: "--name value", "--name=value" or a bare flag.
+struct Options
+{
+    std::vector<std::string> positional;
+    std::map<std::string, std::string> values;
+    std::set<std::string> flags;
+
+    bool flag(const std::string &name) const { return flags.count(name) > 0; }
+    std::optional<std::string> value(const std::string &name) const
+    {
+        const auto it = values.find(name);
+        if (it == values.end())
+            return std::nullopt;
+        return it->second;
+    }
+};
+
+Options parseOptions(const std::vector<std::string> &args,
+                     std::size_t first,
+                     const std::set<std::string> &valued,
+                     const std::set<std::string> &flags)
+{
+    Options o;
+    for (std::size_t i = first; i < args.size(); ++i) {
+        const std::string &a = args[i];
+        if (a.rfind("--", 0) == 0 && a.size() > 2) {
+            std::string name = a.substr(2);
+            std::optional<std::string> inlineValue;
+            if (const auto eq = name.find('='); eq != std::string::npos) {
+                inlineValue = name.substr(eq + 1);
+                name = name.substr(0, eq);
+            }
+            if (valued.count(name)) {
+                if (inlineValue) {
+                    o.values[name] = *inlineValue;
+                } else {
+                    if (i + 1 >= args.size())
+                        throw UsageError("--" + name + " needs a value");
+                    o.values[name] = args[++i];
+                }
+            } else if (flags.count(name) && !inlineValue) {
+                o.flags.insert(name);
+            } else {
+                throw UsageError("unknown option --" + name);
+            }
+        } else {
+            o.positional.push_back(a);
+        }
+    }
+    return o;
+}
+
+std::string jsonText(const Json &j)
+{
+    return j.dump(2) + "\n";
+}
+
+const char *kCollectiveHelp
+        = "usage: railyard collective FILE --op OP --size SIZE [--gpus LIST] [--algo ALGO]\n"
+          "                           [--efficiency E] [--links] [--json]\n"
+          "\n"
+          "Estimates one collective on the GPUs of the layout FILE.\n"
+          "  --op OP          all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, "
+          "sendrecv\n"
+          "  --size SIZE      nccl-tests' size: 14GB, 8GiB, 512MB (GB = 1e9 bytes, GiB = 2^30)\n"
+          "  --gpus LIST      the ranks' GPUs in order, e.g. 0-7,16 (default: every GPU)\n"
+          "  --algo ALGO      flat-ring: the seed article's textbook estimate (default)\n"
+          "  --efficiency E   achieved fraction of line rate for flat-ring (default: the layout's\n"
+          "                   tuning.efficiency, else 1.0)\n"
+          "  --links          also print the bytes each link carries\n"
+          "  --json           print one JSON object\n";
+
+int runCollective(const std::vector<std::string> &args, std::string &out)
+{
+    const Options o = parseOptions(args,
+                                   2,
+                                   {"op", "size", "gpus", "algo", "efficiency"},
+                                   {"links", "json", "help"});
+    if (o.flag("help")) {
+        out += kCollectiveHelp;
+        return 0;
+    }
+    if (o.positional.size() != 1)
+        throw UsageError(o.positional.empty() ? "collective needs a layout FILE"
+                                              : "collective takes one FILE");
+    const auto opText = o.value("op");
+    if (!opText)
+        throw UsageError("collective needs --op");
+    const auto op = collectiveOpFromString(*opText);
+    if (!op)
+        throw UsageError("unknown --op '" + *opText
+                         + "' (expected all_reduce, all_gather, reduce_scatter, all_to_all, "
+                           "broadcast or sendrecv)");
+    const auto sizeText = o.value("size");
+    if (!sizeText)
+        throw UsageError("collective needs --size");
+    const std::string algoText = o.value("algo").value_or("flat-ring");
+    const auto algo = algorithmFromString(algoText);
+    if (!algo)
+        throw UsageError("unknown --algo '" + algoText
+                         + "' (expected auto, ring, tree, nvls, sharp, hierarchical or "
+                           "flat-ring)");
+
+    const Layout layout = readLayoutFile(o.positional[0]);
+    const Topology topology = buildTopology(layout.cluster, Catalog::builtin());
+    CollectiveRequest req;
+    req.op = *op;
+    req.bytes = static_cast<double>(parseSize(*sizeText));
+    req.algorithm = *algo;
+    req.wantLinks = o.flag("links");
+    if (const auto g = o.value("gpus"))
+        req.gpus = parseIndexList(*g, topology.gpuCount());
+    if (const auto e = o.value("efficiency")) {
+        std::size_t used = 0;
+        double v = 0;
+        try {
+            v = std::stod(*e, &used);
+        } catch (...) {
+            used = 0;
+        }
+        if (used != e->size() || !(v > 0 && v <= 1))
+            throw InputError("--efficiency '" + *e + "': expected a number in (0, 1]");
+        req.efficiency = v;
+    } else {
+        req.efficiency = layout.cluster.tuning.efficiency.value_or(1.0);
+    }
+    const CollectiveResult r = estimateCollective(topology, req);
+
+    if (o.flag("json")) {
+        Json j;
+        j["op"] = toString(r.op);
+        j["algorithm"] = toString(r.algorithm);
+        j["ranks"] = r.ranks;
+        j["size_bytes"] = r.bytes;
+        j["time_s"] = r.timeS;
+        j["algbw_gbps"] = r.algbwGBps;
+        j["busbw_gbps"] = r.busbwGBps;
+        j["bottleneck_gbps"] = r.bottleneckGBps;
+        j["bottleneck"] = r.bottleneck;
+        if (r.algorithm == Algorithm::FlatRing)
+            j["efficiency"] = *req.efficiency;
+        j["notes"] = r.notes;
+        if (req.wantLinks) {
+            Json links = Json::array();
+            for (const LinkBytes &lb : r.links) {
+                const Link &l = topology.links()[static_cast<std::size_t>(lb.link)];
+                links.push_back({{"id", lb.link},
+                                 {"name", topology.linkName(lb.link)},
+                                 {"kind", toString(l.kind)},
+                                 {"bytes_up", lb.up},
+                                 {"bytes_down", lb.down}});
+            }
+            j["links"] = links;
+        }
+        out += jsonText(j);
+    } else {
+        out += std::string(toString(r.op)) + " of " + formatBytes(r.bytes) + " on "
+               + std::to_string(r.ranks) + " GPUs (" + toString(r.algorithm) + ")\n";
+        out += "  time    " + formatSeconds(r.timeS) + "\n";
+        out += "  algbw   " + formatNumber(r.algbwGBps, 4) + " GB/s\n";
+        out += "  busbw   " + formatNumber(r.busbwGBps, 4) + " GB/s\n";
+        out += "  bound   " + r.bottleneck + " at " + formatNumber(r.bottleneckGBps, 4)
+               + " GB/s per GPU\n";
+        for (const auto &n : r.notes)
+            out += "  note    " + n + "\n";
+    }
+    return 0;
+}
+
+} // namespace
+
+std::string usage()
+{
+    return "usage: railyard [FILE]                 open the GUI on FILE (default: one HGX H100 "
+           "server)\n"
+           "       railyard collective FILE --op OP --size SIZE [options] [--json]\n"
+           "       railyard --help | --version\n"
+           "\n"
+           "Railyard shows where a distributed training job's traffic goes on a GPU cluster and\n"
+           "what it costs. Subcommands run without a display; `railyard SUBCOMMAND --help`\n"
+           "describes each. Exit status: 0 success, 1 bad input, 2 usage error.\n";
+}
+
+Outcome run(const std::vector<std::string> &args, std::string &out, std::string &err)
+{
+    Outcome result;
+    if (args.size() < 2)
+        return result;
+    const std::string &first = args[1];
+    if (first == "--help" || first == "-h" || first == "help") {
+        out += usage();
+        return {true, 0};
+    }
+    if (first == "--version" || first == "-v") {
+        out += std::string("railyard ") + RAILYARD_VERSION + " (layout format "
+               + std::to_string(RAILYARD_LAYOUT_FORMAT_VERSION) + ")\n";
+        return {true, 0};
+    }
+    const std::set<std::string> subcommands = {"collective"};
+    if (!subcommands.count(first)) {
+        // A file name for the GUI, or Qt's own options: not ours.
+        return result;
+    }
+    result.handled = true;
+    try {
+        if (first == "collective")
+            result.exitCode = runCollective(args, out);
+    } catch (const UsageError &e) {
+        err += "railyard " + first + ": " + e.what() + "\n(see railyard " + first + " --help)\n";
+        result.exitCode = 2;
+    } catch (const InputError &e) {
+        err += std::string("railyard: ") + e.what() + "\n";
+        result.exitCode = 1;
+    } catch (const std::exception &e) {
+        err += std::string("railyard: ") + e.what() + "\n";
+        result.exitCode = 1;
+    }
+    return result;
+}
+
+} // namespace railyard::cli

@@ -1,0 +1,102 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace railyard::engine {
+
+// Bandwidths: GB/s per direction (1 GB = 1e9 bytes) unless a name says Gbit. Efficiencies are
+// the fraction of the line rate that NCCL achieves on that link, kept apart from the line rate so
+// a user can see and change either.
+
+struct NvlinkSpec
+{
+    int generation = 0;
+    int links = 0;
+    double gbPerS = 0;     // per GPU, per direction, line rate
+    double efficiency = 0; // NCCL's achieved fraction (H100: 18 x 20.6 / 450)
+};
+
+struct GpuSpec
+{
+    std::string id;
+    std::string name;
+    std::string architecture; // "ampere", "hopper", "blackwell"
+    double bf16Tflops = 0;
+    double fp8Tflops = 0; // 0: no FP8 tensor cores
+    double hbmGB = 0;
+    double hbmTBPerS = 0;
+    NvlinkSpec nvlink;
+    int nvswitchesPerDomain = 0;
+    bool nvls = false;
+    double nvlsEfficiency = 0;
+    int pcieGen = 5;
+    double tdpW = 0;
+    std::string defaultNic;
+    double pricePerGpuHour = 0; // 0: no published price
+};
+
+struct NicModel
+{
+    std::string id;
+    std::string name;
+    std::string fabric; // "ib" or "ethernet"
+    double gbitPerS = 0;
+    double efficiency = 0;
+    double latencyUs = 0;
+    double gbPerS() const { return gbitPerS / 8.0; }
+};
+
+struct PcieSpec
+{
+    int generation = 0;
+    double gbPerS = 0; // x16, per direction
+    double efficiency = 0;
+};
+
+struct SwitchModel
+{
+    std::string id;
+    std::string name;
+    std::string fabric;
+    int ports = 0;
+    double portGbitPerS = 0;
+    bool sharp = false;
+    double latencyUs = 0;
+};
+
+class Catalog
+{
+public:
+    // The catalog compiled into the program (resources/catalog.json).
+    static const Catalog &builtin();
+
+    // Parses a catalog document; `file` names it in errors. Throws InputError.
+    static Catalog fromJsonText(const std::string &text, const std::string &file);
+    // Adds the entries of `other`, replacing those with the same id.
+    void merge(const Catalog &other);
+
+    const GpuSpec *gpu(const std::string &id) const;
+    const NicModel *nic(const std::string &id) const;
+    const PcieSpec *pcie(int generation) const;
+    const SwitchModel *switchModel(const std::string &id) const;
+    // The NIC model that matches a line rate (and fabric, when given); nullptr if none.
+    const NicModel *nicForRate(double gbitPerS, const std::string &fabric = {}) const;
+    // The switch for a NIC line rate and fabric: the first with ports at least that fast.
+    const SwitchModel *switchForRate(double gbitPerS, const std::string &fabric) const;
+
+    const std::vector<GpuSpec> &gpus() const { return m_gpus; }
+    const std::vector<NicModel> &nics() const { return m_nics; }
+    const std::vector<PcieSpec> &pcieGenerations() const { return m_pcie; }
+    const std::vector<SwitchModel> &switches() const { return m_switches; }
+
+    std::string gpuIdList() const; // "A100-SXM-80GB, H100-SXM, ..." for error messages
+
+private:
+    std::vector<GpuSpec> m_gpus;
+    std::vector<NicModel> m_nics;
+    std::vector<PcieSpec> m_pcie;
+    std::vector<SwitchModel> m_switches;
+};
+
+} // namespace railyard::engine

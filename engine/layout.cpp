@@ -1,0 +1,472 @@
+#include "layout.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace railyard::engine {
+
+const char *toString(FabricKind kind)
+{
+    switch (kind) {
+    case FabricKind::RailOptimized: return "rail-optimized";
+    case FabricKind::SingleSwitch: return "single-switch";
+    case FabricKind::ThreeTier: return "three-tier";
+    }
+    return "rail-optimized";
+}
+
+const char *toString(Precision p)
+{
+    return p == Precision::Fp8 ? "fp8" : "bf16";
+}
+
+const char *toString(Recompute r)
+{
+    switch (r) {
+    case Recompute::None: return "none";
+    case Recompute::Selective: return "selective";
+    case Recompute::Full: return "full";
+    }
+    return "selective";
+}
+
+int ClusterConfig::effectiveServersPerRack() const
+{
+    if (serversPerRack)
+        return *serversPerRack;
+    // A rack-scale NVLink domain (NVL72) is its own rack; HGX servers go four to a rack.
+    return nvlinkDomain > gpusPerNode ? nodesPerDomain() : 4;
+}
+
+int Layout::dataParallel() const
+{
+    if (parallel.dp)
+        return *parallel.dp;
+    const long long denom = 1LL * parallel.tp * parallel.cp * parallel.pp;
+    const long long gpus = cluster.gpuCount();
+    return denom > 0 && gpus >= denom ? static_cast<int>(gpus / denom) : 1;
+}
+
+bool Layout::sameContent(const Layout &o) const
+{
+    return title == o.title && notes == o.notes && cluster == o.cluster && model == o.model
+           && training == o.training && parallel == o.parallel && mapping == o.mapping
+           && view == o.view;
+}
+
+namespace {
+
+const std::vector<std::string> kDims = {"tp", "cp", "ep", "dp", "pp"};
+
+void checkOrder(const JsonCursor &c, const std::string &order)
+{
+    std::vector<std::string> parts;
+    std::stringstream ss(order);
+    std::string part;
+    while (std::getline(ss, part, '-'))
+        parts.push_back(part);
+    const std::string want = "dimensions tp, cp, ep, dp, pp joined by '-', each once (Megatron's "
+                             "default is \"tp-cp-ep-dp-pp\", TP fastest)";
+    for (const auto &d : kDims) {
+        int count = 0;
+        for (const auto &p : parts)
+            count += p == d;
+        if (count > 1 || (count == 0 && d != "ep"))
+            c.expected(want);
+    }
+    for (const auto &p : parts) {
+        bool known = false;
+        for (const auto &d : kDims)
+            known = known || p == d;
+        if (!known)
+            c.expected(want);
+    }
+}
+
+ClusterConfig readCluster(const JsonCursor &c, const Catalog *catalog)
+{
+    c.requireObject();
+    ClusterConfig k;
+    const JsonCursor gpu = c.at("gpu");
+    k.gpu = gpu.toString();
+    if (catalog && !catalog->gpu(k.gpu))
+        gpu.fail("unknown GPU \"" + k.gpu + "\" (expected one of: " + catalog->gpuIdList() + ")");
+    k.nodes = static_cast<int>(c.at("nodes").toInt(1, 1'000'000'000));
+    k.gpusPerNode = c.intOr("gpus_per_node", 8, 1, 128);
+    const JsonCursor where = c.find("nodes").value();
+    const long long gpus = 1LL * k.nodes * k.gpusPerNode;
+    if (gpus > kMaxGpus)
+        where.fail("the cluster would have " + std::to_string(gpus)
+                   + " GPUs; Railyard accepts at most " + std::to_string(kMaxGpus)
+                   + " (nodes x gpus_per_node)");
+    k.nvlinkDomain = c.intOr("nvlink_domain", k.gpusPerNode, 1, 1024);
+    if (k.nvlinkDomain < k.gpusPerNode || k.nvlinkDomain % k.gpusPerNode != 0)
+        c.at("nvlink_domain")
+                .fail("expected a multiple of gpus_per_node (" + std::to_string(k.gpusPerNode)
+                      + "): an NVLink domain holds whole servers, got "
+                      + std::to_string(k.nvlinkDomain));
+    if (k.nodes % k.nodesPerDomain() != 0)
+        where.fail("expected a multiple of " + std::to_string(k.nodesPerDomain())
+                   + " (the servers in one NVLink domain of " + std::to_string(k.nvlinkDomain)
+                   + " GPUs), got " + std::to_string(k.nodes));
+    k.serversPerRack = c.optInt("servers_per_rack", 1, 1024);
+    if (const auto nic = c.find("nic")) {
+        nic->requireObject();
+        k.nic.gbitPerS = nic->doubleOr("gbps", 400, 1, 1e5);
+        k.nic.perGpu = nic->intOr("per_gpu", 1, 0, 16);
+        k.nic.model = nic->stringOr("model", "");
+    }
+    if (const auto fabric = c.find("fabric")) {
+        fabric->requireObject();
+        if (const auto kind = fabric->find("kind")) {
+            const std::string s = kind->toChoice({"rail-optimized", "single-switch", "three-tier"});
+            k.fabric.kind = s == "single-switch" ? FabricKind::SingleSwitch
+                            : s == "three-tier"  ? FabricKind::ThreeTier
+                                                 : FabricKind::RailOptimized;
+        }
+        k.fabric.oversubscription = fabric->doubleOr("oversubscription", 1.0, 1.0, 64.0);
+        k.fabric.sharp = fabric->boolOr("sharp", false);
+    }
+    if (const auto tuning = c.find("tuning")) {
+        tuning->requireObject();
+        k.tuning.nvls = tuning->boolOr("nvls", true);
+        k.tuning.qpsPerConnection = tuning->intOr("qps_per_connection", 1, 1, 128);
+        k.tuning.efficiency = tuning->optDouble("efficiency", 0.01, 1.0);
+    }
+    k.pricePerGpuHour = c.optDouble("price_per_gpu_hour", 0, 1e4);
+    return k;
+}
+
+ModelConfig readModel(const JsonCursor &c)
+{
+    c.requireObject();
+    ModelConfig m;
+    if (const auto preset = c.find("preset")) {
+        m.preset = preset->toString();
+        if (!findModelPreset(m.preset))
+            preset->fail("unknown model preset \"" + m.preset
+                         + "\" (expected one of: " + modelPresetList() + ")");
+    }
+    constexpr int big = 1 << 24;
+    m.layers = c.optInt("layers", 1, 100000);
+    m.hidden = c.optInt("hidden", 1, big);
+    m.ffn = c.optInt("ffn", 1, big);
+    m.heads = c.optInt("heads", 1, 100000);
+    m.kvHeads = c.optInt("kv_heads", 1, 100000);
+    m.headDim = c.optInt("head_dim", 1, 100000);
+    m.vocab = c.optInt("vocab", 1, big);
+    m.gatedMlp = c.optBool("gated_mlp");
+    if (const auto moe = c.find("moe")) {
+        moe->requireObject();
+        MoeOverrides o;
+        o.experts = moe->optInt("experts", 0, 100000);
+        o.topK = moe->optInt("top_k", 1, 100000);
+        o.expertFfn = moe->optInt("expert_ffn", 1, big);
+        o.sharedExperts = moe->optInt("shared_experts", 0, 1000);
+        o.moeLayers = moe->optInt("moe_layers", 0, 100000);
+        m.moe = o;
+    }
+    const ResolvedModel r = resolveModel(m);
+    if (!r.error.empty())
+        c.fail(r.error);
+    return m;
+}
+
+TrainingConfig readTraining(const JsonCursor &c)
+{
+    c.requireObject();
+    TrainingConfig t;
+    t.seqLen = c.intOr("seq_len", t.seqLen, 1, 1 << 24);
+    t.globalBatch = c.intOr("global_batch", t.globalBatch, 1, 1 << 26);
+    t.microBatch = c.intOr("micro_batch", t.microBatch, 1, 1 << 20);
+    if (const auto p = c.find("precision"))
+        t.precision = p->toChoice({"bf16", "fp8"}) == "fp8" ? Precision::Fp8 : Precision::Bf16;
+    if (const auto r = c.find("recompute")) {
+        const std::string s = r->toChoice({"none", "selective", "full"});
+        t.recompute = s == "none"   ? Recompute::None
+                      : s == "full" ? Recompute::Full
+                                    : Recompute::Selective;
+    }
+    if (const auto o = c.find("optimizer")) {
+        o->requireObject();
+        t.optimizer.distributed = o->boolOr("distributed", true);
+        t.optimizer.zeroStage = o->intOr("zero_stage", t.optimizer.distributed ? 1 : 0, 0, 3);
+        t.optimizer.fsdp = o->boolOr("fsdp", false);
+    }
+    if (const auto o = c.find("overlap")) {
+        o->requireObject();
+        t.overlap.dp = o->boolOr("dp", t.overlap.dp);
+        t.overlap.tp = o->boolOr("tp", t.overlap.tp);
+        t.overlap.pp = o->boolOr("pp", t.overlap.pp);
+        t.overlap.ep = o->boolOr("ep", t.overlap.ep);
+    }
+    return t;
+}
+
+ParallelConfig readParallel(const JsonCursor &c)
+{
+    c.requireObject();
+    ParallelConfig p;
+    p.tp = c.intOr("tp", 1, 1, kMaxGpus);
+    p.cp = c.intOr("cp", 1, 1, kMaxGpus);
+    p.ep = c.intOr("ep", 1, 1, kMaxGpus);
+    p.pp = c.intOr("pp", 1, 1, kMaxGpus);
+    p.vp = c.intOr("vp", 1, 1, 1024);
+    p.dp = c.optInt("dp", 1, kMaxGpus);
+    p.sequenceParallel = c.optBool("sequence_parallel");
+    if (const auto order = c.find("order")) {
+        p.order = order->toString();
+        checkOrder(*order, p.order);
+    }
+    return p;
+}
+
+} // namespace
+
+Layout parseLayout(const std::string &text, const std::string &file)
+{
+    return parseLayout(text, file, &Catalog::builtin());
+}
+
+Layout parseLayout(const std::string &text, const std::string &file, const Catalog *catalog)
+{
+    Json doc = parseJsonText(text, file);
+    const JsonCursor root(doc, file);
+    root.requireObject();
+    const JsonCursor format = root.at("format");
+    if (format.toString() != "railyard-layout")
+        format.expected("\"railyard-layout\"");
+    const JsonCursor version = root.at("version");
+    const std::int64_t v = version.toInt(1, 1'000'000);
+    if (v > kLayoutFormatVersion)
+        version.fail("version " + std::to_string(v) + " is newer than this Railyard reads (up to "
+                     + std::to_string(kLayoutFormatVersion) + "); update Railyard to open it");
+
+    Layout l;
+    l.title = root.stringOr("title", "");
+    l.notes = root.stringOr("notes", "");
+    l.cluster = readCluster(root.at("cluster"), catalog);
+    if (const auto m = root.find("model"))
+        l.model = readModel(*m);
+    if (const auto t = root.find("training"))
+        l.training = readTraining(*t);
+    if (const auto p = root.find("parallel"))
+        l.parallel = readParallel(*p);
+    if (const auto m = root.find("mapping")) {
+        m->requireArray();
+        const int gpus = l.cluster.gpuCount();
+        std::vector<bool> used(static_cast<std::size_t>(gpus), false);
+        for (std::size_t i = 0; i < m->size(); ++i) {
+            const JsonCursor e = m->at(i);
+            const int g = static_cast<int>(e.toInt(0, gpus - 1));
+            if (used[static_cast<std::size_t>(g)])
+                e.fail("GPU " + std::to_string(g) + " is mapped to two ranks");
+            used[static_cast<std::size_t>(g)] = true;
+            l.mapping.push_back(g);
+        }
+        const long long ranks = 1LL * l.parallel.tp * l.parallel.cp * l.parallel.pp
+                                * l.dataParallel();
+        if (static_cast<long long>(l.mapping.size()) != ranks)
+            m->fail("expected one GPU per rank: " + std::to_string(ranks)
+                    + " entries (TP x CP x PP x DP), got " + std::to_string(l.mapping.size()));
+    }
+    if (const auto view = root.find("view")) {
+        view->requireObject();
+        l.view = view->value();
+    }
+    l.original = std::move(doc);
+    return l;
+}
+
+Layout readLayoutFile(const std::string &path)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw InputError(path, "", std::string("cannot open: ") + std::strerror(errno));
+    // Refuse files far larger than any layout could be before reading them whole.
+    in.seekg(0, std::ios::end);
+    const auto size = static_cast<long long>(in.tellg());
+    in.seekg(0);
+    constexpr long long kMaxBytes = 256LL << 20;
+    if (size > kMaxBytes)
+        throw InputError(path,
+                         "",
+                         "the file is " + std::to_string(size >> 20)
+                                 + " MiB; a layout is at most 256 MiB");
+    std::string text(static_cast<std::size_t>(std::max(size, 0LL)), '\0');
+    in.read(text.data(), size);
+    return parseLayout(text, path);
+}
+
+namespace {
+
+template<typename T>
+void put(Json &obj, const char *key, const std::optional<T> &value)
+{
+    if (value)
+        obj[key] = *value;
+    else
+        obj.erase(key);
+}
+
+Json &child(Json &obj, const char *key)
+{
+    Json &c = obj[key];
+    if (!c.is_object())
+        c = Json::object();
+    return c;
+}
+
+} // namespace
+
+Json layoutToJson(const Layout &l)
+{
+    Json out = l.original.is_object() ? l.original : Json::object();
+    out["format"] = "railyard-layout";
+    out["version"] = kLayoutFormatVersion;
+    if (!l.title.empty())
+        out["title"] = l.title;
+    else
+        out.erase("title");
+    if (!l.notes.empty())
+        out["notes"] = l.notes;
+    else
+        out.erase("notes");
+
+    const ClusterConfig &k = l.cluster;
+    Json &c = child(out, "cluster");
+    c["gpu"] = k.gpu;
+    c["nodes"] = k.nodes;
+    c["gpus_per_node"] = k.gpusPerNode;
+    c["nvlink_domain"] = k.nvlinkDomain;
+    put(c, "servers_per_rack", k.serversPerRack);
+    Json &nic = child(c, "nic");
+    if (!k.nic.model.empty())
+        nic["model"] = k.nic.model;
+    else
+        nic.erase("model");
+    nic["gbps"] = k.nic.gbitPerS;
+    nic["per_gpu"] = k.nic.perGpu;
+    Json &fabric = child(c, "fabric");
+    fabric["kind"] = toString(k.fabric.kind);
+    fabric["oversubscription"] = k.fabric.oversubscription;
+    fabric["sharp"] = k.fabric.sharp;
+    Json &tuning = child(c, "tuning");
+    tuning["nvls"] = k.tuning.nvls;
+    tuning["qps_per_connection"] = k.tuning.qpsPerConnection;
+    put(tuning, "efficiency", k.tuning.efficiency);
+    put(c, "price_per_gpu_hour", k.pricePerGpuHour);
+
+    if (l.model) {
+        const ModelConfig &m = *l.model;
+        Json &mj = child(out, "model");
+        if (!m.preset.empty())
+            mj["preset"] = m.preset;
+        else
+            mj.erase("preset");
+        put(mj, "layers", m.layers);
+        put(mj, "hidden", m.hidden);
+        put(mj, "ffn", m.ffn);
+        put(mj, "heads", m.heads);
+        put(mj, "kv_heads", m.kvHeads);
+        put(mj, "head_dim", m.headDim);
+        put(mj, "vocab", m.vocab);
+        put(mj, "gated_mlp", m.gatedMlp);
+        if (m.moe) {
+            Json &moe = child(mj, "moe");
+            put(moe, "experts", m.moe->experts);
+            put(moe, "top_k", m.moe->topK);
+            put(moe, "expert_ffn", m.moe->expertFfn);
+            put(moe, "shared_experts", m.moe->sharedExperts);
+            put(moe, "moe_layers", m.moe->moeLayers);
+        } else {
+            mj.erase("moe");
+        }
+    } else {
+        out.erase("model");
+    }
+
+    const TrainingConfig &t = l.training;
+    Json &tj = child(out, "training");
+    tj["seq_len"] = t.seqLen;
+    tj["global_batch"] = t.globalBatch;
+    tj["micro_batch"] = t.microBatch;
+    tj["precision"] = toString(t.precision);
+    tj["recompute"] = toString(t.recompute);
+    Json &opt = child(tj, "optimizer");
+    opt["distributed"] = t.optimizer.distributed;
+    opt["zero_stage"] = t.optimizer.zeroStage;
+    opt["fsdp"] = t.optimizer.fsdp;
+    Json &ov = child(tj, "overlap");
+    ov["dp"] = t.overlap.dp;
+    ov["tp"] = t.overlap.tp;
+    ov["pp"] = t.overlap.pp;
+    ov["ep"] = t.overlap.ep;
+
+    const ParallelConfig &p = l.parallel;
+    Json &pj = child(out, "parallel");
+    pj["tp"] = p.tp;
+    pj["cp"] = p.cp;
+    pj["ep"] = p.ep;
+    pj["pp"] = p.pp;
+    pj["vp"] = p.vp;
+    put(pj, "dp", p.dp);
+    put(pj, "sequence_parallel", p.sequenceParallel);
+    pj["order"] = p.order;
+
+    if (!l.mapping.empty())
+        out["mapping"] = l.mapping;
+    else
+        out.erase("mapping");
+    if (!l.view.empty())
+        out["view"] = l.view;
+    else
+        out.erase("view");
+    return out;
+}
+
+std::string layoutToText(const Layout &layout)
+{
+    return layoutToJson(layout).dump(2) + "\n";
+}
+
+void writeLayoutFile(const Layout &layout, const std::string &path)
+{
+    const std::string text = layoutToText(layout);
+    namespace fs = std::filesystem;
+    const fs::path target(path);
+    const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    std::string tmpl = (dir / (target.filename().string() + ".XXXXXX")).string();
+    const int fd = ::mkstemp(tmpl.data());
+    if (fd < 0)
+        throw InputError(path, "", std::string("cannot write: ") + std::strerror(errno));
+    std::size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n < 0) {
+            const int err = errno;
+            ::close(fd);
+            ::unlink(tmpl.c_str());
+            throw InputError(path, "", std::string("cannot write: ") + std::strerror(err));
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    ::fchmod(fd, 0644);
+    const bool synced = ::fsync(fd) == 0;
+    ::close(fd);
+    if (!synced || ::rename(tmpl.c_str(), path.c_str()) != 0) {
+        const int err = errno;
+        ::unlink(tmpl.c_str());
+        throw InputError(path, "", std::string("cannot write: ") + std::strerror(err));
+    }
+}
+
+} // namespace railyard::engine

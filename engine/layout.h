@@ -1,0 +1,144 @@
+#pragma once
+
+#include "catalog.h"
+#include "jsoncursor.h"
+#include "model.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace railyard::engine {
+
+// The largest cluster Railyard accepts. Beyond this a layout is refused with a message rather
+// than risking a hang or an allocation that cannot succeed (the largest published runs are
+// around 100k GPUs; this leaves headroom).
+inline constexpr int kMaxGpus = 262144;
+inline constexpr int kLayoutFormatVersion = 1;
+
+enum class FabricKind { RailOptimized, SingleSwitch, ThreeTier };
+enum class Precision { Bf16, Fp8 };
+enum class Recompute { None, Selective, Full };
+
+const char *toString(FabricKind kind);
+const char *toString(Precision p);
+const char *toString(Recompute r);
+
+struct NicConfig
+{
+    double gbitPerS = 400;
+    int perGpu = 1;
+    std::string model; // catalog id; empty: chosen by rate
+    bool operator==(const NicConfig &) const = default;
+};
+
+struct FabricConfig
+{
+    FabricKind kind = FabricKind::RailOptimized;
+    double oversubscription = 1.0; // leaf downlink : uplink bandwidth
+    bool sharp = false;
+    bool operator==(const FabricConfig &) const = default;
+};
+
+struct TuningConfig
+{
+    bool nvls = true;
+    int qpsPerConnection = 1;         // NCCL_IB_QPS_PER_CONNECTION
+    std::optional<double> efficiency; // overrides the catalog's per-link-kind fractions
+    bool operator==(const TuningConfig &) const = default;
+};
+
+struct ClusterConfig
+{
+    std::string gpu = "H100-SXM";
+    int nodes = 1;
+    int gpusPerNode = 8;
+    int nvlinkDomain = 8;              // GPUs per NVLink domain: 8 for HGX, 72 for NVL72
+    std::optional<int> serversPerRack; // default: 4 HGX servers, or one NVLink domain
+    NicConfig nic;
+    FabricConfig fabric;
+    TuningConfig tuning;
+    std::optional<double> pricePerGpuHour;
+
+    int gpuCount() const { return nodes * gpusPerNode; }
+    int nodesPerDomain() const { return nvlinkDomain / gpusPerNode; }
+    int domainCount() const { return gpuCount() / nvlinkDomain; }
+    int effectiveServersPerRack() const;
+    bool operator==(const ClusterConfig &) const = default;
+};
+
+struct OptimizerConfig
+{
+    bool distributed = true; // Megatron's distributed optimizer (ZeRO-1)
+    int zeroStage = 1;       // 0..3
+    bool fsdp = false;
+    bool operator==(const OptimizerConfig &) const = default;
+};
+
+struct OverlapConfig
+{
+    bool dp = true;
+    bool tp = false;
+    bool pp = true;
+    bool ep = false;
+    bool operator==(const OverlapConfig &) const = default;
+};
+
+struct TrainingConfig
+{
+    int seqLen = 4096;
+    int globalBatch = 512;
+    int microBatch = 1;
+    Precision precision = Precision::Bf16;
+    Recompute recompute = Recompute::Selective;
+    OptimizerConfig optimizer;
+    OverlapConfig overlap;
+    bool operator==(const TrainingConfig &) const = default;
+};
+
+struct ParallelConfig
+{
+    int tp = 1;
+    int cp = 1;
+    int ep = 1;
+    int pp = 1;
+    int vp = 1;
+    std::optional<int> dp;                // absent: GPUs / (TP x CP x PP)
+    std::optional<bool> sequenceParallel; // absent: on when TP > 1
+    std::string order = "tp-cp-ep-dp-pp";
+    bool operator==(const ParallelConfig &) const = default;
+};
+
+struct Layout
+{
+    std::string title;
+    std::string notes;
+    ClusterConfig cluster;
+    std::optional<ModelConfig> model; // absent: no workload, the cluster only
+    TrainingConfig training;
+    ParallelConfig parallel;
+    std::vector<int> mapping;   // GPU index of each rank; empty: derived from the order
+    Json view = Json::object(); // zoom, colouring, panels: never affects the numbers
+    // The document as read, so keys this version does not know survive a save.
+    Json original = Json::object();
+
+    int dataParallel() const; // dp, or derived from the GPU count
+    bool sequenceParallelOn() const { return parallel.sequenceParallel.value_or(parallel.tp > 1); }
+    // Compares what the layout means, not the preserved original text.
+    bool sameContent(const Layout &other) const;
+};
+
+// Reads a layout document. `file` names it in errors. Throws InputError naming the file, the
+// JSON path or the line and column, and what was expected.
+Layout parseLayout(const std::string &text, const std::string &file);
+// As above, checking the GPU id against `catalog` (nullptr: no check).
+Layout parseLayout(const std::string &text, const std::string &file, const Catalog *catalog);
+Layout readLayoutFile(const std::string &path);
+
+// The document as JSON: known keys from the structure, unknown keys from `original`.
+Json layoutToJson(const Layout &layout);
+std::string layoutToText(const Layout &layout); // pretty, 2-space indent, trailing newline
+// Writes atomically (a temporary file renamed over the target). Throws InputError.
+void writeLayoutFile(const Layout &layout, const std::string &path);
+
+} // namespace railyard::engine

@@ -1,0 +1,74 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace railyard::engine {
+
+// A transformer's dimensions, resolved from a preset and the user's overrides.
+struct ModelDims
+{
+    std::string name;
+    int layers = 0;
+    int hidden = 0;
+    int ffn = 0; // dense MLP width
+    int heads = 0;
+    int kvHeads = 0; // GQA: fewer key/value heads than query heads
+    int headDim = 0; // default hidden / heads
+    int vocab = 0;
+    bool gatedMlp = true; // SwiGLU-style: three FFN matrices instead of two
+    // Mixture of experts (experts == 0: dense).
+    int experts = 0;
+    int topK = 0;
+    int expertFfn = 0;
+    int sharedExperts = 0;
+    int moeLayers = 0; // the last `moeLayers` layers are MoE, the first ones dense
+    // Multi-head latent attention (DeepSeek); 0 = ordinary attention.
+    int qLoraRank = 0;
+    int kvLoraRank = 0;
+    int qkRopeDim = 0;
+    int vHeadDim = 0;
+
+    bool isMoe() const { return experts > 0 && moeLayers > 0; }
+    int denseLayers() const { return layers - (isMoe() ? moeLayers : 0); }
+    // Parameter counts (embedding and output layer included, untied).
+    double totalParams() const;
+    double activeParams() const; // per token: top-k experts plus shared experts
+    double attentionParamsPerLayer() const;
+    double mlpParamsPerLayer(int width) const;
+
+    bool operator==(const ModelDims &) const = default;
+};
+
+// Partial MoE settings: a preset's values stand where these are unset.
+struct MoeOverrides
+{
+    std::optional<int> experts, topK, expertFfn, sharedExperts, moeLayers;
+    bool operator==(const MoeOverrides &) const = default;
+};
+
+// What the layout file says about the model: a preset, dimensions, or a preset with overrides.
+struct ModelConfig
+{
+    std::string preset;
+    std::optional<int> layers, hidden, ffn, heads, kvHeads, headDim, vocab;
+    std::optional<bool> gatedMlp;
+    std::optional<MoeOverrides> moe;
+    bool operator==(const ModelConfig &) const = default;
+};
+
+const std::vector<ModelDims> &modelPresets();
+const ModelDims *findModelPreset(const std::string &name);
+std::string modelPresetList(); // "gpt3-175b, llama2-7b, ..." for messages
+
+// Applies the overrides to the preset (or to nothing, for explicit dimensions). Returns an error
+// text naming the missing or inconsistent dimension, or the dimensions.
+struct ResolvedModel
+{
+    ModelDims dims;
+    std::string error; // empty when dims are usable
+};
+ResolvedModel resolveModel(const ModelConfig &config);
+
+} // namespace railyard::engine

@@ -1,0 +1,152 @@
+#pragma once
+
+#include "catalog.h"
+#include "layout.h"
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace railyard::engine {
+
+enum class DeviceKind : std::uint8_t { Gpu, NvSwitch, PcieSwitch, Cpu, Nic, Leaf, Spine, Core };
+enum class LinkKind : std::uint8_t { NvLink, Pcie, Ib, Ethernet, C2C };
+
+const char *toString(DeviceKind kind);
+const char *toString(LinkKind kind);
+
+struct Device
+{
+    DeviceKind kind = DeviceKind::Gpu;
+    int index = 0; // among the devices of its kind: GPU 1234, leaf 3
+    int node = -1; // server or tray; -1 for devices outside servers
+    int local = 0; // index inside its node (GPU 3 of node 17), or inside its group
+    int rack = -1;
+    int domain = -1; // NVLink domain
+    int rail = -1;   // NIC rail; leaf's rail
+    int group = -1;  // leaf: scalable unit; spine: pod (three-tier)
+};
+
+// A physical connection. Traffic is tracked per direction: "up" is a -> b, "down" b -> a, where
+// a is the device nearer the GPUs.
+struct Link
+{
+    int a = 0;
+    int b = 0;
+    LinkKind kind = LinkKind::NvLink;
+    double gbPerS = 0;     // per direction, line rate (all lanes together)
+    double efficiency = 1; // achieved fraction of the line rate
+    double latencyUs = 0;
+    double lanes = 1; // physical links or cables bundled here
+    double effectiveGbPerS() const { return gbPerS * efficiency; }
+};
+
+// The fixed shape of a generated cluster, so the cost engine can find paths by arithmetic
+// instead of searching the graph.
+struct ClusterShape
+{
+    int nodes = 0;
+    int gpusPerNode = 0;
+    int domainSize = 0; // GPUs per NVLink domain
+    int nodesPerDomain = 1;
+    int nicsPerNode = 0;
+    int nicsPerGpu = 0;
+    int serversPerRack = 0;
+    int racks = 0;
+    bool pcieOnly = false; // no NVLink: GPUs talk over PCIe inside a server
+    FabricKind fabric = FabricKind::RailOptimized;
+    bool hasFabric = false;
+    int rails = 0;             // leaves per scalable unit (rail-optimized)
+    int nodesPerLeafGroup = 0; // servers in one scalable unit (rail-optimized)
+    int leafGroups = 0;
+    int nicsPerLeaf = 0; // three-tier: NICs under each leaf
+    int leaves = 0;
+    int spines = 0;
+    int cores = 0;
+    int leavesPerPod = 0; // three-tier
+    int spinesPerPod = 0;
+    bool sharp = false;
+    double oversubscription = 1;
+    int gpuCount() const { return nodes * gpusPerNode; }
+    int domainCount() const { return domainSize > 0 ? gpuCount() / domainSize : 0; }
+};
+
+class Topology
+{
+public:
+    const std::vector<Device> &devices() const { return m_devices; }
+    const std::vector<Link> &links() const { return m_links; }
+    const ClusterShape &shape() const { return m_shape; }
+    const GpuSpec &gpuSpec() const { return m_gpu; }
+    const NicModel &nicModel() const { return m_nic; }
+    const SwitchModel &switchModel() const { return m_switch; }
+
+    int gpuCount() const { return m_shape.gpuCount(); }
+    int deviceCount() const { return static_cast<int>(m_devices.size()); }
+    int linkCount() const { return static_cast<int>(m_links.size()); }
+    int countOf(DeviceKind kind) const;
+
+    // Device ids by role (O(1)).
+    int gpuDevice(int gpu) const { return m_firstGpu + gpu; }
+    int nodeOfGpu(int gpu) const { return gpu / m_shape.gpusPerNode; }
+    int domainOfGpu(int gpu) const { return gpu / m_shape.domainSize; }
+    int localOfGpu(int gpu) const { return gpu % m_shape.gpusPerNode; }
+    int rackOfNode(int node) const;
+
+    // Link ids by role.
+    std::span<const int> gpuNvlinks(int gpu) const;        // to each NVSwitch of its domain
+    int gpuHostLink(int gpu) const;                        // to its PCIe switch, or C2C to its CPU
+    std::span<const int> gpuNics(int gpu) const;           // NIC device ids nearest this GPU
+    int nicHostLink(int nicIndex) const;                   // NIC to PCIe switch or CPU
+    int nicUplink(int nicIndex) const;                     // NIC to its leaf; -1 without a fabric
+    int leafOfNic(int nicIndex) const;                     // leaf index; -1 without a fabric
+    std::span<const int> leafUplinks(int leafIndex) const; // leaf -> spine links
+    std::span<const int> spineUplinks(int spineIndex) const; // spine -> core (three-tier)
+    int nicDevice(int nicIndex) const { return m_firstNic + nicIndex; }
+    int leafDevice(int leafIndex) const { return m_firstLeaf + leafIndex; }
+    int spineDevice(int spineIndex) const { return m_firstSpine + spineIndex; }
+
+    std::span<const int> linksOf(int device) const; // every link touching `device`
+    int otherEnd(int link, int device) const;
+
+    // "GPU 1234", "NVSwitch 17.2", "NIC 17.3", "leaf 3", "spine 2", "node 17", "rack 4".
+    std::string deviceName(int device) const;
+    std::string linkName(int link) const;
+    // Finds a device (or a server or rack by its first GPU) by what the user typed:
+    // "GPU 1234", "gpu1234", "node 17", "leaf 3". Returns -1 if nothing matches.
+    int findDevice(const std::string &query) const;
+
+private:
+    friend Topology buildTopology(const ClusterConfig &, const Catalog &);
+    friend class TopologyBuilder;
+    void finish();
+
+    std::vector<Device> m_devices;
+    std::vector<Link> m_links;
+    ClusterShape m_shape;
+    GpuSpec m_gpu;
+    NicModel m_nic;
+    SwitchModel m_switch;
+    int m_firstGpu = 0, m_firstNic = 0, m_firstLeaf = 0, m_firstSpine = 0, m_firstCore = 0;
+    std::vector<int> m_countByKind;
+    // Role tables (see the accessors above).
+    std::vector<int> m_gpuNvlinks; // gpuCount x nvlinksPerGpu
+    int m_nvlinksPerGpu = 0;
+    std::vector<int> m_gpuHostLink;
+    std::vector<int> m_gpuNics; // gpuCount x nicsPerGpu
+    std::vector<int> m_nicHostLink, m_nicUplink, m_nicLeaf;
+    std::vector<int> m_leafUplinks; // leaves x spinesPerLeaf
+    int m_uplinksPerLeaf = 0;
+    std::vector<int> m_spineUplinks;
+    int m_uplinksPerSpine = 0;
+    // Adjacency in compressed rows.
+    std::vector<int> m_adjStart, m_adj;
+};
+
+// Builds the device/link graph for a cluster: 8-GPU HGX/DGX servers, NVL72 racks (NVLink domain
+// larger than a server), PCIe-only servers (NVLink domain of 1); fabrics rail-optimized,
+// single-switch or three-tier. Throws InputError for settings the catalog cannot satisfy.
+Topology buildTopology(const ClusterConfig &cluster, const Catalog &catalog);
+
+} // namespace railyard::engine

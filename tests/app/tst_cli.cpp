@@ -1,0 +1,159 @@
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTest>
+
+// Runs the real `railyard` executable, as scripts and CI do, without a display.
+class TestCli : public QObject
+{
+    Q_OBJECT
+
+    struct Run
+    {
+        int exitCode;
+        QString out;
+        QString err;
+    };
+
+    static Run run(const QStringList &args)
+    {
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove(QStringLiteral("DISPLAY"));
+        env.remove(QStringLiteral("QT_QPA_PLATFORM"));
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(RAILYARD_BINARY), args);
+        if (!p.waitForFinished(60000))
+            return {-1, {}, QStringLiteral("timed out")};
+        return {p.exitCode(),
+                QString::fromUtf8(p.readAllStandardOutput()),
+                QString::fromUtf8(p.readAllStandardError())};
+    }
+    static QString data(const char *name) { return QStringLiteral(RAILYARD_TEST_DATA "/") + name; }
+
+private Q_SLOTS:
+    void helpAndVersionWithoutDisplay()
+    {
+        const Run help = run({QStringLiteral("--help")});
+        QCOMPARE(help.exitCode, 0);
+        QVERIFY(help.out.contains(QStringLiteral("railyard collective FILE")));
+        const Run version = run({QStringLiteral("--version")});
+        QCOMPARE(version.exitCode, 0);
+        QVERIFY(version.out.startsWith(QStringLiteral("railyard 0.")));
+    }
+
+    void collectiveSeed_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<double>("seconds");
+        QTest::newRow("1 server") << data("seed-1-server.railyard.json") << 0.068;
+        QTest::newRow("16 servers") << data("seed-16-servers.railyard.json") << 0.694;
+    }
+    void collectiveSeed()
+    {
+        QFETCH(QString, file);
+        QFETCH(double, seconds);
+        const Run r = run({QStringLiteral("collective"),
+                           file,
+                           QStringLiteral("--op"),
+                           QStringLiteral("all_reduce"),
+                           QStringLiteral("--size"),
+                           QStringLiteral("14GB"),
+                           QStringLiteral("--algo"),
+                           QStringLiteral("flat-ring"),
+                           QStringLiteral("--efficiency"),
+                           QStringLiteral("0.8"),
+                           QStringLiteral("--json")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QJsonParseError pe;
+        const QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8(), &pe).object();
+        QVERIFY2(pe.error == QJsonParseError::NoError, qPrintable(r.out));
+        QCOMPARE(o.value(QStringLiteral("algorithm")).toString(), QStringLiteral("flat-ring"));
+        QVERIFY(std::abs(o.value(QStringLiteral("time_s")).toDouble() - seconds) < 0.001);
+        QVERIFY(o.value(QStringLiteral("algbw_gbps")).toDouble() > 0);
+        QVERIFY(o.value(QStringLiteral("busbw_gbps")).toDouble() > 0);
+    }
+
+    void efficiencyDefaultsToLayoutTuning()
+    {
+        // The seed layouts set tuning.efficiency = 0.8, so no --efficiency gives the same time.
+        const Run r = run({QStringLiteral("collective"),
+                           data("seed-1-server.railyard.json"),
+                           QStringLiteral("--op=all_reduce"),
+                           QStringLiteral("--size=14GB"),
+                           QStringLiteral("--algo=flat-ring"),
+                           QStringLiteral("--json")});
+        QCOMPARE(r.exitCode, 0);
+        const QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QVERIFY(std::abs(o.value(QStringLiteral("time_s")).toDouble() - 0.068) < 0.0005);
+    }
+
+    void badInputExitsOne_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("broken layout") << QStringList{"collective",
+                                                      data("bad/broken-json.railyard.json"),
+                                                      "--op",
+                                                      "all_reduce",
+                                                      "--size",
+                                                      "1GB"}
+                                       << "broken-json.railyard.json: line 5, column 1";
+        QTest::newRow("bad size") << QStringList{"collective",
+                                                 data("seed-1-server.railyard.json"),
+                                                 "--op",
+                                                 "all_reduce",
+                                                 "--size",
+                                                 "14XB"}
+                                  << "size '14XB'";
+        QTest::newRow("bad gpus") << QStringList{"collective",
+                                                 data("seed-1-server.railyard.json"),
+                                                 "--op",
+                                                 "all_reduce",
+                                                 "--size",
+                                                 "1GB",
+                                                 "--gpus",
+                                                 "0-9"}
+                                  << "GPU 9 does not exist";
+        QTest::newRow("gui with bad file")
+                << QStringList{data("bad/negative-nodes.railyard.json")} << "/cluster/nodes";
+    }
+    void badInputExitsOne()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        const Run r = run(args);
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains(message), qPrintable(r.err));
+        QVERIFY(r.out.isEmpty());
+    }
+
+    void usageErrorsExitTwo_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("no file") << QStringList{"collective"} << "needs a layout FILE";
+        QTest::newRow("no op") << QStringList{"collective", "x.json", "--size", "1GB"}
+                               << "needs --op";
+        QTest::newRow("bad op") << QStringList{"collective",
+                                               "x.json",
+                                               "--op",
+                                               "allreduce",
+                                               "--size",
+                                               "1GB"}
+                                << "unknown --op 'allreduce'";
+        QTest::newRow("unknown option") << QStringList{"collective", "x.json", "--frobnicate"}
+                                        << "unknown option --frobnicate";
+    }
+    void usageErrorsExitTwo()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        const Run r = run(args);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(message), qPrintable(r.err));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"
