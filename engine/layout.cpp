@@ -1,6 +1,9 @@
 #include "layout.h"
 
+#include "units.h"
+
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -44,6 +47,11 @@ int ClusterConfig::effectiveServersPerRack() const
         return *serversPerRack;
     // A rack-scale NVLink domain (NVL72) is its own rack; HGX servers go four to a rack.
     return nvlinkDomain > gpusPerNode ? nodesPerDomain() : 4;
+}
+
+int ClusterConfig::nicsPerNode() const
+{
+    return static_cast<int>(std::lround(nic.perGpu * gpusPerNode));
 }
 
 int Layout::dataParallel() const
@@ -121,7 +129,18 @@ ClusterConfig readCluster(const JsonCursor &c, const Catalog *catalog)
     if (const auto nic = c.find("nic")) {
         nic->requireObject();
         k.nic.gbitPerS = nic->doubleOr("gbps", 400, 1, 1e5);
-        k.nic.perGpu = nic->intOr("per_gpu", 1, 0, 16);
+        k.nic.perGpu = nic->doubleOr("per_gpu", 1, 0, 16);
+        const double nics = k.nic.perGpu * k.gpusPerNode;
+        if (std::fabs(nics - std::round(nics)) > 1e-9)
+            nic->at("per_gpu").fail("expected a value that gives whole NICs per server ("
+                                    + std::to_string(k.gpusPerNode) + " GPUs x "
+                                    + formatNumber(k.nic.perGpu) + " is not a whole number)");
+        const int whole = static_cast<int>(std::lround(nics));
+        if (whole > 0
+            && (whole > k.gpusPerNode ? whole % k.gpusPerNode : k.gpusPerNode % whole) != 0)
+            nic->at("per_gpu").fail("expected NICs to be shared evenly: " + std::to_string(whole)
+                                    + " NICs for " + std::to_string(k.gpusPerNode)
+                                    + " GPUs per server");
         k.nic.model = nic->stringOr("model", "");
     }
     if (const auto fabric = c.find("fabric")) {
@@ -140,6 +159,7 @@ ClusterConfig readCluster(const JsonCursor &c, const Catalog *catalog)
         k.tuning.nvls = tuning->boolOr("nvls", true);
         k.tuning.qpsPerConnection = tuning->intOr("qps_per_connection", 1, 1, 128);
         k.tuning.efficiency = tuning->optDouble("efficiency", 0.01, 1.0);
+        k.tuning.adaptiveRouting = tuning->optBool("adaptive_routing");
     }
     k.pricePerGpuHour = c.optDouble("price_per_gpu_hour", 0, 1e4);
     return k;
@@ -221,6 +241,7 @@ ParallelConfig readParallel(const JsonCursor &c)
     p.pp = c.intOr("pp", 1, 1, kMaxGpus);
     p.vp = c.intOr("vp", 1, 1, 1024);
     p.dp = c.optInt("dp", 1, kMaxGpus);
+    p.etp = c.optInt("etp", 1, kMaxGpus);
     p.sequenceParallel = c.optBool("sequence_parallel");
     if (const auto order = c.find("order")) {
         p.order = order->toString();
@@ -308,13 +329,23 @@ Layout readLayoutFile(const std::string &path)
 
 namespace {
 
+// Whole numbers are written without a fraction ("400", not "400.0"), as a person would.
+Json num(double v)
+{
+    if (v == std::floor(v) && std::fabs(v) < 1e15)
+        return static_cast<std::int64_t>(v);
+    return v;
+}
+
 template<typename T>
 void put(Json &obj, const char *key, const std::optional<T> &value)
 {
-    if (value)
-        obj[key] = *value;
-    else
+    if (!value)
         obj.erase(key);
+    else if constexpr (std::is_same_v<T, double>)
+        obj[key] = num(*value);
+    else
+        obj[key] = *value;
 }
 
 Json &child(Json &obj, const char *key)
@@ -353,16 +384,17 @@ Json layoutToJson(const Layout &l)
         nic["model"] = k.nic.model;
     else
         nic.erase("model");
-    nic["gbps"] = k.nic.gbitPerS;
-    nic["per_gpu"] = k.nic.perGpu;
+    nic["gbps"] = num(k.nic.gbitPerS);
+    nic["per_gpu"] = num(k.nic.perGpu);
     Json &fabric = child(c, "fabric");
     fabric["kind"] = toString(k.fabric.kind);
-    fabric["oversubscription"] = k.fabric.oversubscription;
+    fabric["oversubscription"] = num(k.fabric.oversubscription);
     fabric["sharp"] = k.fabric.sharp;
     Json &tuning = child(c, "tuning");
     tuning["nvls"] = k.tuning.nvls;
     tuning["qps_per_connection"] = k.tuning.qpsPerConnection;
     put(tuning, "efficiency", k.tuning.efficiency);
+    put(tuning, "adaptive_routing", k.tuning.adaptiveRouting);
     put(c, "price_per_gpu_hour", k.pricePerGpuHour);
 
     if (l.model) {
@@ -419,6 +451,7 @@ Json layoutToJson(const Layout &l)
     pj["pp"] = p.pp;
     pj["vp"] = p.vp;
     put(pj, "dp", p.dp);
+    put(pj, "etp", p.etp);
     put(pj, "sequence_parallel", p.sequenceParallel);
     pj["order"] = p.order;
 

@@ -27,7 +27,7 @@ const char *toString(Recompute r);
 struct NicConfig
 {
     double gbitPerS = 400;
-    int perGpu = 1;
+    double perGpu = 1; // NICs per GPU: 1 on HGX H100; 0.5 where two GPUs share a NIC
     std::string model; // catalog id; empty: chosen by rate
     bool operator==(const NicConfig &) const = default;
 };
@@ -45,6 +45,10 @@ struct TuningConfig
     bool nvls = true;
     int qpsPerConnection = 1;         // NCCL_IB_QPS_PER_CONNECTION
     std::optional<double> efficiency; // overrides the catalog's per-link-kind fractions
+    // Packets spread over all spine paths (InfiniBand adaptive routing). Without it, each
+    // queue pair hashes to one path and flows can collide (ECMP). Absent: on for InfiniBand,
+    // off for Ethernet.
+    std::optional<bool> adaptiveRouting;
     bool operator==(const TuningConfig &) const = default;
 };
 
@@ -62,6 +66,7 @@ struct ClusterConfig
 
     int gpuCount() const { return nodes * gpusPerNode; }
     int nodesPerDomain() const { return nvlinkDomain / gpusPerNode; }
+    int nicsPerNode() const;
     int domainCount() const { return gpuCount() / nvlinkDomain; }
     int effectiveServersPerRack() const;
     bool operator==(const ClusterConfig &) const = default;
@@ -104,6 +109,7 @@ struct ParallelConfig
     int pp = 1;
     int vp = 1;
     std::optional<int> dp;                // absent: GPUs / (TP x CP x PP)
+    std::optional<int> etp;               // expert tensor parallel size (absent: 1)
     std::optional<bool> sequenceParallel; // absent: on when TP > 1
     std::string order = "tp-cp-ep-dp-pp";
     bool operator==(const ParallelConfig &) const = default;

@@ -304,8 +304,9 @@ Topology TopologyBuilder::build()
     s.gpusPerNode = c.gpusPerNode;
     s.domainSize = c.nvlinkDomain;
     s.nodesPerDomain = c.nodesPerDomain();
-    s.nicsPerGpu = c.nic.perGpu;
-    s.nicsPerNode = c.gpusPerNode * c.nic.perGpu;
+    s.nicsPerNode = c.nicsPerNode();
+    s.nicsPerGpu = s.nicsPerNode == 0 ? 0 : std::max(1, s.nicsPerNode / c.gpusPerNode);
+    s.gpusPerNic = s.nicsPerNode == 0 ? 0 : std::max(1, c.gpusPerNode / s.nicsPerNode);
     s.serversPerRack = c.effectiveServersPerRack();
     s.racks = (c.nodes + s.serversPerRack - 1) / s.serversPerRack;
     s.pcieOnly = c.nvlinkDomain == 1 || gpu->nvlink.links == 0;
@@ -452,7 +453,8 @@ void TopologyBuilder::buildServers()
         const NodeHosts &h = hosts[static_cast<std::size_t>(n)];
         for (int j = 0; j < nicsPerNode; ++j) {
             const int nicIndex = n * nicsPerNode + j;
-            const int owner = j / s.nicsPerGpu; // local GPU this NIC sits beside
+            // The local GPU this NIC sits beside (the first of those sharing it).
+            const int owner = static_cast<int>(1LL * j * gpn / nicsPerNode);
             const int dev = addDevice(DeviceKind::Nic,
                                       nicIndex,
                                       n,
@@ -464,8 +466,13 @@ void TopologyBuilder::buildServers()
                                   : h.firstPcie + owner / 2;
             t.m_nicHostLink[static_cast<std::size_t>(nicIndex)]
                     = addLink(dev, host, LinkKind::Pcie, pcieGb, pcieEff, 0.5);
-            const int gpu = n * gpn + owner;
-            t.m_gpuNics[static_cast<std::size_t>(gpu) * s.nicsPerGpu + (j % s.nicsPerGpu)] = dev;
+            if (s.gpusPerNic > 1) {
+                for (int k = 0; k < s.gpusPerNic; ++k)
+                    t.m_gpuNics[static_cast<std::size_t>(n * gpn + owner + k)] = dev;
+            } else {
+                const int gpu = n * gpn + owner;
+                t.m_gpuNics[static_cast<std::size_t>(gpu) * s.nicsPerGpu + (j % s.nicsPerGpu)] = dev;
+            }
         }
     }
 }

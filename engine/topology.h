@@ -51,7 +51,8 @@ struct ClusterShape
     int domainSize = 0; // GPUs per NVLink domain
     int nodesPerDomain = 1;
     int nicsPerNode = 0;
-    int nicsPerGpu = 0;
+    int nicsPerGpu = 0; // NICs each GPU owns (1 when GPUs share NICs)
+    int gpusPerNic = 0; // GPUs sharing one NIC (1 on HGX H100)
     int serversPerRack = 0;
     int racks = 0;
     bool pcieOnly = false; // no NVLink: GPUs talk over PCIe inside a server

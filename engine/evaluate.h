@@ -1,0 +1,107 @@
+#pragma once
+
+#include "collective.h"
+#include "layout.h"
+#include "parallel.h"
+#include "topology.h"
+
+#include <string>
+#include <vector>
+
+namespace railyard::engine {
+
+// Seconds per training step, by what the GPUs are doing. "Exposed" is what adds to the step
+// after overlap with compute; "total" is the time the operation takes on its own.
+struct StepBreakdown
+{
+    double compute = 0;
+    double tp = 0;
+    double cp = 0;
+    double ep = 0;
+    double ppBubble = 0;
+    double ppP2p = 0;
+    double dp = 0;
+    double optimizer = 0;
+    double sum() const { return compute + tp + cp + ep + ppBubble + ppP2p + dp + optimizer; }
+};
+
+struct LinkLoad
+{
+    int link = 0;
+    double bytesUp = 0;     // per step, a -> b
+    double bytesDown = 0;   // per step, b -> a
+    double utilization = 0; // busiest direction's bytes / (effective rate x step time)
+};
+
+// One phase of the step for the timeline: what runs, when, and which links it loads.
+struct Phase
+{
+    std::string name;  // "forward", "TP all-gather", "DP reduce-scatter", ...
+    Dim dim = Dim::TP; // the dimension for communication phases
+    bool communication = false;
+    double start = 0; // seconds from the start of the step (one pipeline stage's view)
+    double end = 0;
+    std::vector<int> links; // links this phase loads (a representative group's)
+};
+
+enum class Severity { Info, Warning, Error };
+
+struct Warning
+{
+    Severity severity = Severity::Warning;
+    std::string code;      // "tp-spans-domains", "out-of-memory", ...
+    std::string message;   // for people: "TP group 3 spans two NVLink domains (+38% TP time)"
+    std::vector<int> gpus; // the GPUs concerned (to select them)
+    double costS = 0;      // extra seconds per step it costs, when known
+};
+
+struct MemoryBreakdown
+{
+    double weightsGiB = 0;
+    double gradientsGiB = 0;
+    double optimizerGiB = 0;
+    double activationsGiB = 0;
+    double otherGiB = 0; // workspace, communication buffers, fragmentation
+    double totalGiB() const
+    {
+        return weightsGiB + gradientsGiB + optimizerGiB + activationsGiB + otherGiB;
+    }
+};
+
+struct Evaluation
+{
+    bool ok = false;
+    std::string error; // why the step cannot be priced (when !ok)
+    double stepTimeS = 0;
+    double tokensPerStep = 0;
+    double tokensPerS = 0;
+    double tokensPerSPerGpu = 0;
+    double mfu = 0; // model FLOPs / (time x GPUs x dense BF16/FP8 peak)
+    double modelTflopsPerGpu = 0;
+    std::string flopConvention; // how model FLOPs were counted
+    StepBreakdown exposed;      // adds up to the step time
+    StepBreakdown total;        // each on its own, before overlap
+    MemoryBreakdown memory;     // the most loaded pipeline stage
+    std::vector<double> memoryGiBPerStage;
+    double hbmGiB = 0;
+    double costPerStep = 0; // dollars, from price_per_gpu_hour (0 if unknown)
+    double costPerMillionTokens = 0;
+    std::vector<LinkLoad> links; // every link with traffic
+    std::vector<Phase> timeline;
+    std::vector<Warning> warnings;
+    std::vector<std::string> assumptions; // where the model is unsure, in words
+};
+
+struct EvaluateOptions
+{
+    bool linkLoads = true; // per-link bytes (the costliest part at 100k+ GPUs)
+    bool timeline = true;
+};
+
+// Prices one training step of the layout's workload on its topology. Never throws for a bad
+// configuration: an impossible one gives ok == false and `error`; a doubtful one gives warnings.
+Evaluation evaluate(const Layout &layout,
+                    const Topology &topology,
+                    const EvaluateOptions &options = {});
+
+} // namespace railyard::engine
