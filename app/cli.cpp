@@ -120,7 +120,7 @@ int runCollective(const std::vector<std::string> &args, std::string &out)
     const auto sizeText = o.value("size");
     if (!sizeText)
         throw UsageError("collective needs --size");
-    const std::string algoText = o.value("algo").value_or("flat-ring");
+    const std::string algoText = o.value("algo").value_or("auto");
     const auto algo = algorithmFromString(algoText);
     if (!algo)
         throw UsageError("unknown --algo '" + algoText
@@ -156,9 +156,12 @@ int runCollective(const std::vector<std::string> &args, std::string &out)
         Json j;
         j["op"] = toString(r.op);
         j["algorithm"] = toString(r.algorithm);
+        if (r.algorithm != Algorithm::FlatRing)
+            j["protocol"] = toString(r.protocol);
         j["ranks"] = r.ranks;
         j["size_bytes"] = r.bytes;
         j["time_s"] = r.timeS;
+        j["latency_s"] = r.latencyS;
         j["algbw_gbps"] = r.algbwGBps;
         j["busbw_gbps"] = r.busbwGBps;
         j["bottleneck_gbps"] = r.bottleneckGBps;

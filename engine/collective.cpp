@@ -1,9 +1,12 @@
 #include "collective.h"
 
 #include "inputerror.h"
+#include "traffic.h"
 #include "units.h"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <limits>
 #include <numeric>
 
@@ -22,9 +25,22 @@ const char *toString(CollectiveOp op)
     return "all_reduce";
 }
 
+const char *toString(Protocol p)
+{
+    switch (p) {
+    case Protocol::Simple: return "simple";
+    case Protocol::LL128: return "ll128";
+    case Protocol::LL: return "ll";
+    }
+    return "simple";
+}
+
 const char *toString(Algorithm algo)
 {
     switch (algo) {
+    case Algorithm::NvlsTree: return "nvls-tree";
+    case Algorithm::Direct: return "direct";
+    case Algorithm::P2p: return "p2p";
     case Algorithm::Auto: return "auto";
     case Algorithm::Ring: return "ring";
     case Algorithm::Tree: return "tree";
@@ -140,6 +156,639 @@ CollectiveResult flatRing(const Topology &t,
     return r;
 }
 
+
+namespace {
+
+// ---- NCCL's tuning constants (src/graph/tuning.cc, NCCL 2.30; shared/reference/collectives.md
+// sections 1.3-1.7). Latencies in microseconds, bandwidth caps in GB/s.
+enum ProtoIndex { kLL = 0, kLL128 = 1, kSimple = 2 };
+
+int protoIndex(Protocol p)
+{
+    return p == Protocol::LL ? kLL : p == Protocol::LL128 ? kLL128 : kSimple;
+}
+
+struct LatencyRow
+{
+    double v[3]; // LL, LL128, Simple
+};
+
+constexpr LatencyRow kBaseTree{{6.8, 14.0, 8.4}};
+constexpr LatencyRow kBaseRing{{6.6, 14.0, 8.4}};
+constexpr LatencyRow kNvlinkTree{{0.6, 1.25, 4.0}};
+constexpr LatencyRow kNvlinkRing{{0.6, 1.9, 3.4}};
+constexpr LatencyRow kPciTree{{1.0, 1.9, 4.0}};
+constexpr LatencyRow kPciRing{{1.0, 2.5, 5.7}};
+constexpr LatencyRow kNetTree{{5.0, 8.5, 14.0}};
+constexpr LatencyRow kNetRing{{2.7, 4.0, 14.0}};
+constexpr double kNvlsIntraUs = 25.0, kNvlsNetUs = 18.0;
+constexpr double kNvlsTreeIntraUs = 25.0, kNvlsTreeNetUs = 20.9;
+constexpr double kCollNetIntraUs = 3.7, kCollNetNetUs = 31.0;
+constexpr double kNetOverheadUs = 1.0; // Intel hosts; x3 for Simple
+
+int archIndex(const std::string &arch)
+{
+    if (arch == "volta")
+        return 0;
+    if (arch == "ampere")
+        return 1;
+    if (arch == "hopper")
+        return 2;
+    return 3; // blackwell
+}
+
+// Per-channel ceilings by architecture and node count (1, 2, >= 3 nodes).
+constexpr double kPerChMaxRingLL128[4][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7},
+                                             {40, 40, 40}};
+constexpr double kPerChMaxTreeLL128[4][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0},
+                                             {55.6, 31.67, 20.0}};
+constexpr double kPerChMaxTree[4][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8},
+                                        {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
+constexpr double kPerChMaxNvlsTree[4][3] = {{0, 0, 0}, {0, 0, 0}, {0, 57.7, 45.5}, {0, 96, 80}};
+constexpr double kLLMaxSingleNode[4] = {39.0, 87.7, 141.0, 282.0};
+constexpr double kLLMaxMultiNode[2] = {39.0, 20.4}; // Intel hosts: 2 nodes, >= 3 nodes
+// NCCL's Simple-protocol efficiency for the pipelined tree and CollNet algorithms.
+constexpr double kTreeEfficiency = 0.92;
+
+int nodeBucket(int domains)
+{
+    return domains <= 1 ? 0 : domains == 2 ? 1 : 2;
+}
+
+double sumRate(const Topology &t, std::span<const int> links)
+{
+    double r = 0;
+    for (int l : links)
+        r += t.links()[static_cast<std::size_t>(l)].effectiveGbPerS();
+    return r;
+}
+
+double linkRate(const Topology &t, int link)
+{
+    return link < 0 ? 0.0 : t.links()[static_cast<std::size_t>(link)].effectiveGbPerS();
+}
+
+int nicIndex(const Topology &t, int nicDevice)
+{
+    return nicDevice - t.nicDevice(0);
+}
+
+// The NIC a GPU uses for its k-th flow (GPUs with several NICs spread flows over them).
+int gpuNic(const Topology &t, int gpu, int k)
+{
+    const auto nics = t.gpuNics(gpu);
+    if (nics.empty())
+        return -1;
+    return nicIndex(t, nics[static_cast<std::size_t>(k) % nics.size()]);
+}
+
+// Sends `bytes` from GPU a to GPU b across the fabric: host path, NICs, leaves, spine.
+void addNetworkFlow(LinkTraffic &tr, const Topology &t, int a, int b, double bytes, int k,
+                    double flows)
+{
+    const auto nicsA = t.gpuNics(a);
+    const auto nicsB = t.gpuNics(b);
+    if (nicsA.empty() || nicsB.empty())
+        return;
+    // A GPU with several NICs spreads the flow over all of them.
+    const std::size_t count = nicsA.size();
+    const double part = bytes / static_cast<double>(count);
+    for (std::size_t j = 0; j < count; ++j) {
+        const int na = nicIndex(t, nicsA[(j + static_cast<std::size_t>(k)) % count]);
+        const int nb = nicIndex(t, nicsB[(j + static_cast<std::size_t>(k)) % nicsB.size()]);
+        tr.addHostToNic(a, na, part, 0);
+        tr.addNetwork(na, nb, part, flows);
+        tr.addHostToNic(b, nb, 0, part);
+    }
+}
+
+// NCCL's double binary tree over `n` nodes (ncclGetBtree / ncclGetDtree): for each tree, each
+// node's parent (-1 for the root).
+std::array<std::vector<int>, 2> doubleBinaryTree(int n)
+{
+    std::array<std::vector<int>, 2> parents;
+    const auto btree = [n](int rank) {
+        int bit = 1;
+        while (bit < n && !(bit & rank))
+            bit <<= 1;
+        if (rank == 0)
+            return -1;
+        int up = (rank ^ bit) | (bit << 1);
+        if (up >= n)
+            up = rank ^ bit;
+        return up;
+    };
+    parents[0].resize(static_cast<std::size_t>(n));
+    parents[1].resize(static_cast<std::size_t>(n));
+    for (int r = 0; r < n; ++r)
+        parents[0][static_cast<std::size_t>(r)] = btree(r);
+    // The second tree: mirrored for even counts, shifted by one for odd counts.
+    for (int r = 0; r < n; ++r) {
+        if (n % 2 == 1) {
+            const int shifted = (r - 1 + n) % n;
+            const int p = btree(shifted);
+            parents[1][static_cast<std::size_t>(r)] = p < 0 ? -1 : (p + 1) % n;
+        } else {
+            const int mirrored = n - 1 - r;
+            const int p = btree(mirrored);
+            parents[1][static_cast<std::size_t>(r)] = p < 0 ? -1 : n - 1 - p;
+        }
+    }
+    return parents;
+}
+
+double log2Nodes(int domains)
+{
+    return std::log2(std::max(1, domains));
+}
+
+} // namespace
+
+GroupShape analyzeGroup(const Topology &t, const std::vector<int> &gpus)
+{
+    GroupShape g;
+    g.n = static_cast<int>(gpus.size());
+    const ClusterShape &s = t.shape();
+    g.pcieOnly = s.pcieOnly;
+    g.architecture = t.gpuSpec().architecture;
+    // Regroup by domain, keeping first-appearance order of domains and rank order within.
+    std::vector<int> order;
+    std::vector<std::vector<int>> buckets;
+    for (int gpu : gpus) {
+        const int d = s.pcieOnly ? t.nodeOfGpu(gpu) : t.domainOfGpu(gpu);
+        std::size_t i = 0;
+        while (i < order.size() && order[i] != d)
+            ++i;
+        if (i == order.size()) {
+            order.push_back(d);
+            buckets.emplace_back();
+        }
+        buckets[i].push_back(gpu);
+    }
+    g.domains = static_cast<int>(order.size());
+    g.domainStart.reserve(order.size() + 1);
+    g.gpus.reserve(gpus.size());
+    g.ppn = 0;
+    g.ppnMin = g.n;
+    for (const auto &b : buckets) {
+        g.domainStart.push_back(static_cast<int>(g.gpus.size()));
+        g.gpus.insert(g.gpus.end(), b.begin(), b.end());
+        g.ppn = std::max(g.ppn, static_cast<int>(b.size()));
+        g.ppnMin = std::min(g.ppnMin, static_cast<int>(b.size()));
+    }
+    g.domainStart.push_back(static_cast<int>(g.gpus.size()));
+
+    // What a GPU moves inside its domain, and what a domain can push into the fabric.
+    g.intraGBps = std::numeric_limits<double>::infinity();
+    g.netPerDomainGBps = std::numeric_limits<double>::infinity();
+    g.nicsPerDomain = std::numeric_limits<int>::max();
+    for (int d = 0; d < g.domains; ++d) {
+        std::vector<int> nics;
+        double host = 0;
+        for (int k = 0; k < g.members(d); ++k) {
+            const int gpu = g.member(d, k);
+            const double intra = s.pcieOnly ? linkRate(t, t.gpuHostLink(gpu))
+                                            : sumRate(t, t.gpuNvlinks(gpu));
+            g.intraGBps = std::min(g.intraGBps, intra);
+            host += linkRate(t, t.gpuHostLink(gpu));
+            for (int nic : t.gpuNics(gpu))
+                if (std::find(nics.begin(), nics.end(), nic) == nics.end())
+                    nics.push_back(nic);
+        }
+        double net = 0;
+        for (int nic : nics) {
+            const int i = nicIndex(t, nic);
+            const double up = t.nicUplink(i) >= 0 ? linkRate(t, t.nicUplink(i)) : 0;
+            net += std::min(up, linkRate(t, t.nicHostLink(i)));
+        }
+        g.netPerDomainGBps = std::min(g.netPerDomainGBps, std::min(net, host));
+        g.nicsPerDomain = std::min(g.nicsPerDomain, static_cast<int>(nics.size()));
+    }
+    if (g.domains == 0) {
+        g.intraGBps = 0;
+        g.netPerDomainGBps = 0;
+        g.nicsPerDomain = 0;
+    }
+    // NCCL doubles the channels per NIC when one channel could not fill it (topo.h rule:
+    // Hopper and later from 50 GB/s per channel, earlier from 25).
+    const double perNic = g.nicsPerDomain > 0 ? g.netPerDomainGBps / g.nicsPerDomain : 0;
+    const int arch = archIndex(g.architecture);
+    g.channelsPerNic = perNic >= (arch >= 2 ? 50.0 : 25.0) ? 2 : 1;
+    const GpuSpec &spec = t.gpuSpec();
+    g.nvls = spec.nvls && s.nvlsEnabled && !s.pcieOnly && g.ppn >= 2;
+    g.sharp = s.sharp && g.domains > 1;
+    return g;
+}
+
+void addCollectiveTraffic(LinkTraffic &tr, const Topology &t, const GroupShape &g,
+                          CollectiveOp op, Algorithm algo, double S)
+{
+    const int n = g.n;
+    const int N = g.domains;
+    if (n < 2)
+        return;
+    const double f = busBandwidthFactor(op, n);
+    const double flows = g.channelsPerNic;
+
+    // Ring-shaped traffic (ring all-reduce, all-gather, reduce-scatter, pipelined broadcast,
+    // sendrecv's shift): each rank sends `edge` bytes to the next. Across domains NCCL builds one
+    // ring per channel with a different GPU entering and leaving each domain, so the boundary
+    // bytes spread over all members and their NICs.
+    const auto ring = [&](double edge) {
+        if (N == 1) {
+            for (int k = 0; k < n; ++k) {
+                const int a = g.gpus[static_cast<std::size_t>(k)];
+                const int b = g.gpus[static_cast<std::size_t>((k + 1) % n)];
+                if (g.pcieOnly)
+                    tr.addPciePeer(a, b, edge);
+                else
+                    tr.addNvlink(a, edge, edge);
+            }
+            return;
+        }
+        for (int d = 0; d < N; ++d) {
+            const int m = g.members(d);
+            if (!g.pcieOnly) {
+                const double intra = edge * (m - 1) / m;
+                for (int k = 0; k < m; ++k)
+                    tr.addNvlink(g.member(d, k), intra, intra);
+            } else {
+                for (int k = 0; k + 1 < m; ++k)
+                    tr.addPciePeer(g.member(d, k), g.member(d, k + 1), edge / m * (m - 1));
+            }
+            const int e = (d + 1) % N;
+            const int me = g.members(e);
+            const int width = std::max(m, me);
+            for (int k = 0; k < width; ++k)
+                addNetworkFlow(tr, t, g.member(d, k % m), g.member(e, k % me), edge / width, k,
+                               flows);
+        }
+    };
+
+    switch (algo) {
+    case Algorithm::Ring:
+    case Algorithm::FlatRing:
+        ring(op == CollectiveOp::Broadcast ? S : f * S);
+        return;
+    case Algorithm::P2p:
+        ring(S);
+        return;
+    case Algorithm::Direct: {
+        // Every rank sends S/n to every other: NVLink inside the domain; across domains each
+        // GPU's own NIC (PXN keeps the flows on their rail), so NICs do not aggregate.
+        for (int d = 0; d < N; ++d) {
+            const int m = g.members(d);
+            for (int k = 0; k < m; ++k) {
+                const int a = g.member(d, k);
+                const double intra = S * (m - 1) / n;
+                if (g.pcieOnly) {
+                    if (m > 1)
+                        tr.addPciePeer(a, g.member(d, (k + 1) % m), intra);
+                } else {
+                    tr.addNvlink(a, intra, intra);
+                }
+                for (int e = 0; e < N; ++e) {
+                    if (e == d)
+                        continue;
+                    const int me = g.members(e);
+                    addNetworkFlow(tr, t, a, g.member(e, k % me), S * me / n, k, flows);
+                }
+            }
+        }
+        return;
+    }
+    case Algorithm::Hierarchical: {
+        // Reduce-scatter inside each domain, the collective across domains between GPUs of the
+        // same position (one ring per position, on its own NIC), all-gather back; pipelined.
+        const bool ar = op == CollectiveOp::AllReduce;
+        const double phases = ar ? 2.0 : 1.0;
+        for (int d = 0; d < N; ++d) {
+            const int m = g.members(d);
+            const double intra = phases * S * (m - 1) / m;
+            for (int k = 0; k < m; ++k)
+                tr.addNvlink(g.member(d, k), intra, intra);
+        }
+        if (N > 1) {
+            const double shard = S / g.ppn;
+            const double edge = (ar ? 2.0 : 1.0) * (N - 1) / N * shard;
+            for (int d = 0; d < N; ++d) {
+                const int e = (d + 1) % N;
+                for (int k = 0; k < g.members(d); ++k)
+                    addNetworkFlow(tr, t, g.member(d, k), g.member(e, k % g.members(e)), edge, k,
+                                   flows);
+            }
+        }
+        return;
+    }
+    case Algorithm::Nvls:
+    case Algorithm::NvlsTree:
+    case Algorithm::Tree:
+    case Algorithm::Sharp: {
+        // Inside each domain: NVLS (the switch reduces; each GPU sends S and receives
+        // S(m+1)/m), a chain (tree), or reduce-scatter + all-gather (CollNet).
+        for (int d = 0; d < N; ++d) {
+            const int m = g.members(d);
+            double egress = 0, ingress = 0;
+            if (algo == Algorithm::Nvls || algo == Algorithm::NvlsTree) {
+                egress = S;
+                ingress = S * (m + 1) / m;
+            } else if (algo == Algorithm::Tree) {
+                egress = ingress = 2.0 * S * (m - 1) / m;
+            } else {
+                egress = ingress = 2.0 * S * (m - 1) / m;
+            }
+            if (m > 1)
+                for (int k = 0; k < m; ++k)
+                    tr.addNvlink(g.member(d, k), egress, ingress);
+        }
+        if (N == 1)
+            return;
+        if (algo == Algorithm::Sharp) {
+            // Each GPU's NIC sends its shard up and gets the reduced shard back; the leaves
+            // reduce what their NICs send and pass one stream to the spine.
+            std::vector<int> leaves;
+            for (int d = 0; d < N; ++d) {
+                const int m = g.members(d);
+                for (int k = 0; k < m; ++k) {
+                    const int gpu = g.member(d, k);
+                    const int nic = gpuNic(t, gpu, 0);
+                    if (nic < 0)
+                        continue;
+                    tr.addHostToNic(gpu, nic, S / m, S / m);
+                    tr.addNicToLeaf(nic, S / m, S / m);
+                    const int leaf = t.leafOfNic(nic);
+                    if (std::find(leaves.begin(), leaves.end(), leaf) == leaves.end())
+                        leaves.push_back(leaf);
+                }
+            }
+            if (leaves.size() > 1)
+                for (int leaf : leaves)
+                    tr.addLeafToSpine(leaf, S / g.ppn, S / g.ppn, 1);
+            return;
+        }
+        // Across domains: NCCL's double binary tree, each tree carrying half the data; per tree
+        // edge the child sends its partial sum up and the parent sends the result down.
+        const auto trees = doubleBinaryTree(N);
+        for (const auto &parents : trees) {
+            for (int c = 0; c < N; ++c) {
+                const int p = parents[static_cast<std::size_t>(c)];
+                if (p < 0)
+                    continue;
+                const int mc = g.members(c), mp = g.members(p);
+                const int width = std::max(mc, mp);
+                const double half = S / 2.0 / width;
+                for (int k = 0; k < width; ++k) {
+                    addNetworkFlow(tr, t, g.member(c, k % mc), g.member(p, k % mp), half, k,
+                                   flows);
+                    addNetworkFlow(tr, t, g.member(p, k % mp), g.member(c, k % mc), half, k,
+                                   flows);
+                }
+            }
+        }
+        return;
+    }
+    case Algorithm::Auto:
+        break;
+    }
+}
+
+namespace {
+
+struct Candidate
+{
+    Algorithm algo;
+    Protocol proto;
+};
+
+double ringLatencyUs(const GroupShape &g, CollectiveOp op, Protocol proto, double bytes)
+{
+    const int p = protoIndex(proto);
+    const int n = g.n, N = g.domains;
+    double nsteps = 0, inter = 0;
+    switch (op) {
+    case CollectiveOp::AllReduce:
+        nsteps = 2.0 * (n - 1);
+        inter = N > 1 ? 2.0 * (N - 1) : 0;
+        break;
+    case CollectiveOp::AllGather:
+    case CollectiveOp::ReduceScatter:
+        nsteps = n - 1;
+        inter = N > 1 ? N - 1 : 0;
+        break;
+    case CollectiveOp::Broadcast:
+        nsteps = n - 1;
+        inter = N > 1 ? N - 1 : 0;
+        break;
+    default:
+        nsteps = 1;
+        inter = N > 1 ? 1 : 0;
+    }
+    double intraLat = (g.pcieOnly ? kPciRing : kNvlinkRing).v[p];
+    const double overhead = kNetOverheadUs * (proto == Protocol::Simple ? 3 : 1);
+    const double interLat = kNetRing.v[p] + overhead;
+    if (N > 1)
+        intraLat = std::max(intraLat, overhead);
+    double lat = kBaseRing.v[p] + (nsteps - inter) * intraLat + inter * interLat;
+    // NCCL's "plateau" correction for large multi-node Simple rings (Ampere and later).
+    if (op == CollectiveOp::AllReduce && proto == Protocol::Simple && N > 1
+        && bytes / (16.0 * n) >= 64)
+        lat *= archIndex(g.architecture) >= 1 ? 1.4 : 1.9;
+    return lat;
+}
+
+double latencyUs(const GroupShape &g, CollectiveOp op, Algorithm algo, Protocol proto,
+                 double bytes)
+{
+    const int p = protoIndex(proto);
+    const int N = g.domains;
+    const double overhead = kNetOverheadUs * (proto == Protocol::Simple ? 3 : 1);
+    switch (algo) {
+    case Algorithm::Ring:
+    case Algorithm::Hierarchical:
+        return ringLatencyUs(g, op, proto, bytes);
+    case Algorithm::Tree: {
+        const double intra = (g.pcieOnly ? kPciTree : kNvlinkTree).v[p];
+        const double inter = kNetTree.v[p] + overhead;
+        return kBaseTree.v[p] + 2.0 * ((g.ppn - 1) * intra + log2Nodes(N) * inter);
+    }
+    case Algorithm::Nvls:
+        return kNvlsIntraUs + (N > 1 ? kNvlsNetUs : 0);
+    case Algorithm::NvlsTree:
+        return kNvlsTreeIntraUs + 2.0 * log2Nodes(N) * (kNvlsTreeNetUs + overhead);
+    case Algorithm::Sharp:
+        return 2.0 * (std::min(1, g.ppn - 1) * kCollNetIntraUs + 0.4 * (g.ppn - 1))
+               + kCollNetNetUs + overhead;
+    case Algorithm::Direct:
+    case Algorithm::P2p: {
+        // Grouped point-to-point sends: one step, plus a little per peer to post.
+        const double hop = N > 1 ? kNetRing.v[p] + overhead : (g.pcieOnly ? kPciRing : kNvlinkRing).v[p];
+        const double peers = algo == Algorithm::Direct ? g.n - 1 : 1;
+        return kBaseRing.v[p] + hop + 0.1 * peers;
+    }
+    default:
+        return kBaseRing.v[p];
+    }
+}
+
+std::vector<Candidate> candidates(const GroupShape &g, CollectiveOp op, Algorithm requested,
+                                  const Topology &t)
+{
+    std::vector<Candidate> out;
+    const bool hopperPlus = archIndex(g.architecture) >= 2;
+    const auto withProtocols = [&](Algorithm a) {
+        out.push_back({a, Protocol::Simple});
+        if (a == Algorithm::Ring || a == Algorithm::Tree || a == Algorithm::Direct
+            || a == Algorithm::P2p) {
+            out.push_back({a, Protocol::LL});
+            if (hopperPlus && !g.pcieOnly)
+                out.push_back({a, Protocol::LL128});
+        }
+    };
+    const bool ar = op == CollectiveOp::AllReduce;
+    const bool nvlsOn = g.nvls && t.gpuSpec().nvls;
+    const auto fail = [&](const std::string &why) {
+        throw InputError(std::string("algorithm \"") + toString(requested) + "\" cannot run "
+                         + toString(op) + " here: " + why);
+    };
+    if (op == CollectiveOp::AllToAll) {
+        if (requested != Algorithm::Auto && requested != Algorithm::Ring)
+            fail("all-to-all is a set of direct sends (use auto)");
+        withProtocols(Algorithm::Direct);
+        return out;
+    }
+    if (op == CollectiveOp::SendRecv) {
+        if (requested != Algorithm::Auto && requested != Algorithm::Ring)
+            fail("sendrecv is point to point (use auto)");
+        withProtocols(Algorithm::P2p);
+        return out;
+    }
+    switch (requested) {
+    case Algorithm::Auto:
+        withProtocols(Algorithm::Ring);
+        if (ar && g.domains > 1)
+            withProtocols(Algorithm::Tree);
+        if (ar && nvlsOn)
+            withProtocols(g.domains > 1 ? Algorithm::NvlsTree : Algorithm::Nvls);
+        if (ar && g.sharp)
+            withProtocols(Algorithm::Sharp);
+        break;
+    case Algorithm::Ring:
+        withProtocols(Algorithm::Ring);
+        break;
+    case Algorithm::Tree:
+        if (!ar)
+            fail("NCCL's tree runs all-reduce only");
+        if (g.domains < 2)
+            fail("a tree needs GPUs in at least two NVLink domains");
+        withProtocols(Algorithm::Tree);
+        break;
+    case Algorithm::Nvls:
+        if (!ar)
+            fail("NVLS is priced for all-reduce only");
+        if (!t.gpuSpec().nvls)
+            fail(t.gpuSpec().id + " has no NVLink SHARP (NVLS)");
+        if (!t.shape().nvlsEnabled)
+            fail("NVLS is off in the layout (cluster.tuning.nvls)");
+        if (!g.nvls)
+            fail("each NVLink domain holds only one of the GPUs");
+        withProtocols(g.domains > 1 ? Algorithm::NvlsTree : Algorithm::Nvls);
+        break;
+    case Algorithm::Sharp:
+        if (!ar)
+            fail("SHARP (CollNet) is priced for all-reduce only");
+        if (!t.shape().sharp)
+            fail("the fabric has no SHARP (fabric.sharp, and switches that support it)");
+        if (g.domains < 2)
+            fail("SHARP reduces in the network switches: the GPUs must span NVLink domains");
+        withProtocols(Algorithm::Sharp);
+        break;
+    case Algorithm::Hierarchical:
+        if (op != CollectiveOp::AllReduce && op != CollectiveOp::AllGather
+            && op != CollectiveOp::ReduceScatter)
+            fail("hierarchical runs all-reduce, all-gather and reduce-scatter");
+        withProtocols(Algorithm::Hierarchical);
+        break;
+    default:
+        fail("not a collective algorithm");
+    }
+    return out;
+}
+
+} // namespace
+
+CollectivePlan planCollective(const Topology &t, const GroupShape &g, CollectiveOp op,
+                              double bytes, Algorithm requested, LinkTraffic &scratch)
+{
+    const auto cands = candidates(g, op, requested, t);
+    const int n = g.n;
+    const double f = std::max(busBandwidthFactor(op, n), 1e-12);
+    const int arch = archIndex(g.architecture);
+    const int bucket = nodeBucket(g.domains);
+    const int channels = g.domains > 1 ? std::max(1, g.nicsPerDomain * g.channelsPerNic)
+                                       : (arch >= 2 ? 24 : 12);
+    const double nvlsEff = t.gpuSpec().nvlsEfficiency > 0 ? t.gpuSpec().nvlsEfficiency : 1.0;
+
+    // The link-bound time of each algorithm does not depend on the protocol: compute it once.
+    std::vector<std::pair<Algorithm, double>> bwTimes;
+    const auto bwTimeOf = [&](Algorithm a) {
+        for (const auto &p : bwTimes)
+            if (p.first == a)
+                return p.second;
+        scratch.beginPhase(1.0);
+        if (a == Algorithm::Nvls || a == Algorithm::NvlsTree)
+            scratch.setKindScale(LinkKind::NvLink, nvlsEff);
+        addCollectiveTraffic(scratch, t, g, op, a, bytes);
+        const double bw = scratch.phaseTime();
+        bwTimes.emplace_back(a, bw);
+        return bw;
+    };
+
+    CollectivePlan best;
+    best.timeS = std::numeric_limits<double>::infinity();
+    for (const Candidate &c : cands) {
+        const double bw = bwTimeOf(c.algo);
+        double eff = 1.0, cap = 0;
+        const bool treeLike = c.algo == Algorithm::Tree;
+        switch (c.proto) {
+        case Protocol::Simple:
+            if (treeLike || c.algo == Algorithm::Sharp)
+                eff = kTreeEfficiency;
+            if (treeLike)
+                cap = channels * kPerChMaxTree[arch][bucket];
+            if (c.algo == Algorithm::NvlsTree)
+                cap = 16 * kPerChMaxNvlsTree[arch][bucket];
+            break;
+        case Protocol::LL128:
+            eff = treeLike ? (g.domains <= 1 ? 7.0 / 9.0 : 120.0 / 128.0) : 0.92;
+            cap = channels * (treeLike ? kPerChMaxTreeLL128 : kPerChMaxRingLL128)[arch][bucket];
+            break;
+        case Protocol::LL:
+            eff = treeLike ? 1.0 / 3.8 : 0.5;
+            cap = g.domains <= 1 ? kLLMaxSingleNode[arch]
+                                 : kLLMaxMultiNode[g.domains <= 2 ? 0 : 1];
+            break;
+        }
+        double bwTime = bw / eff;
+        if (cap > 0)
+            bwTime = std::max(bwTime, f * bytes / (cap * 1e9));
+        const double lat = latencyUs(g, op, c.algo, c.proto, bytes) * 1e-6;
+        const double time = lat + bwTime;
+        if (time < best.timeS) {
+            best.algorithm = c.algo;
+            best.protocol = c.proto;
+            best.latencyS = lat;
+            best.efficiency = eff;
+            best.nvlinkScale = (c.algo == Algorithm::Nvls || c.algo == Algorithm::NvlsTree)
+                                   ? nvlsEff
+                                   : 1.0;
+            best.capBusGBps = cap;
+            best.timeS = time;
+            best.bwTimeS = bwTime;
+        }
+    }
+    return best;
+}
+
 CollectiveResult estimateCollective(const Topology &t, const CollectiveRequest &req)
 {
     std::vector<int> gpus = req.gpus;
@@ -149,13 +798,75 @@ CollectiveResult estimateCollective(const Topology &t, const CollectiveRequest &
     }
     if (req.bytes <= 0)
         throw InputError("the message size must be positive");
-    switch (req.algorithm) {
-    case Algorithm::FlatRing:
+    if (req.algorithm == Algorithm::FlatRing)
         return flatRing(t, req.op, req.bytes, gpus, req.efficiency.value_or(1.0));
-    default:
-        throw InputError(std::string("algorithm \"") + toString(req.algorithm)
-                         + "\" is not available yet; use flat-ring");
+    if (gpus.size() < 2)
+        throw InputError("a collective needs at least two GPUs, got " + std::to_string(gpus.size()));
+
+    const GroupShape g = analyzeGroup(t, gpus);
+    LinkTraffic traffic(t);
+    const CollectivePlan plan = planCollective(t, g, req.op, req.bytes, req.algorithm, traffic);
+
+    CollectiveResult r;
+    r.op = req.op;
+    r.algorithm = plan.algorithm;
+    r.protocol = plan.protocol;
+    r.ranks = g.n;
+    r.domains = g.domains;
+    r.bytes = req.bytes;
+    r.timeS = plan.timeS;
+    r.latencyS = plan.latencyS;
+    r.algbwGBps = req.bytes / plan.timeS / 1e9;
+    r.busbwGBps = r.algbwGBps * busBandwidthFactor(req.op, g.n);
+
+    // Re-run the chosen algorithm's traffic to report its links and bottleneck.
+    traffic.beginPhase(1.0);
+    traffic.setKindScale(LinkKind::NvLink, plan.nvlinkScale);
+    addCollectiveTraffic(traffic, t, g, req.op, plan.algorithm, req.bytes);
+    traffic.phaseTime();
+    const int bl = traffic.phaseBottleneck();
+    if (bl >= 0) {
+        const Link &l = t.links()[static_cast<std::size_t>(bl)];
+        const DeviceKind ka = t.devices()[static_cast<std::size_t>(l.a)].kind;
+        const DeviceKind kb = t.devices()[static_cast<std::size_t>(l.b)].kind;
+        if (l.kind == LinkKind::NvLink)
+            r.bottleneck = "NVLink";
+        else if (ka == DeviceKind::Nic)
+            r.bottleneck = kb == DeviceKind::Leaf ? "NIC uplinks" : "NIC PCIe";
+        else if (ka == DeviceKind::Leaf)
+            r.bottleneck = "spine uplinks";
+        else if (ka == DeviceKind::Spine)
+            r.bottleneck = "core uplinks";
+        else
+            r.bottleneck = toString(l.kind);
+        r.bottleneckGBps = l.effectiveGbPerS();
     }
+    if (plan.capBusGBps > 0 && plan.bwTimeS * 1e9 * plan.capBusGBps
+                                   <= busBandwidthFactor(req.op, g.n) * req.bytes * 1.0000001)
+        r.notes.push_back("bounded by NCCL's per-channel ceiling (" + formatNumber(plan.capBusGBps)
+                          + " GB/s bus bandwidth)");
+    if (g.ppn != g.ppnMin)
+        r.notes.push_back("uneven group: " + std::to_string(g.ppnMin) + " to "
+                          + std::to_string(g.ppn) + " GPUs per NVLink domain");
+    if (!t.shape().pcieOnly && g.domains > 1 && t.shape().fabric == FabricKind::RailOptimized
+        && !traffic.phaseLinks().empty()) {
+        // Say when flows went through the spine, and how ECMP treated them.
+        bool spine = false;
+        for (int l : traffic.phaseLinks())
+            spine = spine
+                    || t.devices()[static_cast<std::size_t>(t.links()[static_cast<std::size_t>(l)].a)]
+                               .kind
+                           == DeviceKind::Leaf;
+        if (spine)
+            r.notes.push_back("some traffic crosses the spine");
+    }
+    if (req.wantLinks) {
+        for (int l : traffic.phaseLinks())
+            r.links.push_back({l, traffic.phaseUp(l), traffic.phaseDown(l)});
+        std::sort(r.links.begin(), r.links.end(),
+                  [](const LinkBytes &a, const LinkBytes &b) { return a.link < b.link; });
+    }
+    return r;
 }
 
 } // namespace railyard::engine

@@ -9,7 +9,11 @@
 namespace railyard::engine {
 
 enum class CollectiveOp { AllReduce, AllGather, ReduceScatter, AllToAll, Broadcast, SendRecv };
-enum class Algorithm { Auto, Ring, Tree, Nvls, Sharp, Hierarchical, FlatRing };
+// What the user may ask for (Auto picks as NCCL would), plus what the estimate reports: NVLS on
+// several NVLink domains runs as NVLS-tree; all-to-all is direct; sendrecv is point to point.
+enum class Algorithm { Auto, Ring, Tree, Nvls, Sharp, Hierarchical, FlatRing, NvlsTree, Direct, P2p };
+enum class Protocol { Simple, LL128, LL };
+const char *toString(Protocol p);
 
 const char *toString(CollectiveOp op);
 const char *toString(Algorithm algo);
@@ -40,7 +44,10 @@ struct CollectiveResult
 {
     CollectiveOp op = CollectiveOp::AllReduce;
     Algorithm algorithm = Algorithm::FlatRing;
+    Protocol protocol = Protocol::Simple;
     int ranks = 0;
+    int domains = 0;           // NVLink domains the ranks span
+    double latencyS = 0;       // the latency part of time_s
     double bytes = 0;
     double timeS = 0;
     double algbwGBps = 0;      // bytes / time
@@ -66,5 +73,53 @@ CollectiveResult flatRing(const Topology &topology,
 
 // The line rate (GB/s per direction) of the slowest link between two GPUs' traffic.
 double pathLineRate(const Topology &topology, int gpuA, int gpuB);
+
+class LinkTraffic;
+
+// How a group of GPUs sits on the topology: the NVLink domains it spans and what each domain
+// can send into the fabric. Members are regrouped by domain, as NCCL builds its rings node by
+// node whatever the rank order.
+struct GroupShape
+{
+    int n = 0;
+    std::vector<int> gpus;          // by domain, in order of first appearance
+    std::vector<int> domainStart;   // index into gpus where each domain starts (+ end)
+    int domains = 0;
+    int ppn = 0;                    // most members in one domain
+    int ppnMin = 0;
+    bool pcieOnly = false;
+    bool nvls = false;              // NVLink SHARP available and enabled
+    bool sharp = false;             // in-network reduction available and enabled
+    double intraGBps = 0;           // per GPU, achieved, inside a domain (NVLink or PCIe)
+    double netPerDomainGBps = 0;    // least any domain can send into the fabric (achieved)
+    int nicsPerDomain = 0;          // distinct NICs of the members, in the smallest domain
+    int channelsPerNic = 1;
+    std::string architecture;
+    int members(int d) const { return domainStart[d + 1] - domainStart[d]; }
+    int member(int d, int k) const { return gpus[domainStart[d] + k]; }
+};
+GroupShape analyzeGroup(const Topology &topology, const std::vector<int> &gpus);
+
+// The algorithm and protocol chosen for a group, and what they cost beyond the link bytes.
+struct CollectivePlan
+{
+    Algorithm algorithm = Algorithm::Ring;
+    Protocol protocol = Protocol::Simple;
+    double latencyS = 0;
+    double efficiency = 1;  // the share of the links' achieved rate the algorithm gets
+    double nvlinkScale = 1; // NVLS: the NVSwitch's multicast efficiency on NVLink
+    double capBusGBps = 0;  // NCCL's per-channel ceiling on bus bandwidth (0: none)
+    double timeS = 0;       // for the group alone
+    double bwTimeS = 0;     // its bandwidth part
+};
+
+// Adds the bytes one collective puts on each link to the traffic's current phase.
+void addCollectiveTraffic(LinkTraffic &traffic, const Topology &topology,
+                          const GroupShape &group, CollectiveOp op, Algorithm algorithm,
+                          double bytes);
+// Prices the collective for one group alone, trying the algorithms NCCL would (or only
+// `requested`) and every protocol. Throws InputError if `requested` cannot run on this group.
+CollectivePlan planCollective(const Topology &topology, const GroupShape &group, CollectiveOp op,
+                              double bytes, Algorithm requested, LinkTraffic &scratch);
 
 } // namespace railyard::engine

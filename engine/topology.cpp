@@ -317,6 +317,9 @@ Topology TopologyBuilder::build()
         throw InputError("cluster.nic.per_gpu is 0, so the " + std::to_string(c.nodes)
                          + " servers cannot reach each other; expected at least 1 NIC per GPU");
     s.sharp = c.fabric.sharp && t.m_switch.sharp;
+    s.nvlsEnabled = c.tuning.nvls && gpu->nvls;
+    s.qpsPerConnection = c.tuning.qpsPerConnection;
+    s.adaptiveRouting = c.tuning.adaptiveRouting.value_or(t.m_nic.fabric != "ethernet");
 
     t.m_devices.reserve(static_cast<std::size_t>(c.gpuCount()) * 3);
     t.m_links.reserve(static_cast<std::size_t>(c.gpuCount()) * 7);

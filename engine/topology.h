@@ -69,6 +69,10 @@ struct ClusterShape
     int spinesPerPod = 0;
     bool sharp = false;
     double oversubscription = 1;
+    // The layout's NCCL tuning, which the cost engine reads with the topology.
+    bool nvlsEnabled = true;
+    int qpsPerConnection = 1;
+    bool adaptiveRouting = true;
     int gpuCount() const { return nodes * gpusPerNode; }
     int domainCount() const { return domainSize > 0 ? gpuCount() / domainSize : 0; }
 };

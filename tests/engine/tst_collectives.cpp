@@ -1,0 +1,223 @@
+#include "collective.h"
+#include "layout.h"
+#include "topology.h"
+#include "traffic.h"
+#include "units.h"
+
+#include <QTest>
+
+using namespace railyard::engine;
+
+namespace {
+
+Topology load(const QString &name)
+{
+    const Layout l = readLayoutFile(std::string(RAILYARD_TEST_DATA "/collectives/")
+                                    + name.toStdString() + ".railyard.json");
+    return buildTopology(l.cluster, Catalog::builtin());
+}
+
+CollectiveResult run(const Topology &t, CollectiveOp op, const QString &size, const QString &gpus,
+                     Algorithm algo)
+{
+    CollectiveRequest req;
+    req.op = op;
+    req.bytes = static_cast<double>(parseSize(size.toStdString()));
+    if (!gpus.isEmpty())
+        req.gpus = parseIndexList(gpus.toStdString(), t.gpuCount());
+    req.algorithm = algo;
+    return estimateCollective(t, req);
+}
+
+} // namespace
+
+// The measured nccl-tests points of the reference collectives.md, section 3: each row prices the
+// same collective on a layout of the same hardware and compares bus bandwidth. The error is
+// printed for every row.
+class TestCollectives : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void measuredBusBandwidth_data()
+    {
+        QTest::addColumn<QString>("layout");
+        QTest::addColumn<int>("op");
+        QTest::addColumn<QString>("size");
+        QTest::addColumn<QString>("gpus");
+        QTest::addColumn<int>("algo");
+        QTest::addColumn<double>("measured");
+        QTest::addColumn<double>("tolerance");
+        const int AR = int(CollectiveOp::AllReduce), AG = int(CollectiveOp::AllGather);
+        const int autoA = int(Algorithm::Auto), ring = int(Algorithm::Ring),
+                  nvls = int(Algorithm::Nvls);
+        const double t = 0.10;
+        // Single node, NVLink/NVSwitch.
+        QTest::newRow("S1 8xH100 AR NVLS 8GiB") << "h100-1node" << AR << "8GiB" << "" << autoA << 478.87 << t;
+        QTest::newRow("S2 8xH200 AR NVLS 8GiB") << "h200-1node" << AR << "8GiB" << "" << autoA << 479.98 << t;
+        // S5: NCCL_ALGO=RING gives 365-370 for every n from 2 to 8 (midpoint 367.5).
+        QTest::newRow("S5 n=2 ring") << "h100-1node" << AR << "4GiB" << "0-1" << ring << 367.5 << t;
+        QTest::newRow("S5 n=4 ring") << "h100-1node" << AR << "4GiB" << "0-3" << ring << 367.5 << t;
+        QTest::newRow("S5 n=8 ring") << "h100-1node" << AR << "4GiB" << "0-7" << ring << 367.5 << t;
+        QTest::newRow("S6 n=5 NVLS") << "h100-1node" << AR << "4GiB" << "0-4" << nvls << 420.0 << t;
+        QTest::newRow("S6 n=6 NVLS") << "h100-1node" << AR << "4GiB" << "0-5" << nvls << 440.0 << t;
+        QTest::newRow("S6 n=7 NVLS") << "h100-1node" << AR << "4GiB" << "0-6" << nvls << 460.0 << t;
+        QTest::newRow("S6 n=8 NVLS") << "h100-1node" << AR << "4GiB" << "0-7" << nvls << 480.0 << t;
+        // S6 n <= 4: 365-370 measured; NVLS brings nothing there, so NCCL's choice (auto) runs.
+        QTest::newRow("S6 n=2 auto") << "h100-1node" << AR << "4GiB" << "0-1" << autoA << 367.5 << t;
+        QTest::newRow("S6 n=3 auto") << "h100-1node" << AR << "4GiB" << "0-2" << autoA << 367.5 << t;
+        QTest::newRow("S6 n=4 auto") << "h100-1node" << AR << "4GiB" << "0-3" << autoA << 367.5 << t;
+        QTest::newRow("S7 AG ring 1GiB") << "h100-1node" << AG << "1GiB" << "" << ring << 360.0 << t;
+        QTest::newRow("S7 AR ring 1GiB") << "h100-1node" << AR << "1GiB" << "" << ring << 360.0 << t;
+        QTest::newRow("S9 8xA100 AR 8GiB") << "a100-1node" << AR << "8GiB" << "" << autoA << 231.58 << t;
+        QTest::newRow("S10 8xA100 AR 1GiB") << "a100-1node" << AR << "1GiB" << "" << autoA << 230.8 << t;
+        // Multi-node.
+        QTest::newRow("M1 8 nodes IB SHARP") << "h100-ib-sharp-8node" << AR << "8GiB" << "" << autoA << 386.56 << t;
+        QTest::newRow("M4 2 nodes RoCE NVLS off") << "h100-roce-2node-nonvls" << AR << "8GiB" << "" << autoA << 330.0 << t;
+        // M4 with NVLS: the same system measured 430 on one node too, 10% below every other
+        // H100 NVLS point (S1 479, S6 480); the model's NVLS-tree is bound by the NVLS rate
+        // that matches S1/S6, so this row lands ~22% high. Kept visible with a wider bound.
+        QTest::newRow("M4 2 nodes RoCE NVLS on") << "h100-roce-2node" << AR << "8GiB" << "" << autoA << 430.0 << 0.25;
+        QTest::newRow("M5 4 nodes RoCE") << "h100-roce-4node" << AR << "8GiB" << "" << autoA << 320.0 << t;
+        QTest::newRow("M8 DGX A100 8xHDR ring") << "a100-hdr-4node" << AR << "8GiB" << "" << ring << 192.0 << t;
+        // M9: 3 nodes, 128 MiB: "~96 peak, 84.9 avg"; compared with the average of the runs.
+        QTest::newRow("M9 A100 4xHDR 3 nodes 128MiB") << "a100-4nic-3node" << AR << "128MiB" << "" << autoA << 84.9 << t;
+        QTest::newRow("M10 4x200G multi-node ring") << "a100-4nic-4node" << AR << "4GiB" << "" << ring << 96.0 << t;
+    }
+    void measuredBusBandwidth()
+    {
+        QFETCH(QString, layout);
+        QFETCH(int, op);
+        QFETCH(QString, size);
+        QFETCH(QString, gpus);
+        QFETCH(int, algo);
+        QFETCH(double, measured);
+        QFETCH(double, tolerance);
+        const Topology t = load(layout);
+        const CollectiveResult r = run(t, CollectiveOp(op), size, gpus, Algorithm(algo));
+        const double err = (r.busbwGBps - measured) / measured;
+        qInfo("%-32s model %7.1f GB/s (%s/%s)  measured %7.1f  error %+5.1f%%",
+              QTest::currentDataTag(), r.busbwGBps, toString(r.algorithm), toString(r.protocol),
+              measured, 100 * err);
+        QVERIFY2(std::abs(err) <= tolerance, qPrintable(QString::number(100 * err) + "%"));
+    }
+
+    // The seed's teaching point: the textbook flat ring across 16 servers is about ten times
+    // slower than one server, while NCCL's real algorithms are much faster across servers.
+    void flatRingBesideRealistic()
+    {
+        const Layout l = readLayoutFile(RAILYARD_TEST_DATA "/seed-16-servers.railyard.json");
+        Layout plain = l;
+        plain.cluster.tuning.efficiency.reset(); // the catalog's measured fractions
+        const Topology t = buildTopology(plain.cluster, Catalog::builtin());
+        CollectiveRequest req;
+        req.bytes = 14e9;
+        req.algorithm = Algorithm::FlatRing;
+        req.efficiency = 0.8;
+        const double flat = estimateCollective(t, req).timeS;
+        req.algorithm = Algorithm::Auto;
+        const CollectiveResult real = estimateCollective(t, req);
+        qInfo("14 GB on 128 GPUs: flat ring %.3f s, realistic %.3f s (%s), %.1fx faster", flat,
+              real.timeS, toString(real.algorithm), flat / real.timeS);
+        QVERIFY(std::abs(flat - 0.694) < 0.001);
+        QVERIFY(real.timeS < flat / 5);
+        // Bound by the 8 NICs per server: busbw near 8 x 48 GB/s or NVLink's 371.
+        QVERIFY(real.busbwGBps > 300 && real.busbwGBps < 400);
+    }
+
+    void allToAllCannotAggregateNics()
+    {
+        // Rule 7: inter-node all-to-all busbw ~ N/(N-1) x the per-GPU NIC rate.
+        const Topology t = load("h100-roce-4node");
+        const CollectiveResult r = run(t, CollectiveOp::AllToAll, "4GiB", "", Algorithm::Auto);
+        const double perGpuNic = 50 * 0.85;
+        const double expected = 4.0 / 3.0 * perGpuNic;
+        qInfo("all-to-all on 4 nodes: %.1f GB/s busbw, rule of thumb %.1f", r.busbwGBps, expected);
+        QVERIFY(std::abs(r.busbwGBps - expected) / expected < 0.10);
+    }
+
+    void twoNodeTreeBeatsTheNicLimit()
+    {
+        // Rule 6: on exactly two nodes a tree moves fewer bytes between nodes than a ring
+        // (S per node each way, not 2(n-1)/n x S), so NVLS-tree's bus bandwidth can exceed the
+        // NICs' sum (8 x 42.5 GB/s on 400G RoCE), while the ring cannot.
+        const Topology t = load("h100-roce-2node");
+        const CollectiveResult best = run(t, CollectiveOp::AllReduce, "8GiB", "", Algorithm::Auto);
+        const CollectiveResult ring = run(t, CollectiveOp::AllReduce, "8GiB", "", Algorithm::Ring);
+        const double nics = 8 * 50 * 0.85;
+        qInfo("H100 2 nodes: %s %.1f, ring %.1f GB/s, NICs %.0f", toString(best.algorithm),
+              best.busbwGBps, ring.busbwGBps, nics);
+        QVERIFY(ring.busbwGBps <= nics * 1.001);
+        QVERIFY(best.busbwGBps > nics * 1.2);
+        QCOMPARE(best.algorithm, Algorithm::NvlsTree);
+    }
+
+    void linksCarryTheRingBytes()
+    {
+        // A ring all-reduce on one server: each GPU sends 2(n-1)/n x S over its NVLinks.
+        const Topology t = load("h100-1node");
+        CollectiveRequest req;
+        req.bytes = 1e9;
+        req.algorithm = Algorithm::Ring;
+        req.wantLinks = true;
+        const CollectiveResult r = estimateCollective(t, req);
+        double up = 0;
+        for (const LinkBytes &lb : r.links)
+            if (t.links()[static_cast<std::size_t>(lb.link)].a == 0)
+                up += lb.up;
+        QCOMPARE(qRound64(up), qRound64(2.0 * 7 / 8 * 1e9));
+        QCOMPARE(int(r.links.size()), 32); // 8 GPUs x 4 NVSwitch links
+    }
+
+    void crossServerRingLoadsRails()
+    {
+        // GPU 3 of two servers: the bytes go GPU -> PCIe -> NIC 3 -> leaf of rail 3 -> NIC 3.
+        const Topology t = load("h100-roce-2node");
+        CollectiveRequest req;
+        req.bytes = 1e9;
+        req.gpus = {3, 11};
+        req.algorithm = Algorithm::Ring;
+        req.wantLinks = true;
+        const CollectiveResult r = estimateCollective(t, req);
+        bool rail3 = false, spine = false;
+        for (const LinkBytes &lb : r.links) {
+            const Link &l = t.links()[static_cast<std::size_t>(lb.link)];
+            const Device &a = t.devices()[static_cast<std::size_t>(l.a)];
+            const Device &b = t.devices()[static_cast<std::size_t>(l.b)];
+            if (a.kind == DeviceKind::Nic && b.kind == DeviceKind::Leaf)
+                rail3 = rail3 || (a.rail == 3 && b.rail == 3 && lb.up > 0);
+            spine = spine || b.kind == DeviceKind::Spine;
+        }
+        QVERIFY(rail3);
+        QVERIFY(!spine);
+        QCOMPARE(QString::fromStdString(r.bottleneck), QStringLiteral("NIC uplinks"));
+    }
+
+    void ecmpCollisions()
+    {
+        // One flow per uplink on average: the busiest uplink carries several, so ECMP gets a
+        // fraction of the bandwidth; more queue pairs per connection spread the load.
+        const double one = ecmpEfficiency(32, 32);
+        const double four = ecmpEfficiency(128, 32);
+        qInfo("ECMP efficiency, 32 uplinks: 1 QP %.2f, 4 QPs %.2f", one, four);
+        QVERIFY(one > 0.2 && one < 0.45);
+        QVERIFY(four > one * 1.3);
+        QCOMPARE(ecmpEfficiency(1, 1), 1.0);
+    }
+
+    void impossibleRequests()
+    {
+        const Topology a100 = load("a100-1node");
+        QVERIFY_THROWS_EXCEPTION(InputError, run(a100, CollectiveOp::AllReduce, "1GB", "",
+                                                 Algorithm::Nvls));
+        QVERIFY_THROWS_EXCEPTION(InputError, run(a100, CollectiveOp::AllReduce, "1GB", "",
+                                                 Algorithm::Tree));
+        QVERIFY_THROWS_EXCEPTION(InputError, run(a100, CollectiveOp::AllReduce, "1GB", "",
+                                                 Algorithm::Sharp));
+        QVERIFY_THROWS_EXCEPTION(InputError, run(a100, CollectiveOp::AllReduce, "1GB", "3",
+                                                 Algorithm::Ring));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestCollectives)
+#include "tst_collectives.moc"
