@@ -7,6 +7,7 @@
 
 #include <QApplication>
 #include <QFile>
+#include <QTimer>
 
 #include <cstdio>
 #include <iostream>
@@ -91,5 +92,7 @@ int main(int argc, char **argv)
     }
     window.setDocument(std::move(doc));
     window.show();
+    // After a crash, the last session's unsaved work waits in the recovery folder.
+    QTimer::singleShot(0, &window, [&window] { window.offerRecovery(); });
     return app.exec();
 }

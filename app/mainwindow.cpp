@@ -1,6 +1,10 @@
 #include "mainwindow.h"
 
+#include "document/autosaver.h"
 #include "document/document.h"
+#include "panels/clusterpanel.h"
+#include "panels/inspectorpanel.h"
+#include "panels/newclusterdialog.h"
 #include "scene/clusterscene.h"
 #include "scene/clusterview.h"
 
@@ -10,24 +14,88 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDir>
+#include <QDockWidget>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
+#include <QLineEdit>
+#include <QLocale>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QScrollArea>
+#include <QSettings>
+#include <QSlider>
 #include <QStatusBar>
+#include <QTimer>
+#include <QToolBar>
 #include <QUndoStack>
+
+#include <cmath>
 
 namespace railyard {
 
-MainWindow::MainWindow(QWidget *parent)
+namespace {
+
+constexpr int kMaxRecent = 8;
+constexpr int kSliderSteps = 1000;
+const QString kRecentKey = QStringLiteral("recentFiles");
+
+QString formatSeconds(double s)
+{
+    if (s >= 1)
+        return QStringLiteral("%1 s").arg(QLocale().toString(s, 'f', 2));
+    return QStringLiteral("%1 ms").arg(QLocale().toString(s * 1e3, 'f', 1));
+}
+
+} // namespace
+
+MainWindow::MainWindow(QWidget *parent, const QString &recoveryDirectory)
     : QMainWindow(parent)
 {
     setWindowIcon(QIcon(QStringLiteral(":/icons/io.github.railyard.Railyard.svg")));
+    m_autoSaver = new AutoSaver(recoveryDirectory.isEmpty() ? AutoSaver::defaultDirectory()
+                                                            : recoveryDirectory,
+                                this);
+
+    m_clusterPanel = new ClusterPanel;
+    auto *clusterScroll = new QScrollArea;
+    clusterScroll->setWidget(m_clusterPanel);
+    clusterScroll->setWidgetResizable(true);
+    clusterScroll->setFrameShape(QFrame::NoFrame);
+    auto *clusterDock = new QDockWidget(tr("Cluster"), this);
+    clusterDock->setObjectName(QStringLiteral("ClusterDock"));
+    clusterDock->setWidget(clusterScroll);
+    addDockWidget(Qt::RightDockWidgetArea, clusterDock);
+
+    m_inspector = new InspectorPanel;
+    auto *inspectorDock = new QDockWidget(tr("Inspector"), this);
+    inspectorDock->setObjectName(QStringLiteral("InspectorDock"));
+    inspectorDock->setWidget(m_inspector);
+    addDockWidget(Qt::RightDockWidgetArea, inspectorDock);
+    resizeDocks({clusterDock, inspectorDock}, {330, 330}, Qt::Horizontal);
+
     m_statusCluster = new QLabel(this);
+    m_statusStep = new QLabel(this);
+    m_statusStep->setObjectName(QStringLiteral("stepTime"));
+    m_zoomSlider = new QSlider(Qt::Horizontal, this);
+    m_zoomSlider->setRange(0, kSliderSteps);
+    m_zoomSlider->setFixedWidth(140);
+    m_zoomSlider->setToolTip(tr("Zoom"));
+    m_zoomLabel = new QLabel(this);
+    m_zoomLabel->setMinimumWidth(48);
     statusBar()->addPermanentWidget(m_statusCluster);
-    resize(1400, 900);
+    statusBar()->addPermanentWidget(m_statusStep);
+    statusBar()->addPermanentWidget(m_zoomSlider);
+    statusBar()->addPermanentWidget(m_zoomLabel);
+    // The slider runs over the zoom range on a log scale, so each step feels the same.
+    connect(m_zoomSlider, &QSlider::valueChanged, this, [this](int v) {
+        if (!m_view || m_zoomSlider->signalsBlocked())
+            return;
+        const double lo = std::log(m_view->minZoom()), hi = std::log(m_view->maxZoom());
+        m_view->setZoom(std::exp(lo + (hi - lo) * v / kSliderSteps));
+    });
+    resize(1500, 940);
 }
 
 MainWindow::~MainWindow()
@@ -45,38 +113,97 @@ QStringList MainWindow::exampleLayouts()
     return list;
 }
 
+QStringList MainWindow::recentFiles()
+{
+    return QSettings().value(kRecentKey).toStringList();
+}
+
 void MainWindow::setDocument(std::unique_ptr<Document> document)
 {
-    const bool first = !m_document;
     ClusterView *oldView = m_view;
     ClusterScene *oldScene = m_scene;
+    std::unique_ptr<Document> oldDocument = std::move(m_document);
     m_document = std::move(document);
     m_scene = new ClusterScene(m_document.get(), this);
     m_view = new ClusterView(m_scene, this);
     setCentralWidget(m_view);
     delete oldView;
     delete oldScene;
-    connect(m_document.get(), &Document::modifiedChanged, this, &MainWindow::updateTitle);
-    connect(m_document.get(), &Document::filePathChanged, this, &MainWindow::updateTitle);
-    connect(m_document.get(), &Document::clusterChanged, this, &MainWindow::updateStatus);
-    if (first)
+    oldDocument.reset();
+
+    Document *doc = m_document.get();
+    connect(doc, &Document::modifiedChanged, this, &MainWindow::updateTitle);
+    connect(doc, &Document::filePathChanged, this, &MainWindow::updateTitle);
+    connect(doc, &Document::titleChanged, this, &MainWindow::updateTitle);
+    connect(doc, &Document::clusterChanged, this, &MainWindow::updateStatus);
+    connect(doc, &Document::evaluationChanged, this, &MainWindow::updateStepTime);
+    connect(m_view, &ClusterView::zoomChanged, this, [this](double z) {
+        const double lo = std::log(m_view->minZoom()), hi = std::log(m_view->maxZoom());
+        const QSignalBlocker block(m_zoomSlider);
+        m_zoomSlider->setValue(
+                static_cast<int>(std::lround((std::log(z) - lo) / (hi - lo) * kSliderSteps)));
+        m_zoomLabel->setText(QStringLiteral("%1%").arg(z * 100, 0, 'f', z < 0.1 ? 1 : 0));
+    });
+    connect(m_scene, &ClusterScene::selectedDeviceChanged, this, [this](int device) {
+        if (device >= 0)
+            statusBar()->showMessage(
+                    QString::fromStdString(m_document->topology().deviceName(device)));
+    });
+    m_clusterPanel->setDocument(doc);
+    m_inspector->setScene(m_scene);
+    m_autoSaver->setDocument(doc);
+    if (!m_actionsCreated)
         createActions();
+    connect(doc->undoStack(), &QUndoStack::indexChanged, this, &MainWindow::syncUndoActions);
+    connect(doc->undoStack(), &QUndoStack::cleanChanged, this, &MainWindow::syncUndoActions);
+    syncUndoActions();
     updateTitle();
     updateStatus();
+    updateStepTime();
     m_view->fitToCluster();
+    // The layout's "view" settings need the final viewport size: apply them once laid out.
+    QTimer::singleShot(0, this, &MainWindow::applyViewSettings);
+}
+
+void MainWindow::applyViewSettings()
+{
+    if (!m_document || !m_view)
+        return;
+    const engine::Json &view = m_document->layout().view;
+    if (!view.is_object())
+        return;
+    if (const auto it = view.find("zoom"); it != view.end() && it->is_number())
+        m_view->setZoom(it->get<double>());
+    if (const auto it = view.find("focus"); it != view.end() && it->is_string()) {
+        const double z = m_view->zoom();
+        m_view->search(QString::fromStdString(it->get<std::string>()));
+        if (view.contains("zoom"))
+            m_view->setZoom(z);
+    }
 }
 
 void MainWindow::createActions()
 {
+    m_actionsCreated = true;
     QMenu *file = menuBar()->addMenu(tr("&File"));
+    QAction *newAct = file->addAction(tr("&New Cluster\u2026"), this, &MainWindow::newCluster);
+    newAct->setShortcut(QKeySequence::New);
     QAction *openAct = file->addAction(tr("&Open\u2026"), this, &MainWindow::open);
     openAct->setShortcut(QKeySequence::Open);
     QMenu *examples = file->addMenu(tr("Open &Example"));
     for (const QString &path : exampleLayouts()) {
+        // The layout's own title names it in the menu.
         QString name = QFileInfo(path).fileName();
-        name.chop(QStringLiteral(".railyard.json").size());
+        QFile f(path);
+        if (f.open(QIODevice::ReadOnly)) {
+            QString error;
+            if (auto doc = Document::fromText(f.readAll(), path, &error))
+                name = QString::fromStdString(doc->layout().title);
+        }
         examples->addAction(name, this, [this, path] { openFile(path); });
     }
+    m_recentMenu = file->addMenu(tr("Open &Recent"));
+    connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentMenu);
     file->addSeparator();
     QAction *saveAct = file->addAction(tr("&Save"), this, &MainWindow::save);
     saveAct->setShortcut(QKeySequence::Save);
@@ -85,6 +212,21 @@ void MainWindow::createActions()
     file->addSeparator();
     QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
+
+    QMenu *edit = menuBar()->addMenu(tr("&Edit"));
+    // The document changes with every open: the actions follow whichever stack is current.
+    QAction *undo = edit->addAction(tr("&Undo"), this, [this] { m_document->undoStack()->undo(); });
+    undo->setShortcut(QKeySequence::Undo);
+    QAction *redo = edit->addAction(tr("&Redo"), this, [this] { m_document->undoStack()->redo(); });
+    redo->setShortcut(QKeySequence::Redo);
+    m_undoAction = undo;
+    m_redoAction = redo;
+    edit->addSeparator();
+    QAction *find = edit->addAction(tr("&Find Device\u2026"), this, [this] {
+        m_search->setFocus();
+        m_search->selectAll();
+    });
+    find->setShortcut(QKeySequence::Find);
 
     QMenu *view = menuBar()->addMenu(tr("&View"));
     QAction *zin = view->addAction(tr("Zoom &In"), this, [this] { m_view->zoomIn(); });
@@ -97,6 +239,9 @@ void MainWindow::createActions()
     legend->setCheckable(true);
     legend->setChecked(true);
     connect(legend, &QAction::toggled, this, [this](bool on) { m_view->setLegendVisible(on); });
+    view->addSeparator();
+    for (QDockWidget *dock : findChildren<QDockWidget *>())
+        view->addAction(dock->toggleViewAction());
 
     QMenu *help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About Railyard"), this, [this] {
@@ -106,6 +251,52 @@ void MainWindow::createActions()
                               "goes on a GPU cluster, and what it costs.</p><p>Apache-2.0</p>")
                                    .arg(QStringLiteral(RAILYARD_VERSION)));
     });
+
+    QToolBar *bar = addToolBar(tr("Main"));
+    bar->setObjectName(QStringLiteral("MainToolBar"));
+    bar->setMovable(false);
+    bar->addAction(newAct);
+    bar->addAction(openAct);
+    bar->addAction(saveAct);
+    bar->addSeparator();
+    bar->addAction(undo);
+    bar->addAction(redo);
+    bar->addSeparator();
+    bar->addAction(zout);
+    bar->addAction(zin);
+    bar->addAction(fit);
+    bar->addSeparator();
+    m_search = new QLineEdit(bar);
+    m_search->setPlaceholderText(tr("Find: GPU 1234, node 17, leaf 3"));
+    m_search->setClearButtonEnabled(true);
+    m_search->setMaximumWidth(260);
+    bar->addWidget(m_search);
+    connect(m_search, &QLineEdit::returnPressed, this, [this] { search(m_search->text()); });
+}
+
+bool MainWindow::search(const QString &query)
+{
+    if (query.trimmed().isEmpty())
+        return false;
+    if (m_view->search(query))
+        return true;
+    statusBar()->showMessage(tr("Nothing is called \u201c%1\u201d in this cluster "
+                                "(try \u201cGPU 12\u201d, \u201cnode 3\u201d, "
+                                "\u201cleaf 2\u201d, \u201cspine 0\u201d)")
+                                     .arg(query),
+                             6000);
+    return false;
+}
+
+void MainWindow::syncUndoActions()
+{
+    if (!m_undoAction || !m_document)
+        return;
+    QUndoStack *s = m_document->undoStack();
+    m_undoAction->setEnabled(s->canUndo());
+    m_redoAction->setEnabled(s->canRedo());
+    m_undoAction->setText(s->canUndo() ? tr("&Undo %1").arg(s->undoText()) : tr("&Undo"));
+    m_redoAction->setText(s->canRedo() ? tr("&Redo %1").arg(s->redoText()) : tr("&Redo"));
 }
 
 void MainWindow::updateTitle()
@@ -132,11 +323,46 @@ void MainWindow::updateStatus()
                          .arg(t.nicModel().gbitPerS)
                          .arg(t.nicModel().fabric == "ethernet" ? tr("Ethernet") : tr("IB"));
     m_statusCluster->setText(tr("%1 GPUs (%2) \u00b7 %3 NVLink domain(s) of %4 \u00b7 %5")
-                                     .arg(t.gpuCount())
+                                     .arg(QLocale().toString(t.gpuCount()))
                                      .arg(QString::fromStdString(t.gpuSpec().id))
-                                     .arg(s.domainCount())
+                                     .arg(QLocale().toString(s.domainCount()))
                                      .arg(s.domainSize)
                                      .arg(fabric));
+}
+
+void MainWindow::updateStepTime()
+{
+    if (!m_document)
+        return;
+    const engine::Evaluation &e = m_document->evaluation();
+    if (!e.ok) {
+        m_statusStep->setText(tr("Step \u2014"));
+        m_statusStep->setToolTip(
+                tr("The step cannot be priced: %1").arg(QString::fromStdString(e.error)));
+        return;
+    }
+    QString text = tr("Step %1").arg(formatSeconds(e.stepTimeS));
+    if (e.mfu > 0)
+        text += tr(" \u00b7 MFU %1%").arg(QLocale().toString(e.mfu * 100, 'f', 0));
+    m_statusStep->setText(text);
+    m_statusStep->setToolTip(tr("%1 tokens/s per GPU; compute %2, exposed communication %3")
+                                     .arg(QLocale().toString(e.tokensPerSPerGpu, 'f', 0))
+                                     .arg(formatSeconds(e.exposed.compute))
+                                     .arg(formatSeconds(e.exposed.sum() - e.exposed.compute)));
+}
+
+void MainWindow::showError(const QString &title, const QString &message)
+{
+    m_lastError = message;
+    statusBar()->showMessage(message, 10000);
+    // Window-modal and non-blocking: the message never stalls the caller (or a test).
+    auto *box = new QMessageBox(QMessageBox::Warning, title, message, QMessageBox::Ok, this);
+    box->setInformativeText(tr("The open document is unchanged. Railyard opens clusters of up "
+                               "to %1 GPUs.")
+                                    .arg(QLocale().toString(engine::kMaxGpus)));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->setWindowModality(Qt::WindowModal);
+    box->open();
 }
 
 bool MainWindow::openFile(const QString &path)
@@ -146,12 +372,12 @@ bool MainWindow::openFile(const QString &path)
     QString error;
     auto doc = Document::load(path, &error);
     if (!doc) {
-        QMessageBox::warning(this, tr("Cannot open layout"), error);
-        statusBar()->showMessage(error, 10000);
+        showError(tr("Cannot open layout"), error);
         return false;
     }
-    if (path.startsWith(QLatin1Char(':')))
-        doc->setFilePath(QString()); // an example: Save asks where to put it
+    m_lastError.clear();
+    if (!path.startsWith(QLatin1Char(':')))
+        addRecentFile(doc->filePath());
     setDocument(std::move(doc));
     return true;
 }
@@ -167,17 +393,37 @@ void MainWindow::open()
         openFile(path);
 }
 
+void MainWindow::newCluster()
+{
+    NewClusterDialog dialog(m_document->layout(), this);
+    if (dialog.exec() != QDialog::Accepted || !maybeSave())
+        return;
+    QString error;
+    auto doc = Document::create(dialog.layout(), &error);
+    if (!doc) {
+        showError(tr("Cannot create the cluster"), error);
+        return;
+    }
+    setDocument(std::move(doc));
+}
+
+bool MainWindow::saveTo(const QString &path)
+{
+    QString error;
+    if (!m_document->save(path, &error)) {
+        showError(tr("Cannot save"), error);
+        return false;
+    }
+    addRecentFile(m_document->filePath());
+    statusBar()->showMessage(tr("Saved %1").arg(m_document->filePath()), 4000);
+    return true;
+}
+
 bool MainWindow::save()
 {
     if (m_document->filePath().isEmpty())
         return saveAs();
-    QString error;
-    if (!m_document->save(m_document->filePath(), &error)) {
-        QMessageBox::warning(this, tr("Cannot save"), error);
-        return false;
-    }
-    statusBar()->showMessage(tr("Saved %1").arg(m_document->filePath()), 4000);
-    return true;
+    return saveTo(m_document->filePath());
 }
 
 bool MainWindow::saveAs()
@@ -190,11 +436,79 @@ bool MainWindow::saveAs()
         return false;
     if (!path.endsWith(QStringLiteral(".json")))
         path += QStringLiteral(".railyard.json");
+    return saveTo(path);
+}
+
+void MainWindow::addRecentFile(const QString &path)
+{
+    if (path.isEmpty())
+        return;
+    QStringList list = recentFiles();
+    list.removeAll(path);
+    list.prepend(path);
+    while (list.size() > kMaxRecent)
+        list.removeLast();
+    QSettings().setValue(kRecentKey, list);
+}
+
+void MainWindow::rebuildRecentMenu()
+{
+    m_recentMenu->clear();
+    const QStringList list = recentFiles();
+    for (const QString &path : list) {
+        QAction *a = m_recentMenu->addAction(QFileInfo(path).fileName(), this, [this, path] {
+            openFile(path);
+        });
+        a->setToolTip(path);
+        a->setEnabled(QFileInfo::exists(path));
+    }
+    if (list.isEmpty())
+        m_recentMenu->addAction(tr("No recent files"))->setEnabled(false);
+    else {
+        m_recentMenu->addSeparator();
+        m_recentMenu->addAction(tr("Clear List"), this, [] { QSettings().remove(kRecentKey); });
+    }
+}
+
+bool MainWindow::offerRecovery(bool ask)
+{
+    const QList<AutoSaver::Recovery> found = AutoSaver::orphans(
+            QFileInfo(m_autoSaver->recoveryFile()).absolutePath());
+    if (found.isEmpty())
+        return false;
+    const AutoSaver::Recovery &latest = found.front();
+    if (ask) {
+        const auto answer = QMessageBox::question(
+                this,
+                tr("Restore unsaved work?"),
+                tr("Railyard did not close normally. Restore the unsaved changes to %1 from %2?")
+                        .arg(latest.title.isEmpty() ? tr("a layout") : latest.title,
+                             QLocale().toString(latest.saved, QLocale::ShortFormat)),
+                QMessageBox::Yes | QMessageBox::No,
+                QMessageBox::Yes);
+        if (answer != QMessageBox::Yes) {
+            for (const AutoSaver::Recovery &r : found)
+                AutoSaver::remove(r);
+            return false;
+        }
+    }
+    QFile f(latest.file);
     QString error;
-    if (!m_document->save(path, &error)) {
-        QMessageBox::warning(this, tr("Cannot save"), error);
+    std::unique_ptr<Document> doc;
+    if (f.open(QIODevice::ReadOnly))
+        doc = Document::fromText(f.readAll(), latest.file, &error);
+    else
+        error = latest.file + tr(": cannot open: ") + f.errorString();
+    for (const AutoSaver::Recovery &r : found)
+        AutoSaver::remove(r);
+    if (!doc) {
+        showError(tr("Cannot restore"), error);
         return false;
     }
+    doc->setFilePath(latest.originalPath);
+    doc->markModified();
+    setDocument(std::move(doc));
+    m_autoSaver->saveNow(); // this session now holds the recovered work
     return true;
 }
 
@@ -215,10 +529,12 @@ bool MainWindow::maybeSave()
 
 void MainWindow::closeEvent(QCloseEvent *event)
 {
-    if (maybeSave())
+    if (maybeSave()) {
+        m_autoSaver->discard();
         event->accept();
-    else
+    } else {
         event->ignore();
+    }
 }
 
 } // namespace railyard

@@ -9,6 +9,15 @@
 
 namespace railyard {
 
+namespace {
+
+QString errorText(const std::exception &e)
+{
+    return QString::fromStdString(e.what());
+}
+
+} // namespace
+
 Document::Document(engine::Layout layout, QObject *parent)
     : QObject(parent)
     , m_layout(std::move(layout))
@@ -19,6 +28,7 @@ Document::Document(engine::Layout layout, QObject *parent)
     connect(m_undoStack, &QUndoStack::cleanChanged, this, [this](bool clean) {
         Q_EMIT modifiedChanged(!clean);
     });
+    evaluate();
 }
 
 Document::~Document() = default;
@@ -32,10 +42,13 @@ std::unique_ptr<Document> Document::fromText(const QByteArray &text,
         return std::make_unique<Document>(std::move(layout));
     } catch (const engine::InputError &e) {
         if (error)
-            *error = QString::fromStdString(e.what());
+            *error = errorText(e);
     } catch (const std::bad_alloc &) {
         if (error)
-            *error = name + QStringLiteral(": the layout is too large to open");
+            *error = name + tr(": the layout is too large to open");
+    } catch (const std::exception &e) {
+        if (error)
+            *error = name + QStringLiteral(": ") + errorText(e);
     }
     return nullptr;
 }
@@ -45,21 +58,86 @@ std::unique_ptr<Document> Document::load(const QString &path, QString *error)
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly)) {
         if (error)
-            *error = path + QStringLiteral(": cannot open: ") + file.errorString();
+            *error = path + tr(": cannot open: ") + file.errorString();
         return nullptr;
     }
     constexpr qint64 kMaxBytes = 256LL << 20;
     if (file.size() > kMaxBytes) {
         if (error)
             *error = path
-                     + QStringLiteral(": the file is %1 MiB; a layout is at most 256 MiB")
-                               .arg(file.size() >> 20);
+                     + tr(": the file is %1 MiB; a layout is at most 256 MiB").arg(file.size() >> 20);
         return nullptr;
     }
     auto doc = fromText(file.readAll(), path, error);
-    if (doc)
+    if (doc && !path.startsWith(QLatin1Char(':')))
         doc->setFilePath(QFileInfo(path).absoluteFilePath());
     return doc;
+}
+
+std::unique_ptr<Document> Document::create(const engine::Layout &layout, QString *error)
+{
+    const QString problem = checkLayout(layout);
+    if (!problem.isEmpty()) {
+        if (error)
+            *error = problem;
+        return nullptr;
+    }
+    return std::make_unique<Document>(layout);
+}
+
+QString Document::checkLayout(const engine::Layout &layout)
+{
+    // The file format is the contract: what the parser refuses in a file is refused here too.
+    try {
+        const engine::Layout reread = engine::parseLayout(engine::layoutToText(layout), "layout");
+        engine::buildTopology(reread.cluster, engine::Catalog::builtin());
+    } catch (const engine::InputError &e) {
+        return errorText(e);
+    } catch (const std::bad_alloc &) {
+        return tr("the cluster is too large to build");
+    }
+    return {};
+}
+
+void Document::setLayout(const engine::Layout &layout)
+{
+    const bool title = layout.title != m_layout.title || layout.notes != m_layout.notes;
+    const bool cluster = !(layout.cluster == m_layout.cluster);
+    const bool workload = layout.model != m_layout.model || !(layout.training == m_layout.training)
+                          || !(layout.parallel == m_layout.parallel);
+    const bool mapping = layout.mapping != m_layout.mapping;
+    if (cluster) {
+        // Commands check their layout first (checkLayout), so this does not throw in practice;
+        // if it did, the document keeps its old state whole.
+        auto topology = std::make_unique<engine::Topology>(
+                engine::buildTopology(layout.cluster, engine::Catalog::builtin()));
+        m_topology = std::move(topology);
+    }
+    m_layout = layout;
+    if (cluster || workload || mapping)
+        evaluate();
+    if (title)
+        Q_EMIT titleChanged();
+    if (cluster)
+        Q_EMIT clusterChanged();
+    if (workload)
+        Q_EMIT workloadChanged();
+    if (mapping)
+        Q_EMIT mappingChanged();
+    if (cluster || workload || mapping)
+        Q_EMIT evaluationChanged();
+}
+
+void Document::evaluate()
+{
+    try {
+        m_evaluation = engine::evaluate(m_layout, *m_topology);
+    } catch (const std::exception &e) {
+        // The engine promises not to throw for a bad configuration; a bug still must not take
+        // the window down.
+        m_evaluation = engine::Evaluation{};
+        m_evaluation.error = e.what();
+    }
 }
 
 void Document::setFilePath(const QString &path)
@@ -84,19 +162,28 @@ bool Document::isModified() const
     return !m_undoStack->isClean();
 }
 
+void Document::markModified()
+{
+    m_undoStack->resetClean(); // emits cleanChanged, and so modifiedChanged
+}
+
+QByteArray Document::toText() const
+{
+    return QByteArray::fromStdString(engine::layoutToText(m_layout));
+}
+
 bool Document::save(const QString &path, QString *error)
 {
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly)) {
         if (error)
-            *error = path + QStringLiteral(": cannot write: ") + file.errorString();
+            *error = path + tr(": cannot write: ") + file.errorString();
         return false;
     }
-    const std::string text = engine::layoutToText(m_layout);
-    file.write(text.data(), static_cast<qint64>(text.size()));
+    file.write(toText());
     if (!file.commit()) {
         if (error)
-            *error = path + QStringLiteral(": cannot write: ") + file.errorString();
+            *error = path + tr(": cannot write: ") + file.errorString();
         return false;
     }
     setFilePath(QFileInfo(path).absoluteFilePath());

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "evaluate.h"
 #include "layout.h"
 #include "topology.h"
 
@@ -12,13 +13,19 @@ class QUndoStack;
 
 namespace railyard {
 
-// The open layout: the only owner of state. Views and panels read it and re-sync from its change
-// signals; every edit goes through an undo command on its stack.
+// The open layout: the only owner of state. Views and panels read it and re-sync from its typed
+// change signals; every edit goes through an undo command (widgets/commands/) on its stack, which
+// hands the document a whole new Layout through setLayout().
+//
+// The document also owns the latest engine::Evaluation of its layout, recomputed after every
+// change that can alter the numbers: widgets show it and never compute costs themselves.
 class Document : public QObject
 {
     Q_OBJECT
 
 public:
+    // Throws engine::InputError if the cluster cannot be built (use load() or fromText() for
+    // anything a user gave).
     explicit Document(engine::Layout layout, QObject *parent = nullptr);
     ~Document() override;
 
@@ -29,27 +36,48 @@ public:
     static std::unique_ptr<Document> fromText(const QByteArray &text,
                                               const QString &name,
                                               QString *error);
+    // A document for a layout made in the program (New Cluster); nullptr and `error` if the
+    // layout would not survive a save and reopen.
+    static std::unique_ptr<Document> create(const engine::Layout &layout, QString *error);
+
+    // Why `layout` cannot be shown (the text a reopened file would give), or an empty string.
+    // Editors call this before pushing a command, so a command never fails half way.
+    static QString checkLayout(const engine::Layout &layout);
 
     const engine::Layout &layout() const { return m_layout; }
     const engine::Topology &topology() const { return *m_topology; }
+    const engine::Evaluation &evaluation() const { return m_evaluation; }
     QUndoStack *undoStack() const { return m_undoStack; }
+
+    // Replaces the layout and emits a signal for each part that changed. For undo commands.
+    void setLayout(const engine::Layout &layout);
 
     QString filePath() const { return m_filePath; }
     void setFilePath(const QString &path);
     QString displayName() const;
     bool isModified() const;
+    // After restoring a recovery file: modified until saved, even with an empty undo stack.
+    void markModified();
 
+    QByteArray toText() const;
     // Writes atomically (QSaveFile). Returns false and sets `error` on failure.
     bool save(const QString &path, QString *error);
 
 Q_SIGNALS:
-    void clusterChanged(); // the cluster (and so the topology) changed
+    void titleChanged();    // title or notes
+    void clusterChanged();  // the cluster, and so the topology
+    void workloadChanged(); // model, training or parallel sizes
+    void mappingChanged();  // the rank -> GPU mapping
+    void evaluationChanged();
     void filePathChanged();
     void modifiedChanged(bool modified);
 
 private:
+    void evaluate();
+
     engine::Layout m_layout;
     std::unique_ptr<engine::Topology> m_topology;
+    engine::Evaluation m_evaluation;
     QUndoStack *m_undoStack;
     QString m_filePath;
 };

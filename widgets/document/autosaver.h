@@ -1,0 +1,64 @@
+#pragma once
+
+#include <QDateTime>
+#include <QList>
+#include <QLockFile>
+#include <QObject>
+#include <QPointer>
+#include <QString>
+#include <QTimer>
+
+#include <memory>
+
+namespace railyard {
+
+class Document;
+
+// Writes the open document to a recovery file while it has unsaved changes (every minute by
+// default), and removes the file when the work is saved, discarded or the window closes. Each
+// running Railyard holds a lock beside its file, so a file without a live owner is what a crash
+// left behind: orphans() lists those for the next start to offer.
+class AutoSaver : public QObject
+{
+    Q_OBJECT
+
+public:
+    struct Recovery
+    {
+        QString file;         // the recovered layout text
+        QString originalPath; // where the document was saved, if anywhere
+        QString title;
+        QDateTime saved;
+    };
+
+    explicit AutoSaver(const QString &directory = defaultDirectory(), QObject *parent = nullptr);
+    ~AutoSaver() override;
+
+    static QString defaultDirectory(); // AppDataLocation/recovery
+    static QList<Recovery> orphans(const QString &directory = defaultDirectory());
+    static void remove(const Recovery &recovery);
+
+    void setDocument(Document *document);
+    void setInterval(int ms) { m_timer.setInterval(ms); }
+    int interval() const { return m_timer.interval(); }
+    QString recoveryFile() const { return m_file; }
+
+    // Writes the recovery file if the document has changes not yet written there. Returns
+    // whether it wrote.
+    bool saveNow();
+    // Removes this session's recovery file (the work was saved or knowingly dropped).
+    void discard();
+
+private:
+    void documentModified(bool modified);
+
+    QString m_directory;
+    QString m_file;
+    QString m_meta;
+    std::unique_ptr<QLockFile> m_lock;
+    QPointer<Document> m_document;
+    QTimer m_timer;
+    bool m_dirty = false; // changed since the last write
+};
+
+} // namespace railyard

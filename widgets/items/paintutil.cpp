@@ -1,0 +1,103 @@
+#include "paintutil.h"
+
+#include "scene/style.h"
+
+#include <QFontMetricsF>
+#include <QPainter>
+
+#include <algorithm>
+#include <cmath>
+
+namespace railyard::paint {
+
+using engine::DeviceKind;
+
+QString deviceLabel(const engine::Topology &t, int id)
+{
+    const engine::Device &d = t.devices()[static_cast<std::size_t>(id)];
+    const bool tray = t.shape().nodesPerDomain > 1;
+    switch (d.kind) {
+    case DeviceKind::Gpu: return QStringLiteral("GPU %1").arg(d.index);
+    case DeviceKind::NvSwitch: return QStringLiteral("NVSwitch %1").arg(d.local);
+    case DeviceKind::PcieSwitch: return QStringLiteral("PCIe switch %1").arg(d.local);
+    case DeviceKind::Cpu:
+        return tray ? QStringLiteral("Grace CPU %1").arg(d.local)
+                    : QStringLiteral("CPU %1").arg(d.local);
+    case DeviceKind::Nic: return QStringLiteral("NIC %1").arg(d.local);
+    case DeviceKind::Leaf:
+        return t.shape().fabric == engine::FabricKind::SingleSwitch
+                       ? QStringLiteral("Switch")
+                       : QStringLiteral("Leaf %1").arg(d.index);
+    case DeviceKind::Spine: return QStringLiteral("Spine %1").arg(d.index);
+    case DeviceKind::Core: return QStringLiteral("Core %1").arg(d.index);
+    }
+    return QString::fromStdString(t.deviceName(id));
+}
+
+int fontUnits(double lod, double screenPx, int minUnits, int maxUnits)
+{
+    const double want = screenPx / std::max(lod, 1e-6);
+    const int units = static_cast<int>(std::clamp(want, double(minUnits), double(maxUnits)));
+    return units * lod >= 6.5 ? units : 0;
+}
+
+void drawDevice(QPainter *painter,
+                const QRectF &rect,
+                DeviceKind kind,
+                const QString &label,
+                Detail detail,
+                double lod)
+{
+    const QColor fill = style::deviceFill(kind);
+    if (detail != Detail::Labels) {
+        painter->fillRect(rect, fill);
+        return;
+    }
+    painter->setPen(QPen(fill.darker(135), 1));
+    painter->setBrush(fill);
+    painter->drawRoundedRect(rect, 4, 4);
+    // As large as reads well, as small as still fits the box.
+    const double fitW = (rect.width() - 6) / std::max<qsizetype>(4, label.size()) / 0.62;
+    const int units = fontUnits(lod, 10, 10, static_cast<int>(std::min(rect.height() * 0.45, fitW)));
+    if (units == 0 || label.isEmpty())
+        return;
+    QFont f = painter->font();
+    f.setPixelSize(units);
+    f.setBold(kind == DeviceKind::Gpu || kind == DeviceKind::Leaf || kind == DeviceKind::Spine);
+    painter->setFont(f);
+    painter->setPen(style::deviceText(kind));
+    painter->drawText(rect.adjusted(2, 0, -2, 0), Qt::AlignCenter, label);
+    ++paintStats().labels;
+}
+
+QPen linkPen(engine::LinkKind kind, Detail detail, double width)
+{
+    if (detail != Detail::Labels) {
+        QPen pen(style::linkColor(kind), 0); // a cosmetic hairline
+        return pen;
+    }
+    QPen pen(style::linkColor(kind), width, style::linkPenStyle(kind));
+    pen.setCapStyle(Qt::FlatCap);
+    return pen;
+}
+
+void drawPlateLabel(
+        QPainter *painter, const QPointF &centre, const QString &text, double lod, double px)
+{
+    QFont f = painter->font();
+    f.setPixelSize(std::max(1, static_cast<int>(std::lround(px / lod))));
+    f.setBold(true);
+    painter->setFont(f);
+    const QFontMetricsF fm(f);
+    const double w = fm.horizontalAdvance(text) + 8 / lod;
+    const double h = fm.height() + 4 / lod;
+    const QRectF plate(centre.x() - w / 2, centre.y() - h / 2, w, h);
+    painter->setPen(Qt::NoPen);
+    painter->setBrush(QColor(255, 255, 255, 215));
+    painter->drawRect(plate);
+    painter->setPen(style::kTextDark);
+    painter->drawText(plate, Qt::AlignCenter, text);
+    ++paintStats().labels;
+}
+
+} // namespace railyard::paint

@@ -1,0 +1,234 @@
+#include "rackitem.h"
+
+#include "paintutil.h"
+#include "scene/clustergeometry.h"
+#include "scene/style.h"
+
+#include <QPainter>
+#include <QStyleOptionGraphicsItem>
+#include <QVarLengthArray>
+
+#include <array>
+
+namespace railyard {
+
+using engine::DeviceKind;
+using engine::LinkKind;
+
+namespace {
+
+constexpr int kLinkKinds = 5;
+
+// Segments batched per link kind, so each kind is one drawLines call.
+struct LineBatch
+{
+    std::array<QVarLengthArray<QLineF, 256>, kLinkKinds> lines;
+    std::array<double, kLinkKinds> width{};
+
+    void addPath(LinkKind kind, const QPolygonF &path, double w)
+    {
+        auto &out = lines[static_cast<std::size_t>(kind)];
+        for (int i = 1; i < path.size(); ++i)
+            out.append(QLineF(path[i - 1], path[i]));
+        width[static_cast<std::size_t>(kind)] = std::max(width[static_cast<std::size_t>(kind)], w);
+    }
+    void draw(QPainter *painter, Detail detail)
+    {
+        for (int k = 0; k < kLinkKinds; ++k) {
+            const auto &l = lines[static_cast<std::size_t>(k)];
+            if (l.isEmpty())
+                continue;
+            painter->setPen(paint::linkPen(static_cast<LinkKind>(k),
+                                           detail,
+                                           width[static_cast<std::size_t>(k)]));
+            painter->drawLines(l.constData(), static_cast<int>(l.size()));
+            paintStats().linkLines += static_cast<int>(l.size());
+        }
+    }
+};
+
+double linkWidth(const engine::Link &l)
+{
+    // Thicker for more bandwidth, so an 18-lane NVLink bundle outweighs a PCIe lane.
+    return l.kind == LinkKind::NvLink ? 1.0 + 0.25 * l.lanes : 1.5;
+}
+
+QColor serverBlockColor()
+{
+    return style::deviceFill(DeviceKind::Gpu).lighter(165);
+}
+
+} // namespace
+
+RackItem::RackItem(const ClusterGeometry &geometry, int rack)
+    : m_geometry(geometry)
+    , m_rack(rack)
+    , m_bounds(geometry.rackPaintRect(rack))
+{
+    setZValue(0);
+}
+
+void RackItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, QWidget *)
+{
+    const double lod = option->levelOfDetailFromTransform(painter->worldTransform());
+    const Detail detail = detailFor(lod);
+    const ClusterGeometry &g = m_geometry;
+    const engine::Topology &t = g.topology();
+    const QRectF rack = g.rackRect(m_rack);
+    const int first = g.firstNodeOfRack(m_rack);
+    const int last = g.firstNodeOfRack(m_rack + 1);
+    PaintStats &stats = paintStats();
+    ++stats.racks;
+
+    painter->setRenderHint(QPainter::Antialiasing, detail == Detail::Labels);
+    if (detail == Detail::Racks) {
+        // The rack as a block, its servers as stripes.
+        painter->setPen(QPen(style::kRackBorder, 0));
+        painter->setBrush(style::kRackFill);
+        painter->drawRect(rack);
+        for (int n = first; n < last; ++n)
+            painter->fillRect(g.nodeRect(n), serverBlockColor());
+        if (rack.width() * lod >= 70 && rack.height() * lod >= 22)
+            paint::drawPlateLabel(painter,
+                                  rack.center(),
+                                  QStringLiteral("Rack %1").arg(m_rack),
+                                  lod,
+                                  10);
+        return;
+    }
+
+    painter->setPen(QPen(style::kRackBorder, detail == Detail::Labels ? 2 : 0));
+    painter->setBrush(style::kRackFill);
+    if (detail == Detail::Labels)
+        painter->drawRoundedRect(rack, 8, 8);
+    else
+        painter->drawRect(rack);
+    const QString rackTitle = g.rackBus(m_rack)
+                                      ? QStringLiteral("Rack %1 \u00b7 NVLink domain of %2 GPUs")
+                                                .arg(m_rack)
+                                                .arg(t.shape().domainSize)
+                                      : QStringLiteral("Rack %1").arg(m_rack);
+    if (const int units = paint::fontUnits(lod, 11, 16, int(ClusterGeometry::kTitleH - 8))) {
+        QFont f = painter->font();
+        f.setPixelSize(units);
+        f.setBold(true);
+        painter->setFont(f);
+        painter->setPen(style::kTextMuted);
+        painter->drawText(QRectF(rack.left() + 12,
+                                 rack.top() + 2,
+                                 rack.width() - 24,
+                                 ClusterGeometry::kTitleH),
+                          Qt::AlignLeft | Qt::AlignVCenter,
+                          rackTitle);
+        ++stats.labels;
+    } else if (detail == Detail::Servers && rack.width() * lod >= 70 && rack.height() * lod >= 22) {
+        paint::drawPlateLabel(painter, rack.center(), QStringLiteral("Rack %1").arg(m_rack), lod, 10);
+    }
+
+    const bool tray = t.shape().nodesPerDomain > 1;
+    const QString nodeWord = tray ? QStringLiteral("Tray %1") : QStringLiteral("Node %1");
+    const QString nodeSuffix = QStringLiteral(" \u2014 %1 \u00d7 %2")
+                                       .arg(t.shape().gpusPerNode)
+                                       .arg(QString::fromStdString(t.gpuSpec().id));
+    const int titleUnits = paint::fontUnits(lod, 10, 12, int(ClusterGeometry::kNodeTitleH - 6));
+    LineBatch batch;
+    for (int n = first; n < last; ++n) {
+        const QRectF node = g.nodeRect(n);
+        ++stats.servers;
+        painter->setPen(QPen(style::kServerBorder, detail == Detail::Labels ? 1.2 : 0));
+        painter->setBrush(style::kServerFill);
+        if (detail == Detail::Labels)
+            painter->drawRoundedRect(node, 6, 6);
+        else
+            painter->drawRect(node);
+        if (titleUnits > 0) {
+            QFont f = painter->font();
+            f.setPixelSize(titleUnits);
+            f.setBold(true);
+            painter->setFont(f);
+            painter->setPen(style::kTextDark);
+            painter->drawText(QRectF(node.left() + 10,
+                                     node.top() + 2,
+                                     node.width() - 20,
+                                     ClusterGeometry::kNodeTitleH),
+                              Qt::AlignLeft | Qt::AlignVCenter,
+                              nodeWord.arg(n) + nodeSuffix);
+            ++stats.labels;
+        }
+        if (detail == Detail::Servers) {
+            // Each row of devices as one band: the server's make-up without its detail.
+            for (int id : g.nodeDevices(n)) {
+                const DeviceKind k = t.devices()[static_cast<std::size_t>(id)].kind;
+                if (k == DeviceKind::Gpu || k == DeviceKind::Nic || k == DeviceKind::NvSwitch)
+                    painter->fillRect(g.deviceRect(id).adjusted(-10, 0, 10, 0),
+                                      style::deviceFill(k));
+            }
+            continue;
+        }
+        for (int link : g.nodeLinks(n)) {
+            const engine::Link &l = t.links()[static_cast<std::size_t>(link)];
+            batch.addPath(l.kind, g.linkPath(link), linkWidth(l));
+        }
+    }
+    if (detail == Detail::Servers)
+        return;
+
+    // NVL72: every GPU drops onto the rack's NVLink bus; every NVSwitch chip hangs from it.
+    const auto chips = g.rackSwitches(m_rack);
+    if (const ClusterGeometry::RackBus *bus = g.rackBus(m_rack); bus && !chips.empty()) {
+        auto &nv = batch.lines[static_cast<std::size_t>(LinkKind::NvLink)];
+        double lo = bus->right, hi = bus->left;
+        bool lower = false;
+        for (int n = first; n < last; ++n) {
+            const bool mirrored = g.isMirrored(n);
+            lower = lower || mirrored;
+            for (int id : g.nodeDevices(n)) {
+                if (t.devices()[static_cast<std::size_t>(id)].kind != DeviceKind::Gpu)
+                    continue;
+                const QRectF r = g.deviceRect(id);
+                const double x = r.center().x();
+                nv.append(mirrored ? QLineF(x, r.top(), x, bus->lowerY)
+                                   : QLineF(x, r.bottom(), x, bus->upperY));
+                lo = std::min(lo, x);
+                hi = std::max(hi, x);
+            }
+        }
+        for (int id : chips) {
+            const QRectF r = g.deviceRect(id);
+            const double x = r.center().x();
+            nv.append(QLineF(x, r.top(), x, bus->upperY));
+            if (lower)
+                nv.append(QLineF(x, r.bottom(), x, bus->lowerY));
+            lo = std::min(lo, x);
+            hi = std::max(hi, x);
+        }
+        nv.append(QLineF(lo, bus->upperY, hi, bus->upperY));
+        if (lower)
+            nv.append(QLineF(lo, bus->lowerY, hi, bus->lowerY));
+        batch.width[static_cast<std::size_t>(LinkKind::NvLink)] = 2.5;
+    }
+    batch.draw(painter, detail);
+
+    for (int n = first; n < last; ++n)
+        for (int id : g.nodeDevices(n)) {
+            const DeviceKind k = t.devices()[static_cast<std::size_t>(id)].kind;
+            paint::drawDevice(painter,
+                              g.deviceRect(id),
+                              k,
+                              detail == Detail::Labels ? paint::deviceLabel(t, id) : QString(),
+                              detail,
+                              lod);
+            ++stats.devices;
+        }
+    for (int id : chips) {
+        paint::drawDevice(painter,
+                          g.deviceRect(id),
+                          DeviceKind::NvSwitch,
+                          detail == Detail::Labels ? paint::deviceLabel(t, id) : QString(),
+                          detail,
+                          lod);
+        ++stats.devices;
+    }
+}
+
+} // namespace railyard

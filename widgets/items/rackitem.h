@@ -1,0 +1,30 @@
+#pragma once
+
+#include <QGraphicsItem>
+
+namespace railyard {
+
+class ClusterGeometry;
+
+// One rack: its frame, servers or trays, every device and link inside them and, for an NVL72
+// rack, the NVSwitch chips and their NVLink buses. One item draws it all with level of detail
+// (Qt's chip example), since one item per device would not scale to 100,000 devices.
+class RackItem : public QGraphicsItem
+{
+public:
+    enum { Type = UserType + 1 };
+
+    RackItem(const ClusterGeometry &geometry, int rack);
+
+    int type() const override { return Type; }
+    int rack() const { return m_rack; }
+    QRectF boundingRect() const override { return m_bounds; }
+    void paint(QPainter *painter, const QStyleOptionGraphicsItem *option, QWidget *widget) override;
+
+private:
+    const ClusterGeometry &m_geometry;
+    int m_rack;
+    QRectF m_bounds;
+};
+
+} // namespace railyard

@@ -1,0 +1,29 @@
+#pragma once
+
+#include "topology.h"
+
+#include <QString>
+#include <vector>
+
+namespace railyard {
+
+// Words about one device, shared by the canvas tooltip and the inspector panel: what it is, its
+// specs, and its links grouped by kind and the kind of device at the other end.
+struct LinkGroup
+{
+    engine::LinkKind kind = engine::LinkKind::NvLink;
+    engine::DeviceKind peer = engine::DeviceKind::Gpu;
+    int count = 0;
+    double gbPerS = 0;          // line rate per direction, all links of the group together
+    double effectiveGbPerS = 0; // what NCCL achieves on them
+};
+
+QString deviceTitle(const engine::Topology &topology, int device);
+// Spec lines ("BF16 989 TFLOPS dense", ...), each plain text.
+QStringList deviceSpecs(const engine::Topology &topology, int device);
+std::vector<LinkGroup> deviceLinkGroups(const engine::Topology &topology, int device);
+QString linkGroupText(const LinkGroup &group);
+// The tooltip: title, specs and link groups as rich text.
+QString deviceTooltip(const engine::Topology &topology, int device);
+
+} // namespace railyard

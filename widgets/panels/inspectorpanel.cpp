@@ -1,0 +1,84 @@
+#include "inspectorpanel.h"
+
+#include "devicedescription.h"
+#include "document/document.h"
+#include "scene/clusterscene.h"
+#include "scene/style.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QLocale>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+
+namespace railyard {
+
+namespace {
+// A leaf of a 16k-GPU cluster has a few dozen links; a spine, hundreds. Enough to read.
+constexpr int kMaxRows = 1000;
+} // namespace
+
+InspectorPanel::InspectorPanel(QWidget *parent)
+    : QWidget(parent)
+    , m_header(new QLabel(this))
+    , m_links(new QTreeWidget(this))
+{
+    m_header->setWordWrap(true);
+    m_header->setTextFormat(Qt::RichText);
+    m_header->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_header->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    m_links->setRootIsDecorated(false);
+    m_links->setUniformRowHeights(true);
+    m_links->setAlternatingRowColors(true);
+    m_links->setHeaderLabels({tr("Link to"), tr("Kind"), tr("GB/s"), tr("Lanes")});
+    m_links->header()->setSectionResizeMode(0, QHeaderView::Stretch);
+    auto *layout = new QVBoxLayout(this);
+    layout->addWidget(m_header);
+    layout->addWidget(m_links, 1);
+    showDevice(-1);
+}
+
+void InspectorPanel::setScene(ClusterScene *scene)
+{
+    if (m_scene)
+        disconnect(m_scene, nullptr, this, nullptr);
+    m_scene = scene;
+    if (scene)
+        connect(scene, &ClusterScene::selectedDeviceChanged, this, &InspectorPanel::showDevice);
+    showDevice(scene ? scene->selectedDevice() : -1);
+}
+
+QString InspectorPanel::headerText() const
+{
+    return m_header->text();
+}
+
+void InspectorPanel::showDevice(int device)
+{
+    m_device = device;
+    m_links->clear();
+    if (!m_scene || device < 0) {
+        m_header->setText(tr("<i>Click a device on the canvas, or search for one "
+                             "(\u201cGPU 12\u201d, \u201cnode 3\u201d, \u201cleaf 2\u201d).</i>"));
+        return;
+    }
+    const engine::Topology &t = m_scene->document()->topology();
+    m_header->setText(deviceTooltip(t, device));
+    int rows = 0;
+    for (int link : t.linksOf(device)) {
+        if (++rows > kMaxRows)
+            break;
+        const engine::Link &l = t.links()[static_cast<std::size_t>(link)];
+        auto *item = new QTreeWidgetItem(m_links);
+        item->setText(0, QString::fromStdString(t.deviceName(t.otherEnd(link, device))));
+        item->setText(1, style::linkKindName(l.kind));
+        item->setForeground(1, style::linkColor(l.kind));
+        item->setText(2, QLocale().toString(l.gbPerS, 'f', l.gbPerS < 100 ? 1 : 0));
+        item->setTextAlignment(2, Qt::AlignRight | Qt::AlignVCenter);
+        item->setText(3, QLocale().toString(l.lanes, 'g', 3));
+        item->setTextAlignment(3, Qt::AlignRight | Qt::AlignVCenter);
+        item->setToolTip(0, QString::fromStdString(t.linkName(link)));
+    }
+}
+
+} // namespace railyard
