@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include "collective.h"
+#include "evaluate.h"
 #include "inputerror.h"
 #include "layout.h"
 #include "topology.h"
@@ -90,7 +91,8 @@ const char *kCollectiveHelp
           "sendrecv\n"
           "  --size SIZE      nccl-tests' size: 14GB, 8GiB, 512MB (GB = 1e9 bytes, GiB = 2^30)\n"
           "  --gpus LIST      the ranks' GPUs in order, e.g. 0-7,16 (default: every GPU)\n"
-          "  --algo ALGO      flat-ring: the seed article's textbook estimate (default)\n"
+          "  --algo ALGO      auto (as NCCL would pick; default), ring, tree, nvls, sharp,\n"
+          "                   hierarchical, or flat-ring (the seed article's textbook estimate)\n"
           "  --efficiency E   achieved fraction of line rate for flat-ring (default: the layout's\n"
           "                   tuning.efficiency, else 1.0)\n"
           "  --links          also print the bytes each link carries\n"
@@ -196,12 +198,147 @@ int runCollective(const std::vector<std::string> &args, std::string &out)
     return 0;
 }
 
+const char *kEvaluateHelp
+        = "usage: railyard evaluate FILE [--json] [--top-links N] [--no-links]\n"
+          "\n"
+          "Prices one training step of the layout FILE's workload on its cluster: step time and "
+          "its\n"
+          "breakdown (exposed seconds), tokens/s, MFU, memory per GPU, cost, the load on every "
+          "link\n"
+          "and warnings.\n"
+          "  --json          print one JSON object (the keys of DESIGN.md's command-line "
+          "contract)\n"
+          "  --top-links N   list only the N busiest links (default: every link with traffic)\n"
+          "  --no-links      skip per-link loads\n";
+
+const char *severityName(Severity s)
+{
+    return s == Severity::Error ? "error" : s == Severity::Warning ? "warning" : "info";
+}
+
+int runEvaluate(const std::vector<std::string> &args, std::string &out)
+{
+    const Options o = parseOptions(args, 2, {"top-links"}, {"json", "no-links", "help"});
+    if (o.flag("help")) {
+        out += kEvaluateHelp;
+        return 0;
+    }
+    if (o.positional.size() != 1)
+        throw UsageError(o.positional.empty() ? "evaluate needs a layout FILE"
+                                              : "evaluate takes one FILE");
+    long topLinks = -1;
+    if (const auto n = o.value("top-links")) {
+        try {
+            std::size_t used = 0;
+            topLinks = std::stol(*n, &used);
+            if (used != n->size() || topLinks < 0)
+                throw std::invalid_argument("");
+        } catch (...) {
+            throw UsageError("--top-links needs a whole number >= 0, got '" + *n + "'");
+        }
+    }
+    const Layout layout = readLayoutFile(o.positional[0]);
+    const Topology topology = buildTopology(layout.cluster, Catalog::builtin());
+    EvaluateOptions options;
+    options.linkLoads = !o.flag("no-links");
+    options.timeline = false;
+    const Evaluation e = evaluate(layout, topology, options);
+    if (!e.ok)
+        throw InputError(o.positional[0], "", "cannot price this step: " + e.error);
+
+    std::vector<LinkLoad> links = e.links;
+    std::sort(links.begin(), links.end(), [](const LinkLoad &a, const LinkLoad &b) {
+        return a.utilization > b.utilization;
+    });
+    if (topLinks >= 0 && static_cast<std::size_t>(topLinks) < links.size())
+        links.resize(static_cast<std::size_t>(topLinks));
+
+    if (o.flag("json")) {
+        Json j;
+        j["step_time_s"] = e.stepTimeS;
+        j["tokens_per_step"] = e.tokensPerStep;
+        j["tokens_per_s"] = e.tokensPerS;
+        j["tokens_per_s_per_gpu"] = e.tokensPerSPerGpu;
+        j["mfu"] = e.mfu;
+        j["model_tflops_per_gpu"] = e.modelTflopsPerGpu;
+        j["flop_convention"] = e.flopConvention;
+        j["memory_gib_per_gpu"] = e.memory.totalGiB();
+        j["hbm_gib"] = e.hbmGiB;
+        j["memory_gib"] = {{"weights", e.memory.weightsGiB},
+                           {"gradients", e.memory.gradientsGiB},
+                           {"optimizer", e.memory.optimizerGiB},
+                           {"activations", e.memory.activationsGiB},
+                           {"other", e.memory.otherGiB}};
+        j["memory_gib_per_stage"] = e.memoryGiBPerStage;
+        const auto breakdown = [](const StepBreakdown &b) {
+            return Json{{"compute", b.compute},
+                        {"tp", b.tp},
+                        {"cp", b.cp},
+                        {"ep", b.ep},
+                        {"pp_bubble", b.ppBubble},
+                        {"pp_p2p", b.ppP2p},
+                        {"dp", b.dp},
+                        {"optimizer", b.optimizer}};
+        };
+        j["breakdown_s"] = breakdown(e.exposed);
+        j["total_s"] = breakdown(e.total);
+        if (e.costPerStep > 0) {
+            j["cost_per_step_usd"] = e.costPerStep;
+            j["cost_per_million_tokens_usd"] = e.costPerMillionTokens;
+        }
+        Json jl = Json::array();
+        for (const LinkLoad &l : links) {
+            const Link &k = topology.links()[static_cast<std::size_t>(l.link)];
+            jl.push_back({{"id", l.link},
+                          {"name", topology.linkName(l.link)},
+                          {"kind", toString(k.kind)},
+                          {"bytes_per_step", l.bytesUp + l.bytesDown},
+                          {"bytes_up", l.bytesUp},
+                          {"bytes_down", l.bytesDown},
+                          {"utilization", l.utilization}});
+        }
+        j["links"] = jl;
+        Json jw = Json::array();
+        for (const Warning &w : e.warnings)
+            jw.push_back({{"severity", severityName(w.severity)},
+                          {"code", w.code},
+                          {"message", w.message},
+                          {"gpus", w.gpus.size()},
+                          {"cost_s", w.costS}});
+        j["warnings"] = jw;
+        j["assumptions"] = e.assumptions;
+        out += jsonText(j);
+        return 0;
+    }
+    out += layout.title.empty() ? o.positional[0] + "\n" : layout.title + "\n";
+    out += "  step time         " + formatSeconds(e.stepTimeS) + "\n";
+    out += "  tokens/s per GPU  " + formatNumber(e.tokensPerSPerGpu, 4) + "  ("
+           + formatNumber(e.tokensPerS, 4) + " in all)\n";
+    out += "  MFU               " + formatNumber(100 * e.mfu, 3) + "%  ("
+           + formatNumber(e.modelTflopsPerGpu, 4) + " model TFLOP/s per GPU)\n";
+    out += "  memory per GPU    " + formatNumber(e.memory.totalGiB(), 3) + " GiB of "
+           + formatNumber(e.hbmGiB, 3) + "\n";
+    if (e.costPerStep > 0)
+        out += "  cost              $" + formatNumber(e.costPerMillionTokens, 3)
+               + " per million tokens\n";
+    const StepBreakdown &x = e.exposed;
+    out += "  exposed seconds   compute " + formatNumber(x.compute, 4) + ", TP "
+           + formatNumber(x.tp, 3) + ", CP " + formatNumber(x.cp, 3) + ", EP "
+           + formatNumber(x.ep, 3) + ", PP bubble " + formatNumber(x.ppBubble, 3) + ", PP p2p "
+           + formatNumber(x.ppP2p, 3) + ", DP " + formatNumber(x.dp, 3) + ", optimizer "
+           + formatNumber(x.optimizer, 3) + "\n";
+    for (const Warning &w : e.warnings)
+        out += std::string("  ") + severityName(w.severity) + ": " + w.message + "\n";
+    return 0;
+}
+
 } // namespace
 
 std::string usage()
 {
     return "usage: railyard [FILE]                 open the GUI on FILE (default: one HGX H100 "
            "server)\n"
+           "       railyard evaluate FILE [--json]\n"
            "       railyard collective FILE --op OP --size SIZE [options] [--json]\n"
            "       railyard --help | --version\n"
            "\n"
@@ -225,7 +362,7 @@ Outcome run(const std::vector<std::string> &args, std::string &out, std::string 
                + std::to_string(RAILYARD_LAYOUT_FORMAT_VERSION) + ")\n";
         return {true, 0};
     }
-    const std::set<std::string> subcommands = {"collective"};
+    const std::set<std::string> subcommands = {"collective", "evaluate"};
     if (!subcommands.count(first)) {
         // A file name for the GUI, or Qt's own options: not ours.
         return result;
@@ -234,6 +371,8 @@ Outcome run(const std::vector<std::string> &args, std::string &out, std::string 
     try {
         if (first == "collective")
             result.exitCode = runCollective(args, out);
+        else if (first == "evaluate")
+            result.exitCode = runEvaluate(args, out);
     } catch (const UsageError &e) {
         err += "railyard " + first + ": " + e.what() + "\n(see railyard " + first + " --help)\n";
         result.exitCode = 2;

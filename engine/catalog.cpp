@@ -44,6 +44,13 @@ GpuSpec readGpu(const JsonCursor &c)
     g.tdpW = c.doubleOr("tdp_w", 0, 0, 1e5);
     g.defaultNic = c.stringOr("default_nic", "CX7-NDR");
     g.pricePerGpuHour = c.doubleOr("price_per_gpu_hour", 0, 0, 1e4);
+    g.sms = c.intOr("sms", 132, 1, 10000);
+    if (const auto gemm = c.find("gemm_efficiency")) {
+        g.gemmEfficiencyBf16 = gemm->doubleOr("bf16", 0.75, 0.05, 1);
+        g.gemmEfficiencyFp8 = gemm->doubleOr("fp8", 0, 0, 1);
+    }
+    g.attentionEfficiency = c.doubleOr("attention_efficiency", 0.5, 0.05, 1);
+    g.memoryEfficiency = c.doubleOr("memory_efficiency", 0.8, 0.05, 1);
     return g;
 }
 

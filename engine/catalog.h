@@ -34,6 +34,13 @@ struct GpuSpec
     double tdpW = 0;
     std::string defaultNic;
     double pricePerGpuHour = 0; // 0: no published price
+    // What compute achieves: the sustained fraction of dense peak on large GEMMs (at sustained
+    // clocks), of flash attention, and of HBM bandwidth for element-wise kernels.
+    int sms = 132;
+    double gemmEfficiencyBf16 = 0.75;
+    double gemmEfficiencyFp8 = 0.6;
+    double attentionEfficiency = 0.5;
+    double memoryEfficiency = 0.8;
 };
 
 struct NicModel

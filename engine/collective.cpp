@@ -156,7 +156,6 @@ CollectiveResult flatRing(const Topology &t,
     return r;
 }
 
-
 namespace {
 
 // ---- NCCL's tuning constants (src/graph/tuning.cc, NCCL 2.30; shared/reference/collectives.md
@@ -198,12 +197,18 @@ int archIndex(const std::string &arch)
 }
 
 // Per-channel ceilings by architecture and node count (1, 2, >= 3 nodes).
-constexpr double kPerChMaxRingLL128[4][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7},
+constexpr double kPerChMaxRingLL128[4][3] = {{20, 20, 20},
+                                             {20, 20, 20},
+                                             {36.7, 36.7, 36.7},
                                              {40, 40, 40}};
-constexpr double kPerChMaxTreeLL128[4][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0},
+constexpr double kPerChMaxTreeLL128[4][3] = {{20, 20, 20},
+                                             {20, 20, 20},
+                                             {36.7, 36.7, 29.0},
                                              {55.6, 31.67, 20.0}};
-constexpr double kPerChMaxTree[4][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8},
-                                        {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
+constexpr double kPerChMaxTree[4][3] = {{26.5, 18.5, 10.0},
+                                        {24.0, 23.6, 17.8},
+                                        {38.7, 41.4, 36.0},
+                                        {70.0, 42.8, 24.0}};
 constexpr double kPerChMaxNvlsTree[4][3] = {{0, 0, 0}, {0, 0, 0}, {0, 57.7, 45.5}, {0, 96, 80}};
 constexpr double kLLMaxSingleNode[4] = {39.0, 87.7, 141.0, 282.0};
 constexpr double kLLMaxMultiNode[2] = {39.0, 20.4}; // Intel hosts: 2 nodes, >= 3 nodes
@@ -243,8 +248,8 @@ int gpuNic(const Topology &t, int gpu, int k)
 }
 
 // Sends `bytes` from GPU a to GPU b across the fabric: host path, NICs, leaves, spine.
-void addNetworkFlow(LinkTraffic &tr, const Topology &t, int a, int b, double bytes, int k,
-                    double flows)
+void addNetworkFlow(
+        LinkTraffic &tr, const Topology &t, int a, int b, double bytes, int k, double flows)
 {
     const auto nicsA = t.gpuNics(a);
     const auto nicsB = t.gpuNics(b);
@@ -380,8 +385,13 @@ GroupShape analyzeGroup(const Topology &t, const std::vector<int> &gpus)
     return g;
 }
 
-void addCollectiveTraffic(LinkTraffic &tr, const Topology &t, const GroupShape &g,
-                          CollectiveOp op, Algorithm algo, double S)
+void addCollectiveTraffic(LinkTraffic &tr,
+                          const Topology &t,
+                          const GroupShape &g,
+                          CollectiveOp op,
+                          Algorithm algo,
+                          double S,
+                          double interDomainScale)
 {
     const int n = g.n;
     const int N = g.domains;
@@ -420,19 +430,20 @@ void addCollectiveTraffic(LinkTraffic &tr, const Topology &t, const GroupShape &
             const int me = g.members(e);
             const int width = std::max(m, me);
             for (int k = 0; k < width; ++k)
-                addNetworkFlow(tr, t, g.member(d, k % m), g.member(e, k % me), edge / width, k,
+                addNetworkFlow(tr,
+                               t,
+                               g.member(d, k % m),
+                               g.member(e, k % me),
+                               edge / width,
+                               k,
                                flows);
         }
     };
 
     switch (algo) {
     case Algorithm::Ring:
-    case Algorithm::FlatRing:
-        ring(op == CollectiveOp::Broadcast ? S : f * S);
-        return;
-    case Algorithm::P2p:
-        ring(S);
-        return;
+    case Algorithm::FlatRing: ring(op == CollectiveOp::Broadcast ? S : f * S); return;
+    case Algorithm::P2p: ring(S); return;
     case Algorithm::Direct: {
         // Every rank sends S/n to every other: NVLink inside the domain; across domains each
         // GPU's own NIC (PXN keeps the flows on their rail), so NICs do not aggregate.
@@ -451,7 +462,13 @@ void addCollectiveTraffic(LinkTraffic &tr, const Topology &t, const GroupShape &
                     if (e == d)
                         continue;
                     const int me = g.members(e);
-                    addNetworkFlow(tr, t, a, g.member(e, k % me), S * me / n, k, flows);
+                    addNetworkFlow(tr,
+                                   t,
+                                   a,
+                                   g.member(e, k % me),
+                                   S * me / n * interDomainScale,
+                                   k,
+                                   flows);
                 }
             }
         }
@@ -474,7 +491,12 @@ void addCollectiveTraffic(LinkTraffic &tr, const Topology &t, const GroupShape &
             for (int d = 0; d < N; ++d) {
                 const int e = (d + 1) % N;
                 for (int k = 0; k < g.members(d); ++k)
-                    addNetworkFlow(tr, t, g.member(d, k), g.member(e, k % g.members(e)), edge, k,
+                    addNetworkFlow(tr,
+                                   t,
+                                   g.member(d, k),
+                                   g.member(e, k % g.members(e)),
+                                   edge,
+                                   k,
                                    flows);
             }
         }
@@ -538,17 +560,14 @@ void addCollectiveTraffic(LinkTraffic &tr, const Topology &t, const GroupShape &
                 const int width = std::max(mc, mp);
                 const double half = S / 2.0 / width;
                 for (int k = 0; k < width; ++k) {
-                    addNetworkFlow(tr, t, g.member(c, k % mc), g.member(p, k % mp), half, k,
-                                   flows);
-                    addNetworkFlow(tr, t, g.member(p, k % mp), g.member(c, k % mc), half, k,
-                                   flows);
+                    addNetworkFlow(tr, t, g.member(c, k % mc), g.member(p, k % mp), half, k, flows);
+                    addNetworkFlow(tr, t, g.member(p, k % mp), g.member(c, k % mc), half, k, flows);
                 }
             }
         }
         return;
     }
-    case Algorithm::Auto:
-        break;
+    case Algorithm::Auto: break;
     }
 }
 
@@ -579,9 +598,7 @@ double ringLatencyUs(const GroupShape &g, CollectiveOp op, Protocol proto, doubl
         nsteps = n - 1;
         inter = N > 1 ? N - 1 : 0;
         break;
-    default:
-        nsteps = 1;
-        inter = N > 1 ? 1 : 0;
+    default: nsteps = 1; inter = N > 1 ? 1 : 0;
     }
     double intraLat = (g.pcieOnly ? kPciRing : kNvlinkRing).v[p];
     const double overhead = kNetOverheadUs * (proto == Protocol::Simple ? 3 : 1);
@@ -596,41 +613,40 @@ double ringLatencyUs(const GroupShape &g, CollectiveOp op, Protocol proto, doubl
     return lat;
 }
 
-double latencyUs(const GroupShape &g, CollectiveOp op, Algorithm algo, Protocol proto,
-                 double bytes)
+double latencyUs(const GroupShape &g, CollectiveOp op, Algorithm algo, Protocol proto, double bytes)
 {
     const int p = protoIndex(proto);
     const int N = g.domains;
     const double overhead = kNetOverheadUs * (proto == Protocol::Simple ? 3 : 1);
     switch (algo) {
     case Algorithm::Ring:
-    case Algorithm::Hierarchical:
-        return ringLatencyUs(g, op, proto, bytes);
+    case Algorithm::Hierarchical: return ringLatencyUs(g, op, proto, bytes);
     case Algorithm::Tree: {
         const double intra = (g.pcieOnly ? kPciTree : kNvlinkTree).v[p];
         const double inter = kNetTree.v[p] + overhead;
         return kBaseTree.v[p] + 2.0 * ((g.ppn - 1) * intra + log2Nodes(N) * inter);
     }
-    case Algorithm::Nvls:
-        return kNvlsIntraUs + (N > 1 ? kNvlsNetUs : 0);
+    case Algorithm::Nvls: return kNvlsIntraUs + (N > 1 ? kNvlsNetUs : 0);
     case Algorithm::NvlsTree:
         return kNvlsTreeIntraUs + 2.0 * log2Nodes(N) * (kNvlsTreeNetUs + overhead);
     case Algorithm::Sharp:
-        return 2.0 * (std::min(1, g.ppn - 1) * kCollNetIntraUs + 0.4 * (g.ppn - 1))
-               + kCollNetNetUs + overhead;
+        return 2.0 * (std::min(1, g.ppn - 1) * kCollNetIntraUs + 0.4 * (g.ppn - 1)) + kCollNetNetUs
+               + overhead;
     case Algorithm::Direct:
     case Algorithm::P2p: {
         // Grouped point-to-point sends: one step, plus a little per peer to post.
-        const double hop = N > 1 ? kNetRing.v[p] + overhead : (g.pcieOnly ? kPciRing : kNvlinkRing).v[p];
+        const double hop = N > 1 ? kNetRing.v[p] + overhead
+                                 : (g.pcieOnly ? kPciRing : kNvlinkRing).v[p];
         const double peers = algo == Algorithm::Direct ? g.n - 1 : 1;
         return kBaseRing.v[p] + hop + 0.1 * peers;
     }
-    default:
-        return kBaseRing.v[p];
+    default: return kBaseRing.v[p];
     }
 }
 
-std::vector<Candidate> candidates(const GroupShape &g, CollectiveOp op, Algorithm requested,
+std::vector<Candidate> candidates(const GroupShape &g,
+                                  CollectiveOp op,
+                                  Algorithm requested,
                                   const Topology &t)
 {
     std::vector<Candidate> out;
@@ -672,9 +688,7 @@ std::vector<Candidate> candidates(const GroupShape &g, CollectiveOp op, Algorith
         if (ar && g.sharp)
             withProtocols(Algorithm::Sharp);
         break;
-    case Algorithm::Ring:
-        withProtocols(Algorithm::Ring);
-        break;
+    case Algorithm::Ring: withProtocols(Algorithm::Ring); break;
     case Algorithm::Tree:
         if (!ar)
             fail("NCCL's tree runs all-reduce only");
@@ -708,16 +722,20 @@ std::vector<Candidate> candidates(const GroupShape &g, CollectiveOp op, Algorith
             fail("hierarchical runs all-reduce, all-gather and reduce-scatter");
         withProtocols(Algorithm::Hierarchical);
         break;
-    default:
-        fail("not a collective algorithm");
+    default: fail("not a collective algorithm");
     }
     return out;
 }
 
 } // namespace
 
-CollectivePlan planCollective(const Topology &t, const GroupShape &g, CollectiveOp op,
-                              double bytes, Algorithm requested, LinkTraffic &scratch)
+CollectivePlan planCollective(const Topology &t,
+                              const GroupShape &g,
+                              CollectiveOp op,
+                              double bytes,
+                              Algorithm requested,
+                              LinkTraffic &scratch,
+                              double interDomainScale)
 {
     const auto cands = candidates(g, op, requested, t);
     const int n = g.n;
@@ -737,7 +755,7 @@ CollectivePlan planCollective(const Topology &t, const GroupShape &g, Collective
         scratch.beginPhase(1.0);
         if (a == Algorithm::Nvls || a == Algorithm::NvlsTree)
             scratch.setKindScale(LinkKind::NvLink, nvlsEff);
-        addCollectiveTraffic(scratch, t, g, op, a, bytes);
+        addCollectiveTraffic(scratch, t, g, op, a, bytes, interDomainScale);
         const double bw = scratch.phaseTime();
         bwTimes.emplace_back(a, bw);
         return bw;
@@ -764,8 +782,7 @@ CollectivePlan planCollective(const Topology &t, const GroupShape &g, Collective
             break;
         case Protocol::LL:
             eff = treeLike ? 1.0 / 3.8 : 0.5;
-            cap = g.domains <= 1 ? kLLMaxSingleNode[arch]
-                                 : kLLMaxMultiNode[g.domains <= 2 ? 0 : 1];
+            cap = g.domains <= 1 ? kLLMaxSingleNode[arch] : kLLMaxMultiNode[g.domains <= 2 ? 0 : 1];
             break;
         }
         double bwTime = bw / eff;
@@ -779,8 +796,8 @@ CollectivePlan planCollective(const Topology &t, const GroupShape &g, Collective
             best.latencyS = lat;
             best.efficiency = eff;
             best.nvlinkScale = (c.algo == Algorithm::Nvls || c.algo == Algorithm::NvlsTree)
-                                   ? nvlsEff
-                                   : 1.0;
+                                       ? nvlsEff
+                                       : 1.0;
             best.capBusGBps = cap;
             best.timeS = time;
             best.bwTimeS = bwTime;
@@ -841,8 +858,9 @@ CollectiveResult estimateCollective(const Topology &t, const CollectiveRequest &
             r.bottleneck = toString(l.kind);
         r.bottleneckGBps = l.effectiveGbPerS();
     }
-    if (plan.capBusGBps > 0 && plan.bwTimeS * 1e9 * plan.capBusGBps
-                                   <= busBandwidthFactor(req.op, g.n) * req.bytes * 1.0000001)
+    if (plan.capBusGBps > 0
+        && plan.bwTimeS * 1e9 * plan.capBusGBps
+                   <= busBandwidthFactor(req.op, g.n) * req.bytes * 1.0000001)
         r.notes.push_back("bounded by NCCL's per-channel ceiling (" + formatNumber(plan.capBusGBps)
                           + " GB/s bus bandwidth)");
     if (g.ppn != g.ppnMin)
@@ -855,16 +873,17 @@ CollectiveResult estimateCollective(const Topology &t, const CollectiveRequest &
         for (int l : traffic.phaseLinks())
             spine = spine
                     || t.devices()[static_cast<std::size_t>(t.links()[static_cast<std::size_t>(l)].a)]
-                               .kind
-                           == DeviceKind::Leaf;
+                                       .kind
+                               == DeviceKind::Leaf;
         if (spine)
             r.notes.push_back("some traffic crosses the spine");
     }
     if (req.wantLinks) {
         for (int l : traffic.phaseLinks())
             r.links.push_back({l, traffic.phaseUp(l), traffic.phaseDown(l)});
-        std::sort(r.links.begin(), r.links.end(),
-                  [](const LinkBytes &a, const LinkBytes &b) { return a.link < b.link; });
+        std::sort(r.links.begin(), r.links.end(), [](const LinkBytes &a, const LinkBytes &b) {
+            return a.link < b.link;
+        });
     }
     return r;
 }

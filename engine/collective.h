@@ -11,7 +11,18 @@ namespace railyard::engine {
 enum class CollectiveOp { AllReduce, AllGather, ReduceScatter, AllToAll, Broadcast, SendRecv };
 // What the user may ask for (Auto picks as NCCL would), plus what the estimate reports: NVLS on
 // several NVLink domains runs as NVLS-tree; all-to-all is direct; sendrecv is point to point.
-enum class Algorithm { Auto, Ring, Tree, Nvls, Sharp, Hierarchical, FlatRing, NvlsTree, Direct, P2p };
+enum class Algorithm {
+    Auto,
+    Ring,
+    Tree,
+    Nvls,
+    Sharp,
+    Hierarchical,
+    FlatRing,
+    NvlsTree,
+    Direct,
+    P2p
+};
 enum class Protocol { Simple, LL128, LL };
 const char *toString(Protocol p);
 
@@ -46,8 +57,8 @@ struct CollectiveResult
     Algorithm algorithm = Algorithm::FlatRing;
     Protocol protocol = Protocol::Simple;
     int ranks = 0;
-    int domains = 0;           // NVLink domains the ranks span
-    double latencyS = 0;       // the latency part of time_s
+    int domains = 0;     // NVLink domains the ranks span
+    double latencyS = 0; // the latency part of time_s
     double bytes = 0;
     double timeS = 0;
     double algbwGBps = 0;      // bytes / time
@@ -82,17 +93,17 @@ class LinkTraffic;
 struct GroupShape
 {
     int n = 0;
-    std::vector<int> gpus;          // by domain, in order of first appearance
-    std::vector<int> domainStart;   // index into gpus where each domain starts (+ end)
+    std::vector<int> gpus;        // by domain, in order of first appearance
+    std::vector<int> domainStart; // index into gpus where each domain starts (+ end)
     int domains = 0;
-    int ppn = 0;                    // most members in one domain
+    int ppn = 0; // most members in one domain
     int ppnMin = 0;
     bool pcieOnly = false;
-    bool nvls = false;              // NVLink SHARP available and enabled
-    bool sharp = false;             // in-network reduction available and enabled
-    double intraGBps = 0;           // per GPU, achieved, inside a domain (NVLink or PCIe)
-    double netPerDomainGBps = 0;    // least any domain can send into the fabric (achieved)
-    int nicsPerDomain = 0;          // distinct NICs of the members, in the smallest domain
+    bool nvls = false;           // NVLink SHARP available and enabled
+    bool sharp = false;          // in-network reduction available and enabled
+    double intraGBps = 0;        // per GPU, achieved, inside a domain (NVLink or PCIe)
+    double netPerDomainGBps = 0; // least any domain can send into the fabric (achieved)
+    int nicsPerDomain = 0;       // distinct NICs of the members, in the smallest domain
     int channelsPerNic = 1;
     std::string architecture;
     int members(int d) const { return domainStart[d + 1] - domainStart[d]; }
@@ -114,12 +125,24 @@ struct CollectivePlan
 };
 
 // Adds the bytes one collective puts on each link to the traffic's current phase.
-void addCollectiveTraffic(LinkTraffic &traffic, const Topology &topology,
-                          const GroupShape &group, CollectiveOp op, Algorithm algorithm,
-                          double bytes);
+// `interDomainScale` scales the bytes an all-to-all sends between NVLink domains: 1 for NCCL's
+// direct sends; below 1 for dispatchers that send each token once per destination node and
+// forward it over NVLink there (DeepEP).
+void addCollectiveTraffic(LinkTraffic &traffic,
+                          const Topology &topology,
+                          const GroupShape &group,
+                          CollectiveOp op,
+                          Algorithm algorithm,
+                          double bytes,
+                          double interDomainScale = 1.0);
 // Prices the collective for one group alone, trying the algorithms NCCL would (or only
 // `requested`) and every protocol. Throws InputError if `requested` cannot run on this group.
-CollectivePlan planCollective(const Topology &topology, const GroupShape &group, CollectiveOp op,
-                              double bytes, Algorithm requested, LinkTraffic &scratch);
+CollectivePlan planCollective(const Topology &topology,
+                              const GroupShape &group,
+                              CollectiveOp op,
+                              double bytes,
+                              Algorithm requested,
+                              LinkTraffic &scratch,
+                              double interDomainScale = 1.0);
 
 } // namespace railyard::engine

@@ -41,6 +41,16 @@ const char *toString(Recompute r)
     return "selective";
 }
 
+const char *toString(AttentionKernel a)
+{
+    return a == AttentionKernel::Materialized ? "materialized" : "flash";
+}
+
+const char *toString(MoeDispatcher d)
+{
+    return d == MoeDispatcher::DeepEP ? "deepep" : "alltoall";
+}
+
 int ClusterConfig::effectiveServersPerRack() const
 {
     if (serversPerRack)
@@ -215,11 +225,19 @@ TrainingConfig readTraining(const JsonCursor &c)
                       : s == "full" ? Recompute::Full
                                     : Recompute::Selective;
     }
+    if (const auto a = c.find("attention"))
+        t.attention = a->toChoice({"flash", "materialized"}) == "materialized"
+                              ? AttentionKernel::Materialized
+                              : AttentionKernel::Flash;
+    if (const auto d = c.find("moe_dispatcher"))
+        t.moeDispatcher = d->toChoice({"alltoall", "deepep"}) == "deepep" ? MoeDispatcher::DeepEP
+                                                                          : MoeDispatcher::AllToAll;
     if (const auto o = c.find("optimizer")) {
         o->requireObject();
         t.optimizer.distributed = o->boolOr("distributed", true);
         t.optimizer.zeroStage = o->intOr("zero_stage", t.optimizer.distributed ? 1 : 0, 0, 3);
         t.optimizer.fsdp = o->boolOr("fsdp", false);
+        t.optimizer.gradReduceFp32 = o->boolOr("grad_reduce_fp32", false);
     }
     if (const auto o = c.find("overlap")) {
         o->requireObject();
@@ -433,10 +451,13 @@ Json layoutToJson(const Layout &l)
     tj["micro_batch"] = t.microBatch;
     tj["precision"] = toString(t.precision);
     tj["recompute"] = toString(t.recompute);
+    tj["attention"] = toString(t.attention);
+    tj["moe_dispatcher"] = toString(t.moeDispatcher);
     Json &opt = child(tj, "optimizer");
     opt["distributed"] = t.optimizer.distributed;
     opt["zero_stage"] = t.optimizer.zeroStage;
     opt["fsdp"] = t.optimizer.fsdp;
+    opt["grad_reduce_fp32"] = t.optimizer.gradReduceFp32;
     Json &ov = child(tj, "overlap");
     ov["dp"] = t.overlap.dp;
     ov["tp"] = t.overlap.tp;

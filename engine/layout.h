@@ -19,10 +19,19 @@ inline constexpr int kLayoutFormatVersion = 1;
 enum class FabricKind { RailOptimized, SingleSwitch, ThreeTier };
 enum class Precision { Bf16, Fp8 };
 enum class Recompute { None, Selective, Full };
+// Flash attention (fused, never stores the s x s scores), or the scores materialized in HBM
+// (Megatron before FlashAttention, 2021-2022).
+enum class AttentionKernel { Flash, Materialized };
+// How MoE tokens reach their experts: NCCL all-to-all (one copy per routed expert), or a
+// dispatcher that sends each token once per destination node and forwards it over NVLink
+// (DeepEP, HybridEP).
+enum class MoeDispatcher { AllToAll, DeepEP };
 
 const char *toString(FabricKind kind);
 const char *toString(Precision p);
 const char *toString(Recompute r);
+const char *toString(AttentionKernel a);
+const char *toString(MoeDispatcher d);
 
 struct NicConfig
 {
@@ -77,6 +86,9 @@ struct OptimizerConfig
     bool distributed = true; // Megatron's distributed optimizer (ZeRO-1)
     int zeroStage = 1;       // 0..3
     bool fsdp = false;
+    // Gradient buffers and their reduction in FP32 (Megatron-LM's default for BF16) rather than
+    // BF16 (NeMo 2 recipes).
+    bool gradReduceFp32 = false;
     bool operator==(const OptimizerConfig &) const = default;
 };
 
@@ -96,6 +108,8 @@ struct TrainingConfig
     int microBatch = 1;
     Precision precision = Precision::Bf16;
     Recompute recompute = Recompute::Selective;
+    AttentionKernel attention = AttentionKernel::Flash;
+    MoeDispatcher moeDispatcher = MoeDispatcher::AllToAll;
     OptimizerConfig optimizer;
     OverlapConfig overlap;
     bool operator==(const TrainingConfig &) const = default;

@@ -220,7 +220,7 @@ void LinkTraffic::spreadUplinks()
         }
         m_leafEff[i] = m_adaptive ? 1.0
                                   : ecmpEfficiency(std::max(m_leafFlowsUp[i], m_leafFlowsDown[i])
-                                                       * qps,
+                                                           * qps,
                                                    std::round(lanes));
     }
     const ClusterShape &s = m_t.shape();
@@ -233,7 +233,8 @@ void LinkTraffic::spreadUplinks()
             for (int k = 0; k < s.spinesPerPod; ++k) {
                 const auto ups = m_t.spineUplinks(first + k);
                 for (int l : ups)
-                    addLink(l, m_podUp[pod] * perSpine / ups.size(),
+                    addLink(l,
+                            m_podUp[pod] * perSpine / ups.size(),
                             m_podDown[pod] * perSpine / ups.size());
             }
         }
@@ -255,10 +256,12 @@ double LinkTraffic::phaseTime()
     for (int l : m_touched) {
         const std::size_t i = static_cast<std::size_t>(l);
         const Link &link = links[i];
-        double rate = link.effectiveGbPerS() * 1e9 * m_kindScale[static_cast<std::size_t>(link.kind)];
+        double rate = link.effectiveGbPerS() * 1e9
+                      * m_kindScale[static_cast<std::size_t>(link.kind)];
         if (devices[static_cast<std::size_t>(link.a)].kind == DeviceKind::Leaf
             && devices[static_cast<std::size_t>(link.b)].kind == DeviceKind::Spine)
-            rate *= m_leafEff[static_cast<std::size_t>(devices[static_cast<std::size_t>(link.a)].index)];
+            rate *= m_leafEff[static_cast<std::size_t>(
+                    devices[static_cast<std::size_t>(link.a)].index)];
         if (rate <= 0)
             continue;
         const double t = std::max(m_up[i], m_down[i]) / rate;

@@ -62,7 +62,7 @@ private:
     void spreadUplinks();
 
     const Topology &m_t;
-    std::vector<double> m_up, m_down;           // phase bytes (valid where stamp matches)
+    std::vector<double> m_up, m_down; // phase bytes (valid where stamp matches)
     std::vector<std::uint32_t> m_stamp;
     std::vector<double> m_totalUp, m_totalDown; // step bytes
     std::vector<int> m_touched;
