@@ -1,26 +1,69 @@
+// The main window as a user meets it: examples open, bad files leave the open document alone
+// with the engine's message, the status bar shows the cluster and the step time, the title
+// marks unsaved work, the Cluster panel edits through undo, search, recent files, recovery.
+#include "commands/changetitle.h"
+#include "document/autosaver.h"
 #include "document/document.h"
-#include "items/deviceitem.h"
 #include "mainwindow.h"
+#include "panels/clusterform.h"
+#include "panels/clusterpanel.h"
+#include "panels/inspectorpanel.h"
+#include "panels/newclusterdialog.h"
+#include "scene/clustergeometry.h"
 #include "scene/clusterscene.h"
 #include "scene/clusterview.h"
 
 #include <QApplication>
+#include <QComboBox>
 #include <QFile>
-#include <QImage>
-#include <QPainter>
+#include <QLabel>
+#include <QMessageBox>
+#include <QSettings>
+#include <QSlider>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QTemporaryDir>
 #include <QTest>
-#include <QTimer>
+#include <QTreeWidget>
+#include <QUndoStack>
 
 using namespace railyard;
+
+namespace {
+
+QString layoutPath(const char *name)
+{
+    return QStringLiteral(RAILYARD_SOURCE_DIR "/layouts/") + QLatin1String(name);
+}
+
+void closeMessageBoxes()
+{
+    for (QWidget *top : QApplication::topLevelWidgets())
+        if (top->inherits("QMessageBox"))
+            top->close();
+}
+
+} // namespace
 
 class TestMainWindow : public QObject
 {
     Q_OBJECT
 
+    QTemporaryDir m_recovery;
+
 private Q_SLOTS:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QSettings().clear();
+    }
+
+    void cleanup() { closeMessageBoxes(); }
+
     void opensDefaultLayout()
     {
-        MainWindow w;
+        MainWindow w(nullptr, m_recovery.path());
         QFile f(QStringLiteral(":/layouts/hgx-h100-server.railyard.json"));
         QVERIFY(f.open(QIODevice::ReadOnly));
         QString error;
@@ -29,55 +72,206 @@ private Q_SLOTS:
         w.setDocument(std::move(doc));
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
-
         // Every device of the server is on the canvas: 8 GPUs, 4 NVSwitches, 8 NICs.
-        int gpus = 0, nvswitches = 0, nics = 0;
-        for (QGraphicsItem *item : w.scene()->items()) {
-            if (auto *d = qgraphicsitem_cast<DeviceItem *>(item)) {
-                gpus += d->kind() == engine::DeviceKind::Gpu;
-                nvswitches += d->kind() == engine::DeviceKind::NvSwitch;
-                nics += d->kind() == engine::DeviceKind::Nic;
-                QVERIFY(w.scene()->sceneRect().contains(d->sceneBoundingRect()));
-            }
-        }
-        QCOMPARE(gpus, 8);
-        QCOMPARE(nvswitches, 4);
-        QCOMPARE(nics, 8);
+        const engine::Topology &t = w.document()->topology();
+        QCOMPARE(t.countOf(engine::DeviceKind::Gpu), 8);
+        QCOMPARE(t.countOf(engine::DeviceKind::NvSwitch), 4);
+        QCOMPARE(t.countOf(engine::DeviceKind::Nic), 8);
+        for (int id = 0; id < t.deviceCount(); ++id)
+            QVERIFY(w.scene()->sceneRect().contains(w.scene()->geometry().deviceRect(id)));
         QVERIFY(w.windowTitle().contains(QStringLiteral("One HGX H100 server")));
+        QVERIFY(w.clusterLabel()->text().contains(QStringLiteral("8 GPUs")));
     }
 
-    void rendersSomethingWithALegend()
+    void everyExampleOpens_data()
     {
-        MainWindow w;
-        w.resize(1200, 800);
-        QVERIFY(w.openFile(QStringLiteral(":/layouts/hgx-h100-server.railyard.json")));
+        QTest::addColumn<QString>("path");
+        const QStringList examples = MainWindow::exampleLayouts();
+        QVERIFY(examples.size() >= 7);
+        for (const QString &p : examples)
+            QTest::newRow(qPrintable(p)) << p;
+    }
+
+    void everyExampleOpens()
+    {
+        QFETCH(QString, path);
+        MainWindow w(nullptr, m_recovery.path());
+        QVERIFY2(w.openFile(path), qPrintable(w.lastError()));
+        QVERIFY(!w.document()->isModified());
+        QVERIFY(w.document()->filePath().isEmpty()); // an example: Save asks where
+        QVERIFY(!w.isWindowModified());
+        QVERIFY(w.windowTitle().contains(QStringLiteral("[*]"))); // the marker's place
+    }
+
+    void stepTimeComesFromTheEvaluation()
+    {
+        MainWindow w(nullptr, m_recovery.path());
+        QVERIFY(w.openFile(layoutPath("gmi-h200-cluster.railyard.json")));
+        const engine::Evaluation &e = w.document()->evaluation();
+        const QString text = w.stepTimeLabel()->text();
+        if (e.ok) {
+            QVERIFY2(text.contains(QStringLiteral(" s")) || text.contains(QStringLiteral("ms")),
+                     qPrintable(text));
+        } else {
+            QVERIFY(text.contains(QStringLiteral("\u2014")));
+            QVERIFY(w.stepTimeLabel()->toolTip().contains(QString::fromStdString(e.error)));
+        }
+        // A layout the engine cannot price (sizes that do not fill the cluster) shows a dash and
+        // says why.
+        engine::Layout l = w.document()->layout();
+        l.parallel.dp = 3;
+        w.document()->setLayout(l);
+        QVERIFY(!w.document()->evaluation().ok);
+        QVERIFY(w.stepTimeLabel()->text().contains(QStringLiteral("\u2014")));
+        QVERIFY(!w.stepTimeLabel()->toolTip().isEmpty());
+    }
+
+    void badFilesKeepTheCurrentDocument_data()
+    {
+        QTest::addColumn<QString>("name");
+        for (const char *n : {"broken-json",
+                              "empty",
+                              "future-version",
+                              "negative-nodes",
+                              "billion-gpus",
+                              "wrong-type",
+                              "unknown-gpu"})
+            QTest::newRow(n) << QString::fromLatin1(n);
+    }
+
+    void badFilesKeepTheCurrentDocument()
+    {
+        QFETCH(QString, name);
+        MainWindow w(nullptr, m_recovery.path());
+        QVERIFY(w.openFile(layoutPath("gmi-h200-cluster.railyard.json")));
+        Document *before = w.document();
+        const std::string text = engine::layoutToText(before->layout());
+        const QString path = QStringLiteral(RAILYARD_TEST_DATA "/bad/") + name
+                             + QStringLiteral(".railyard.json");
+        QVERIFY(!w.openFile(path));
+        QCOMPARE(w.document(), before);
+        QCOMPARE(engine::layoutToText(w.document()->layout()), text);
+        QVERIFY2(w.lastError().contains(name), qPrintable(w.lastError()));
+        // The message is shown without blocking, and says what the limit is.
+        QMessageBox *box = w.findChild<QMessageBox *>();
+        QVERIFY(box);
+        QVERIFY(box->text().contains(name));
+        QVERIFY(box->informativeText().contains(QStringLiteral("262,144")));
+    }
+
+    void titleMarksUnsavedWorkAndSaveClearsIt()
+    {
+        MainWindow w(nullptr, m_recovery.path());
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("gmi.railyard.json"));
+        QVERIFY(QFile::copy(layoutPath("gmi-h200-cluster.railyard.json"), path));
+        QVERIFY(w.openFile(path));
+        QVERIFY(!w.isWindowModified());
+        QVERIFY(w.windowTitle().startsWith(QStringLiteral("gmi.railyard.json")));
+        w.document()->undoStack()->push(new ChangeTitle(w.document(), QStringLiteral("B")));
+        QVERIFY(w.isWindowModified());
+        QVERIFY(w.saveTo(path));
+        QVERIFY(!w.isWindowModified());
+        // Recent files remember it, newest first.
+        QCOMPARE(MainWindow::recentFiles().value(0), QFileInfo(path).absoluteFilePath());
+    }
+
+    void clusterPanelEditsThroughUndo()
+    {
+        MainWindow w(nullptr, m_recovery.path());
+        QVERIFY(w.openFile(layoutPath("gmi-h200-cluster.railyard.json")));
+        auto *nodes = w.clusterPanel()->form()->findChildren<QSpinBox *>().value(0);
+        QVERIFY(nodes);
+        QCOMPARE(nodes->value(), 16);
+        nodes->setValue(32);
+        QCOMPARE(w.document()->layout().cluster.nodes, 32);
+        QCOMPARE(w.document()->topology().gpuCount(), 256);
+        QVERIFY(w.clusterLabel()->text().contains(QStringLiteral("256 GPUs")));
+        QVERIFY(w.isWindowModified());
+        w.document()->undoStack()->undo();
+        QCOMPARE(nodes->value(), 16); // the panel re-synced from the document
+        QCOMPARE(w.document()->topology().gpuCount(), 128);
+
+        // An NVLink domain that does not hold whole servers: the engine's reason, no edit.
+        auto *domain = w.clusterPanel()->form()->findChildren<QSpinBox *>().value(2);
+        domain->setValue(12);
+        QCOMPARE(w.document()->layout().cluster.nvlinkDomain, 8);
+        QCOMPARE(domain->value(), 8);
+        QVERIFY(w.clusterPanel()->errorText().contains(QStringLiteral("nvlink_domain")));
+        QCOMPARE(w.document()->undoStack()->count(), 1);
+        w.document()->undoStack()->setClean();
+    }
+
+    void newClusterDialogBuildsWithTheGenerators()
+    {
+        MainWindow w(nullptr, m_recovery.path());
+        QVERIFY(w.openFile(layoutPath("gmi-h200-cluster.railyard.json")));
+        NewClusterDialog dialog(w.document()->layout());
+        auto *gpu = dialog.form()->findChild<QComboBox *>();
+        gpu->setCurrentIndex(gpu->findData(QStringLiteral("GB200")));
+        engine::Layout l = dialog.layout();
+        QCOMPARE(l.cluster.gpusPerNode, 4);
+        QCOMPARE(l.cluster.nvlinkDomain, 72);
+        QCOMPARE(l.cluster.nodes % 18, 0);
+        QVERIFY(dialog.errorText().isEmpty());
+        QString error;
+        auto doc = Document::create(l, &error);
+        QVERIFY2(doc, qPrintable(error));
+        QCOMPARE(doc->topology().countOf(engine::DeviceKind::NvSwitch),
+                 18 * doc->topology().shape().domainCount());
+        // Too many GPUs: refused with the limit in the message.
+        dialog.form()->findChildren<QSpinBox *>().value(0)->setValue(100000);
+        QVERIFY(dialog.errorText().contains(QStringLiteral("262144")));
+    }
+
+    void searchSelectsAndFillsTheInspector()
+    {
+        MainWindow w(nullptr, m_recovery.path());
+        QVERIFY(w.openFile(layoutPath("gmi-h200-cluster.railyard.json")));
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
-        const QImage img = w.view()->viewport()->grab().toImage();
-        // Not blank: many distinct colours, including the GPU green and the NVLink green.
-        QSet<QRgb> colours;
-        for (int y = 0; y < img.height(); y += 3)
-            for (int x = 0; x < img.width(); x += 3)
-                colours.insert(img.pixel(x, y));
-        QVERIFY2(colours.size() > 20, qPrintable(QString::number(colours.size())));
-        // The legend box sits at the bottom left: it is near-white with dark text.
-        const QColor corner = img.pixelColor(20, img.height() - 20);
-        QVERIFY(corner.lightness() > 200);
+        QVERIFY(w.search(QStringLiteral("GPU 77")));
+        QCOMPARE(w.scene()->selectedDevice(), 77);
+        QVERIFY(w.inspector()->headerText().contains(QStringLiteral("GPU 77")));
+        QCOMPARE(w.inspector()->linkTable()->topLevelItemCount(), 5); // 4 NVLink + PCIe
+        QVERIFY(!w.search(QStringLiteral("GPU 500")));
+        QVERIFY(w.statusBar()->currentMessage().contains(QStringLiteral("GPU 500")));
     }
 
-    void badFileKeepsCurrentDocument()
+    void zoomSliderDrivesTheView()
     {
-        MainWindow w;
-        QVERIFY(w.openFile(QStringLiteral(":/layouts/hgx-h100-server.railyard.json")));
-        Document *before = w.document();
-        // A message box would block: make the failure path testable by closing it at once.
-        QTimer::singleShot(0, [] {
-            for (QWidget *top : QApplication::topLevelWidgets())
-                if (top->inherits("QMessageBox"))
-                    top->close();
-        });
-        QVERIFY(!w.openFile(QStringLiteral(RAILYARD_TEST_DATA "/bad/broken-json.railyard.json")));
-        QCOMPARE(w.document(), before);
+        MainWindow w(nullptr, m_recovery.path());
+        QVERIFY(w.openFile(layoutPath("gmi-h200-cluster.railyard.json")));
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        const double before = w.view()->zoom();
+        w.zoomSlider()->setValue(w.zoomSlider()->maximum());
+        QCOMPARE(w.view()->zoom(), w.view()->maxZoom());
+        w.view()->fitToCluster();
+        QVERIFY(std::abs(w.view()->zoom() - before) < 1e-6);
+        QVERIFY(w.zoomSlider()->value() < w.zoomSlider()->maximum());
+    }
+
+    void crashRecoveryIsOffered()
+    {
+        QTemporaryDir dir;
+        QVERIFY(QFile::copy(layoutPath("gmi-h200-cluster.railyard.json"),
+                            dir.filePath(QStringLiteral("session-9-9.recovery.railyard.json"))));
+        QFile meta(dir.filePath(QStringLiteral("session-9-9.recovery.meta.json")));
+        QVERIFY(meta.open(QIODevice::WriteOnly));
+        meta.write(R"({"original": "/tmp/where-it-was.railyard.json", "title": "gmi"})");
+        meta.close();
+        MainWindow w(nullptr, dir.path());
+        QVERIFY(w.openFile(layoutPath("hgx-h100-server.railyard.json")));
+        QVERIFY(w.offerRecovery(false));
+        QCOMPARE(w.document()->topology().gpuCount(), 128);
+        QVERIFY(w.document()->isModified()); // restored work is unsaved work
+        QCOMPARE(w.document()->filePath(), QStringLiteral("/tmp/where-it-was.railyard.json"));
+        // Taken over: the crashed session's file is gone, this session's autosave holds it.
+        QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("session-9-9.recovery.railyard.json"))));
+        QVERIFY(QFile::exists(w.autoSaver()->recoveryFile()));
+        QVERIFY(!w.offerRecovery(false));
+        w.document()->undoStack()->setClean();
     }
 };
 

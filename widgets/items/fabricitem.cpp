@@ -35,7 +35,6 @@ void drawSwitch(QPainter *painter,
     // Switches are few and large: named from the Devices level on, when the name can be read.
     const bool named = detail >= Detail::Devices && paint::fontUnits(lod, 9, 10, 13) > 0;
     paint::drawDevice(painter, r, d.kind, QString(), named ? Detail::Labels : detail, lod);
-    ++paintStats().devices;
     if (!named)
         return;
     QFont f = painter->font();
@@ -150,7 +149,8 @@ SpineFabricItem::SpineFabricItem(const ClusterGeometry &geometry)
     for (const QLineF &l : geometry.globalBusLines())
         r = r.united(QRectF(l.p1(), l.p2()).normalized().adjusted(-1, -1, 1, 1));
     // Room for the switches' growth when zoomed far out (see paint()).
-    m_bounds = r.adjusted(-4, -kMaxGrowth - 4, 4, kMaxGrowth + 4);
+    if (!r.isNull())
+        m_bounds = r.adjusted(-4, -kMaxGrowth - 4, 4, kMaxGrowth + 4);
     setZValue(1);
 }
 

@@ -97,7 +97,7 @@ void drawPlateLabel(
     painter->drawRect(plate);
     painter->setPen(style::kTextDark);
     painter->drawText(plate, Qt::AlignCenter, text);
-    ++paintStats().labels;
+    ++paintStats().titles;
 }
 
 } // namespace railyard::paint

@@ -120,7 +120,7 @@ void RackItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
                                  ClusterGeometry::kTitleH),
                           Qt::AlignLeft | Qt::AlignVCenter,
                           rackTitle);
-        ++stats.labels;
+        ++stats.titles;
     } else if (detail == Detail::Servers && rack.width() * lod >= 70 && rack.height() * lod >= 22) {
         paint::drawPlateLabel(painter, rack.center(), QStringLiteral("Rack %1").arg(m_rack), lod, 10);
     }
@@ -153,7 +153,7 @@ void RackItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
                                      ClusterGeometry::kNodeTitleH),
                               Qt::AlignLeft | Qt::AlignVCenter,
                               nodeWord.arg(n) + nodeSuffix);
-            ++stats.labels;
+            ++stats.titles;
         }
         if (detail == Detail::Servers) {
             // Each row of devices as one band: the server's make-up without its detail.

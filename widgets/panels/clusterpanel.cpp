@@ -69,7 +69,7 @@ void ClusterPanel::setDocument(Document *document)
 
 QString ClusterPanel::errorText() const
 {
-    return m_error->isVisible() ? m_error->text() : QString();
+    return m_error->isHidden() ? QString() : m_error->text();
 }
 
 void ClusterPanel::syncFromDocument()

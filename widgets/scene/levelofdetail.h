@@ -28,7 +28,8 @@ struct PaintStats
     int racks = 0;
     int servers = 0;
     int devices = 0;
-    int labels = 0;
+    int labels = 0; // device names
+    int titles = 0; // rack, server and scalable-unit names
     int linkLines = 0;
 };
 

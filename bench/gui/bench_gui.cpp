@@ -1,0 +1,159 @@
+// The GUI's speed targets (DESIGN.md): a 16,384-GPU cluster opens and shows in under 1 s; the
+// whole view repaints in under 33 ms at 16,384 GPUs and under 16 ms at 1,024 GPUs (a
+// 1600 x 1000 view, fitted, rendered into a QImage offscreen). Prints the median of repeated
+// runs. Run with QT_QPA_PLATFORM=offscreen on a machine without a display.
+#include "document/document.h"
+#include "scene/clusterscene.h"
+#include "scene/clusterview.h"
+#include "scene/levelofdetail.h"
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QImage>
+#include <QPainter>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <vector>
+
+using namespace railyard;
+
+namespace {
+
+double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+double timeMs(const std::function<void()> &f)
+{
+    QElapsedTimer t;
+    t.start();
+    f();
+    return t.nsecsElapsed() / 1e6;
+}
+
+QByteArray readLayout(const QString &name)
+{
+    QFile f(QStringLiteral(":/layouts/") + name);
+    if (!f.open(QIODevice::ReadOnly))
+        qFatal("cannot read %s", qPrintable(name));
+    return f.readAll();
+}
+
+// The 16k preset with fewer servers, for the 1,024-GPU case.
+QByteArray withNodes(QByteArray json, int nodes, int dp)
+{
+    json.replace("\"nodes\": 2048", "\"nodes\": " + QByteArray::number(nodes));
+    json.replace("\"dp\": 128", "\"dp\": " + QByteArray::number(dp));
+    return json;
+}
+
+struct Shown
+{
+    std::unique_ptr<Document> doc;
+    std::unique_ptr<ClusterScene> scene;
+    std::unique_ptr<ClusterView> view;
+};
+
+Shown openAndShow(const QByteArray &json)
+{
+    Shown s;
+    QString error;
+    s.doc = Document::fromText(json, QStringLiteral("bench"), &error);
+    if (!s.doc)
+        qFatal("%s", qPrintable(error));
+    s.scene = std::make_unique<ClusterScene>(s.doc.get());
+    s.view = std::make_unique<ClusterView>(s.scene.get());
+    s.view->setAttribute(Qt::WA_DontShowOnScreen);
+    s.view->setFrameShape(QFrame::NoFrame);
+    s.view->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    s.view->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    s.view->resize(1600, 1000);
+    s.view->show();
+    s.view->fitToCluster();
+    return s;
+}
+
+void render(ClusterView &view, QImage &img)
+{
+    img.fill(Qt::white);
+    QPainter p(&img);
+    view.render(&p, QRectF(img.rect()), view.viewport()->rect());
+}
+
+void benchRepaint(const char *label, const QByteArray &json, double targetMs, int runs)
+{
+    Shown s = openAndShow(json);
+    QImage img(1600, 1000, QImage::Format_ARGB32_Premultiplied);
+    render(*s.view, img); // warm up (fonts, caches)
+    std::vector<double> times;
+    for (int i = 0; i < runs; ++i)
+        times.push_back(timeMs([&] { render(*s.view, img); }));
+    paintStats() = {};
+    render(*s.view, img);
+    const PaintStats st = paintStats();
+    std::printf("repaint %-28s %8.2f ms median of %d (target < %.0f ms)  zoom %.4f; drew %d racks, "
+                "%d servers, %d devices, %d link lines; %d scene items for %d devices\n",
+                label,
+                median(times),
+                runs,
+                targetMs,
+                s.view->zoom(),
+                st.racks,
+                st.servers,
+                st.devices,
+                st.linkLines,
+                static_cast<int>(s.scene->items().size()),
+                s.doc->topology().deviceCount());
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    QApplication app(argc, argv);
+    const QByteArray big = readLayout(QStringLiteral("llama3.1-405b-16k-h100.railyard.json"));
+    const QByteArray small = withNodes(big, 128, 8);
+
+    // Open: parse, build the topology, evaluate, build the scene, lay out and fit the view, and
+    // paint the first frame.
+    std::vector<double> open, parse;
+    for (int i = 0; i < 5; ++i) {
+        open.push_back(timeMs([&] {
+            Shown s = openAndShow(big);
+            QImage img(1600, 1000, QImage::Format_ARGB32_Premultiplied);
+            render(*s.view, img);
+        }));
+        parse.push_back(timeMs([&] {
+            QString error;
+            auto doc = Document::fromText(big, QStringLiteral("bench"), &error);
+        }));
+    }
+    std::printf("open+show 16,384 GPUs            %8.2f ms median of 5 (target < 1000 ms); of "
+                "which the document (parse, topology, evaluate) %.2f ms\n",
+                median(open),
+                median(parse));
+
+    benchRepaint("16,384 GPUs, fitted", big, 33, 30);
+    benchRepaint("1,024 GPUs, fitted", small, 16, 30);
+
+    // Closer views of the big cluster: what a user pans around in.
+    Shown s = openAndShow(big);
+    QImage img(1600, 1000, QImage::Format_ARGB32_Premultiplied);
+    for (double z : {0.08, 0.3, 1.0}) {
+        s.view->setZoom(z);
+        s.view->centerOn(s.scene->sceneRect().center());
+        render(*s.view, img);
+        std::vector<double> times;
+        for (int i = 0; i < 15; ++i)
+            times.push_back(timeMs([&] { render(*s.view, img); }));
+        std::printf("repaint 16,384 GPUs at zoom %-5.2f     %8.2f ms median of 15\n",
+                    z,
+                    median(times));
+    }
+    return 0;
+}

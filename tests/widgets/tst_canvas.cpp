@@ -1,0 +1,394 @@
+// The canvas: geometry (every device placed, inside the scene, rails routed to their leaves),
+// aggregate items, level of detail at given zooms, hit testing, selection, search, and offscreen
+// renders that are not blank, hold the legend and keep the cluster inside the view.
+#include "document/document.h"
+#include "items/fabricitem.h"
+#include "items/rackitem.h"
+#include "panels/devicedescription.h"
+#include "scene/clustergeometry.h"
+#include "scene/clusterscene.h"
+#include "scene/clusterview.h"
+#include "scene/levelofdetail.h"
+#include "scene/style.h"
+
+#include <QImage>
+#include <QPainter>
+#include <QTest>
+
+using namespace railyard;
+using engine::DeviceKind;
+
+namespace {
+
+std::unique_ptr<Document> openLayout(const char *name)
+{
+    QString error;
+    auto doc = Document::load(QStringLiteral(RAILYARD_SOURCE_DIR "/layouts/") + QLatin1String(name),
+                              &error);
+    if (!doc)
+        qWarning("%s", qPrintable(error));
+    return doc;
+}
+
+// A view of `doc` at 1600 x 1000, fitted, as the benchmark and exports render it.
+struct Canvas
+{
+    explicit Canvas(Document *doc)
+        : scene(doc)
+        , view(&scene)
+    {
+        // Laid out as on screen (offscreen), so the viewport has its real size.
+        view.setAttribute(Qt::WA_DontShowOnScreen);
+        view.setFrameShape(QFrame::NoFrame);
+        view.setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+        view.setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+        view.resize(1600, 1000);
+        view.show();
+        view.fitToCluster();
+    }
+    QImage render()
+    {
+        QImage img(view.viewport()->size(), QImage::Format_ARGB32_Premultiplied);
+        img.fill(Qt::white);
+        QPainter p(&img);
+        paintStats() = {};
+        view.render(&p, QRectF(img.rect()), view.viewport()->rect());
+        return img;
+    }
+    ClusterScene scene;
+    ClusterView view;
+};
+
+int countColour(const QImage &img, const QColor &colour, int tolerance = 12)
+{
+    int n = 0;
+    for (int y = 0; y < img.height(); y += 2)
+        for (int x = 0; x < img.width(); x += 2) {
+            const QColor c = img.pixelColor(x, y);
+            if (std::abs(c.red() - colour.red()) <= tolerance
+                && std::abs(c.green() - colour.green()) <= tolerance
+                && std::abs(c.blue() - colour.blue()) <= tolerance)
+                ++n;
+        }
+    return n;
+}
+
+} // namespace
+
+class TestCanvas : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void everyDeviceIsPlacedInsideTheScene_data()
+    {
+        QTest::addColumn<QString>("layout");
+        for (const char *name : {"hgx-h100-server.railyard.json",
+                                 "gmi-h200-cluster.railyard.json",
+                                 "gb200-nvl72-rack.railyard.json",
+                                 "gb200-nvl72-two-racks-ib.railyard.json",
+                                 "dgx-h100-superpod-su.railyard.json"})
+            QTest::newRow(name) << QString::fromLatin1(name);
+    }
+
+    void everyDeviceIsPlacedInsideTheScene()
+    {
+        QFETCH(QString, layout);
+        auto doc = openLayout(qPrintable(layout));
+        QVERIFY(doc);
+        ClusterScene scene(doc.get());
+        const ClusterGeometry &g = scene.geometry();
+        const engine::Topology &t = doc->topology();
+        const QRectF bounds = scene.sceneRect();
+        for (int id = 0; id < t.deviceCount(); ++id) {
+            const QRectF r = g.deviceRect(id);
+            QVERIFY2(!r.isEmpty(), qPrintable(QString::fromStdString(t.deviceName(id))));
+            QVERIFY(bounds.contains(r));
+            const engine::Device &d = t.devices()[static_cast<std::size_t>(id)];
+            if (d.node >= 0)
+                QVERIFY2(g.nodeRect(d.node).contains(r),
+                         qPrintable(QString::fromStdString(t.deviceName(id))));
+            // Hit testing finds each device at its centre.
+            QCOMPARE(g.deviceAt(r.center()), id);
+        }
+        // GPUs of a server never overlap.
+        for (int n = 0; n < g.nodeCount(); ++n)
+            for (int a = 0; a < t.shape().gpusPerNode; ++a)
+                for (int b = a + 1; b < t.shape().gpusPerNode; ++b) {
+                    const int ga = t.gpuDevice(n * t.shape().gpusPerNode + a);
+                    const int gb = t.gpuDevice(n * t.shape().gpusPerNode + b);
+                    QVERIFY(!g.deviceRect(ga).intersects(g.deviceRect(gb)));
+                }
+        // Every item stays inside the scene rect the view fits.
+        for (QGraphicsItem *item : scene.items())
+            if (!item->boundingRect().isEmpty())
+                QVERIFY(bounds.contains(item->sceneBoundingRect()));
+    }
+
+    void linkRoutesJoinTheirEnds()
+    {
+        auto doc = openLayout("gb200-nvl72-two-racks-ib.railyard.json");
+        QVERIFY(doc);
+        ClusterScene scene(doc.get());
+        const ClusterGeometry &g = scene.geometry();
+        const engine::Topology &t = doc->topology();
+        for (int i = 0; i < t.linkCount(); ++i) {
+            const engine::Link &l = t.links()[static_cast<std::size_t>(i)];
+            const QPolygonF path = g.linkPath(i);
+            QVERIFY(path.size() >= 2);
+            const auto near = [](const QRectF &r, const QPointF &p) {
+                return r.adjusted(-1, -1, 1, 1).contains(p);
+            };
+            QVERIFY2(near(g.deviceRect(l.a), path.front()), qPrintable(QString::number(i)));
+            QVERIFY2(near(g.deviceRect(l.b), path.back()), qPrintable(QString::number(i)));
+            // Rails are orthogonal: NIC -> leaf routes run only horizontally or vertically.
+            if (l.kind == engine::LinkKind::Ib
+                && t.devices()[static_cast<std::size_t>(l.a)].kind == DeviceKind::Nic)
+                for (int k = 1; k < path.size(); ++k)
+                    QVERIFY(path[k].x() == path[k - 1].x() || path[k].y() == path[k - 1].y());
+        }
+    }
+
+    void railsAreAlignedBands()
+    {
+        // NIC k of every server drops onto the lane of leaf k: the same lane for a whole rail.
+        auto doc = openLayout("gmi-h200-cluster.railyard.json");
+        QVERIFY(doc);
+        ClusterScene scene(doc.get());
+        const ClusterGeometry &g = scene.geometry();
+        const engine::Topology &t = doc->topology();
+        QCOMPARE(static_cast<int>(g.blocks().size()), 1);
+        QCOMPARE(static_cast<int>(g.blocks().front().leaves.size()), 8);
+        for (int nic = 0; nic < t.countOf(DeviceKind::Nic); ++nic) {
+            const int dev = t.nicDevice(nic);
+            const int rail = t.devices()[static_cast<std::size_t>(dev)].rail;
+            const int leaf = t.leafDevice(t.leafOfNic(nic));
+            QCOMPARE(g.laneOfLeaf(leaf), rail);
+            // The lane is above the NIC, within the band above its rack row.
+            QVERIFY(g.nicLaneY(dev) < g.deviceRect(dev).top());
+            QVERIFY(g.nicLaneY(dev) > g.deviceRect(leaf).bottom());
+        }
+    }
+
+    void itemsAreAggregates_data()
+    {
+        QTest::addColumn<QString>("layout");
+        QTest::addColumn<int>("racks");
+        QTest::addColumn<int>("blocks");
+        QTest::newRow("one server") << "hgx-h100-server.railyard.json" << 1 << 1;
+        QTest::newRow("16 servers") << "gmi-h200-cluster.railyard.json" << 4 << 1;
+        QTest::newRow("NVL72") << "gb200-nvl72-rack.railyard.json" << 1 << 1;
+        QTest::newRow("two NVL72") << "gb200-nvl72-two-racks-ib.railyard.json" << 2 << 1;
+        QTest::newRow("16k GPUs") << "llama3.1-405b-16k-h100.railyard.json" << 512 << 64;
+    }
+
+    void itemsAreAggregates()
+    {
+        QFETCH(QString, layout);
+        QFETCH(int, racks);
+        QFETCH(int, blocks);
+        auto doc = openLayout(qPrintable(layout));
+        QVERIFY(doc);
+        ClusterScene scene(doc.get());
+        int rackItems = 0, blockItems = 0, spineItems = 0;
+        for (QGraphicsItem *item : scene.items()) {
+            rackItems += qgraphicsitem_cast<RackItem *>(item) != nullptr;
+            blockItems += qgraphicsitem_cast<BlockFabricItem *>(item) != nullptr;
+            spineItems += qgraphicsitem_cast<SpineFabricItem *>(item) != nullptr;
+        }
+        QCOMPARE(rackItems, racks);
+        QCOMPARE(blockItems, blocks);
+        QCOMPARE(spineItems, 1);
+        // One rack, block and spine item each, plus the selection: far fewer than devices.
+        QCOMPARE(scene.items().size(), racks + blocks + 2);
+        QVERIFY(scene.items().size() * 50 < doc->topology().deviceCount() + 200);
+    }
+
+    void levelOfDetailFollowsZoom()
+    {
+        QCOMPARE(detailFor(0.01), Detail::Racks);
+        QCOMPARE(detailFor(0.08), Detail::Servers);
+        QCOMPARE(detailFor(0.3), Detail::Devices);
+        QCOMPARE(detailFor(1.0), Detail::Labels);
+
+        auto doc = openLayout("llama3.1-405b-16k-h100.railyard.json");
+        QVERIFY(doc);
+        Canvas c(doc.get());
+        // Fitted, 16,384 GPUs are racks as blocks: no device drawn, no per-NIC line.
+        QCOMPARE(detailFor(c.view.zoom()), Detail::Racks);
+        c.render();
+        QCOMPARE(paintStats().racks, 512);
+        QCOMPARE(paintStats().devices, 0);
+        QCOMPARE(paintStats().servers, 0);
+        QVERIFY(paintStats().linkLines < 16384); // aggregated, one per server at most
+        // Closer: servers, still no devices.
+        c.view.setZoom(0.08);
+        c.view.centerOn(c.scene.geometry().rackRect(100).center());
+        c.render();
+        QVERIFY(paintStats().servers > 0);
+        QCOMPARE(paintStats().devices, 0);
+        QVERIFY(paintStats().racks < 512); // culled to what is in view
+        // Closer again: GPUs and their links, no labels yet.
+        c.view.setZoom(0.3);
+        c.render();
+        QVERIFY(paintStats().devices > 0);
+        QVERIFY(paintStats().linkLines > 0);
+        QCOMPARE(paintStats().labels, 0);
+        // Close: labels.
+        c.view.setZoom(1.0);
+        c.render();
+        QVERIFY(paintStats().labels > 0);
+    }
+
+    void rendersAreNotBlankAndHoldTheLegend_data()
+    {
+        QTest::addColumn<QString>("layout");
+        QTest::newRow("16 servers") << "gmi-h200-cluster.railyard.json";
+        QTest::newRow("NVL72") << "gb200-nvl72-rack.railyard.json";
+        QTest::newRow("16k GPUs") << "llama3.1-405b-16k-h100.railyard.json";
+    }
+
+    void rendersAreNotBlankAndHoldTheLegend()
+    {
+        QFETCH(QString, layout);
+        auto doc = openLayout(qPrintable(layout));
+        QVERIFY(doc);
+        Canvas c(doc.get());
+        const QImage img = c.render();
+        QSet<QRgb> colours;
+        for (int y = 0; y < img.height(); y += 3)
+            for (int x = 0; x < img.width(); x += 3)
+                colours.insert(img.pixel(x, y));
+        QVERIFY2(colours.size() > 20, qPrintable(QString::number(colours.size())));
+        // GPUs (green) and InfiniBand (blue) are both visible.
+        QVERIFY(countColour(img, style::deviceFill(DeviceKind::Gpu).lighter(165), 20)
+                        + countColour(img, style::deviceFill(DeviceKind::Gpu))
+                > 50);
+        QVERIFY(countColour(img, style::linkColor(engine::LinkKind::Ib), 30) > 50);
+        // The legend sits at the bottom left: near-white with the NVLink swatch in it.
+        const QColor corner = img.pixelColor(20, img.height() - 20);
+        QVERIFY(corner.lightness() > 200);
+        const QImage legend = img.copy(0, img.height() - 70, 700, 70);
+        QVERIFY(countColour(legend, style::linkColor(engine::LinkKind::NvLink), 20) > 10);
+        // The whole cluster is inside the view, clear of the title block and the legend.
+        const QRect onScreen = c.view.mapFromScene(c.scene.sceneRect()).boundingRect();
+        QVERIFY2(c.view.viewport()->rect().adjusted(-1, -1, 1, 1).contains(onScreen),
+                 qPrintable(QStringLiteral("%1,%2 %3x%4")
+                                    .arg(onScreen.x())
+                                    .arg(onScreen.y())
+                                    .arg(onScreen.width())
+                                    .arg(onScreen.height())));
+        QVERIFY(onScreen.top() >= 60);
+        QVERIFY(onScreen.bottom() <= img.height() - 55);
+    }
+
+    void clickSelectsAndTooltipsDescribe()
+    {
+        auto doc = openLayout("gmi-h200-cluster.railyard.json");
+        QVERIFY(doc);
+        Canvas c(doc.get());
+        c.view.setZoom(0.6);
+        const int gpu = doc->topology().gpuDevice(13);
+        c.view.centerOn(c.scene.geometry().deviceRect(gpu).center());
+        const QPoint at = c.view.mapFromScene(c.scene.geometry().deviceRect(gpu).center());
+        QTest::mouseClick(c.view.viewport(), Qt::LeftButton, {}, at);
+        QCOMPARE(c.scene.selectedDevice(), gpu);
+        // A click on empty canvas clears the selection.
+        QTest::mouseClick(c.view.viewport(), Qt::LeftButton, {}, QPoint(3, 3));
+        QCOMPARE(c.scene.selectedDevice(), -1);
+
+        const QString tip = deviceTooltip(doc->topology(), gpu);
+        QVERIFY(tip.contains(QStringLiteral("GPU 13")));
+        QVERIFY(tip.contains(QStringLiteral("H200")));
+        QVERIFY(tip.contains(QStringLiteral("NVLink to NVSwitch \u00d7 4: 450 GB/s")));
+        const int leaf = doc->topology().leafDevice(2);
+        const QString leafTip = deviceTooltip(doc->topology(), leaf);
+        QVERIFY(leafTip.contains(QStringLiteral("Rail 2")));
+        QVERIFY(leafTip.contains(QStringLiteral("InfiniBand to NIC \u00d7 16")));
+    }
+
+    void searchCentresAndSelects_data()
+    {
+        QTest::addColumn<QString>("query");
+        QTest::addColumn<QString>("name");
+        QTest::newRow("GPU 1234") << "GPU 1234"
+                                  << "GPU 1234";
+        QTest::newRow("gpu16000") << "gpu16000"
+                                  << "GPU 16000";
+        QTest::newRow("node 17") << "node 17"
+                                 << "GPU 136";
+        QTest::newRow("leaf 3") << "leaf 3"
+                                << "leaf 3";
+        QTest::newRow("spine 31") << "spine 31"
+                                  << "spine 31";
+    }
+
+    void searchCentresAndSelects()
+    {
+        QFETCH(QString, query);
+        QFETCH(QString, name);
+        static std::unique_ptr<Document> doc = openLayout("llama3.1-405b-16k-h100.railyard.json");
+        QVERIFY(doc);
+        Canvas c(doc.get());
+        QVERIFY(c.view.search(query));
+        const int device = c.scene.selectedDevice();
+        QVERIFY(device >= 0);
+        QCOMPARE(QString::fromStdString(doc->topology().deviceName(device)), name);
+        const QPoint centre = c.view.viewport()->rect().center();
+        const QRectF r = c.scene.geometry().deviceRect(device);
+        const QPoint where = c.view.mapFromScene(r.center());
+        // Centred (a server or rack query centres the server or rack, which holds it).
+        QVERIFY(c.view.viewport()->rect().contains(where));
+        QVERIFY2((where - centre).manhattanLength() < 700,
+                 qPrintable(QStringLiteral("%1,%2").arg(where.x()).arg(where.y())));
+        QVERIFY(detailFor(c.view.zoom()) >= Detail::Devices);
+        QVERIFY(!c.view.search(QStringLiteral("GPU 999999")));
+        QVERIFY(!c.view.search(QStringLiteral("banana")));
+    }
+
+    void zoomIsClampedAndWheelZooms()
+    {
+        auto doc = openLayout("gmi-h200-cluster.railyard.json");
+        QVERIFY(doc);
+        Canvas c(doc.get());
+        const double fit = c.view.zoom();
+        QCOMPARE(fit, c.view.fitZoom());
+        c.view.setZoom(100);
+        QCOMPARE(c.view.zoom(), c.view.maxZoom());
+        c.view.setZoom(1e-6);
+        QCOMPARE(c.view.zoom(), c.view.minZoom());
+        c.view.fitToCluster();
+        QWheelEvent wheel(QPointF(800, 500),
+                          c.view.viewport()->mapToGlobal(QPointF(800, 500)),
+                          QPoint(),
+                          QPoint(0, 120),
+                          Qt::NoButton,
+                          Qt::NoModifier,
+                          Qt::NoScrollPhase,
+                          false);
+        QApplication::sendEvent(c.view.viewport(), &wheel);
+        QVERIFY(c.view.zoom() > fit * 1.1);
+    }
+
+    void sceneFollowsClusterEdits()
+    {
+        auto doc = openLayout("gmi-h200-cluster.railyard.json");
+        QVERIFY(doc);
+        ClusterScene scene(doc.get());
+        scene.setSelectedDevice(5);
+        engine::Layout l = doc->layout();
+        l.cluster.nodes = 32;
+        l.parallel.dp = 8;
+        doc->setLayout(l);
+        QCOMPARE(scene.selectedDevice(), -1); // device ids changed: nothing stays selected
+        int racks = 0;
+        for (QGraphicsItem *item : scene.items())
+            racks += qgraphicsitem_cast<RackItem *>(item) != nullptr;
+        QCOMPARE(racks, 8);
+        QVERIFY(scene.sceneRect().contains(
+                scene.geometry().deviceRect(doc->topology().gpuDevice(255))));
+    }
+};
+
+QTEST_MAIN(TestCanvas)
+#include "tst_canvas.moc"
