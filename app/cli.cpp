@@ -246,10 +246,17 @@ int runEvaluate(const std::vector<std::string> &args, std::string &out)
     if (!e.ok)
         throw InputError(o.positional[0], "", "cannot price this step: " + e.error);
 
-    std::vector<LinkLoad> links = e.links;
-    std::sort(links.begin(), links.end(), [](const LinkLoad &a, const LinkLoad &b) {
-        return a.utilization > b.utilization;
-    });
+    // The links with traffic, busiest first.
+    std::vector<int> links;
+    if (e.links) {
+        for (std::size_t i = 0; i < e.links->size(); ++i)
+            if (e.links->bytesUp[i] > 0 || e.links->bytesDown[i] > 0)
+                links.push_back(static_cast<int>(i));
+        std::sort(links.begin(), links.end(), [&](int a, int b) {
+            return e.links->utilization[static_cast<std::size_t>(a)]
+                   > e.links->utilization[static_cast<std::size_t>(b)];
+        });
+    }
     if (topLinks >= 0 && static_cast<std::size_t>(topLinks) < links.size())
         links.resize(static_cast<std::size_t>(topLinks));
 
@@ -287,15 +294,17 @@ int runEvaluate(const std::vector<std::string> &args, std::string &out)
             j["cost_per_million_tokens_usd"] = e.costPerMillionTokens;
         }
         Json jl = Json::array();
-        for (const LinkLoad &l : links) {
-            const Link &k = topology.links()[static_cast<std::size_t>(l.link)];
-            jl.push_back({{"id", l.link},
-                          {"name", topology.linkName(l.link)},
+        for (int id : links) {
+            const std::size_t i = static_cast<std::size_t>(id);
+            const Link &k = topology.links()[i];
+            const double up = e.links->bytesUp[i], down = e.links->bytesDown[i];
+            jl.push_back({{"id", id},
+                          {"name", topology.linkName(id)},
                           {"kind", toString(k.kind)},
-                          {"bytes_per_step", l.bytesUp + l.bytesDown},
-                          {"bytes_up", l.bytesUp},
-                          {"bytes_down", l.bytesDown},
-                          {"utilization", l.utilization}});
+                          {"bytes_per_step", up + down},
+                          {"bytes_up", up},
+                          {"bytes_down", down},
+                          {"utilization", e.links->utilization[i]}});
         }
         j["links"] = jl;
         Json jw = Json::array();

@@ -220,19 +220,6 @@ int nodeBucket(int domains)
     return domains <= 1 ? 0 : domains == 2 ? 1 : 2;
 }
 
-double sumRate(const Topology &t, std::span<const int> links)
-{
-    double r = 0;
-    for (int l : links)
-        r += t.links()[static_cast<std::size_t>(l)].effectiveGbPerS();
-    return r;
-}
-
-double linkRate(const Topology &t, int link)
-{
-    return link < 0 ? 0.0 : t.links()[static_cast<std::size_t>(link)].effectiveGbPerS();
-}
-
 int nicIndex(const Topology &t, int nicDevice)
 {
     return nicDevice - t.nicDevice(0);
@@ -255,12 +242,20 @@ void addNetworkFlow(
     const auto nicsB = t.gpuNics(b);
     if (nicsA.empty() || nicsB.empty())
         return;
+    const int first = t.nicDevice(0);
+    if (nicsA.size() == 1 && nicsB.size() == 1) {
+        const int na = nicsA[0] - first, nb = nicsB[0] - first;
+        tr.addHostToNic(a, na, bytes, 0);
+        tr.addNetwork(na, nb, bytes, flows);
+        tr.addHostToNic(b, nb, 0, bytes);
+        return;
+    }
     // A GPU with several NICs spreads the flow over all of them.
     const std::size_t count = nicsA.size();
     const double part = bytes / static_cast<double>(count);
     for (std::size_t j = 0; j < count; ++j) {
-        const int na = nicIndex(t, nicsA[(j + static_cast<std::size_t>(k)) % count]);
-        const int nb = nicIndex(t, nicsB[(j + static_cast<std::size_t>(k)) % nicsB.size()]);
+        const int na = nicsA[(j + static_cast<std::size_t>(k)) % count] - first;
+        const int nb = nicsB[(j + static_cast<std::size_t>(k)) % nicsB.size()] - first;
         tr.addHostToNic(a, na, part, 0);
         tr.addNetwork(na, nb, part, flows);
         tr.addHostToNic(b, nb, 0, part);
@@ -312,62 +307,92 @@ double log2Nodes(int domains)
 GroupShape analyzeGroup(const Topology &t, const std::vector<int> &gpus)
 {
     GroupShape g;
-    g.n = static_cast<int>(gpus.size());
+    analyzeGroup(t, gpus, g);
+    return g;
+}
+
+void analyzeGroup(const Topology &t, std::span<const int> gpus, GroupShape &g)
+{
+    // Scratch per thread, sized to the topology: a domain's slot in this group, stamped so
+    // nothing needs clearing between groups.
+    thread_local std::vector<int> slotOf, stampOf, nicStamp;
+    thread_local int stamp = 0;
     const ClusterShape &s = t.shape();
+    const std::size_t domainCount = static_cast<std::size_t>(t.localDomainCount());
+    if (slotOf.size() < domainCount) {
+        slotOf.assign(domainCount, 0);
+        stampOf.assign(domainCount, 0);
+    }
+    if (++stamp == std::numeric_limits<int>::max()) {
+        std::fill(stampOf.begin(), stampOf.end(), 0);
+        stamp = 1;
+    }
+    g.n = static_cast<int>(gpus.size());
     g.pcieOnly = s.pcieOnly;
     g.architecture = t.gpuSpec().architecture;
-    // Regroup by domain, keeping first-appearance order of domains and rank order within.
-    std::vector<int> order;
-    std::vector<std::vector<int>> buckets;
+    g.domains = 0;
+    g.domainStart.clear();
+    // Count members per domain in order of first appearance.
+    thread_local std::vector<int> counts;
+    counts.clear();
     for (int gpu : gpus) {
-        const int d = s.pcieOnly ? t.nodeOfGpu(gpu) : t.domainOfGpu(gpu);
-        std::size_t i = 0;
-        while (i < order.size() && order[i] != d)
-            ++i;
-        if (i == order.size()) {
-            order.push_back(d);
-            buckets.emplace_back();
+        const std::size_t d = static_cast<std::size_t>(t.localDomainOfGpu(gpu));
+        if (stampOf[d] != stamp) {
+            stampOf[d] = stamp;
+            slotOf[d] = g.domains++;
+            counts.push_back(0);
         }
-        buckets[i].push_back(gpu);
+        ++counts[static_cast<std::size_t>(slotOf[d])];
     }
-    g.domains = static_cast<int>(order.size());
-    g.domainStart.reserve(order.size() + 1);
-    g.gpus.reserve(gpus.size());
+    g.domainStart.resize(static_cast<std::size_t>(g.domains) + 1);
+    g.domainStart[0] = 0;
     g.ppn = 0;
     g.ppnMin = g.n;
-    for (const auto &b : buckets) {
-        g.domainStart.push_back(static_cast<int>(g.gpus.size()));
-        g.gpus.insert(g.gpus.end(), b.begin(), b.end());
-        g.ppn = std::max(g.ppn, static_cast<int>(b.size()));
-        g.ppnMin = std::min(g.ppnMin, static_cast<int>(b.size()));
+    for (int d = 0; d < g.domains; ++d) {
+        const int c = counts[static_cast<std::size_t>(d)];
+        g.domainStart[static_cast<std::size_t>(d) + 1] = g.domainStart[static_cast<std::size_t>(d)]
+                                                         + c;
+        g.ppn = std::max(g.ppn, c);
+        g.ppnMin = std::min(g.ppnMin, c);
     }
-    g.domainStart.push_back(static_cast<int>(g.gpus.size()));
-
-    // What a GPU moves inside its domain, and what a domain can push into the fabric.
+    // Place members by domain, keeping rank order inside each.
+    g.gpus.resize(gpus.size());
+    thread_local std::vector<int> fill;
+    fill.assign(g.domainStart.begin(), g.domainStart.end() - 1);
+    for (int gpu : gpus) {
+        const std::size_t d = static_cast<std::size_t>(t.localDomainOfGpu(gpu));
+        g.gpus[static_cast<std::size_t>(fill[static_cast<std::size_t>(slotOf[d])]++)] = gpu;
+    }
+    // Rates: what a GPU moves inside its domain; what each domain can send into the fabric.
     g.intraGBps = std::numeric_limits<double>::infinity();
     g.netPerDomainGBps = std::numeric_limits<double>::infinity();
     g.nicsPerDomain = std::numeric_limits<int>::max();
+    const bool shared = s.gpusPerNic > 1;
+    if (shared && nicStamp.size() < static_cast<std::size_t>(t.nicCount()))
+        nicStamp.assign(static_cast<std::size_t>(t.nicCount()), 0);
     for (int d = 0; d < g.domains; ++d) {
-        std::vector<int> nics;
-        double host = 0;
+        double net = 0;
+        int nics = 0;
         for (int k = 0; k < g.members(d); ++k) {
             const int gpu = g.member(d, k);
-            const double intra = s.pcieOnly ? linkRate(t, t.gpuHostLink(gpu))
-                                            : sumRate(t, t.gpuNvlinks(gpu));
-            g.intraGBps = std::min(g.intraGBps, intra);
-            host += linkRate(t, t.gpuHostLink(gpu));
-            for (int nic : t.gpuNics(gpu))
-                if (std::find(nics.begin(), nics.end(), nic) == nics.end())
-                    nics.push_back(nic);
+            g.intraGBps = std::min(g.intraGBps, t.gpuIntraRate(gpu));
+            if (!shared) {
+                net += t.gpuNetRate(gpu);
+                nics += static_cast<int>(t.gpuNics(gpu).size());
+                continue;
+            }
+            // GPUs that share a NIC share its bandwidth: count each NIC once.
+            for (int nic : t.gpuNics(gpu)) {
+                const int i = nic - t.nicDevice(0);
+                if (nicStamp[static_cast<std::size_t>(i)] != stamp) {
+                    nicStamp[static_cast<std::size_t>(i)] = stamp;
+                    net += t.nicRate(i);
+                    ++nics;
+                }
+            }
         }
-        double net = 0;
-        for (int nic : nics) {
-            const int i = nicIndex(t, nic);
-            const double up = t.nicUplink(i) >= 0 ? linkRate(t, t.nicUplink(i)) : 0;
-            net += std::min(up, linkRate(t, t.nicHostLink(i)));
-        }
-        g.netPerDomainGBps = std::min(g.netPerDomainGBps, std::min(net, host));
-        g.nicsPerDomain = std::min(g.nicsPerDomain, static_cast<int>(nics.size()));
+        g.netPerDomainGBps = std::min(g.netPerDomainGBps, net);
+        g.nicsPerDomain = std::min(g.nicsPerDomain, nics);
     }
     if (g.domains == 0) {
         g.intraGBps = 0;
@@ -379,10 +404,8 @@ GroupShape analyzeGroup(const Topology &t, const std::vector<int> &gpus)
     const double perNic = g.nicsPerDomain > 0 ? g.netPerDomainGBps / g.nicsPerDomain : 0;
     const int arch = archIndex(g.architecture);
     g.channelsPerNic = perNic >= (arch >= 2 ? 50.0 : 25.0) ? 2 : 1;
-    const GpuSpec &spec = t.gpuSpec();
-    g.nvls = spec.nvls && s.nvlsEnabled && !s.pcieOnly && g.ppn >= 2;
+    g.nvls = t.gpuSpec().nvls && s.nvlsEnabled && !s.pcieOnly && g.ppn >= 2;
     g.sharp = s.sharp && g.domains > 1;
-    return g;
 }
 
 void addCollectiveTraffic(LinkTraffic &tr,
@@ -866,11 +889,11 @@ CollectiveResult estimateCollective(const Topology &t, const CollectiveRequest &
     if (g.ppn != g.ppnMin)
         r.notes.push_back("uneven group: " + std::to_string(g.ppnMin) + " to "
                           + std::to_string(g.ppn) + " GPUs per NVLink domain");
-    if (!t.shape().pcieOnly && g.domains > 1 && t.shape().fabric == FabricKind::RailOptimized
-        && !traffic.phaseLinks().empty()) {
-        // Say when flows went through the spine, and how ECMP treated them.
+    const std::vector<int> touched = traffic.phaseLinks();
+    if (!t.shape().pcieOnly && g.domains > 1 && t.shape().fabric == FabricKind::RailOptimized) {
+        // Say when flows went through the spine.
         bool spine = false;
-        for (int l : traffic.phaseLinks())
+        for (int l : touched)
             spine = spine
                     || t.devices()[static_cast<std::size_t>(t.links()[static_cast<std::size_t>(l)].a)]
                                        .kind
@@ -879,7 +902,7 @@ CollectiveResult estimateCollective(const Topology &t, const CollectiveRequest &
             r.notes.push_back("some traffic crosses the spine");
     }
     if (req.wantLinks) {
-        for (int l : traffic.phaseLinks())
+        for (int l : touched)
             r.links.push_back({l, traffic.phaseUp(l), traffic.phaseDown(l)});
         std::sort(r.links.begin(), r.links.end(), [](const LinkBytes &a, const LinkBytes &b) {
             return a.link < b.link;

@@ -110,6 +110,8 @@ struct GroupShape
     int member(int d, int k) const { return gpus[domainStart[d] + k]; }
 };
 GroupShape analyzeGroup(const Topology &topology, const std::vector<int> &gpus);
+// The same, reusing `out`'s storage (the cost engine's inner loop).
+void analyzeGroup(const Topology &topology, std::span<const int> gpus, GroupShape &out);
 
 // The algorithm and protocol chosen for a group, and what they cost beyond the link bytes.
 struct CollectivePlan

@@ -7,12 +7,38 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
+#include <memory>
 #include <numeric>
 
 namespace railyard::engine {
 
 namespace {
+
+// The link-traffic buffers are as large as the topology (a million links at 131k GPUs):
+// allocating and zeroing them on every evaluation would cost more than the evaluation. Keep
+// them per thread for the topology last evaluated; they reset by phase stamps, not clearing.
+LinkTraffic &cachedTraffic(const Topology &t, int which)
+{
+    struct Entry
+    {
+        const Topology *topology = nullptr;
+        int links = -1, gpus = -1, leaves = -1;
+        std::unique_ptr<LinkTraffic> traffic;
+    };
+    thread_local Entry cache[2];
+    Entry &e = cache[which];
+    if (e.topology != &t || e.links != t.linkCount() || e.gpus != t.gpuCount()
+        || e.leaves != t.countOf(DeviceKind::Leaf) || !e.traffic) {
+        e.traffic = std::make_unique<LinkTraffic>(t);
+        e.topology = &t;
+        e.links = t.linkCount();
+        e.gpus = t.gpuCount();
+        e.leaves = t.countOf(DeviceKind::Leaf);
+    } else {
+        e.traffic->reset();
+    }
+    return *e.traffic;
+}
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
@@ -33,12 +59,33 @@ struct CommSpec
 
 struct DimPrice
 {
+    double latencyS = 0;
+    double bwTimeS = 0;
+    double bytes = 0;
+    std::vector<int> groupDomains;  // NVLink domains each group spans
     double timeS = 0;               // one instance, all groups at once
     std::vector<double> groupTimeS; // each group alone
     std::vector<int> groupAlgo;     // chosen algorithm per group (as int)
     std::vector<int> sampleLinks;   // links one group loads (for the timeline)
     double bestGroupS = 0;
     Algorithm algorithm = Algorithm::Ring;
+};
+
+// All groups of one kind, flat: group i is gpus[i * size, (i + 1) * size).
+struct Groups
+{
+    int size = 0;
+    std::vector<int> gpus;
+    std::size_t count() const
+    {
+        return size > 0 ? gpus.size() / static_cast<std::size_t>(size) : 0;
+    }
+    bool empty() const { return gpus.empty(); }
+    std::span<const int> operator[](std::size_t i) const
+    {
+        return {gpus.data() + i * static_cast<std::size_t>(size), static_cast<std::size_t>(size)};
+    }
+    std::span<const int> front() const { return (*this)[0]; }
 };
 
 class StepModel
@@ -48,7 +95,8 @@ public:
         : layout(l)
         , topo(t)
         , options(o)
-        , traffic(t)
+        , traffic(cachedTraffic(t, 0))
+        , planning(cachedTraffic(t, 1))
     {}
 
     Evaluation run();
@@ -56,13 +104,14 @@ public:
 private:
     bool validate();
     void buildGroups();
-    DimPrice price(const std::vector<std::vector<int>> &groups,
+    DimPrice price(const Groups &groups,
                    CollectiveOp op,
                    double bytes,
                    double perStep,
                    const std::string &name,
                    Dim dim);
-    void warnPlacement(const std::vector<std::vector<int>> &groups,
+    DimPrice priceSamePattern(const DimPrice &like, double bytes, double perStep);
+    void warnPlacement(const Groups &groups,
                        const DimPrice &p,
                        Dim dim,
                        CollectiveOp op,
@@ -82,15 +131,25 @@ private:
     const Layout &layout;
     const Topology &topo;
     const EvaluateOptions &options;
-    LinkTraffic traffic;
+    LinkTraffic &traffic;  // the step's phases
+    LinkTraffic &planning; // scratch for choosing algorithms
     Evaluation e;
     ModelDims m;
     std::unique_ptr<RankLayout> ranks;
     int tp = 1, cp = 1, pp = 1, vp = 1, dp = 1, ep = 1, etp = 1, micro = 1;
     bool sp = false;
-    std::vector<std::vector<int>> tpGroups, cpGroups, epGroups, ppGroups, dpGroups, edpGroups;
+    Groups tpGroups, cpGroups, epGroups, ppGroups, dpGroups, edpGroups;
     std::vector<int> stageDense, stageMoe;
-    std::map<std::string, CollectivePlan> planCache;
+    struct PlanKey
+    {
+        CollectiveOp op;
+        double bytes, scale;
+        int n, domains, ppn, ppnMin, nics;
+        double intra, net;
+        bool operator==(const PlanKey &) const = default;
+    };
+    std::vector<std::pair<PlanKey, CollectivePlan>> planCache;
+    GroupShape m_shape;           // reused for every group
     double m_dispatchScale = 1.0; // inter-node share of an all-to-all (DeepEP), see run()
 };
 
@@ -207,11 +266,14 @@ bool StepModel::validate()
 
 void StepModel::buildGroups()
 {
-    const auto collect = [&](Dim d, std::vector<std::vector<int>> &out) {
-        const int count = ranks->groupCount(d);
-        out.resize(static_cast<std::size_t>(count));
-        for (int g = 0; g < count; ++g)
-            out[static_cast<std::size_t>(g)] = ranks->groupGpus(d, g);
+    const int world = ranks->worldSize();
+    const auto collect = [&](Dim d, Groups &out) {
+        out.size = ranks->size(d);
+        out.gpus.assign(static_cast<std::size_t>(world), 0);
+        for (int r = 0; r < world; ++r)
+            out.gpus[static_cast<std::size_t>(ranks->groupOf(r, d)) * out.size
+                     + static_cast<std::size_t>(ranks->coord(r, d))]
+                    = ranks->gpuOfRank(r);
     };
     if (tp > 1)
         collect(Dim::TP, tpGroups);
@@ -221,47 +283,38 @@ void StepModel::buildGroups()
         collect(Dim::PP, ppGroups);
     if (ep > 1 && m.isMoe())
         collect(Dim::EP, epGroups);
-    // Gradients are reduced over DP x CP (the ranks that hold the same weights).
-    const int world = ranks->worldSize();
-    {
-        std::map<long long, std::vector<int>> byKey;
+    // Gradients are reduced over DP x CP (the ranks that hold the same weights): one group per
+    // (TP, PP) position, members in (DP, CP) order.
+    if (dp * cp > 1) {
+        dpGroups.size = dp * cp;
+        dpGroups.gpus.assign(static_cast<std::size_t>(world), 0);
         for (int r = 0; r < world; ++r) {
-            const long long key = 1LL * ranks->coord(r, Dim::PP) * tp + ranks->coord(r, Dim::TP);
-            byKey[key].push_back(r);
-        }
-        for (auto &[key, members] : byKey) {
-            std::sort(members.begin(), members.end(), [&](int a, int b) {
-                const int ka = ranks->coord(a, Dim::DP) * cp + ranks->coord(a, Dim::CP);
-                const int kb = ranks->coord(b, Dim::DP) * cp + ranks->coord(b, Dim::CP);
-                return ka < kb;
-            });
-            if (members.size() > 1) {
-                for (int &r : members)
-                    r = ranks->gpuOfRank(r);
-                dpGroups.push_back(std::move(members));
-            }
+            const int key = ranks->coord(r, Dim::PP) * tp + ranks->coord(r, Dim::TP);
+            const int at = ranks->coord(r, Dim::DP) * cp + ranks->coord(r, Dim::CP);
+            dpGroups.gpus[static_cast<std::size_t>(key) * dpGroups.size
+                          + static_cast<std::size_t>(at)]
+                    = ranks->gpuOfRank(r);
         }
     }
-    // Expert weights are reduced over the expert-data-parallel ranks.
-    if (m.isMoe()) {
-        std::map<long long, std::vector<int>> byKey;
+    // Expert weights are reduced over the expert-data-parallel ranks: those of one pipeline
+    // stage with the same expert-TP and EP coordinates.
+    const int edp = (tp * cp * dp) / std::max(1, ep * etp);
+    if (m.isMoe() && edp > 1) {
+        edpGroups.size = edp;
+        edpGroups.gpus.assign(static_cast<std::size_t>(world), 0);
         for (int r = 0; r < world; ++r) {
             const int s = ranks->coord(r, Dim::TP)
                           + tp * (ranks->coord(r, Dim::CP) + cp * ranks->coord(r, Dim::DP));
             const int e = (s / etp) % ep;
-            const long long key = (1LL * ranks->coord(r, Dim::PP) * ep + e) * etp + s % etp;
-            byKey[key].push_back(r);
+            const int key = (ranks->coord(r, Dim::PP) * ep + e) * etp + s % etp;
+            edpGroups.gpus[static_cast<std::size_t>(key) * edp
+                           + static_cast<std::size_t>(s / (etp * ep))]
+                    = ranks->gpuOfRank(r);
         }
-        for (auto &[key, members] : byKey)
-            if (members.size() > 1) {
-                for (int &r : members)
-                    r = ranks->gpuOfRank(r);
-                edpGroups.push_back(std::move(members));
-            }
     }
 }
 
-DimPrice StepModel::price(const std::vector<std::vector<int>> &groups,
+DimPrice StepModel::price(const Groups &groups,
                           CollectiveOp op,
                           double bytes,
                           double perStep,
@@ -271,66 +324,83 @@ DimPrice StepModel::price(const std::vector<std::vector<int>> &groups,
     DimPrice out;
     if (groups.empty() || bytes <= 0)
         return out;
-    // Plan each distinct group shape once (NCCL's algorithm and protocol choice), in a scratch
-    // phase that does not count toward the step.
-    std::vector<const CollectivePlan *> plans(groups.size());
-    std::vector<GroupShape> shapes(groups.size());
-    for (std::size_t i = 0; i < groups.size(); ++i) {
-        shapes[i] = analyzeGroup(topo, groups[i]);
-        const GroupShape &g = shapes[i];
-        const std::string key = std::to_string(int(op)) + ":" + std::to_string(bytes) + ":"
-                                + std::to_string(m_dispatchScale) + ":" + std::to_string(g.n) + ":"
-                                + std::to_string(g.domains) + ":" + std::to_string(g.ppn) + ":"
-                                + std::to_string(g.ppnMin) + ":" + std::to_string(g.nicsPerDomain)
-                                + ":" + std::to_string(g.intraGBps) + ":"
-                                + std::to_string(g.netPerDomainGBps);
-        auto it = planCache.find(key);
-        if (it == planCache.end()) {
-            CollectivePlan plan
-                    = planCollective(topo, g, op, bytes, Algorithm::Auto, traffic, m_dispatchScale);
-            // The scratch phase may have touched leaves; a group's plan alone ignores others.
-            it = planCache.emplace(key, plan).first;
-        }
-        plans[i] = &it->second;
-    }
-    // Price all groups together on the links they share.
+    (void)name;
+    (void)dim;
+    // Plan each distinct group shape once (NCCL's algorithm and protocol choice, in a scratch
+    // phase that does not count toward the step), then put every group's bytes on the links
+    // together: groups that share links slow each other down.
+    out.groupTimeS.resize(groups.count());
+    out.groupDomains.resize(groups.count());
     traffic.beginPhase(perStep);
     double nvScale = 1, worstEff = 1, worstLat = 0, cap = 0;
-    for (std::size_t i = 0; i < groups.size(); ++i) {
-        const CollectivePlan &p = *plans[i];
+    out.bestGroupS = std::numeric_limits<double>::infinity();
+    int firstPlan = -1;
+    GroupShape &g = m_shape;
+    for (std::size_t i = 0; i < groups.count(); ++i) {
+        analyzeGroup(topo, groups[i], g);
+        const PlanKey key{op,
+                          bytes,
+                          m_dispatchScale,
+                          g.n,
+                          g.domains,
+                          g.ppn,
+                          g.ppnMin,
+                          g.nicsPerDomain,
+                          g.intraGBps,
+                          g.netPerDomainGBps};
+        std::size_t k = 0;
+        while (k < planCache.size() && !(planCache[k].first == key))
+            ++k;
+        if (k == planCache.size())
+            planCache.emplace_back(
+                    key,
+                    planCollective(topo, g, op, bytes, Algorithm::Auto, planning, m_dispatchScale));
+        const CollectivePlan &p = planCache[k].second;
+        if (firstPlan < 0)
+            firstPlan = static_cast<int>(k);
+        out.groupTimeS[i] = p.timeS;
+        out.groupDomains[i] = g.domains;
         nvScale = std::min(nvScale, p.nvlinkScale);
         worstEff = std::min(worstEff, p.efficiency);
         worstLat = std::max(worstLat, p.latencyS);
         if (p.capBusGBps > 0)
             cap = cap > 0 ? std::min(cap, p.capBusGBps) : p.capBusGBps;
-        addCollectiveTraffic(traffic, topo, shapes[i], op, p.algorithm, bytes, m_dispatchScale);
+        out.bestGroupS = std::min(out.bestGroupS, p.timeS);
+        addCollectiveTraffic(traffic, topo, g, op, p.algorithm, bytes, m_dispatchScale);
     }
     traffic.setKindScale(LinkKind::NvLink, nvScale);
     const double bw = traffic.phaseTime();
     const int n = static_cast<int>(groups.front().size());
-    double bwTime = bw / worstEff;
+    out.bwTimeS = bw / worstEff;
     if (cap > 0)
-        bwTime = std::max(bwTime, busBandwidthFactor(op, n) * bytes / (cap * 1e9));
-    out.timeS = worstLat + bwTime;
-    out.groupTimeS.resize(groups.size());
-    out.bestGroupS = std::numeric_limits<double>::infinity();
-    for (std::size_t i = 0; i < groups.size(); ++i) {
-        out.groupTimeS[i] = plans[i]->timeS;
-        out.bestGroupS = std::min(out.bestGroupS, plans[i]->timeS);
-    }
-    out.algorithm = plans.front()->algorithm;
-    if (options.timeline) {
-        // One group's links, to light up in the timeline.
-        const std::vector<int> &links = traffic.phaseLinks();
-        const std::size_t limit = std::min<std::size_t>(links.size(), 4096);
-        out.sampleLinks.assign(links.begin(), links.begin() + static_cast<long>(limit));
-    }
-    (void)name;
-    (void)dim;
+        out.bwTimeS = std::max(out.bwTimeS, busBandwidthFactor(op, n) * bytes / (cap * 1e9));
+    out.latencyS = worstLat;
+    out.timeS = worstLat + out.bwTimeS;
+    out.bytes = bytes;
+    out.algorithm = planCache[static_cast<std::size_t>(firstPlan)].second.algorithm;
+    if (options.timeline)
+        out.sampleLinks = traffic.phaseLinks(4096); // to light up in the timeline
     return out;
 }
 
-void StepModel::warnPlacement(const std::vector<std::vector<int>> &groups,
+DimPrice StepModel::priceSamePattern(const DimPrice &like, double bytes, double perStep)
+{
+    // A collective whose traffic has the same shape as the last one priced (a reduce-scatter
+    // after an all-gather on the same groups): its bytes scale, its latency stays.
+    DimPrice out = like;
+    if (like.bytes <= 0)
+        return out;
+    const double scale = bytes / like.bytes;
+    out.bytes = bytes;
+    out.bwTimeS = like.bwTimeS * scale;
+    out.timeS = like.latencyS + out.bwTimeS;
+    for (double &t : out.groupTimeS)
+        t = like.latencyS + (t - like.latencyS) * scale;
+    traffic.repeatPhase(perStep * scale);
+    return out;
+}
+
+void StepModel::warnPlacement(const Groups &groups,
                               const DimPrice &p,
                               Dim dim,
                               CollectiveOp op,
@@ -348,17 +418,17 @@ void StepModel::warnPlacement(const std::vector<std::vector<int>> &groups,
         std::vector<int> local(static_cast<std::size_t>(n));
         std::iota(local.begin(), local.end(), 0);
         const GroupShape g = analyzeGroup(topo, local);
-        ideal = planCollective(topo, g, op, bytes, Algorithm::Auto, traffic).timeS;
+        ideal = planCollective(topo, g, op, bytes, Algorithm::Auto, planning).timeS;
     }
     int reported = 0;
-    for (std::size_t i = 0; i < groups.size(); ++i) {
-        const GroupShape g = analyzeGroup(topo, groups[i]);
+    for (std::size_t i = 0; i < groups.count(); ++i) {
+        const int domains = p.groupDomains[i];
         const double t = p.groupTimeS[i];
         std::string where;
         double extra = 0;
-        if ((dim == Dim::TP || dim == Dim::EP || dim == Dim::CP) && g.domains > 1 && ideal > 0) {
+        if ((dim == Dim::TP || dim == Dim::EP || dim == Dim::CP) && domains > 1 && ideal > 0) {
             where = std::string(groupNoun(dim)) + " " + std::to_string(i) + " spans "
-                    + std::to_string(g.domains) + " NVLink domains";
+                    + std::to_string(domains) + " NVLink domains";
             extra = t / ideal - 1;
         } else if (t > p.bestGroupS * 1.05) {
             where = std::string(groupNoun(dim)) + " " + std::to_string(i)
@@ -371,18 +441,20 @@ void StepModel::warnPlacement(const std::vector<std::vector<int>> &groups,
             warn(Severity::Warning,
                  std::string(toString(dim)) + "-placement",
                  where + " (" + pct(extra) + " " + dimLabel(dim) + " time)",
-                 groups[i],
-                 (t - (ideal > 0 && g.domains > 1 ? ideal : p.bestGroupS)) * perStep);
+                 std::vector<int>(groups[i].begin(), groups[i].end()),
+                 (t - (ideal > 0 && domains > 1 ? ideal : p.bestGroupS)) * perStep);
     }
     if (reported > 8)
         warn(Severity::Info,
              std::string(toString(dim)) + "-placement-more",
              std::to_string(reported - 8) + " more " + groupNoun(dim) + "s are placed the same way");
     // Traffic through the spine, and rings that change rail.
-    if (s.hasFabric && s.fabric == FabricKind::RailOptimized) {
+    if (s.hasFabric && s.fabric == FabricKind::RailOptimized && (dim == Dim::EP || dim == Dim::DP)) {
         int spineGroups = 0, railGroups = 0;
         std::vector<int> example;
-        for (const auto &grp : groups) {
+        for (std::size_t gi = 0; gi < groups.count(); ++gi) {
+            const auto grp = groups[gi];
+            const int domains = p.groupDomains[gi];
             bool spine = false, rail = false;
             int firstLeaf = -2, firstRail = -1;
             for (int gpu : grp) {
@@ -399,28 +471,27 @@ void StepModel::warnPlacement(const std::vector<std::vector<int>> &groups,
                 spine = spine || leaf / std::max(1, s.rails) != firstLeaf / std::max(1, s.rails);
                 rail = rail || r != firstRail;
             }
-            const GroupShape g = analyzeGroup(topo, grp);
-            if (g.domains < 2)
+            if (domains < 2)
                 continue;
             if (spine) {
                 ++spineGroups;
                 if (example.empty())
-                    example = grp;
+                    example.assign(grp.begin(), grp.end());
             }
-            if (rail && g.ppn == 1)
+            if (rail && domains == static_cast<int>(grp.size()))
                 ++railGroups;
         }
         if (dim == Dim::EP && spineGroups > 0)
             warn(Severity::Warning,
                  "ep-crosses-spine",
                  "EP all-to-all crosses the spine (" + std::to_string(spineGroups) + " of "
-                         + std::to_string(groups.size()) + " EP groups span scalable units)",
+                         + std::to_string(groups.count()) + " EP groups span scalable units)",
                  example);
         if (dim == Dim::DP && railGroups > 0)
             warn(Severity::Warning,
                  "dp-changes-rail",
                  "DP ring changes rail in " + std::to_string(railGroups) + " of "
-                         + std::to_string(groups.size())
+                         + std::to_string(groups.count())
                          + " DP groups: their GPUs sit on different NIC rails, so the traffic "
                            "crosses the spine");
     }
@@ -475,12 +546,7 @@ Evaluation StepModel::run()
                          (6.0 + recomputeTp) * per,
                          "TP all-gather",
                          Dim::TP);
-            tpRs = price(tpGroups,
-                         CollectiveOp::ReduceScatter,
-                         act,
-                         (4.0 + recomputeTp) * per,
-                         "TP reduce-scatter",
-                         Dim::TP);
+            tpRs = priceSamePattern(tpAg, act, (4.0 + recomputeTp) * per);
         } else {
             tpAr = price(tpGroups,
                          CollectiveOp::AllReduce,
@@ -517,7 +583,8 @@ Evaluation StepModel::run()
             // Each token crosses to a remote node once, however many of its experts live there:
             // with experts spread evenly over the N nodes of an EP group, a node holds none of
             // a token's top-k with probability C(E - E/N, k) / C(E, k).
-            const GroupShape g = analyzeGroup(topo, epGroups.front());
+            GroupShape g;
+            analyzeGroup(topo, epGroups.front(), g);
             const int N = g.domains;
             if (N > 1) {
                 const double perNode = double(m.experts) / N;
@@ -588,12 +655,7 @@ Evaluation StepModel::run()
                          1,
                          "DP reduce-scatter",
                          Dim::DP);
-            dpAg = price(dpGroups,
-                         CollectiveOp::AllGather,
-                         denseParamsGpu * 2.0,
-                         zero3 ? 2.0 * microBatches : 1.0,
-                         "DP all-gather",
-                         Dim::DP);
+            dpAg = priceSamePattern(dpRs, denseParamsGpu * 2.0, zero3 ? 2.0 * microBatches : 1.0);
         } else {
             dpAr = price(dpGroups, CollectiveOp::AllReduce, bytes, 1, "DP all-reduce", Dim::DP);
         }
@@ -607,12 +669,7 @@ Evaluation StepModel::run()
                           1,
                           "expert DP reduce-scatter",
                           Dim::DP);
-            edpAg = price(edpGroups,
-                          CollectiveOp::AllGather,
-                          expertParamsGpu * 2.0,
-                          zero3 ? 2.0 * microBatches : 1.0,
-                          "expert DP all-gather",
-                          Dim::DP);
+            edpAg = priceSamePattern(edpRs, expertParamsGpu * 2.0, zero3 ? 2.0 * microBatches : 1.0);
         } else {
             edpAr = price(edpGroups,
                           CollectiveOp::AllReduce,
@@ -820,7 +877,7 @@ Evaluation StepModel::run()
     e.assumptions.push_back("pipeline stages split layers evenly; the last stage also runs the "
                             "output layer and loss");
     e.ok = true;
-    return e;
+    return std::move(e);
 }
 
 void StepModel::memory()
@@ -934,22 +991,31 @@ void StepModel::memory()
 
 void StepModel::fillLinks()
 {
-    const auto &up = traffic.totalUp();
-    const auto &down = traffic.totalDown();
+    // Reuse the last evaluation's buffers when nobody holds them any more: a million links'
+    // worth of fresh pages costs more than filling them.
+    thread_local std::shared_ptr<LinkLoads> pool;
+    std::shared_ptr<LinkLoads> loads = pool && pool.use_count() == 1
+                                               ? pool
+                                               : std::make_shared<LinkLoads>();
+    pool = loads;
+    traffic.totals(loads->bytesUp, loads->bytesDown);
     const auto &links = topo.links();
-    for (std::size_t i = 0; i < links.size(); ++i) {
-        if (up[i] == 0 && down[i] == 0)
+    const std::size_t n = links.size();
+    loads->utilization.resize(n);
+    loads->loaded = 0;
+    const double step = e.stepTimeS;
+    for (std::size_t i = 0; i < n; ++i) {
+        const float busiest = std::max(loads->bytesUp[i], loads->bytesDown[i]);
+        if (busiest == 0) {
+            loads->utilization[i] = 0;
             continue;
-        LinkLoad l;
-        l.link = static_cast<int>(i);
-        l.bytesUp = up[i];
-        l.bytesDown = down[i];
+        }
+        ++loads->loaded;
         const double rate = links[i].effectiveGbPerS() * 1e9;
-        l.utilization = rate > 0 && e.stepTimeS > 0
-                                ? std::max(up[i], down[i]) / (rate * e.stepTimeS)
-                                : 0;
-        e.links.push_back(l);
+        loads->utilization[i] = rate > 0 && step > 0 ? static_cast<float>(busiest / (rate * step))
+                                                     : 0.0f;
     }
+    e.links = loads;
 }
 
 } // namespace

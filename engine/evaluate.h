@@ -5,6 +5,7 @@
 #include "parallel.h"
 #include "topology.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,12 +26,15 @@ struct StepBreakdown
     double sum() const { return compute + tp + cp + ep + ppBubble + ppP2p + dp + optimizer; }
 };
 
-struct LinkLoad
+// Per-link load over one step, dense by link id (zero for idle links), so a view can look a
+// link up directly. Shared: the evaluation that made it may be long gone.
+struct LinkLoads
 {
-    int link = 0;
-    double bytesUp = 0;     // per step, a -> b
-    double bytesDown = 0;   // per step, b -> a
-    double utilization = 0; // busiest direction's bytes / (effective rate x step time)
+    std::vector<float> bytesUp;     // per step, a -> b
+    std::vector<float> bytesDown;   // per step, b -> a
+    std::vector<float> utilization; // busiest direction's bytes / (achieved rate x step time)
+    std::size_t loaded = 0;         // links with any traffic
+    std::size_t size() const { return utilization.size(); }
 };
 
 // One phase of the step for the timeline: what runs, when, and which links it loads.
@@ -86,7 +90,7 @@ struct Evaluation
     double hbmGiB = 0;
     double costPerStep = 0; // dollars, from price_per_gpu_hour (0 if unknown)
     double costPerMillionTokens = 0;
-    std::vector<LinkLoad> links; // every link with traffic
+    std::shared_ptr<const LinkLoads> links; // null unless asked for
     std::vector<Phase> timeline;
     std::vector<Warning> warnings;
     std::vector<std::string> assumptions; // where the model is unsure, in words

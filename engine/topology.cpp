@@ -186,6 +186,40 @@ int Topology::findDevice(const std::string &query) const
 
 void Topology::finish()
 {
+    const int gpus = gpuCount();
+    m_gpuNvRate.assign(static_cast<std::size_t>(gpus), 0.0);
+    for (int g = 0; g < gpus; ++g)
+        for (int l : gpuNvlinks(g))
+            m_gpuNvRate[static_cast<std::size_t>(g)] += m_links[static_cast<std::size_t>(l)]
+                                                                .effectiveGbPerS();
+    const int nics = m_shape.nodes * m_shape.nicsPerNode;
+    m_nicRate.assign(static_cast<std::size_t>(nics), 0.0);
+    for (int n = 0; n < nics; ++n) {
+        const double host = m_links[static_cast<std::size_t>(nicHostLink(n))].effectiveGbPerS();
+        const int up = nicUplink(n);
+        m_nicRate[static_cast<std::size_t>(n)]
+                = up >= 0 ? std::min(host, m_links[static_cast<std::size_t>(up)].effectiveGbPerS())
+                          : 0.0;
+    }
+    m_gpuIntraRate.resize(static_cast<std::size_t>(gpus));
+    m_gpuLocalDomain.resize(static_cast<std::size_t>(gpus));
+    for (int g = 0; g < gpus; ++g) {
+        const std::size_t i = static_cast<std::size_t>(g);
+        m_gpuIntraRate[i] = m_shape.pcieOnly ? m_links[static_cast<std::size_t>(gpuHostLink(g))]
+                                                       .effectiveGbPerS()
+                                             : m_gpuNvRate[i];
+        m_gpuLocalDomain[i] = m_shape.pcieOnly ? g / m_shape.gpusPerNode : g / m_shape.domainSize;
+    }
+    m_gpuNetRate.assign(static_cast<std::size_t>(gpus), 0.0);
+    const double share = std::max(1, m_shape.gpusPerNic);
+    for (int g = 0; g < gpus; ++g) {
+        double net = 0;
+        for (int nic : gpuNics(g))
+            net += m_nicRate[static_cast<std::size_t>(nic - m_firstNic)] / share;
+        const double host = m_links[static_cast<std::size_t>(gpuHostLink(g))].effectiveGbPerS();
+        m_gpuNetRate[static_cast<std::size_t>(g)] = std::min(net, host);
+    }
+
     m_countByKind.assign(8, 0);
     for (const Device &d : m_devices)
         ++m_countByKind[static_cast<int>(d.kind)];

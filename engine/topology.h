@@ -112,6 +112,22 @@ public:
     int leafDevice(int leafIndex) const { return m_firstLeaf + leafIndex; }
     int spineDevice(int spineIndex) const { return m_firstSpine + spineIndex; }
 
+    // Achieved rates (GB/s per direction) the cost engine reads in its inner loops.
+    double gpuNvlinkRate(int gpu) const { return m_gpuNvRate[static_cast<std::size_t>(gpu)]; }
+    // What a GPU moves to another GPU of its domain: NVLink, or PCIe without NVLink.
+    double gpuIntraRate(int gpu) const { return m_gpuIntraRate[static_cast<std::size_t>(gpu)]; }
+    // What a GPU can push into the fabric through its NICs (shared NICs split), capped by its
+    // host link.
+    double gpuNetRate(int gpu) const { return m_gpuNetRate[static_cast<std::size_t>(gpu)]; }
+    double nicRate(int nicIndex) const { return m_nicRate[static_cast<std::size_t>(nicIndex)]; }
+    // The NVLink domain a GPU talks inside without NICs (the server, for PCIe-only servers).
+    int localDomainOfGpu(int gpu) const { return m_gpuLocalDomain[static_cast<std::size_t>(gpu)]; }
+    int localDomainCount() const
+    {
+        return m_shape.pcieOnly ? m_shape.nodes : m_shape.domainCount();
+    }
+    int nicCount() const { return static_cast<int>(m_nicRate.size()); }
+
     std::span<const int> linksOf(int device) const; // every link touching `device`
     int otherEnd(int link, int device) const;
 
@@ -135,6 +151,8 @@ private:
     SwitchModel m_switch;
     int m_firstGpu = 0, m_firstNic = 0, m_firstLeaf = 0, m_firstSpine = 0, m_firstCore = 0;
     std::vector<int> m_countByKind;
+    std::vector<double> m_gpuNvRate, m_gpuNetRate, m_nicRate, m_gpuIntraRate;
+    std::vector<int> m_gpuLocalDomain;
     // Role tables (see the accessors above).
     std::vector<int> m_gpuNvlinks; // gpuCount x nvlinksPerGpu
     int m_nvlinksPerGpu = 0;

@@ -32,17 +32,24 @@ LinkTraffic::LinkTraffic(const Topology &t)
     : m_t(t)
 {
     const std::size_t n = static_cast<std::size_t>(t.linkCount());
-    m_up.assign(n, 0);
-    m_down.assign(n, 0);
-    m_stamp.assign(n, 0);
-    m_totalUp.assign(n, 0);
-    m_totalDown.assign(n, 0);
+    m_cells.assign(n, {});
+    m_totals.assign(n, {});
+    m_rate.resize(n);
+    m_uplinkLeaf.assign(n, -1);
+    const auto &links = t.links();
+    const auto &devices = t.devices();
+    for (std::size_t i = 0; i < n; ++i) {
+        m_rate[i] = static_cast<float>(links[i].effectiveGbPerS() * 1e9);
+        const Device &a = devices[static_cast<std::size_t>(links[i].a)];
+        if (a.kind == DeviceKind::Leaf
+            && devices[static_cast<std::size_t>(links[i].b)].kind == DeviceKind::Spine)
+            m_uplinkLeaf[i] = a.index;
+    }
+    const std::size_t gpus = static_cast<std::size_t>(t.gpuCount());
+    m_ports.assign(gpus, {});
+    m_portTotals.assign(gpus, {});
     const std::size_t leaves = static_cast<std::size_t>(t.countOf(DeviceKind::Leaf));
-    m_leafUp.assign(leaves, 0);
-    m_leafDown.assign(leaves, 0);
-    m_leafFlowsUp.assign(leaves, 0);
-    m_leafFlowsDown.assign(leaves, 0);
-    m_leafStamp.assign(leaves, 0);
+    m_leaves.assign(leaves, {});
     m_leafEff.assign(leaves, 1.0);
     m_podUp.assign(static_cast<std::size_t>(std::max(1, t.shape().leafGroups)), 0);
     m_podDown.assign(m_podUp.size(), 0);
@@ -50,11 +57,21 @@ LinkTraffic::LinkTraffic(const Topology &t)
     m_qps = t.shape().qpsPerConnection;
 }
 
+void LinkTraffic::reset()
+{
+    std::fill(m_totals.begin(), m_totals.end(), Total{});
+    std::fill(m_portTotals.begin(), m_portTotals.end(), Total{});
+    m_adaptive = m_t.shape().adaptiveRouting;
+    m_qps = m_t.shape().qpsPerConnection;
+    beginPhase(1.0);
+}
+
 void LinkTraffic::beginPhase(double repeats)
 {
     ++m_phase;
     m_repeats = repeats;
     m_touched.clear();
+    m_touchedPorts.clear();
     m_touchedLeaves.clear();
     m_kindScale = {1, 1, 1, 1, 1};
     std::fill(m_podUp.begin(), m_podUp.end(), 0.0);
@@ -68,53 +85,20 @@ void LinkTraffic::setKindScale(LinkKind kind, double scale)
     m_kindScale[static_cast<std::size_t>(kind)] = scale;
 }
 
-void LinkTraffic::touch(int link)
-{
-    const std::size_t l = static_cast<std::size_t>(link);
-    if (m_stamp[l] != m_phase) {
-        m_stamp[l] = m_phase;
-        m_up[l] = 0;
-        m_down[l] = 0;
-        m_touched.push_back(link);
-    }
-}
-
-void LinkTraffic::addLink(int link, double up, double down)
-{
-    if (link < 0)
-        return;
-    touch(link);
-    const std::size_t l = static_cast<std::size_t>(link);
-    m_up[l] += up;
-    m_down[l] += down;
-    m_totalUp[l] += up * m_repeats;
-    m_totalDown[l] += down * m_repeats;
-}
-
-double LinkTraffic::phaseUp(int link) const
-{
-    const std::size_t l = static_cast<std::size_t>(link);
-    return m_stamp[l] == m_phase ? m_up[l] : 0.0;
-}
-
-double LinkTraffic::phaseDown(int link) const
-{
-    const std::size_t l = static_cast<std::size_t>(link);
-    return m_stamp[l] == m_phase ? m_down[l] : 0.0;
-}
-
 void LinkTraffic::addNvlink(int gpu, double egress, double ingress)
 {
-    const auto links = m_t.gpuNvlinks(gpu);
-    if (links.empty())
-        return;
-    double lanes = 0;
-    for (int l : links)
-        lanes += m_t.links()[static_cast<std::size_t>(l)].lanes;
-    for (int l : links) {
-        const double share = m_t.links()[static_cast<std::size_t>(l)].lanes / lanes;
-        addLink(l, egress * share, ingress * share);
+    Cell &c = m_ports[static_cast<std::size_t>(gpu)];
+    if (c.stamp != m_phase) {
+        c.stamp = m_phase;
+        c.up = 0;
+        c.down = 0;
+        m_touchedPorts.push_back(gpu);
     }
+    c.up += static_cast<float>(egress);
+    c.down += static_cast<float>(ingress);
+    Total &t = m_portTotals[static_cast<std::size_t>(gpu)];
+    t.up += static_cast<float>(egress * m_repeats);
+    t.down += static_cast<float>(ingress * m_repeats);
 }
 
 void LinkTraffic::addHostToNic(int gpu, int nic, double toNic, double fromNic)
@@ -133,16 +117,16 @@ void LinkTraffic::addLeafToSpine(int leaf, double up, double down, double flows)
 {
     if (leaf < 0 || m_t.leafUplinks(leaf).empty())
         return;
-    const std::size_t i = static_cast<std::size_t>(leaf);
-    if (m_leafStamp[i] != m_phase) {
-        m_leafStamp[i] = m_phase;
-        m_leafUp[i] = m_leafDown[i] = m_leafFlowsUp[i] = m_leafFlowsDown[i] = 0;
+    LeafCell &c = m_leaves[static_cast<std::size_t>(leaf)];
+    if (c.stamp != m_phase) {
+        c = LeafCell{};
+        c.stamp = m_phase;
         m_touchedLeaves.push_back(leaf);
     }
-    m_leafUp[i] += up;
-    m_leafDown[i] += down;
-    m_leafFlowsUp[i] += up > 0 ? flows : 0;
-    m_leafFlowsDown[i] += down > 0 ? flows : 0;
+    c.up += up;
+    c.down += down;
+    c.flowsUp += up > 0 ? flows : 0;
+    c.flowsDown += down > 0 ? flows : 0;
 }
 
 void LinkTraffic::addNetwork(int srcNic, int dstNic, double bytes, double flows)
@@ -209,19 +193,21 @@ void LinkTraffic::spreadUplinks()
     m_spread = true;
     const int qps = std::max(1, m_qps);
     for (int leaf : m_touchedLeaves) {
-        const std::size_t i = static_cast<std::size_t>(leaf);
+        const LeafCell &c = m_leaves[static_cast<std::size_t>(leaf)];
         const auto ups = m_t.leafUplinks(leaf);
         double lanes = 0;
         for (int l : ups)
             lanes += m_t.links()[static_cast<std::size_t>(l)].lanes;
         for (int l : ups) {
             const double share = m_t.links()[static_cast<std::size_t>(l)].lanes / lanes;
-            addLink(l, m_leafUp[i] * share, m_leafDown[i] * share);
+            addLinkUnchecked(l, c.up * share, c.down * share);
         }
-        m_leafEff[i] = m_adaptive ? 1.0
-                                  : ecmpEfficiency(std::max(m_leafFlowsUp[i], m_leafFlowsDown[i])
-                                                           * qps,
-                                                   std::round(lanes));
+        m_leafEff[static_cast<std::size_t>(leaf)] = m_adaptive
+                                                            ? 1.0
+                                                            : ecmpEfficiency(std::max(c.flowsUp,
+                                                                                      c.flowsDown)
+                                                                                     * qps,
+                                                                             std::round(lanes));
     }
     const ClusterShape &s = m_t.shape();
     if (s.fabric == FabricKind::ThreeTier && s.cores > 0) {
@@ -233,9 +219,9 @@ void LinkTraffic::spreadUplinks()
             for (int k = 0; k < s.spinesPerPod; ++k) {
                 const auto ups = m_t.spineUplinks(first + k);
                 for (int l : ups)
-                    addLink(l,
-                            m_podUp[pod] * perSpine / ups.size(),
-                            m_podDown[pod] * perSpine / ups.size());
+                    addLinkUnchecked(l,
+                                     m_podUp[pod] * perSpine / ups.size(),
+                                     m_podDown[pod] * perSpine / ups.size());
             }
         }
     }
@@ -250,27 +236,134 @@ double LinkTraffic::phaseTime()
 {
     spreadUplinks();
     double worst = 0;
+    int worstPort = -1;
     m_bottleneck = -1;
-    const auto &links = m_t.links();
-    const auto &devices = m_t.devices();
-    for (int l : m_touched) {
-        const std::size_t i = static_cast<std::size_t>(l);
-        const Link &link = links[i];
-        double rate = link.effectiveGbPerS() * 1e9
-                      * m_kindScale[static_cast<std::size_t>(link.kind)];
-        if (devices[static_cast<std::size_t>(link.a)].kind == DeviceKind::Leaf
-            && devices[static_cast<std::size_t>(link.b)].kind == DeviceKind::Spine)
-            rate *= m_leafEff[static_cast<std::size_t>(
-                    devices[static_cast<std::size_t>(link.a)].index)];
+    const double nvScale = m_kindScale[static_cast<std::size_t>(LinkKind::NvLink)];
+    for (int g : m_touchedPorts) {
+        const Cell &c = m_ports[static_cast<std::size_t>(g)];
+        const double rate = m_t.gpuNvlinkRate(g) * 1e9 * nvScale;
         if (rate <= 0)
             continue;
-        const double t = std::max(m_up[i], m_down[i]) / rate;
+        const double t = std::max(c.up, c.down) / rate;
+        if (t > worst) {
+            worst = t;
+            worstPort = g;
+        }
+    }
+    const bool scaled = m_kindScale != std::array<double, 5>{1, 1, 1, 1, 1};
+    for (int l : m_touched) {
+        const std::size_t i = static_cast<std::size_t>(l);
+        const Cell &c = m_cells[i];
+        double rate = double(m_rate[i]);
+        if (scaled)
+            rate *= m_kindScale[static_cast<std::size_t>(m_t.links()[i].kind)];
+        if (m_uplinkLeaf[i] >= 0)
+            rate *= m_leafEff[static_cast<std::size_t>(m_uplinkLeaf[i])];
+        if (rate <= 0)
+            continue;
+        const double t = double(std::max(c.up, c.down)) / rate;
         if (t > worst) {
             worst = t;
             m_bottleneck = l;
+            worstPort = -1;
         }
     }
+    if (worstPort >= 0 && !m_t.gpuNvlinks(worstPort).empty())
+        m_bottleneck = m_t.gpuNvlinks(worstPort)[0];
     return worst;
+}
+
+namespace {
+double laneShare(const Topology &t, int gpu, int link)
+{
+    double lanes = 0;
+    for (int l : t.gpuNvlinks(gpu))
+        lanes += t.links()[static_cast<std::size_t>(l)].lanes;
+    return lanes > 0 ? t.links()[static_cast<std::size_t>(link)].lanes / lanes : 0.0;
+}
+} // namespace
+
+double LinkTraffic::phaseUp(int link) const
+{
+    const std::size_t l = static_cast<std::size_t>(link);
+    const Link &k = m_t.links()[l];
+    if (k.kind == LinkKind::NvLink) {
+        const Cell &c = m_ports[static_cast<std::size_t>(k.a)];
+        return c.stamp == m_phase ? c.up * laneShare(m_t, k.a, link) : 0.0;
+    }
+    return m_cells[l].stamp == m_phase ? m_cells[l].up : 0.0;
+}
+
+double LinkTraffic::phaseDown(int link) const
+{
+    const std::size_t l = static_cast<std::size_t>(link);
+    const Link &k = m_t.links()[l];
+    if (k.kind == LinkKind::NvLink) {
+        const Cell &c = m_ports[static_cast<std::size_t>(k.a)];
+        return c.stamp == m_phase ? c.down * laneShare(m_t, k.a, link) : 0.0;
+    }
+    return m_cells[l].stamp == m_phase ? m_cells[l].down : 0.0;
+}
+
+std::vector<int> LinkTraffic::phaseLinks(std::size_t limit) const
+{
+    std::vector<int> out;
+    for (int g : m_touchedPorts) {
+        for (int l : m_t.gpuNvlinks(g)) {
+            if (out.size() >= limit)
+                return out;
+            out.push_back(l);
+        }
+    }
+    for (int l : m_touched) {
+        if (out.size() >= limit)
+            return out;
+        out.push_back(l);
+    }
+    return out;
+}
+
+void LinkTraffic::repeatPhase(double factor)
+{
+    spreadUplinks();
+    for (int g : m_touchedPorts) {
+        const Cell &c = m_ports[static_cast<std::size_t>(g)];
+        Total &t = m_portTotals[static_cast<std::size_t>(g)];
+        t.up += static_cast<float>(c.up * factor);
+        t.down += static_cast<float>(c.down * factor);
+    }
+    for (int l : m_touched) {
+        const Cell &c = m_cells[static_cast<std::size_t>(l)];
+        Total &t = m_totals[static_cast<std::size_t>(l)];
+        t.up += static_cast<float>(c.up * factor);
+        t.down += static_cast<float>(c.down * factor);
+    }
+}
+
+void LinkTraffic::totals(std::vector<float> &up, std::vector<float> &down) const
+{
+    const std::size_t n = m_totals.size();
+    up.resize(n);
+    down.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        up[i] = m_totals[i].up;
+        down[i] = m_totals[i].down;
+    }
+    const int gpus = m_t.gpuCount();
+    for (int g = 0; g < gpus; ++g) {
+        const Total &t = m_portTotals[static_cast<std::size_t>(g)];
+        if (t.up == 0 && t.down == 0)
+            continue;
+        const auto links = m_t.gpuNvlinks(g);
+        double lanes = 0;
+        for (int l : links)
+            lanes += m_t.links()[static_cast<std::size_t>(l)].lanes;
+        for (int l : links) {
+            const double share = m_t.links()[static_cast<std::size_t>(l)].lanes / lanes;
+            up[static_cast<std::size_t>(l)] += static_cast<float>(t.up * share);
+            down[static_cast<std::size_t>(l)] += static_cast<float>(t.down * share);
+        }
+    }
 }
 
 } // namespace railyard::engine

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace railyard::engine {
@@ -15,6 +16,8 @@ class LinkTraffic
 {
 public:
     explicit LinkTraffic(const Topology &topology);
+    // Forgets the step totals and re-reads the tuning from the topology, for a new evaluation.
+    void reset();
 
     // Starts a phase. Bytes added from now on count once in the phase and `repeats` times in the
     // step totals (a TP all-gather that runs once per layer per micro-batch, say).
@@ -23,7 +26,8 @@ public:
     // NVLink, a protocol's share of the wire, ...). Default 1.
     void setKindScale(LinkKind kind, double scale);
 
-    // A GPU's NVLink traffic, spread over its links to the NVSwitches by their lane counts.
+    // A GPU's NVLink traffic. It is kept per GPU (the GPU's NVLink port) and spread over the
+    // GPU's links to the NVSwitches by their lane counts only when link totals are read.
     void addNvlink(int gpu, double egress, double ingress);
     // GPU <-> NIC inside a server (PCIe or C2C, then PCIe to the NIC).
     void addHostToNic(int gpu, int nic, double toNic, double fromNic);
@@ -36,20 +40,26 @@ public:
     // GPU to GPU over PCIe (servers without NVLink).
     void addPciePeer(int gpuA, int gpuB, double bytes);
     // Generic: bytes on one link in the phase.
-    void addLink(int link, double up, double down);
+    void addLink(int link, double up, double down)
+    {
+        if (link >= 0)
+            addLinkUnchecked(link, up, down);
+    }
 
     // The phase's bandwidth time: max over the links it touched of bytes / achieved rate.
     double phaseTime();
     // The link that bounds the phase (after phaseTime()); -1 if none.
     int phaseBottleneck() const { return m_bottleneck; }
-    // Links the phase touched (after phaseTime()).
-    const std::vector<int> &phaseLinks() const { return m_touched; }
+    // Links the phase touched (after phaseTime()), NVLinks included; at most `limit`.
+    std::vector<int> phaseLinks(std::size_t limit = std::numeric_limits<std::size_t>::max()) const;
     double phaseUp(int link) const;
     double phaseDown(int link) const;
+    // Adds the current phase's bytes `factor` more times to the step totals (another
+    // collective with the same traffic pattern, e.g. a reduce-scatter after an all-gather).
+    void repeatPhase(double factor);
 
-    // Step totals.
-    const std::vector<double> &totalUp() const { return m_totalUp; }
-    const std::vector<double> &totalDown() const { return m_totalDown; }
+    // Step totals per link (NVLinks spread from their ports) into `up` and `down` (resized).
+    void totals(std::vector<float> &up, std::vector<float> &down) const;
     // ECMP efficiency of a leaf's uplinks in this phase (1 with adaptive routing).
     double uplinkEfficiency(int leaf) const;
 
@@ -58,20 +68,56 @@ public:
     int queuePairs() const { return m_qps; }
 
 private:
-    void touch(int link);
+    // Floats: bytes need 7 significant digits here, and halving the footprint keeps a
+    // million-link cluster's phase in cache far better.
+    struct Cell // one link (or NVLink port) in the current phase
+    {
+        float up = 0;
+        float down = 0;
+        std::uint32_t stamp = 0;
+    };
+    struct Total
+    {
+        float up = 0;
+        float down = 0;
+    };
+
+    void addLinkUnchecked(int link, double up, double down)
+    {
+        Cell &c = m_cells[static_cast<std::size_t>(link)];
+        if (c.stamp != m_phase) {
+            c.stamp = m_phase;
+            c.up = 0;
+            c.down = 0;
+            m_touched.push_back(link);
+        }
+        c.up += static_cast<float>(up);
+        c.down += static_cast<float>(down);
+        Total &t = m_totals[static_cast<std::size_t>(link)];
+        t.up += static_cast<float>(up * m_repeats);
+        t.down += static_cast<float>(down * m_repeats);
+    }
     void spreadUplinks();
 
     const Topology &m_t;
-    std::vector<double> m_up, m_down; // phase bytes (valid where stamp matches)
-    std::vector<std::uint32_t> m_stamp;
-    std::vector<double> m_totalUp, m_totalDown; // step bytes
+    std::vector<Cell> m_cells;
+    std::vector<Total> m_totals;
+    std::vector<float> m_rate;     // achieved bytes/s per link
+    std::vector<int> m_uplinkLeaf; // leaf index for leaf -> spine links, else -1
     std::vector<int> m_touched;
+    std::vector<Cell> m_ports; // NVLink ports, per GPU
+    std::vector<Total> m_portTotals;
+    std::vector<int> m_touchedPorts;
     std::uint32_t m_phase = 0;
     double m_repeats = 1;
     std::array<double, 5> m_kindScale{1, 1, 1, 1, 1};
     // Per-leaf bytes leaving / entering through the spine in this phase, and flow counts.
-    std::vector<double> m_leafUp, m_leafDown, m_leafFlowsUp, m_leafFlowsDown;
-    std::vector<std::uint32_t> m_leafStamp;
+    struct LeafCell
+    {
+        double up = 0, down = 0, flowsUp = 0, flowsDown = 0;
+        std::uint32_t stamp = 0;
+    };
+    std::vector<LeafCell> m_leaves;
     std::vector<int> m_touchedLeaves;
     std::vector<double> m_podUp, m_podDown;
     std::vector<double> m_leafEff;

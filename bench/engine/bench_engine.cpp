@@ -1,0 +1,101 @@
+// The engine's speed: topology build, a step evaluation with per-link loads at 16,384 and
+// 131,072 GPUs, and one collective with per-link bytes on 1,024 GPUs. Prints medians.
+//   bench_engine [repeats]
+#include "collective.h"
+#include "evaluate.h"
+#include "layout.h"
+#include "topology.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <numeric>
+#include <vector>
+
+using namespace railyard::engine;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double medianMs(int repeats, const std::function<void()> &work)
+{
+    std::vector<double> ms;
+    for (int i = 0; i < repeats; ++i) {
+        const auto t0 = Clock::now();
+        work();
+        ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+}
+
+Layout llama405b(int gpus, int dp)
+{
+    Layout l;
+    l.cluster.gpu = "H100-SXM";
+    l.cluster.nodes = gpus / 8;
+    l.cluster.nic.gbitPerS = 400;
+    l.cluster.fabric.kind = FabricKind::RailOptimized;
+    ModelConfig m;
+    m.preset = "llama3.1-405b";
+    l.model = m;
+    l.training.seqLen = 8192;
+    l.training.globalBatch = 16 * dp;
+    l.training.microBatch = 1;
+    l.parallel.tp = 8;
+    l.parallel.pp = 16;
+    l.parallel.vp = 1;
+    l.parallel.dp = dp;
+    return l;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    const int repeats = argc > 1 ? std::max(1, std::atoi(argv[1])) : 15;
+    std::printf("railyard engine benchmark, medians of %d runs\n\n", repeats);
+    for (const auto &[gpus, dp] :
+         std::vector<std::pair<int, int>>{{1024, 8}, {16384, 128}, {131072, 1024}}) {
+        const Layout l = llama405b(gpus, dp);
+        Topology t;
+        const double build = medianMs(std::max(1, repeats / 3),
+                                      [&] { t = buildTopology(l.cluster, Catalog::builtin()); });
+        Evaluation e;
+        EvaluateOptions withLinks;
+        const double eval = medianMs(repeats, [&] { e = evaluate(l, t, withLinks); });
+        EvaluateOptions noLinks;
+        noLinks.linkLoads = false;
+        noLinks.timeline = false;
+        const double evalNoLinks = medianMs(repeats, [&] { evaluate(l, t, noLinks); });
+        std::printf("%7d GPUs (llama3.1-405b TP8 PP16 DP%d): %7d devices %8d links\n",
+                    gpus,
+                    dp,
+                    t.deviceCount(),
+                    t.linkCount());
+        std::printf("    build topology          %9.3f ms\n", build);
+        std::printf("    evaluate, link loads    %9.3f ms  (%zu loaded links, step %.3f s%s)\n",
+                    eval,
+                    e.links ? e.links->loaded : 0,
+                    e.stepTimeS,
+                    e.ok ? "" : ", NOT OK");
+        std::printf("    evaluate, numbers only  %9.3f ms\n", evalNoLinks);
+    }
+    {
+        Layout l = llama405b(1024, 8);
+        const Topology t = buildTopology(l.cluster, Catalog::builtin());
+        CollectiveRequest req;
+        req.op = CollectiveOp::AllReduce;
+        req.bytes = 1e9;
+        req.wantLinks = true;
+        CollectiveResult r;
+        const double ms = medianMs(repeats, [&] { r = estimateCollective(t, req); });
+        std::printf("\n1024-GPU all-reduce of 1 GB with per-link bytes: %.3f ms (%s, %zu links)\n",
+                    ms,
+                    toString(r.algorithm),
+                    r.links.size());
+    }
+    return 0;
+}
