@@ -7,6 +7,7 @@
 
 #include <QApplication>
 #include <QFile>
+#include <QScreen>
 #include <QTimer>
 
 #include <cstdio>
@@ -91,6 +92,11 @@ int main(int argc, char **argv)
         return 1;
     }
     window.setDocument(std::move(doc));
+    if (const QScreen *screen = QGuiApplication::primaryScreen()) {
+        // Fill a small screen; keep a comfortable size on a large one.
+        const QSize avail = screen->availableGeometry().size();
+        window.resize(std::min(avail.width(), 1800), std::min(avail.height(), 1100));
+    }
     window.show();
     // After a crash, the last session's unsaved work waits in the recovery folder.
     QTimer::singleShot(0, &window, [&window] { window.offerRecovery(); });

@@ -13,6 +13,7 @@
 #include "scene/clusterscene.h"
 #include "scene/clusterview.h"
 
+#include <QAbstractButton>
 #include <QApplication>
 #include <QComboBox>
 #include <QFile>
@@ -25,6 +26,7 @@
 #include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTimer>
 #include <QTreeWidget>
 #include <QUndoStack>
 
@@ -250,6 +252,34 @@ private Q_SLOTS:
         w.view()->fitToCluster();
         QVERIFY(std::abs(w.view()->zoom() - before) < 1e-6);
         QVERIFY(w.zoomSlider()->value() < w.zoomSlider()->maximum());
+    }
+
+    void closingAsksAboutUnsavedWork()
+    {
+        MainWindow w(nullptr, m_recovery.path());
+        QVERIFY(w.openFile(layoutPath("gmi-h200-cluster.railyard.json")));
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.document()->undoStack()->push(new ChangeTitle(w.document(), QStringLiteral("x")));
+        QStringList asked;
+        const auto answer = [&asked](QMessageBox::StandardButton button) {
+            QTimer::singleShot(0, [&asked, button] {
+                auto *box = qobject_cast<QMessageBox *>(QApplication::activeModalWidget());
+                QVERIFY(box);
+                asked << box->text();
+                box->button(button)->click();
+            });
+        };
+        answer(QMessageBox::Cancel);
+        QVERIFY(!w.close()); // cancelled: still open, still modified
+        QVERIFY(w.isVisible());
+        QCOMPARE(asked.size(), 1);
+        QVERIFY(asked.front().contains(QStringLiteral("unsaved changes")));
+        answer(QMessageBox::Discard);
+        QVERIFY(w.close());
+        QCOMPARE(asked.size(), 2);
+        // Closing knowingly drops the recovery copy too.
+        QVERIFY(!QFile::exists(w.autoSaver()->recoveryFile()));
     }
 
     void crashRecoveryIsOffered()

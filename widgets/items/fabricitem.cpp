@@ -33,12 +33,12 @@ void drawSwitch(QPainter *painter,
 {
     const engine::Device &d = t.devices()[static_cast<std::size_t>(id)];
     // Switches are few and large: named from the Devices level on, when the name can be read.
-    const bool named = detail >= Detail::Devices && paint::fontUnits(lod, 9, 10, 13) > 0;
+    const bool named = detail >= Detail::Devices && paint::fontUnits(lod, 10, 10, 16) > 0;
     paint::drawDevice(painter, r, d.kind, QString(), named ? Detail::Labels : detail, lod);
     if (!named)
         return;
     QFont f = painter->font();
-    f.setPixelSize(paint::fontUnits(lod, 9, 10, 13));
+    f.setPixelSize(paint::fontUnits(lod, 10, 10, 16));
     f.setBold(true);
     painter->setFont(f);
     painter->setPen(style::deviceText(d.kind));
@@ -77,12 +77,20 @@ void BlockFabricItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *o
     painter->setRenderHint(QPainter::Antialiasing, false);
 
     std::vector<QLineF> lines(b.lanes.begin(), b.lanes.end());
+    // Where a drop or riser joins a lane: dots tell a junction from a crossing when close.
+    std::vector<QPointF> joins;
+    const bool dots = detail == Detail::Labels;
+    if (dots)
+        for (const QLineF &lane : b.lanes)
+            joins.push_back(lane.p1());
     // Trunks: each rail from its leaf down to its lowest lane.
     for (std::size_t i = 0; i < b.leaves.size(); ++i) {
         const double x = b.trunkX[i];
         lines.emplace_back(x, b.leafLaneY[i], x, std::max(b.leafLaneY[i], b.lastLaneY[i]));
         const QRectF leaf = g.deviceRect(b.leaves[i]);
         lines.emplace_back(leaf.center().x(), leaf.bottom(), leaf.center().x(), b.leafLaneY[i]);
+        if (dots)
+            joins.emplace_back(leaf.center().x(), b.leafLaneY[i]);
     }
     if (g.busMode()) {
         double right = b.gutterX;
@@ -112,6 +120,8 @@ void BlockFabricItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *o
             const double from = detail == Detail::Servers ? (mirrored ? node.bottom() : node.top())
                                                           : (mirrored ? r.bottom() : r.top());
             lines.emplace_back(x, from, x, laneY);
+            if (dots)
+                joins.emplace_back(x, laneY);
         }
         if (detail == Detail::Racks && std::abs(reach) < 1e17) {
             const double x = node.center().x();
@@ -121,6 +131,13 @@ void BlockFabricItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *o
     painter->setPen(paint::linkPen(kind, detail, 1.5));
     painter->drawLines(lines.data(), static_cast<int>(lines.size()));
     paintStats().linkLines += static_cast<int>(lines.size());
+    if (!joins.empty()) {
+        painter->setRenderHint(QPainter::Antialiasing, true);
+        painter->setPen(Qt::NoPen);
+        painter->setBrush(style::linkColor(kind));
+        for (const QPointF &p : joins)
+            painter->drawEllipse(p, 3.5, 3.5);
+    }
 
     for (int leaf : b.leaves)
         drawSwitch(painter, t, g.deviceRect(leaf), leaf, detail, lod);

@@ -38,7 +38,7 @@ int fontUnits(double lod, double screenPx, int minUnits, int maxUnits)
 {
     const double want = screenPx / std::max(lod, 1e-6);
     const int units = static_cast<int>(std::clamp(want, double(minUnits), double(maxUnits)));
-    return units * lod >= 6.5 ? units : 0;
+    return units * lod >= 6.0 ? units : 0;
 }
 
 void drawDevice(QPainter *painter,
@@ -58,7 +58,7 @@ void drawDevice(QPainter *painter,
     painter->drawRoundedRect(rect, 4, 4);
     // As large as reads well, as small as still fits the box.
     const double fitW = (rect.width() - 6) / std::max<qsizetype>(4, label.size()) / 0.62;
-    const int units = fontUnits(lod, 10, 10, static_cast<int>(std::min(rect.height() * 0.45, fitW)));
+    const int units = fontUnits(lod, 10, 10, static_cast<int>(std::min(rect.height() * 0.5, fitW)));
     if (units == 0 || label.isEmpty())
         return;
     QFont f = painter->font();

@@ -31,7 +31,10 @@ InspectorPanel::InspectorPanel(QWidget *parent)
     m_links->setUniformRowHeights(true);
     m_links->setAlternatingRowColors(true);
     m_links->setHeaderLabels({tr("Link to"), tr("Kind"), tr("GB/s"), tr("Lanes")});
+    m_links->header()->setStretchLastSection(false);
     m_links->header()->setSectionResizeMode(0, QHeaderView::Stretch);
+    for (int c = 1; c < 4; ++c)
+        m_links->header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(m_header);
     layout->addWidget(m_links, 1);

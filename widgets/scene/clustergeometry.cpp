@@ -17,7 +17,8 @@ constexpr double kRackGap = 48;    // between racks in a row
 constexpr double kRackRowGap = 40; // between rows of racks
 constexpr double kBlockGap = 240;  // between blocks (the gap holds the uplink trunk in bus mode)
 constexpr double kTierGap = 150;   // between switch tiers
-constexpr double kSwitchW = 96;
+constexpr double kSwitchW = 120;
+constexpr double kFabricSwitchH = 40;
 constexpr double kCpuSide = 76; // HGX: the CPUs sit at both ends of the PCIe row
 constexpr double kTargetAspect = 1.6;
 
@@ -267,7 +268,7 @@ void ClusterGeometry::place()
     const int lanes = static_cast<int>(maxLanes);
     const double laneBand = lanes > 0 ? lanes * kLaneGap + 10 : 0;
     const double gutterW = lanes > 0 ? lanes * kLaneGap + 30 : 0;
-    const double leafBandH = lanes > 0 ? 24 + kSwitchH + 6 + 16 + laneBand : 0;
+    const double leafBandH = lanes > 0 ? 24 + kFabricSwitchH + 16 + laneBand : 0;
     const double rowH = (nics > 0 ? laneBand : 0) + rackH + (anyMirrored && nics > 0 ? laneBand : 0)
                         + kRackRowGap;
     const int racksInBlock = m_blocks.empty() ? 1 : m_blocks.front().rackCount;
@@ -329,7 +330,7 @@ void ClusterGeometry::place()
                 const QRectF leaf(lx0 + i * pitch + (pitch - kSwitchW) / 2,
                                   leafY,
                                   kSwitchW,
-                                  kSwitchH + 6);
+                                  kFabricSwitchH);
                 m_device[static_cast<std::size_t>(block.leaves[static_cast<std::size_t>(i)])] = leaf;
                 block.trunkX[static_cast<std::size_t>(i)] = x0 + 14 + i * kLaneGap;
                 const double ly = leaf.bottom() + 16 + i * kLaneGap;
@@ -523,8 +524,11 @@ void ClusterGeometry::place()
         const double pitch = std::max(kSwitchW + 24, span / row.size());
         const double x0 = leftEdge + (span - pitch * row.size()) / 2;
         for (std::size_t i = 0; i < row.size(); ++i)
-            m_device[static_cast<std::size_t>(row[i])]
-                    = QRectF(x0 + i * pitch + (pitch - kSwitchW) / 2, yTop, kSwitchW, kSwitchH + 6);
+            m_device[static_cast<std::size_t>(row[i])] = QRectF(x0 + i * pitch
+                                                                        + (pitch - kSwitchW) / 2,
+                                                                yTop,
+                                                                kSwitchW,
+                                                                kFabricSwitchH);
     };
     const double spineTop = m_busMode ? -kTierGap : -kTierGap + 20;
     m_globalBusY = -50;
