@@ -872,6 +872,10 @@ Evaluation StepModel::run()
               dpAg.sampleLinks);
     }
     e.assumptions.push_back("balanced MoE routing (every expert gets its share of tokens)");
+    if (m.isMoe())
+        e.assumptions.push_back("MoE layers: host-side overheads of the token dispatcher (count "
+                                "syncs, kernel launches) are not priced; with many small "
+                                "micro-batches measured steps have been 20-35% longer");
     e.assumptions.push_back("collectives below ~256 MiB per GPU: NCCL's latency model; measured "
                             "bandwidth there can be up to 30-50% lower");
     e.assumptions.push_back("pipeline stages split layers evenly; the last stage also runs the "

@@ -430,9 +430,80 @@ const Run kRuns[] = {
          true, false,      17.6, 0,    FLASH, DEEPEP},
 };
 
+// Held out: published runs that were not looked at while the model's constants were set (other
+// configurations of the same model zoo: NCCL all-to-all dispatch; TP4 with no recomputation).
+// They are reported, not fitted: today the model is 20-36% fast on them (MoE layers with many
+// small micro-batches pay host-side overheads, token-count syncs and kernel launches, that the
+// model does not price). The bound catches regressions; the error is printed.
+const Run kHeldOut[] = {
+        {"Z1 A2A TP2 EP8 PP32",
+         "H100-SXM",
+         256,
+         400,
+         RO,
+         "qwen3-235b-a22b",
+         0,
+         0,
+         0,
+         4096,
+         2048,
+         1,
+         2,
+         32,
+         3,
+         4,
+         1,
+         8,
+         true,
+         false,
+         SEL,
+         true,
+         B16,
+         false,
+         true,
+         false,
+         24.2,
+         0,
+         FLASH,
+         A2A},
+        {"Z2 DeepEP TP4 EP8 PP8",
+         "H100-SXM",
+         256,
+         400,
+         RO,
+         "qwen3-235b-a22b",
+         0,
+         0,
+         0,
+         4096,
+         2048,
+         1,
+         4,
+         8,
+         4,
+         8,
+         1,
+         8,
+         true,
+         false,
+         NONE,
+         true,
+         B16,
+         false,
+         true,
+         false,
+         29.0,
+         0,
+         FLASH,
+         DEEPEP},
+};
+
 const Run *findRun(const QString &id)
 {
     for (const Run &r : kRuns)
+        if (id == QLatin1String(r.id))
+            return &r;
+    for (const Run &r : kHeldOut)
         if (id == QLatin1String(r.id))
             return &r;
     return nullptr;
@@ -500,6 +571,29 @@ private Q_SLOTS:
         if (id.startsWith(QLatin1Char('C')))
             m_cErrors << std::abs(err);
         QVERIFY2(std::abs(err) <= 0.10, qPrintable(QString::number(100 * err, 'f', 1) + "%"));
+    }
+
+    void heldOutRuns_data()
+    {
+        QTest::addColumn<QString>("id");
+        for (const Run &r : kHeldOut)
+            QTest::newRow(r.id) << QString::fromLatin1(r.id);
+    }
+    void heldOutRuns()
+    {
+        QFETCH(QString, id);
+        const Run &r = *findRun(id);
+        const Layout l = layoutFor(r);
+        const Topology t = buildTopology(l.cluster, Catalog::builtin());
+        const Evaluation e = evaluate(l, t);
+        QVERIFY2(e.ok, e.error.c_str());
+        const double err = (e.stepTimeS - r.stepS) / r.stepS;
+        qInfo("%-24s step %7.3f s, measured %7.3f s, error %+5.1f%% (held out)",
+              qPrintable(id),
+              e.stepTimeS,
+              r.stepS,
+              100 * err);
+        QVERIFY2(std::abs(err) <= 0.40, qPrintable(QString::number(100 * err, 'f', 1) + "%"));
     }
 
     void calculonComparison()

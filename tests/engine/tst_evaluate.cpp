@@ -1,0 +1,200 @@
+#include "evaluate.h"
+#include "layout.h"
+#include "topology.h"
+
+#include <QTest>
+
+using namespace railyard::engine;
+
+namespace {
+
+Layout example()
+{
+    return readLayoutFile(RAILYARD_TEST_DATA "/example.railyard.json");
+}
+
+Evaluation run(const Layout &l)
+{
+    const Topology t = buildTopology(l.cluster, Catalog::builtin());
+    return evaluate(l, t);
+}
+
+bool hasWarning(const Evaluation &e, const std::string &code)
+{
+    for (const Warning &w : e.warnings)
+        if (w.code == code)
+            return true;
+    return false;
+}
+
+} // namespace
+
+class TestEvaluate : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void referenceExample()
+    {
+        const Evaluation e = run(example());
+        QVERIFY2(e.ok, e.error.c_str());
+        // The breakdown adds up to the step; throughput follows from tokens and time.
+        QVERIFY(std::abs(e.exposed.sum() - e.stepTimeS) < 1e-9 * e.stepTimeS);
+        QCOMPARE(e.tokensPerStep, 256.0 * 8192);
+        QVERIFY(std::abs(e.tokensPerSPerGpu * 128 * e.stepTimeS - e.tokensPerStep) < 1e-3);
+        QVERIFY(e.mfu > 0.2 && e.mfu < 0.7);
+        QVERIFY(e.exposed.tp > 0);       // TP8 collectives on NVLink
+        QVERIFY(e.exposed.ppBubble > 0); // PP4
+        QVERIFY(e.memory.totalGiB() > 10 && e.memory.totalGiB() < e.hbmGiB);
+        QVERIFY(e.costPerMillionTokens > 0);
+        // Link loads: every GPU's NVLinks and NICs carry traffic; nothing runs above 100%
+        // of a link for longer than the step.
+        QVERIFY(e.links);
+        QVERIFY(e.links->loaded > 128 * 4);
+        float worst = 0;
+        for (float u : e.links->utilization)
+            worst = std::max(worst, u);
+        QVERIFY(worst > 0.01f && worst <= 1.0f);
+        QVERIFY(!e.timeline.empty());
+        QVERIFY(!e.flopConvention.empty());
+    }
+
+    // Moving one TP group across two servers puts its collectives on the NICs: TP time rises,
+    // the placement warning names the group, and moving it back restores the numbers exactly.
+    void tpGroupAcrossServers()
+    {
+        Layout l = example();
+        const Evaluation before = run(l);
+        // Swap GPU 4 (TP group 0) with GPU 12 (TP group 1, next server).
+        l.mapping.resize(128);
+        for (int r = 0; r < 128; ++r)
+            l.mapping[static_cast<std::size_t>(r)] = r;
+        std::swap(l.mapping[4], l.mapping[12]);
+        const Evaluation moved = run(l);
+        QVERIFY(moved.ok);
+        qInfo("TP exposed: %.3f s -> %.3f s; step %.3f -> %.3f s",
+              before.exposed.tp,
+              moved.exposed.tp,
+              before.stepTimeS,
+              moved.stepTimeS);
+        QVERIFY(moved.exposed.tp > 1.5 * before.exposed.tp);
+        QVERIFY(moved.stepTimeS > before.stepTimeS);
+        QVERIFY(hasWarning(moved, "tp-placement"));
+        bool named = false;
+        for (const Warning &w : moved.warnings)
+            named = named
+                    || (w.code == "tp-placement"
+                        && w.message.find("TP group 0 spans 2 NVLink domains") != std::string::npos);
+        QVERIFY(named);
+        std::swap(l.mapping[4], l.mapping[12]);
+        const Evaluation back = run(l);
+        QCOMPARE(back.stepTimeS, before.stepTimeS);
+        QCOMPARE(back.exposed.tp, before.exposed.tp);
+        QVERIFY(!hasWarning(back, "tp-placement"));
+    }
+
+    void impossibleConfigurations_data()
+    {
+        QTest::addColumn<int>("tp");
+        QTest::addColumn<int>("pp");
+        QTest::addColumn<int>("dp");
+        QTest::addColumn<int>("ep");
+        QTest::addColumn<QString>("preset");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("sizes do not multiply") << 8 << 4 << 8 << 1 << "llama3-70b"
+                                               << "but the cluster has 128 GPUs";
+        QTest::newRow("PP above layers") << 1 << 128 << 1 << 1 << "llama2-7b"
+                                         << "PP (128) is more than the model's 32 layers";
+        QTest::newRow("EP above experts") << 1 << 1 << 128 << 16 << "mixtral-8x7b"
+                                          << "EP (16) is more than the model's 8 experts";
+    }
+    void impossibleConfigurations()
+    {
+        QFETCH(int, tp);
+        QFETCH(int, pp);
+        QFETCH(int, dp);
+        QFETCH(int, ep);
+        QFETCH(QString, preset);
+        QFETCH(QString, message);
+        Layout l = example();
+        l.parallel.tp = tp;
+        l.parallel.pp = pp;
+        l.parallel.vp = 1;
+        l.parallel.dp = dp;
+        l.parallel.ep = ep;
+        l.model->preset = preset.toStdString();
+        l.training.globalBatch = 1024;
+        const Evaluation e = run(l);
+        QVERIFY(!e.ok);
+        QVERIFY2(QString::fromStdString(e.error).contains(message), e.error.c_str());
+    }
+
+    void doubtfulConfigurationsWarn_data()
+    {
+        QTest::addColumn<QString>("change");
+        QTest::addColumn<QString>("code");
+        QTest::newRow("TP does not divide heads") << "tp-heads"
+                                                  << "tp-heads";
+        QTest::newRow("batch not divisible") << "batch"
+                                             << "batch-not-divisible";
+        QTest::newRow("out of memory") << "oom"
+                                       << "out-of-memory";
+        QTest::newRow("uneven pipeline") << "layers"
+                                         << "pp-layers";
+        QTest::newRow("TP wider than NVLink") << "tp16"
+                                              << "tp-larger-than-domain";
+    }
+    void doubtfulConfigurationsWarn()
+    {
+        QFETCH(QString, change);
+        QFETCH(QString, code);
+        Layout l = example();
+        l.parallel.vp = 1;
+        if (change == "tp-heads") {
+            l.model->heads = 60; // 60 heads, 8-way TP
+            l.model->kvHeads = 4;
+        } else if (change == "batch") {
+            l.training.globalBatch = 250;
+        } else if (change == "oom") {
+            l.cluster.gpu = "A100-SXM-80GB";
+            l.parallel.pp = 1;
+            l.parallel.dp = 16;
+            l.training.recompute = Recompute::None;
+            l.training.microBatch = 4;
+        } else if (change == "layers") {
+            l.model->layers = 78;
+        } else if (change == "tp16") {
+            l.parallel.tp = 16;
+            l.parallel.dp = 2;
+        }
+        const Evaluation e = run(l);
+        QVERIFY2(e.ok, e.error.c_str());
+        QVERIFY2(hasWarning(e, code.toStdString()), qPrintable(code));
+    }
+
+    void noModelIsNotPriced()
+    {
+        Layout l;
+        l.cluster.nodes = 2;
+        const Evaluation e = run(l);
+        QVERIFY(!e.ok);
+        QVERIFY(QString::fromStdString(e.error).contains(QStringLiteral("no model")));
+    }
+
+    void moeAndContextParallel()
+    {
+        const Layout l = readLayoutFile(RAILYARD_TEST_DATA "/example-moe.railyard.json");
+        const Evaluation e = run(l);
+        QVERIFY2(e.ok, e.error.c_str());
+        QVERIFY(e.exposed.ep > 0); // EP8 all-to-all
+        Layout cp = example();
+        cp.parallel.cp = 2;
+        cp.parallel.dp = 2;
+        const Evaluation c = run(cp);
+        QVERIFY2(c.ok, c.error.c_str());
+        QVERIFY(c.total.cp > 0);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestEvaluate)
+#include "tst_evaluate.moc"
