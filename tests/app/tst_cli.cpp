@@ -1,3 +1,4 @@
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -86,6 +87,69 @@ private Q_SLOTS:
         QCOMPARE(r.exitCode, 0);
         const QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
         QVERIFY(std::abs(o.value(QStringLiteral("time_s")).toDouble() - 0.068) < 0.0005);
+    }
+
+    void evaluateJson()
+    {
+        const Run r = run({QStringLiteral("evaluate"),
+                           data("example.railyard.json"),
+                           QStringLiteral("--json"),
+                           QStringLiteral("--top-links"),
+                           QStringLiteral("20")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QJsonParseError pe;
+        const QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8(), &pe).object();
+        QVERIFY2(pe.error == QJsonParseError::NoError, qPrintable(pe.errorString()));
+        for (const char *key : {"step_time_s",
+                                "tokens_per_s",
+                                "tokens_per_s_per_gpu",
+                                "mfu",
+                                "model_tflops_per_gpu",
+                                "memory_gib_per_gpu",
+                                "breakdown_s",
+                                "links",
+                                "warnings",
+                                "flop_convention"})
+            QVERIFY2(o.contains(QLatin1String(key)), key);
+        const QJsonObject b = o.value(QStringLiteral("breakdown_s")).toObject();
+        double sum = 0;
+        for (const char *key : {"compute", "tp", "cp", "ep", "pp_bubble", "pp_p2p", "dp"}) {
+            QVERIFY2(b.contains(QLatin1String(key)), key);
+            sum += b.value(QLatin1String(key)).toDouble();
+        }
+        const double step = o.value(QStringLiteral("step_time_s")).toDouble();
+        QVERIFY(sum <= step && sum > 0.95 * step); // the optimizer is the rest
+        const QJsonArray links = o.value(QStringLiteral("links")).toArray();
+        QCOMPARE(links.size(), 20);
+        const QJsonObject busiest = links.first().toObject();
+        for (const char *key : {"id", "kind", "bytes_per_step", "utilization"})
+            QVERIFY2(busiest.contains(QLatin1String(key)), key);
+        QVERIFY(busiest.value(QStringLiteral("utilization")).toDouble()
+                >= links.last().toObject().value(QStringLiteral("utilization")).toDouble());
+    }
+
+    void collectiveAutoAndLinks()
+    {
+        const Run r = run({QStringLiteral("collective"),
+                           data("seed-16-servers.railyard.json"),
+                           QStringLiteral("--op"),
+                           QStringLiteral("all_reduce"),
+                           QStringLiteral("--size"),
+                           QStringLiteral("1GB"),
+                           QStringLiteral("--gpus"),
+                           QStringLiteral("0-15"),
+                           QStringLiteral("--links"),
+                           QStringLiteral("--json")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QVERIFY(o.value(QStringLiteral("algorithm")).toString() != QStringLiteral("flat-ring"));
+        const QJsonArray links = o.value(QStringLiteral("links")).toArray();
+        QVERIFY(!links.isEmpty());
+        bool ib = false;
+        for (const auto &v : links)
+            ib = ib
+                 || v.toObject().value(QStringLiteral("kind")).toString() == QStringLiteral("ib");
+        QVERIFY(ib); // two servers: the NICs carry traffic
     }
 
     void badInputExitsOne_data()
