@@ -11,6 +11,7 @@
 #include "scene/levelofdetail.h"
 #include "scene/style.h"
 
+#include <QFile>
 #include <QImage>
 #include <QPainter>
 #include <QTest>
@@ -123,6 +124,55 @@ private Q_SLOTS:
         for (QGraphicsItem *item : scene.items())
             if (!item->boundingRect().isEmpty())
                 QVERIFY(bounds.contains(item->sceneBoundingRect()));
+    }
+
+    void otherShapesArePlaced_data()
+    {
+        QTest::addColumn<QByteArray>("from");
+        QTest::addColumn<QByteArray>("to");
+        QTest::newRow("single switch")
+                << QByteArray("\"rail-optimized\"") << QByteArray("\"single-switch\"");
+        QTest::newRow("three tier")
+                << QByteArray("\"nodes\": 16") << QByteArray("\"nodes\": 96, \"x\": 0");
+        QTest::newRow("1,024 GPUs, bus mode")
+                << QByteArray("\"nodes\": 16") << QByteArray("\"nodes\": 128");
+        QTest::newRow("half a NIC per GPU")
+                << QByteArray("\"per_gpu\": 1") << QByteArray("\"per_gpu\": 0.5");
+        QTest::newRow("one server") << QByteArray("\"nodes\": 16") << QByteArray("\"nodes\": 1");
+    }
+
+    void otherShapesArePlaced()
+    {
+        QFETCH(QByteArray, from);
+        QFETCH(QByteArray, to);
+        QFile f(QStringLiteral(RAILYARD_SOURCE_DIR "/layouts/gmi-h200-cluster.railyard.json"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QByteArray json = f.readAll();
+        QVERIFY(json.contains(from));
+        json.replace(from, to);
+        if (QTest::currentDataTag() == QByteArray("three tier"))
+            json.replace("\"rail-optimized\"", "\"three-tier\"");
+        json.replace("\"dp\": 4", "\"dp\": 1"); // sizes are not what this test is about
+        QString error;
+        auto doc = Document::fromText(json, QStringLiteral("shape"), &error);
+        QVERIFY2(doc, qPrintable(error));
+        Canvas c(doc.get());
+        const ClusterGeometry &g = c.scene.geometry();
+        const engine::Topology &t = doc->topology();
+        for (int id = 0; id < t.deviceCount(); ++id) {
+            const QRectF r = g.deviceRect(id);
+            QVERIFY2(!r.isEmpty(), qPrintable(QString::fromStdString(t.deviceName(id))));
+            QVERIFY(c.scene.sceneRect().contains(r));
+        }
+        for (int i = 0; i < t.linkCount(); ++i) {
+            const engine::Link &l = t.links()[static_cast<std::size_t>(i)];
+            const QPolygonF path = g.linkPath(i);
+            QVERIFY(g.deviceRect(l.a).adjusted(-1, -1, 1, 1).contains(path.front()));
+            QVERIFY(g.deviceRect(l.b).adjusted(-1, -1, 1, 1).contains(path.back()));
+        }
+        const QImage img = c.render();
+        QVERIFY(paintStats().racks > 0);
+        QVERIFY(img.pixelColor(20, img.height() - 20).lightness() > 200);
     }
 
     void linkRoutesJoinTheirEnds()

@@ -130,7 +130,9 @@ void RackItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
     const QString nodeSuffix = QStringLiteral(" \u2014 %1 \u00d7 %2")
                                        .arg(t.shape().gpusPerNode)
                                        .arg(QString::fromStdString(t.gpuSpec().id));
-    const int titleUnits = paint::fontUnits(lod, 10, 12, int(ClusterGeometry::kNodeTitleH - 6));
+    int titleUnits = paint::fontUnits(lod, 10, 12, int(ClusterGeometry::kNodeTitleH - 6));
+    if (titleUnits * lod < 7.5) // a server title smaller than this is noise, not text
+        titleUnits = 0;
     LineBatch batch;
     for (int n = first; n < last; ++n) {
         const QRectF node = g.nodeRect(n);
