@@ -36,8 +36,8 @@ const char *groupNoun(Dim d)
     case Dim::TP: return "TP group";
     case Dim::CP: return "CP group";
     case Dim::EP: return "EP group";
-    case Dim::DP: return "DP replica";
-    case Dim::PP: return "PP stage";
+    case Dim::DP: return "DP group";
+    case Dim::PP: return "pipeline";
     }
     return "group";
 }
@@ -196,6 +196,15 @@ int RankLayout::rankOfGpu(int gpu) const
     if (gpu < 0 || gpu >= static_cast<int>(m_gpuToRank.size()))
         return -1;
     return m_gpuToRank[static_cast<std::size_t>(gpu)];
+}
+
+std::vector<int> RankLayout::ranksAt(Dim d, int value) const
+{
+    std::vector<int> out;
+    for (int r = 0; r < m_world; ++r)
+        if (coord(r, d) == value)
+            out.push_back(r);
+    return out;
 }
 
 bool RankLayout::isIdentityMapping() const

@@ -38,6 +38,9 @@ public:
     // The same as GPU indices (through the mapping).
     std::vector<int> groupGpus(Dim d, int g) const;
 
+    // The ranks whose `d` coordinate is `value`: a pipeline stage (PP), a model replica (DP).
+    std::vector<int> ranksAt(Dim d, int value) const;
+
     int gpuOfRank(int rank) const { return m_rankToGpu[static_cast<std::size_t>(rank)]; }
     int rankOfGpu(int gpu) const; // -1 if no rank runs there
     const std::vector<int> &mapping() const { return m_rankToGpu; }
