@@ -12,9 +12,11 @@
 #include "scene/style.h"
 
 #include <QFile>
+#include <QHelpEvent>
 #include <QImage>
 #include <QPainter>
 #include <QTest>
+#include <QToolTip>
 
 using namespace railyard;
 using engine::DeviceKind;
@@ -355,6 +357,46 @@ private Q_SLOTS:
         const QString leafTip = deviceTooltip(doc->topology(), leaf);
         QVERIFY(leafTip.contains(QStringLiteral("Rail 2")));
         QVERIFY(leafTip.contains(QStringLiteral("InfiniBand to NIC \u00d7 16")));
+    }
+
+    void hoverShowsATooltipAndKeysZoomAndPan()
+    {
+        auto doc = openLayout("gmi-h200-cluster.railyard.json");
+        QVERIFY(doc);
+        Canvas c(doc.get());
+        c.view.setZoom(0.6);
+        const QRectF nic = c.scene.geometry().deviceRect(doc->topology().nicDevice(19));
+        c.view.centerOn(nic.center());
+        const QPoint at = c.view.mapFromScene(nic.center());
+        QHelpEvent help(QEvent::ToolTip, at, c.view.viewport()->mapToGlobal(at));
+        QApplication::sendEvent(c.view.viewport(), &help);
+        QVERIFY2(QToolTip::text().contains(QStringLiteral("NIC 2.3")), qPrintable(QToolTip::text()));
+        QVERIFY(QToolTip::text().contains(QStringLiteral("ConnectX-7")));
+        QVERIFY(QToolTip::text().contains(QStringLiteral("InfiniBand to Leaf switch: 50 GB/s")));
+        QToolTip::hideText();
+
+        const double z = c.view.zoom();
+        QTest::keyClick(c.view.viewport(), Qt::Key_Plus);
+        QVERIFY(c.view.zoom() > z);
+        QTest::keyClick(c.view.viewport(), Qt::Key_Minus);
+        QVERIFY(std::abs(c.view.zoom() - z) < 1e-9);
+        // Dragging the background pans.
+        c.view.centerOn(c.scene.sceneRect().center());
+        const QPointF before = c.view.mapToScene(c.view.viewport()->rect().center());
+        QTest::mousePress(c.view.viewport(), Qt::LeftButton, {}, QPoint(800, 500));
+        QMouseEvent move(QEvent::MouseMove,
+                         QPointF(600, 400),
+                         c.view.viewport()->mapToGlobal(QPointF(600, 400)),
+                         Qt::NoButton,
+                         Qt::LeftButton,
+                         Qt::NoModifier);
+        QApplication::sendEvent(c.view.viewport(), &move);
+        QTest::mouseRelease(c.view.viewport(), Qt::LeftButton, {}, QPoint(600, 400));
+        const QPointF after = c.view.mapToScene(c.view.viewport()->rect().center());
+        QVERIFY2(after.x() > before.x() + 100, qPrintable(QString::number(after.x() - before.x())));
+        QCOMPARE(c.scene.selectedDevice(), -1); // a pan is not a click
+        QTest::keyClick(c.view.viewport(), Qt::Key_0);
+        QCOMPARE(c.view.zoom(), c.view.fitZoom());
     }
 
     void searchCentresAndSelects_data()
