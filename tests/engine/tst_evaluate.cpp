@@ -1,3 +1,4 @@
+#include "compare.h"
 #include "evaluate.h"
 #include "layout.h"
 #include "topology.h"
@@ -170,6 +171,25 @@ private Q_SLOTS:
         const Evaluation e = run(l);
         QVERIFY2(e.ok, e.error.c_str());
         QVERIFY2(hasWarning(e, code.toStdString()), qPrintable(code));
+    }
+
+    void compareTwoPlacements()
+    {
+        Layout l = example();
+        const Evaluation a = run(l);
+        l.mapping.resize(128);
+        for (int r = 0; r < 128; ++r)
+            l.mapping[static_cast<std::size_t>(r)] = r;
+        std::swap(l.mapping[4], l.mapping[12]);
+        const Evaluation b = run(l);
+        const auto changed = mostChangedLinks(a, b, 5);
+        QCOMPARE(changed.size(), std::size_t(5));
+        // The NICs of the moved GPUs now carry TP traffic: the biggest change is a rise.
+        QVERIFY(changed.front().utilizationB > changed.front().utilizationA);
+        QCOMPARE(QString::fromStdString(describeChange(10.0, 14.1, "step time")),
+                 QStringLiteral("+41% step time"));
+        QCOMPARE(QString::fromStdString(describeChange(10.0, 10.0, "step time")),
+                 QStringLiteral("no change in step time"));
     }
 
     void noModelIsNotPriced()
