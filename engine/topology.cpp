@@ -181,6 +181,21 @@ int Topology::findDevice(const std::string &query) const
         return byIndex(DeviceKind::Core, m_firstCore, major);
     if (word == "nic" && minor >= 0 && major < m_shape.nodes && minor < m_shape.nicsPerNode)
         return nicDevice(major * m_shape.nicsPerNode + minor);
+    // Anything else by its full name ("NVSwitch 17.2", "NVSwitch r3.5", "CPU 4.1",
+    // "PCIe switch 4.2"): compare without case or spaces.
+    const auto squeeze = [](const std::string &text) {
+        std::string out;
+        for (char c : text)
+            if (!std::isspace(static_cast<unsigned char>(c)))
+                out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        return out;
+    };
+    std::string wanted = q;
+    if (wanted.rfind("pciesw", 0) == 0 && wanted.rfind("pcieswitch", 0) != 0)
+        wanted = "pcieswitch" + wanted.substr(6);
+    for (int id = 0; id < deviceCount(); ++id)
+        if (squeeze(deviceName(id)) == wanted)
+            return id;
     return -1;
 }
 

@@ -27,6 +27,11 @@ private Q_SLOTS:
         QCOMPARE(t.links()[static_cast<std::size_t>(t.gpuNvlinks(0)[0])].lanes, 5.0);
         QCOMPARE(t.deviceName(t.gpuDevice(3)), std::string("GPU 3"));
         QCOMPARE(t.findDevice("gpu 5"), t.gpuDevice(5));
+        // Every name the topology gives can be searched for.
+        for (int id = 0; id < t.deviceCount(); ++id)
+            QCOMPARE(t.findDevice(t.deviceName(id)), id);
+        QCOMPARE(t.deviceName(t.findDevice("pcie sw 0.2")), std::string("PCIe switch 0.2"));
+        QCOMPARE(t.findDevice("nvswitch 9.9"), -1);
     }
 
     void railOptimizedFabric()
@@ -67,6 +72,7 @@ private Q_SLOTS:
         QCOMPARE(t.countOf(DeviceKind::NvSwitch), 18);
         QCOMPARE(static_cast<int>(t.gpuNvlinks(71).size()), 18);
         QCOMPARE(t.shape().racks, 1);
+        QCOMPARE(t.deviceName(t.findDevice("NVSwitch r0.17")), std::string("NVSwitch r0.17"));
     }
 
     void oversubscriptionHalvesUplinks()
