@@ -359,6 +359,10 @@ std::string usage()
 Outcome run(const std::vector<std::string> &args, std::string &out, std::string &err)
 {
     Outcome result;
+    if (!Catalog::userCatalogError().empty() && args.size() >= 2
+        && (args[1] == "collective" || args[1] == "evaluate"))
+        err += "railyard: warning: " + Catalog::userCatalogError()
+               + " (using the built-in catalog)\n";
     if (args.size() < 2)
         return result;
     const std::string &first = args[1];

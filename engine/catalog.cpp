@@ -3,6 +3,9 @@
 #include "jsoncursor.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 namespace railyard::engine {
 
@@ -118,10 +121,72 @@ Catalog Catalog::fromJsonText(const std::string &text, const std::string &file)
     return c;
 }
 
-const Catalog &Catalog::builtin()
+const Catalog &Catalog::compiledIn()
 {
     static const Catalog catalog = fromJsonText(kBuiltinCatalogJson, "catalog.json (built in)");
     return catalog;
+}
+
+namespace {
+
+struct UserCatalog
+{
+    std::string path;
+    std::string error;
+    Catalog merged;
+};
+
+const UserCatalog &userCatalog()
+{
+    static const UserCatalog user = [] {
+        UserCatalog u;
+        u.merged = Catalog::compiledIn();
+        if (const char *env = std::getenv("RAILYARD_CATALOG"); env && *env) {
+            u.path = env;
+        } else {
+            std::string base;
+            if (const char *xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg)
+                base = xdg;
+            else if (const char *home = std::getenv("HOME"); home && *home)
+                base = std::string(home) + "/.config";
+            const std::string candidate = base + "/railyard/catalog.json";
+            if (!base.empty() && std::ifstream(candidate).good())
+                u.path = candidate;
+        }
+        if (u.path.empty())
+            return u;
+        std::ifstream in(u.path, std::ios::binary);
+        if (!in) {
+            u.error = u.path + ": cannot open the user catalog";
+            return u;
+        }
+        std::stringstream text;
+        text << in.rdbuf();
+        try {
+            u.merged.merge(Catalog::fromJsonText(text.str(), u.path));
+        } catch (const InputError &e) {
+            u.error = e.what();
+        }
+        return u;
+    }();
+    return user;
+}
+
+} // namespace
+
+const Catalog &Catalog::builtin()
+{
+    return userCatalog().merged;
+}
+
+const std::string &Catalog::userCatalogPath()
+{
+    return userCatalog().path;
+}
+
+const std::string &Catalog::userCatalogError()
+{
+    return userCatalog().error;
 }
 
 void Catalog::merge(const Catalog &other)

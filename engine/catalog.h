@@ -75,8 +75,15 @@ struct SwitchModel
 class Catalog
 {
 public:
-    // The catalog compiled into the program (resources/catalog.json).
+    // The catalog in use: the one compiled into the program (resources/catalog.json) with the
+    // user's file on top, when there is one: $RAILYARD_CATALOG, else
+    // $XDG_CONFIG_HOME/railyard/catalog.json (~/.config/railyard/catalog.json). Its entries add
+    // GPUs, NICs or switches, or replace those with the same id. A broken user file is skipped;
+    // userCatalogError() says why.
     static const Catalog &builtin();
+    static const Catalog &compiledIn();
+    static const std::string &userCatalogPath();  // empty when there is none
+    static const std::string &userCatalogError(); // empty when it loaded (or there is none)
 
     // Parses a catalog document; `file` names it in errors. Throws InputError.
     static Catalog fromJsonText(const std::string &text, const std::string &file);

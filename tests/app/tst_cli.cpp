@@ -16,12 +16,17 @@ class TestCli : public QObject
         QString err;
     };
 
-    static Run run(const QStringList &args)
+    static Run run(const QStringList &args, const QString &catalog = QString())
     {
         QProcess p;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.remove(QStringLiteral("DISPLAY"));
         env.remove(QStringLiteral("QT_QPA_PLATFORM"));
+        env.insert(QStringLiteral("XDG_CONFIG_HOME"), QStringLiteral("/nonexistent"));
+        if (catalog.isEmpty())
+            env.remove(QStringLiteral("RAILYARD_CATALOG"));
+        else
+            env.insert(QStringLiteral("RAILYARD_CATALOG"), catalog);
         p.setProcessEnvironment(env);
         p.start(QStringLiteral(RAILYARD_BINARY), args);
         if (!p.waitForFinished(60000))
@@ -150,6 +155,44 @@ private Q_SLOTS:
             ib = ib
                  || v.toObject().value(QStringLiteral("kind")).toString() == QStringLiteral("ib");
         QVERIFY(ib); // two servers: the NICs carry traffic
+    }
+
+    void userCatalogAddsAndReplaces()
+    {
+        const QStringList args{QStringLiteral("collective"),
+                               data("user-gpu.railyard.json"),
+                               QStringLiteral("--op"),
+                               QStringLiteral("all_reduce"),
+                               QStringLiteral("--size"),
+                               QStringLiteral("4GiB"),
+                               QStringLiteral("--algo"),
+                               QStringLiteral("ring"),
+                               QStringLiteral("--json")};
+        // Without the user's catalog the GPU is unknown.
+        const Run without = run(args);
+        QCOMPARE(without.exitCode, 1);
+        QVERIFY2(without.err.contains(QStringLiteral("unknown GPU \"TEST-GPU\"")),
+                 qPrintable(without.err));
+        // With it, the GPU exists and the NIC runs at the user's (halved) efficiency: 8 NICs x
+        // 25 GB/s bound the two-server ring.
+        const Run with = run(args, data("user-catalog.json"));
+        QVERIFY2(with.exitCode == 0, qPrintable(with.err));
+        const double busbw = QJsonDocument::fromJson(with.out.toUtf8())
+                                     .object()
+                                     .value(QStringLiteral("busbw_gbps"))
+                                     .toDouble();
+        QVERIFY2(busbw > 180 && busbw < 205, qPrintable(QString::number(busbw)));
+        // A broken user catalog is reported and the built-in one used.
+        const Run broken = run({QStringLiteral("collective"),
+                                data("seed-1-server.railyard.json"),
+                                QStringLiteral("--op"),
+                                QStringLiteral("all_reduce"),
+                                QStringLiteral("--size"),
+                                QStringLiteral("1GB")},
+                               data("bad/broken-json.railyard.json"));
+        QCOMPARE(broken.exitCode, 0);
+        QVERIFY2(broken.err.contains(QStringLiteral("broken-json.railyard.json: line 5")),
+                 qPrintable(broken.err));
     }
 
     void badInputExitsOne_data()
