@@ -646,39 +646,35 @@ Evaluation StepModel::run()
     DimPrice dpRs, dpAg, dpAr, edpRs, edpAg, edpAr;
     // Gradients travel in their buffer's type (BF16, or FP32), parameters in BF16.
     const double gradBytes = t.optimizer.gradReduceFp32 ? 4.0 : 2.0;
-    if (!dpGroups.empty()) {
-        const double bytes = denseParamsGpu * gradBytes;
+    // Gradients reduce-scattered and parameters gathered (sharded optimizer), or all-reduced.
+    const auto priceData = [&](const Groups &groups,
+                               double params,
+                               const char *what,
+                               DimPrice &rs,
+                               DimPrice &ag,
+                               DimPrice &ar) {
+        if (groups.empty() || params <= 0)
+            return;
+        const double bytes = params * gradBytes;
         if (shardedGrads) {
-            dpRs = price(dpGroups,
-                         CollectiveOp::ReduceScatter,
-                         bytes,
-                         1,
-                         "DP reduce-scatter",
-                         Dim::DP);
-            dpAg = priceSamePattern(dpRs, denseParamsGpu * 2.0, zero3 ? 2.0 * microBatches : 1.0);
+            rs = price(groups,
+                       CollectiveOp::ReduceScatter,
+                       bytes,
+                       1,
+                       std::string(what) + " reduce-scatter",
+                       Dim::DP);
+            ag = priceSamePattern(rs, params * 2.0, zero3 ? 2.0 * microBatches : 1.0);
         } else {
-            dpAr = price(dpGroups, CollectiveOp::AllReduce, bytes, 1, "DP all-reduce", Dim::DP);
+            ar = price(groups,
+                       CollectiveOp::AllReduce,
+                       bytes,
+                       1,
+                       std::string(what) + " all-reduce",
+                       Dim::DP);
         }
-    }
-    if (!edpGroups.empty() && expertParamsGpu > 0) {
-        const double bytes = expertParamsGpu * gradBytes;
-        if (shardedGrads) {
-            edpRs = price(edpGroups,
-                          CollectiveOp::ReduceScatter,
-                          bytes,
-                          1,
-                          "expert DP reduce-scatter",
-                          Dim::DP);
-            edpAg = priceSamePattern(edpRs, expertParamsGpu * 2.0, zero3 ? 2.0 * microBatches : 1.0);
-        } else {
-            edpAr = price(edpGroups,
-                          CollectiveOp::AllReduce,
-                          bytes,
-                          1,
-                          "expert DP all-reduce",
-                          Dim::DP);
-        }
-    }
+    };
+    priceData(dpGroups, denseParamsGpu, "DP", dpRs, dpAg, dpAr);
+    priceData(edpGroups, expertParamsGpu, "expert DP", edpRs, edpAg, edpAr);
 
     // ---- One micro-batch on the slowest stage.
     double slowest = 0, sumStages = 0;

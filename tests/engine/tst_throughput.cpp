@@ -509,6 +509,42 @@ const Run *findRun(const QString &id)
     return nullptr;
 }
 
+// Prices the run and returns its error against the measured step (printed with the breakdown).
+double priceRun(const QString &id, const Run &r, double measuredStep, const char *tag)
+{
+    const Layout l = layoutFor(r);
+    const Topology t = buildTopology(l.cluster, Catalog::builtin());
+    EvaluateOptions o;
+    o.linkLoads = false;
+    o.timeline = false;
+    const Evaluation e = evaluate(l, t, o);
+    if (!e.ok)
+        qFatal("%s: %s", qPrintable(id), e.error.c_str());
+    const double err = (e.stepTimeS - measuredStep) / measuredStep;
+    const StepBreakdown &x = e.exposed;
+    qInfo("%-24s step %7.3f s, measured %7.3f s, error %+5.1f%% %s | compute %.3f tp %.3f "
+          "cp %.3f ep %.3f bubble %.3f p2p %.3f dp %.3f opt %.3f | mem %.0f GiB | MFU %.1f%%",
+          qPrintable(id),
+          e.stepTimeS,
+          measuredStep,
+          100 * err,
+          tag,
+          x.compute,
+          x.tp,
+          x.cp,
+          x.ep,
+          x.ppBubble,
+          x.ppP2p,
+          x.dp,
+          x.optimizer,
+          e.memory.totalGiB(),
+          100 * e.mfu);
+    for (const Warning &w : e.warnings)
+        if (w.severity != Severity::Info)
+            qInfo("           %s", w.message.c_str());
+    return err;
+}
+
 } // namespace
 
 class TestThroughput : public QObject
@@ -528,13 +564,6 @@ private Q_SLOTS:
     {
         QFETCH(QString, id);
         const Run &r = *findRun(id);
-        const Layout l = layoutFor(r);
-        const Topology t = buildTopology(l.cluster, Catalog::builtin());
-        EvaluateOptions o;
-        o.linkLoads = false;
-        o.timeline = false;
-        const Evaluation e = evaluate(l, t, o);
-        QVERIFY2(e.ok, e.error.c_str());
         double measuredStep = r.stepS;
         if (r.tokensPerGpu > 0)
             measuredStep = double(r.globalBatch) * r.seq / (r.tokensPerGpu * r.gpus);
@@ -547,27 +576,7 @@ private Q_SLOTS:
                                          r.gpus,
                                          tflops[id.mid(1).toInt() - 1]);
         }
-        const double err = (e.stepTimeS - measuredStep) / measuredStep;
-        const StepBreakdown &x = e.exposed;
-        qInfo("%-10s step %7.3f s, measured %7.3f s, error %+5.1f%%  | compute %.3f tp %.3f "
-              "cp %.3f ep %.3f bubble %.3f p2p %.3f dp %.3f opt %.3f | mem %.0f GiB | MFU %.1f%%",
-              qPrintable(id),
-              e.stepTimeS,
-              measuredStep,
-              100 * err,
-              x.compute,
-              x.tp,
-              x.cp,
-              x.ep,
-              x.ppBubble,
-              x.ppP2p,
-              x.dp,
-              x.optimizer,
-              e.memory.totalGiB(),
-              100 * e.mfu);
-        for (const Warning &w : e.warnings)
-            if (w.severity != Severity::Info)
-                qInfo("           %s", w.message.c_str());
+        const double err = priceRun(id, r, measuredStep, "");
         if (id.startsWith(QLatin1Char('C')))
             m_cErrors << std::abs(err);
         QVERIFY2(std::abs(err) <= 0.10, qPrintable(QString::number(100 * err, 'f', 1) + "%"));
@@ -583,16 +592,7 @@ private Q_SLOTS:
     {
         QFETCH(QString, id);
         const Run &r = *findRun(id);
-        const Layout l = layoutFor(r);
-        const Topology t = buildTopology(l.cluster, Catalog::builtin());
-        const Evaluation e = evaluate(l, t);
-        QVERIFY2(e.ok, e.error.c_str());
-        const double err = (e.stepTimeS - r.stepS) / r.stepS;
-        qInfo("%-24s step %7.3f s, measured %7.3f s, error %+5.1f%% (held out)",
-              qPrintable(id),
-              e.stepTimeS,
-              r.stepS,
-              100 * err);
+        const double err = priceRun(id, r, r.stepS, "(held out)");
         QVERIFY2(std::abs(err) <= 0.40, qPrintable(QString::number(100 * err, 'f', 1) + "%"));
     }
 
