@@ -98,6 +98,12 @@ RankLayout::RankLayout(const Layout &l)
     }
     for (int r = 0; r < m_world; ++r)
         m_gpuToRank[static_cast<std::size_t>(m_rankToGpu[static_cast<std::size_t>(r)])] = r;
+    // Coordinates are read in every inner loop of the cost engine: compute them once.
+    m_coords.resize(static_cast<std::size_t>(m_world) * 5);
+    for (int r = 0; r < m_world; ++r)
+        for (Dim d : kAllDims)
+            m_coords[static_cast<std::size_t>(r) * 5 + static_cast<std::size_t>(d)]
+                    = computeCoord(r, d);
 }
 
 int RankLayout::size(Dim d) const
@@ -114,11 +120,16 @@ int RankLayout::size(Dim d) const
 
 int RankLayout::coord(int rank, Dim d) const
 {
+    return m_coords[static_cast<std::size_t>(rank) * 5 + static_cast<std::size_t>(d)];
+}
+
+int RankLayout::computeCoord(int rank, Dim d) const
+{
     if (d == Dim::EP) {
         // The rank's place among its stage's TP x CP x DP ranks, TP fastest; experts take
         // expert-TP fastest, then EP.
-        const int s = coord(rank, Dim::TP)
-                      + m_tp * (coord(rank, Dim::CP) + m_cp * coord(rank, Dim::DP));
+        const int s = computeCoord(rank, Dim::TP)
+                      + m_tp * (computeCoord(rank, Dim::CP) + m_cp * computeCoord(rank, Dim::DP));
         return (s / m_etp) % m_ep;
     }
     return (rank / m_stride[static_cast<std::size_t>(d)]) % size(d);

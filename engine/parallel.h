@@ -51,12 +51,15 @@ public:
     const std::vector<Dim> &order() const { return m_order; }
 
 private:
+    int computeCoord(int rank, Dim d) const;
+
     int m_tp = 1, m_cp = 1, m_pp = 1, m_dp = 1, m_ep = 1, m_etp = 1, m_edp = 1;
     int m_world = 1;
     std::vector<Dim> m_order;      // among TP, CP, DP, PP
     std::array<int, 5> m_stride{}; // rank stride of each dense dim
     std::vector<int> m_rankToGpu;
     std::vector<int> m_gpuToRank;
+    std::vector<int> m_coords; // rank x 5 dims
 };
 
 // Megatron's default order, TP fastest ("topology-aware": TP inside a server), and the naive
