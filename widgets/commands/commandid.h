@@ -10,6 +10,8 @@ enum CommandId {
     ChangeWorkloadId,
     ChangeParallelSizesId,
     ChangeMappingId,
+    ChangeRankOrderId,
+    RestoreSnapshotId,
 };
 
 } // namespace railyard

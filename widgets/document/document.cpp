@@ -114,8 +114,10 @@ void Document::setLayout(const engine::Layout &layout)
         m_topology = std::move(topology);
     }
     m_layout = layout;
-    if (cluster || workload || mapping)
+    if (cluster || workload || mapping) {
+        m_previous = std::move(m_evaluation);
         evaluate();
+    }
     if (title)
         Q_EMIT titleChanged();
     if (cluster)
@@ -138,6 +140,20 @@ void Document::evaluate()
         m_evaluation = engine::Evaluation{};
         m_evaluation.error = e.what();
     }
+}
+
+void Document::pin()
+{
+    m_pinned = Snapshot{m_layout, m_evaluation};
+    Q_EMIT pinnedChanged();
+}
+
+void Document::unpin()
+{
+    if (!m_pinned)
+        return;
+    m_pinned.reset();
+    Q_EMIT pinnedChanged();
 }
 
 void Document::setFilePath(const QString &path)

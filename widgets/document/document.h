@@ -8,6 +8,7 @@
 #include <QString>
 
 #include <memory>
+#include <optional>
 
 class QUndoStack;
 
@@ -47,6 +48,23 @@ public:
     const engine::Layout &layout() const { return m_layout; }
     const engine::Topology &topology() const { return *m_topology; }
     const engine::Evaluation &evaluation() const { return m_evaluation; }
+    // The evaluation before the last change (an edit, an undo or a redo), to say what the change
+    // did ("+41% step time"); null until something changed.
+    const engine::Evaluation *previousEvaluation() const
+    {
+        return m_previous ? &*m_previous : nullptr;
+    }
+
+    // A state pinned for A/B comparison: the layout and its numbers when it was pinned. Not an
+    // edit (nothing in the file changes), so not on the undo stack.
+    struct Snapshot
+    {
+        engine::Layout layout;
+        engine::Evaluation evaluation;
+    };
+    const Snapshot *pinned() const { return m_pinned ? &*m_pinned : nullptr; }
+    void pin();
+    void unpin();
     QUndoStack *undoStack() const { return m_undoStack; }
 
     // Replaces the layout and emits a signal for each part that changed. For undo commands.
@@ -71,6 +89,7 @@ Q_SIGNALS:
     void evaluationChanged();
     void filePathChanged();
     void modifiedChanged(bool modified);
+    void pinnedChanged();
 
 private:
     void evaluate();
@@ -78,6 +97,8 @@ private:
     engine::Layout m_layout;
     std::unique_ptr<engine::Topology> m_topology;
     engine::Evaluation m_evaluation;
+    std::optional<engine::Evaluation> m_previous;
+    std::optional<Snapshot> m_pinned;
     QUndoStack *m_undoStack;
     QString m_filePath;
 };

@@ -1,12 +1,14 @@
 #include "fabricitem.h"
 
 #include "paintutil.h"
+#include "scene/canvasstate.h"
 #include "scene/clustergeometry.h"
 #include "scene/style.h"
 
 #include <QPainter>
 #include <QStyleOptionGraphicsItem>
 
+#include <array>
 #include <vector>
 
 namespace railyard {
@@ -52,8 +54,11 @@ void drawSwitch(QPainter *painter,
 
 } // namespace
 
-BlockFabricItem::BlockFabricItem(const ClusterGeometry &geometry, int block)
+BlockFabricItem::BlockFabricItem(const ClusterGeometry &geometry,
+                                 const CanvasState &state,
+                                 int block)
     : m_geometry(geometry)
+    , m_state(state)
     , m_block(block)
 {
     const ClusterGeometry::Block &b = geometry.blocks()[static_cast<std::size_t>(block)];
@@ -128,13 +133,16 @@ void BlockFabricItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *o
             lines.emplace_back(x, mirrored ? node.bottom() : node.top(), x, reach);
         }
     }
-    painter->setPen(paint::linkPen(kind, detail, 1.5));
+    const bool loads = m_state.showLoads();
+    painter->setPen(loads ? paint::loadPen(0, detail, 1.5) : paint::linkPen(kind, detail, 1.5));
     painter->drawLines(lines.data(), static_cast<int>(lines.size()));
     paintStats().linkLines += static_cast<int>(lines.size());
+    if (loads)
+        drawLoads(painter, detail);
     if (!joins.empty()) {
         painter->setRenderHint(QPainter::Antialiasing, true);
         painter->setPen(Qt::NoPen);
-        painter->setBrush(style::linkColor(kind));
+        painter->setBrush(loads ? style::kIdleLink : style::linkColor(kind));
         for (const QPointF &p : joins)
             painter->drawEllipse(p, 3.5, 3.5);
     }
@@ -151,8 +159,59 @@ void BlockFabricItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *o
                               11);
 }
 
-SpineFabricItem::SpineFabricItem(const ClusterGeometry &geometry)
+void BlockFabricItem::drawLoads(QPainter *painter, Detail detail) const
+{
+    // Each NIC's whole route to its leaf in its load's colour, busiest on top; zoomed far out,
+    // one drop per server in its busiest NIC's colour.
+    const ClusterGeometry &g = m_geometry;
+    const ClusterGeometry::Block &b = g.blocks()[static_cast<std::size_t>(m_block)];
+    const engine::Topology &t = g.topology();
+    std::array<std::vector<QLineF>, paint::kLoadSteps + 1> steps;
+    for (int n = b.firstNode; n < b.firstNode + b.nodeCount; ++n) {
+        const bool mirrored = g.isMirrored(n);
+        const QRectF node = g.nodeRect(n);
+        double busiest = 0;
+        double reach = mirrored ? -1e18 : 1e18;
+        for (int id : g.nodeDevices(n)) {
+            const engine::Device &d = t.devices()[static_cast<std::size_t>(id)];
+            if (d.kind != DeviceKind::Nic)
+                continue;
+            const int link = t.nicUplink(d.index);
+            if (link < 0)
+                continue;
+            const double u = m_state.load(link);
+            if (detail == Detail::Racks) {
+                busiest = std::max(busiest, u);
+                const double laneY = g.nicLaneY(id);
+                reach = mirrored ? std::max(reach, laneY) : std::min(reach, laneY);
+                continue;
+            }
+            if (u <= 0)
+                continue;
+            const QPolygonF path = g.linkPath(link);
+            auto &out = steps[static_cast<std::size_t>(paint::loadStep(u))];
+            for (int i = 1; i < path.size(); ++i)
+                out.emplace_back(path[i - 1], path[i]);
+        }
+        if (detail == Detail::Racks && busiest > 0 && std::abs(reach) < 1e17) {
+            const double x = node.center().x();
+            steps[static_cast<std::size_t>(paint::loadStep(busiest))]
+                    .emplace_back(x, mirrored ? node.bottom() : node.top(), x, reach);
+        }
+    }
+    for (int s = 1; s <= paint::kLoadSteps; ++s) {
+        const auto &l = steps[static_cast<std::size_t>(s)];
+        if (l.empty())
+            continue;
+        painter->setPen(paint::loadPen(paint::stepLoad(s), detail, 1.5));
+        painter->drawLines(l.data(), static_cast<int>(l.size()));
+        paintStats().linkLines += static_cast<int>(l.size());
+    }
+}
+
+SpineFabricItem::SpineFabricItem(const ClusterGeometry &geometry, const CanvasState &state)
     : m_geometry(geometry)
+    , m_state(state)
 {
     const engine::Topology &t = geometry.topology();
     QRectF r;
@@ -201,9 +260,35 @@ void SpineFabricItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *o
                 lines.emplace_back(path[i - 1], path[i]);
         }
     }
-    painter->setPen(paint::linkPen(kind, detail, 1.5));
+    const bool loads = m_state.showLoads();
+    painter->setPen(loads ? paint::loadPen(0, detail, 1.5) : paint::linkPen(kind, detail, 1.5));
     painter->drawLines(lines.data(), static_cast<int>(lines.size()));
     paintStats().linkLines += static_cast<int>(lines.size());
+    if (loads) {
+        // Every loaded uplink along its whole route (through the column trunks in bus mode),
+        // busiest on top.
+        std::array<std::vector<QLineF>, paint::kLoadSteps + 1> steps;
+        for (int id : tops)
+            for (int link : t.linksOf(id)) {
+                if (t.links()[static_cast<std::size_t>(link)].b != id)
+                    continue;
+                const double u = m_state.load(link);
+                if (u <= 0)
+                    continue;
+                const QPolygonF path = g.linkPath(link);
+                auto &out = steps[static_cast<std::size_t>(paint::loadStep(u))];
+                for (int i = 1; i < path.size(); ++i)
+                    out.emplace_back(path[i - 1], path[i]);
+            }
+        for (int s = 1; s <= paint::kLoadSteps; ++s) {
+            const auto &l = steps[static_cast<std::size_t>(s)];
+            if (l.empty())
+                continue;
+            painter->setPen(paint::loadPen(paint::stepLoad(s), detail, 1.5));
+            painter->drawLines(l.data(), static_cast<int>(l.size()));
+            paintStats().linkLines += static_cast<int>(l.size());
+        }
+    }
     for (int id : tops) {
         QRectF r = g.deviceRect(id);
         // A spine tier of 96-unit boxes vanishes at 2% zoom: keep each switch a visible mark.

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "scene/levelofdetail.h"
+
 #include <QGraphicsItem>
 
 #include <vector>
@@ -7,15 +9,17 @@
 namespace railyard {
 
 class ClusterGeometry;
+struct CanvasState;
 
 // One block's network: its leaf switches, the rails (trunks and lanes) and every NIC's drop onto
-// them; in bus mode also the leaves' uplinks into the block column's trunk.
+// them; in bus mode also the leaves' uplinks into the block column's trunk. In the link-load
+// view each NIC's route to its leaf takes its load's colour.
 class BlockFabricItem : public QGraphicsItem
 {
 public:
     enum { Type = UserType + 2 };
 
-    BlockFabricItem(const ClusterGeometry &geometry, int block);
+    BlockFabricItem(const ClusterGeometry &geometry, const CanvasState &state, int block);
 
     int type() const override { return Type; }
     int block() const { return m_block; }
@@ -23,7 +27,10 @@ public:
     void paint(QPainter *painter, const QStyleOptionGraphicsItem *option, QWidget *widget) override;
 
 private:
+    void drawLoads(QPainter *painter, Detail detail) const;
+
     const ClusterGeometry &m_geometry;
+    const CanvasState &m_state;
     int m_block;
     QRectF m_bounds;
 };
@@ -34,7 +41,7 @@ class SpineFabricItem : public QGraphicsItem
 public:
     enum { Type = UserType + 3 };
 
-    explicit SpineFabricItem(const ClusterGeometry &geometry);
+    SpineFabricItem(const ClusterGeometry &geometry, const CanvasState &state);
 
     int type() const override { return Type; }
     QRectF boundingRect() const override { return m_bounds; }
@@ -42,6 +49,7 @@ public:
 
 private:
     const ClusterGeometry &m_geometry;
+    const CanvasState &m_state;
     std::vector<int> m_switches; // spines and cores
     QRectF m_bounds;
 };

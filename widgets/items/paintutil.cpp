@@ -70,6 +70,80 @@ void drawDevice(QPainter *painter,
     ++paintStats().labels;
 }
 
+void drawGpu(QPainter *painter,
+             const QRectF &rect,
+             const QColor &fill,
+             const QString &label,
+             const QString &caption,
+             Detail detail,
+             double lod)
+{
+    if (detail != Detail::Labels) {
+        painter->fillRect(rect, fill);
+        return;
+    }
+    painter->setPen(QPen(fill.darker(140), 1));
+    painter->setBrush(fill);
+    painter->drawRoundedRect(rect, 4, 4);
+    if (label.isEmpty())
+        return;
+    const QColor text = style::textOn(fill);
+    const double fitW = (rect.width() - 6) / std::max<qsizetype>(5, label.size()) / 0.62;
+    const int units = fontUnits(lod, 10, 10, static_cast<int>(std::min(rect.height() * 0.4, fitW)));
+    if (units == 0)
+        return;
+    QFont f = painter->font();
+    f.setPixelSize(units);
+    f.setBold(true);
+    painter->setFont(f);
+    painter->setPen(text);
+    // The caption only when it can be read too; else the name alone, centred.
+    const double capFit = (rect.width() - 4) / std::max<qsizetype>(6, caption.size()) / 0.58;
+    const int capUnits = caption.isEmpty()
+                                 ? 0
+                                 : fontUnits(lod, 8.5, 8, static_cast<int>(std::min(capFit, 11.0)));
+    if (capUnits == 0) {
+        painter->drawText(rect.adjusted(2, 0, -2, 0), Qt::AlignCenter, label);
+    } else {
+        const QRectF top(rect.left() + 2, rect.top() + 2, rect.width() - 4, rect.height() * 0.5);
+        const QRectF bottom(rect.left() + 2,
+                            rect.top() + rect.height() * 0.5,
+                            rect.width() - 4,
+                            rect.height() * 0.5 - 2);
+        painter->drawText(top, Qt::AlignHCenter | Qt::AlignBottom, label);
+        f.setPixelSize(capUnits);
+        f.setBold(false);
+        painter->setFont(f);
+        painter->drawText(bottom, Qt::AlignHCenter | Qt::AlignVCenter, caption);
+    }
+    ++paintStats().labels;
+}
+
+int loadStep(double u)
+{
+    if (!(u > 0))
+        return 0;
+    return std::clamp(1 + static_cast<int>(u * kLoadSteps), 1, kLoadSteps);
+}
+
+double stepLoad(int step)
+{
+    return step <= 0 ? 0.0 : (step - 0.5) / kLoadSteps;
+}
+
+QPen loadPen(double u, Detail detail, double width)
+{
+    const QColor c = style::loadColor(u);
+    if (detail != Detail::Labels) {
+        QPen pen(c, u > 0 ? 1.0 + 2.0 * std::min(u, 1.0) : 0.0);
+        pen.setCosmetic(true);
+        return pen;
+    }
+    QPen pen(c, u > 0 ? width + 5.0 * std::min(u, 1.0) : std::max(1.0, width * 0.6));
+    pen.setCapStyle(Qt::FlatCap);
+    return pen;
+}
+
 QPen linkPen(engine::LinkKind kind, Detail detail, double width)
 {
     if (detail != Detail::Labels) {

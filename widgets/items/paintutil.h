@@ -27,8 +27,25 @@ void drawDevice(QPainter *painter,
                 Detail detail,
                 double lod);
 
+// A GPU in its group's colour, its name and (when there is room) a caption such as
+// "TP3 · r25" below it.
+void drawGpu(QPainter *painter,
+             const QRectF &rect,
+             const QColor &fill,
+             const QString &label,
+             const QString &caption,
+             Detail detail,
+             double lod);
+
 // The pen for a link kind: hairlines when zoomed out, the kind's width and dash when close.
 QPen linkPen(engine::LinkKind kind, Detail detail, double width = 1.5);
+
+// The pen for a link in the link-load view: its colour from the load, thicker when busier.
+QPen loadPen(double utilization, Detail detail, double width = 1.5);
+// Loads are drawn in a few steps so each step is one drawLines call.
+inline constexpr int kLoadSteps = 8;
+int loadStep(double utilization); // 0: idle; 1..kLoadSteps
+double stepLoad(int step);        // the load a step is drawn with
 
 // Text with a translucent white plate behind it, `px` pixels tall whatever the zoom: for rack
 // names over racks drawn as blocks.

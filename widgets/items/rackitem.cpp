@@ -1,6 +1,7 @@
 #include "rackitem.h"
 
 #include "paintutil.h"
+#include "scene/canvasstate.h"
 #include "scene/clustergeometry.h"
 #include "scene/style.h"
 
@@ -47,6 +48,40 @@ struct LineBatch
     }
 };
 
+// Segments batched per load step in the link-load view, idle links first so busy ones lie on
+// top.
+struct LoadBatch
+{
+    std::array<QVarLengthArray<QLineF, 128>, paint::kLoadSteps + 1> lines;
+    std::array<double, paint::kLoadSteps + 1> width{};
+
+    void addPath(double load, const QPolygonF &path, double w)
+    {
+        const auto s = static_cast<std::size_t>(paint::loadStep(load));
+        for (int i = 1; i < path.size(); ++i)
+            lines[s].append(QLineF(path[i - 1], path[i]));
+        width[s] = std::max(width[s], w);
+    }
+    void addLine(double load, const QLineF &line, double w)
+    {
+        const auto s = static_cast<std::size_t>(paint::loadStep(load));
+        lines[s].append(line);
+        width[s] = std::max(width[s], w);
+    }
+    void draw(QPainter *painter, Detail detail)
+    {
+        for (int s = 0; s <= paint::kLoadSteps; ++s) {
+            const auto &l = lines[static_cast<std::size_t>(s)];
+            if (l.isEmpty())
+                continue;
+            painter->setPen(
+                    paint::loadPen(paint::stepLoad(s), detail, width[static_cast<std::size_t>(s)]));
+            painter->drawLines(l.constData(), static_cast<int>(l.size()));
+            paintStats().linkLines += static_cast<int>(l.size());
+        }
+    }
+};
+
 double linkWidth(const engine::Link &l)
 {
     // Thicker for more bandwidth, so an 18-lane NVLink bundle outweighs a PCIe lane.
@@ -60,8 +95,9 @@ QColor serverBlockColor()
 
 } // namespace
 
-RackItem::RackItem(const ClusterGeometry &geometry, int rack)
+RackItem::RackItem(const ClusterGeometry &geometry, const CanvasState &state, int rack)
     : m_geometry(geometry)
+    , m_state(state)
     , m_rack(rack)
     , m_bounds(geometry.rackPaintRect(rack))
 {
@@ -86,8 +122,20 @@ void RackItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
         painter->setPen(QPen(style::kRackBorder, 0));
         painter->setBrush(style::kRackFill);
         painter->drawRect(rack);
-        for (int n = first; n < last; ++n)
-            painter->fillRect(g.nodeRect(n), serverBlockColor());
+        const int gpn = t.shape().gpusPerNode;
+        for (int n = first; n < last; ++n) {
+            const QRectF node = g.nodeRect(n);
+            if (!m_state.colouring() || gpn <= 0) {
+                painter->fillRect(node, serverBlockColor());
+                continue;
+            }
+            // Each GPU as a slice of its server, in its group's colour: the placement reads
+            // from across the room.
+            const double w = node.width() / gpn;
+            for (int i = 0; i < gpn; ++i)
+                painter->fillRect(QRectF(node.left() + i * w, node.top(), w, node.height()),
+                                  m_state.gpuFill(n * gpn + i));
+        }
         if (rack.width() * lod >= 70 && rack.height() * lod >= 22)
             paint::drawPlateLabel(painter,
                                   rack.center(),
@@ -134,6 +182,8 @@ void RackItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
     if (titleUnits * lod < 7.5) // a server title smaller than this is noise, not text
         titleUnits = 0;
     LineBatch batch;
+    LoadBatch loadBatch;
+    const bool loads = m_state.showLoads();
     for (int n = first; n < last; ++n) {
         const QRectF node = g.nodeRect(n);
         ++stats.servers;
@@ -160,16 +210,22 @@ void RackItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
         if (detail == Detail::Servers) {
             // Each row of devices as one band: the server's make-up without its detail.
             for (int id : g.nodeDevices(n)) {
-                const DeviceKind k = t.devices()[static_cast<std::size_t>(id)].kind;
-                if (k == DeviceKind::Gpu || k == DeviceKind::Nic || k == DeviceKind::NvSwitch)
+                const engine::Device &d = t.devices()[static_cast<std::size_t>(id)];
+                if (d.kind == DeviceKind::Gpu)
                     painter->fillRect(g.deviceRect(id).adjusted(-10, 0, 10, 0),
-                                      style::deviceFill(k));
+                                      m_state.gpuFill(d.index));
+                else if (d.kind == DeviceKind::Nic || d.kind == DeviceKind::NvSwitch)
+                    painter->fillRect(g.deviceRect(id).adjusted(-10, 0, 10, 0),
+                                      style::deviceFill(d.kind));
             }
             continue;
         }
         for (int link : g.nodeLinks(n)) {
             const engine::Link &l = t.links()[static_cast<std::size_t>(link)];
-            batch.addPath(l.kind, g.linkPath(link), linkWidth(l));
+            if (loads)
+                loadBatch.addPath(m_state.load(link), g.linkPath(link), linkWidth(l));
+            else
+                batch.addPath(l.kind, g.linkPath(link), linkWidth(l));
         }
     }
     if (detail == Detail::Servers)
@@ -179,6 +235,25 @@ void RackItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
     const auto chips = g.rackSwitches(m_rack);
     if (const ClusterGeometry::RackBus *bus = g.rackBus(m_rack); bus && !chips.empty()) {
         auto &nv = batch.lines[static_cast<std::size_t>(LinkKind::NvLink)];
+        constexpr double kBusWidth = 2.5;
+        // In the link-load view a drop shows its busiest NVLink, the bus the rack's busiest.
+        const auto deviceLoad = [&](int id) {
+            double u = 0;
+            for (int link : t.linksOf(id))
+                if (t.links()[static_cast<std::size_t>(link)].kind == LinkKind::NvLink)
+                    u = std::max(u, m_state.load(link));
+            return u;
+        };
+        double busLoad = 0;
+        const auto add = [&](int id, const QLineF &line) {
+            if (!loads) {
+                nv.append(line);
+                return;
+            }
+            const double u = deviceLoad(id);
+            busLoad = std::max(busLoad, u);
+            loadBatch.addLine(u, line, kBusWidth);
+        };
         double lo = bus->right, hi = bus->left;
         bool lower = false;
         for (int n = first; n < last; ++n) {
@@ -189,8 +264,9 @@ void RackItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
                     continue;
                 const QRectF r = g.deviceRect(id);
                 const double x = r.center().x();
-                nv.append(mirrored ? QLineF(x, r.top(), x, bus->lowerY)
-                                   : QLineF(x, r.bottom(), x, bus->upperY));
+                add(id,
+                    mirrored ? QLineF(x, r.top(), x, bus->lowerY)
+                             : QLineF(x, r.bottom(), x, bus->upperY));
                 lo = std::min(lo, x);
                 hi = std::max(hi, x);
             }
@@ -198,22 +274,45 @@ void RackItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
         for (int id : chips) {
             const QRectF r = g.deviceRect(id);
             const double x = r.center().x();
-            nv.append(QLineF(x, r.top(), x, bus->upperY));
+            add(id, QLineF(x, r.top(), x, bus->upperY));
             if (lower)
-                nv.append(QLineF(x, r.bottom(), x, bus->lowerY));
+                add(id, QLineF(x, r.bottom(), x, bus->lowerY));
             lo = std::min(lo, x);
             hi = std::max(hi, x);
         }
-        nv.append(QLineF(lo, bus->upperY, hi, bus->upperY));
-        if (lower)
-            nv.append(QLineF(lo, bus->lowerY, hi, bus->lowerY));
-        batch.width[static_cast<std::size_t>(LinkKind::NvLink)] = 2.5;
+        const QLineF upperBus(lo, bus->upperY, hi, bus->upperY);
+        const QLineF lowerBus(lo, bus->lowerY, hi, bus->lowerY);
+        if (loads) {
+            loadBatch.addLine(busLoad, upperBus, kBusWidth);
+            if (lower)
+                loadBatch.addLine(busLoad, lowerBus, kBusWidth);
+        } else {
+            nv.append(upperBus);
+            if (lower)
+                nv.append(lowerBus);
+            batch.width[static_cast<std::size_t>(LinkKind::NvLink)] = kBusWidth;
+        }
     }
+    if (loads)
+        loadBatch.draw(painter, detail);
     batch.draw(painter, detail);
 
+    const bool labels = detail == Detail::Labels;
     for (int n = first; n < last; ++n)
         for (int id : g.nodeDevices(n)) {
-            const DeviceKind k = t.devices()[static_cast<std::size_t>(id)].kind;
+            const engine::Device &d = t.devices()[static_cast<std::size_t>(id)];
+            const DeviceKind k = d.kind;
+            if (k == DeviceKind::Gpu) {
+                paint::drawGpu(painter,
+                               g.deviceRect(id),
+                               m_state.gpuFill(d.index),
+                               labels ? paint::deviceLabel(t, id) : QString(),
+                               labels ? m_state.gpuCaption(d.index) : QString(),
+                               detail,
+                               lod);
+                ++stats.devices;
+                continue;
+            }
             paint::drawDevice(painter,
                               g.deviceRect(id),
                               k,

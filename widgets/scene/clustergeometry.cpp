@@ -710,4 +710,23 @@ int ClusterGeometry::deviceAt(const QPointF &pos) const
     return -1;
 }
 
+int ClusterGeometry::rackAt(const QPointF &pos) const
+{
+    for (int r = 0; r < rackCount(); ++r)
+        if (m_rack[static_cast<std::size_t>(r)].contains(pos))
+            return r;
+    return -1;
+}
+
+int ClusterGeometry::nodeAt(const QPointF &pos) const
+{
+    const int rack = rackAt(pos);
+    if (rack < 0)
+        return -1;
+    for (int n = firstNodeOfRack(rack); n < firstNodeOfRack(rack + 1); ++n)
+        if (m_node[static_cast<std::size_t>(n)].contains(pos))
+            return n;
+    return -1;
+}
+
 } // namespace railyard

@@ -88,6 +88,9 @@ public:
     QPolygonF linkPath(int link) const;
     // The device under a scene position, or -1 (a grid index built on first use).
     int deviceAt(const QPointF &pos) const;
+    // The server (node) and rack whose boxes hold a scene position, or -1.
+    int nodeAt(const QPointF &pos) const;
+    int rackAt(const QPointF &pos) const;
 
     // Size constants, shared with the items that draw inside these rectangles.
     static constexpr double kGpuW = 64, kGpuH = 40;

@@ -2,6 +2,10 @@
 
 #include <QCoreApplication>
 
+#include <algorithm>
+#include <array>
+#include <cmath>
+
 namespace railyard::style {
 
 using engine::DeviceKind;
@@ -80,6 +84,78 @@ QString deviceKindName(DeviceKind kind)
     case DeviceKind::Core: return QCoreApplication::translate("style", "Core switch");
     }
     return {};
+}
+
+namespace {
+
+QColor mix(const QColor &a, const QColor &b, double t)
+{
+    t = std::clamp(t, 0.0, 1.0);
+    return QColor::fromRgbF(static_cast<float>(a.redF() + (b.redF() - a.redF()) * t),
+                            static_cast<float>(a.greenF() + (b.greenF() - a.greenF()) * t),
+                            static_cast<float>(a.blueF() + (b.blueF() - a.blueF()) * t));
+}
+
+// Stops along a scale, evenly spaced; t in [0, 1].
+template<std::size_t N>
+QColor along(const std::array<QColor, N> &stops, double t)
+{
+    t = std::clamp(t, 0.0, 1.0) * (N - 1);
+    const std::size_t i = std::min(static_cast<std::size_t>(t), N - 2);
+    return mix(stops[i], stops[i + 1], t - static_cast<double>(i));
+}
+
+} // namespace
+
+QColor groupColor(int index, int count, bool ordered)
+{
+    if (index < 0)
+        return deviceFill(DeviceKind::Gpu);
+    if (ordered) {
+        // Viridis-like: dark blue-violet to yellow, readable in greyscale too.
+        static const std::array<QColor, 5> stops = {QColor(0x44, 0x1a, 0x7a),
+                                                    QColor(0x31, 0x5f, 0x9e),
+                                                    QColor(0x1f, 0x9a, 0x8a),
+                                                    QColor(0x6c, 0xc0, 0x4a),
+                                                    QColor(0xe8, 0xd2, 0x1d)};
+        return along(stops, count > 1 ? double(index) / (count - 1) : 0.0);
+    }
+    // Distinct hues, strong enough to carry white text and to stand apart on the grey canvas.
+    static const std::array<QColor, kGroupHues> hues = {QColor(0x1f, 0x77, 0xb4),
+                                                        QColor(0xe6, 0x7e, 0x22),
+                                                        QColor(0x2c, 0xa0, 0x2c),
+                                                        QColor(0x94, 0x67, 0xbd),
+                                                        QColor(0xd6, 0x27, 0x28),
+                                                        QColor(0x17, 0xbe, 0xcf),
+                                                        QColor(0x8c, 0x56, 0x4b),
+                                                        QColor(0xe3, 0x77, 0xc2),
+                                                        QColor(0x7f, 0x7f, 0x7f),
+                                                        QColor(0xbc, 0xbd, 0x22),
+                                                        QColor(0x39, 0x3b, 0x79),
+                                                        QColor(0xad, 0x49, 0x4a)};
+    const QColor base = hues[static_cast<std::size_t>(index % kGroupHues)];
+    switch ((index / kGroupHues) % 3) {
+    case 1: return base.lighter(135);
+    case 2: return base.darker(135);
+    default: return base;
+    }
+}
+
+QColor textOn(const QColor &fill)
+{
+    const double luma = 0.299 * fill.redF() + 0.587 * fill.greenF() + 0.114 * fill.blueF();
+    return luma > 0.6 ? kTextDark : QColor(Qt::white);
+}
+
+QColor loadColor(double u)
+{
+    if (!(u > 0))
+        return kIdleLink;
+    static const std::array<QColor, 4> stops = {QColor(0x22, 0xa0, 0x4b),
+                                                QColor(0xe0, 0xc0, 0x20),
+                                                QColor(0xf0, 0x7a, 0x10),
+                                                QColor(0xd0, 0x1c, 0x1c)};
+    return along(stops, u);
 }
 
 } // namespace railyard::style

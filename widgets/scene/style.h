@@ -16,6 +16,21 @@ QColor deviceFill(engine::DeviceKind kind);
 QColor deviceText(engine::DeviceKind kind);
 QString deviceKindName(engine::DeviceKind kind);
 
+// Colours for parallel groups. Unordered groups (TP, CP, EP, DP replicas) take distinct hues
+// that repeat, a little lighter or darker, after kGroupHues; ordered ones (pipeline stages) run
+// along a dark-to-light scale, so stage 0 and the last stage are told apart at a glance.
+inline constexpr int kGroupHues = 12;
+QColor groupColor(int index, int count, bool ordered);
+// Readable text on `fill`: white on dark colours, dark on light ones.
+QColor textOn(const QColor &fill);
+// A link's load (its busiest direction's share of the step): grey when idle, green, yellow,
+// orange, red when saturated.
+QColor loadColor(double utilization);
+inline const QColor kIdleLink{0xc4, 0xca, 0xd3};
+inline const QColor kHighlight{0xf5, 0x9e, 0x0b};   // hover and selection
+inline const QColor kDropOk{0x05, 0x96, 0x69};      // a drop that will work
+inline const QColor kDropRefused{0xdc, 0x26, 0x26}; // a drop that cannot
+
 inline const QColor kRackFill{0xf4, 0xf6, 0xf8};
 inline const QColor kRackBorder{0xb8, 0xc0, 0xcc};
 inline const QColor kServerFill{0xff, 0xff, 0xff};

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <QColor>
+#include <QGraphicsItem>
+#include <QPolygonF>
+
+#include <vector>
+
+namespace railyard {
+
+class ClusterGeometry;
+
+// Marks on a set of devices and the routes of some links, drawn over the racks: the hovered
+// GPU's group and the links its traffic crosses, the selected GPUs, the GPUs a drop would land
+// on. Outlines use cosmetic pens and never shrink below a few pixels, so a group stays visible
+// when the whole cluster is in view.
+class GpuMarksItem : public QGraphicsItem
+{
+public:
+    enum { Type = UserType + 5 };
+    enum class Style { Outline, Filled, Dashed };
+
+    GpuMarksItem(const ClusterGeometry &geometry, Style style, const QColor &colour, double z);
+
+    int type() const override { return Type; }
+    // Device ids to mark and link ids whose routes to draw.
+    void setMarks(std::vector<int> devices, const std::vector<int> &links = {});
+    void setColour(const QColor &colour);
+    void clear() { setMarks({}, {}); }
+    const std::vector<int> &devices() const { return m_devices; }
+    int linkCount() const { return static_cast<int>(m_paths.size()); }
+    QColor colour() const { return m_colour; }
+
+    QRectF boundingRect() const override { return m_bounds; }
+    void paint(QPainter *painter, const QStyleOptionGraphicsItem *option, QWidget *widget) override;
+
+private:
+    const ClusterGeometry &m_geometry;
+    Style m_style;
+    QColor m_colour;
+    std::vector<int> m_devices;
+    std::vector<QRectF> m_rects;
+    std::vector<QPolygonF> m_paths;
+    QRectF m_bounds;
+};
+
+} // namespace railyard
