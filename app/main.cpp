@@ -95,7 +95,7 @@ int main(int argc, char **argv)
     if (const QScreen *screen = QGuiApplication::primaryScreen()) {
         // Fill a small screen; keep a comfortable size on a large one.
         const QSize avail = screen->availableGeometry().size();
-        window.resize(std::min(avail.width(), 1800), std::min(avail.height(), 1100));
+        window.resize(std::min(avail.width(), 2400), std::min(avail.height(), 1500));
     }
     window.show();
     // After a crash, the last session's unsaved work waits in the recovery folder.

@@ -2,17 +2,24 @@
 
 #include "document/autosaver.h"
 #include "document/document.h"
+#include "palette/grouppalette.h"
 #include "panels/clusterpanel.h"
 #include "panels/inspectorpanel.h"
 #include "panels/newclusterdialog.h"
+#include "panels/pricingpanel.h"
+#include "panels/warningspanel.h"
+#include "panels/workloadpanel.h"
+#include "parallel.h"
 #include "scene/clusterscene.h"
 #include "scene/clusterview.h"
 
 #include <railyard/version.h>
 
 #include <QAction>
+#include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
@@ -58,22 +65,50 @@ MainWindow::MainWindow(QWidget *parent, const QString &recoveryDirectory)
                                                             : recoveryDirectory,
                                 this);
 
+    // Left: what is trained (workload), the cluster, and the group chips to drag.
+    // Right: what it costs (pricing), what is wrong with it (warnings), and the selected device.
+    const auto scrolled = [](QWidget *w) {
+        auto *scroll = new QScrollArea;
+        scroll->setWidget(w);
+        scroll->setWidgetResizable(true);
+        scroll->setFrameShape(QFrame::NoFrame);
+        return scroll;
+    };
+    const auto dock = [this](const QString &title, const char *name, QWidget *w) {
+        auto *d = new QDockWidget(title, this);
+        d->setObjectName(QLatin1String(name));
+        d->setWidget(w);
+        return d;
+    };
+    m_workload = new WorkloadPanel;
+    QDockWidget *workloadDock = dock(tr("Workload"), "WorkloadDock", scrolled(m_workload));
+    addDockWidget(Qt::LeftDockWidgetArea, workloadDock);
     m_clusterPanel = new ClusterPanel;
-    auto *clusterScroll = new QScrollArea;
-    clusterScroll->setWidget(m_clusterPanel);
-    clusterScroll->setWidgetResizable(true);
-    clusterScroll->setFrameShape(QFrame::NoFrame);
-    auto *clusterDock = new QDockWidget(tr("Cluster"), this);
-    clusterDock->setObjectName(QStringLiteral("ClusterDock"));
-    clusterDock->setWidget(clusterScroll);
-    addDockWidget(Qt::RightDockWidgetArea, clusterDock);
+    QDockWidget *clusterDock = dock(tr("Cluster"), "ClusterDock", scrolled(m_clusterPanel));
+    addDockWidget(Qt::LeftDockWidgetArea, clusterDock);
+    tabifyDockWidget(workloadDock, clusterDock);
+    workloadDock->raise();
+    m_palette = new GroupPalette;
+    QDockWidget *paletteDock = dock(tr("Groups"), "GroupsDock", m_palette);
+    addDockWidget(Qt::LeftDockWidgetArea, paletteDock);
 
+    m_pricing = new PricingPanel;
+    QDockWidget *pricingDock = dock(tr("Pricing"), "PricingDock", scrolled(m_pricing));
+    addDockWidget(Qt::RightDockWidgetArea, pricingDock);
+    m_warnings = new WarningsPanel;
+    m_warningsDock = dock(tr("Warnings"), "WarningsDock", m_warnings);
+    addDockWidget(Qt::RightDockWidgetArea, m_warningsDock);
     m_inspector = new InspectorPanel;
-    auto *inspectorDock = new QDockWidget(tr("Inspector"), this);
-    inspectorDock->setObjectName(QStringLiteral("InspectorDock"));
-    inspectorDock->setWidget(m_inspector);
+    QDockWidget *inspectorDock = dock(tr("Inspector"), "InspectorDock", m_inspector);
     addDockWidget(Qt::RightDockWidgetArea, inspectorDock);
-    resizeDocks({clusterDock, inspectorDock}, {330, 330}, Qt::Horizontal);
+    tabifyDockWidget(m_warningsDock, inspectorDock);
+    m_warningsDock->raise();
+    connect(m_warnings, &WarningsPanel::countChanged, this, [this](int n) {
+        m_warningsDock->setWindowTitle(n > 0 ? tr("Warnings (%1)").arg(n) : tr("Warnings"));
+    });
+    resizeDocks({workloadDock, pricingDock}, {350, 420}, Qt::Horizontal);
+    resizeDocks({workloadDock, paletteDock}, {560, 300}, Qt::Vertical);
+    resizeDocks({pricingDock, m_warningsDock}, {640, 240}, Qt::Vertical);
 
     m_statusCluster = new QLabel(this);
     m_statusStep = new QLabel(this);
@@ -88,6 +123,10 @@ MainWindow::MainWindow(QWidget *parent, const QString &recoveryDirectory)
     statusBar()->addPermanentWidget(m_statusStep);
     statusBar()->addPermanentWidget(m_zoomSlider);
     statusBar()->addPermanentWidget(m_zoomLabel);
+    connect(statusBar(), &QStatusBar::messageChanged, this, [this](const QString &text) {
+        if (text != m_refusedMessage)
+            statusBar()->setStyleSheet(QString());
+    });
     // The slider runs over the zoom range on a log scale, so each step feels the same.
     connect(m_zoomSlider, &QSlider::valueChanged, this, [this](int v) {
         if (!m_view || m_zoomSlider->signalsBlocked())
@@ -125,6 +164,16 @@ void MainWindow::setDocument(std::unique_ptr<Document> document)
     std::unique_ptr<Document> oldDocument = std::move(m_document);
     m_document = std::move(document);
     m_scene = new ClusterScene(m_document.get(), this);
+    // Colour by the first dimension that splits the job, so its placement shows at once; a
+    // layout's "view": {"color_by": ...} says otherwise (applyViewSettings).
+    if (const engine::RankLayout *ranks = m_scene->ranks()) {
+        for (GroupKind kind :
+             {GroupKind::Tp, GroupKind::Ep, GroupKind::Cp, GroupKind::PpStage, GroupKind::DpReplica})
+            if (ranks->size(dimOf(kind)) > 1) {
+                m_scene->setColourBy(kind);
+                break;
+            }
+    }
     m_view = new ClusterView(m_scene, this);
     setCentralWidget(m_view);
     delete oldView;
@@ -151,9 +200,32 @@ void MainWindow::setDocument(std::unique_ptr<Document> document)
     });
     m_clusterPanel->setDocument(doc);
     m_inspector->setScene(m_scene);
+    m_workload->setDocument(doc);
+    m_palette->setScene(m_scene);
+    m_pricing->setDocument(doc);
+    m_warnings->setDocument(doc);
+    connect(m_view, &ClusterView::message, this, &MainWindow::showMessage);
+    connect(m_scene, &ClusterScene::colourByChanged, this, &MainWindow::syncColourControls);
+    connect(m_scene, &ClusterScene::linkLoadVisibleChanged, this, &MainWindow::syncColourControls);
+    connect(m_scene, &ClusterScene::selectedGpusChanged, this, &MainWindow::syncColourControls);
     m_autoSaver->setDocument(doc);
-    if (!m_actionsCreated)
+    if (!m_actionsCreated) {
         createActions();
+        // Panels outlive documents: connect them to whichever view is current once.
+        connect(m_warnings, &WarningsPanel::gpusActivated, this, [this](const std::vector<int> &g) {
+            m_view->showGpus(g);
+        });
+        connect(m_palette, &GroupPalette::groupActivated, this, [this](const GroupRef &group) {
+            if (const engine::RankLayout *ranks = m_scene->ranks())
+                m_view->showGpus(groupGpus(*ranks, group));
+        });
+        connect(m_pricing, &PricingPanel::linkActivated, this, [this](int link) {
+            const engine::Topology &t = m_document->topology();
+            if (link >= 0 && link < t.linkCount())
+                m_view->showDevice(t.links()[static_cast<std::size_t>(link)].a);
+        });
+    }
+    syncColourControls();
     connect(doc->undoStack(), &QUndoStack::indexChanged, this, &MainWindow::syncUndoActions);
     connect(doc->undoStack(), &QUndoStack::cleanChanged, this, &MainWindow::syncUndoActions);
     syncUndoActions();
@@ -172,6 +244,11 @@ void MainWindow::applyViewSettings()
     const engine::Json &view = m_document->layout().view;
     if (!view.is_object())
         return;
+    // Colouring and the link-load view: a teaching layout opens showing what it is about.
+    if (const auto it = view.find("color_by"); it != view.end() && it->is_string())
+        m_scene->setColourBy(kindFromKey(QString::fromStdString(it->get<std::string>())));
+    if (const auto it = view.find("link_load"); it != view.end() && it->is_boolean())
+        m_scene->setLinkLoadVisible(it->get<bool>());
     if (const auto it = view.find("zoom"); it != view.end() && it->is_number())
         m_view->setZoom(it->get<double>());
     if (const auto it = view.find("focus"); it != view.end() && it->is_string()) {
@@ -179,6 +256,9 @@ void MainWindow::applyViewSettings()
         m_view->search(QString::fromStdString(it->get<std::string>()));
         if (view.contains("zoom"))
             m_view->setZoom(z);
+        // "focus" frames a part of the cluster; it does not select anything.
+        m_scene->setSelectedDevice(-1);
+        m_scene->setSelectedGpus({});
     }
 }
 
@@ -229,6 +309,37 @@ void MainWindow::createActions()
         m_search->selectAll();
     });
     find->setShortcut(QKeySequence::Find);
+    edit->addSeparator();
+    // Placement by hand.
+    m_makeGroupAction = edit->addAction(tr("&Make Group Here"), this, [this] {
+        m_view->makeGroupHere(m_palette->kind());
+    });
+    m_makeGroupAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_G));
+    m_makeGroupAction->setStatusTip(tr("Move the group of the first selected GPU onto the "
+                                       "selected GPUs (Shift-drag on the canvas to select)"));
+    QMenu *makeMenu = edit->addMenu(tr("Make a Group Here"));
+    for (GroupKind kind : kAllGroupKinds)
+        makeMenu->addAction(tr("Make a %1 Here").arg(kindNoun(kind)), this, [this, kind] {
+            m_view->makeGroupHere(kind);
+        });
+    QAction *reset = edit->addAction(tr("Reset &Placement"), this, [this] {
+        m_workload->resetPlacement();
+    });
+    reset->setStatusTip(tr("Put every rank back where the rank order places it"));
+    QAction *selectNone = edit->addAction(tr("Select &None"), this, [this] {
+        m_scene->setSelectedGpus({});
+        m_scene->setSelectedDevice(-1);
+    });
+    selectNone->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_A));
+
+    QMenu *compare = menuBar()->addMenu(tr("&Compare"));
+    QAction *pin = compare->addAction(tr("&Pin Current State as A"), this, [this] {
+        m_pricing->pinA();
+        showMessage(tr("Pinned as A: edit, and the Pricing panel compares A with now (B)"), false);
+    });
+    pin->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_P));
+    compare->addAction(tr("&Restore A"), this, [this] { m_pricing->restoreA(); });
+    compare->addAction(tr("&Unpin A"), this, [this] { m_pricing->unpin(); });
 
     QMenu *view = menuBar()->addMenu(tr("&View"));
     QAction *zin = view->addAction(tr("Zoom &In"), this, [this] { m_view->zoomIn(); });
@@ -241,6 +352,35 @@ void MainWindow::createActions()
     legend->setCheckable(true);
     legend->setChecked(true);
     connect(legend, &QAction::toggled, this, [this](bool on) { m_view->setLegendVisible(on); });
+    view->addSeparator();
+    QMenu *colour = view->addMenu(tr("&Colour GPUs By"));
+    m_colourActions = new QActionGroup(this);
+    {
+        QAction *none = colour->addAction(tr("Device Kind (No Groups)"));
+        none->setCheckable(true);
+        none->setData(-1);
+        m_colourActions->addAction(none);
+        int key = Qt::Key_1;
+        for (GroupKind kind : kAllGroupKinds) {
+            QAction *a = colour->addAction(kindNoun(kind));
+            a->setCheckable(true);
+            a->setData(static_cast<int>(kind));
+            a->setShortcut(QKeySequence(Qt::ALT | Qt::Key(key++)));
+            m_colourActions->addAction(a);
+        }
+        none->setShortcut(QKeySequence(Qt::ALT | Qt::Key_0));
+    }
+    connect(m_colourActions, &QActionGroup::triggered, this, [this](QAction *a) {
+        const int k = a->data().toInt();
+        m_scene->setColourBy(k < 0 ? std::nullopt : std::optional(static_cast<GroupKind>(k)));
+    });
+    m_linkLoadAction = view->addAction(tr("Link &Load"));
+    m_linkLoadAction->setCheckable(true);
+    m_linkLoadAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
+    m_linkLoadAction->setToolTip(tr("Colour and thicken links by how busy they are in the step"));
+    connect(m_linkLoadAction, &QAction::toggled, this, [this](bool on) {
+        m_scene->setLinkLoadVisible(on);
+    });
     view->addSeparator();
     for (QDockWidget *dock : findChildren<QDockWidget *>())
         view->addAction(dock->toggleViewAction());
@@ -268,12 +408,59 @@ void MainWindow::createActions()
     bar->addAction(zin);
     bar->addAction(fit);
     bar->addSeparator();
+    auto *colourLabel = new QLabel(tr(" Colour by "), bar);
+    bar->addWidget(colourLabel);
+    m_colourBox = new QComboBox(bar);
+    m_colourBox->addItem(tr("Device kind"), -1);
+    for (GroupKind kind : kAllGroupKinds)
+        m_colourBox->addItem(kindNoun(kind), static_cast<int>(kind));
+    m_colourBox->setToolTip(tr("Colour every GPU by its group in one parallel dimension "
+                               "(Alt+1 to Alt+5)"));
+    bar->addWidget(m_colourBox);
+    connect(m_colourBox, &QComboBox::activated, this, [this](int index) {
+        const int k = m_colourBox->itemData(index).toInt();
+        m_scene->setColourBy(k < 0 ? std::nullopt : std::optional(static_cast<GroupKind>(k)));
+    });
+    bar->addAction(m_linkLoadAction);
+    bar->addSeparator();
+    bar->addAction(pin);
+    bar->addSeparator();
     m_search = new QLineEdit(bar);
     m_search->setPlaceholderText(tr("Find: GPU 1234, node 17, leaf 3"));
     m_search->setClearButtonEnabled(true);
     m_search->setMaximumWidth(260);
     bar->addWidget(m_search);
     connect(m_search, &QLineEdit::returnPressed, this, [this] { search(m_search->text()); });
+}
+
+void MainWindow::syncColourControls()
+{
+    if (!m_scene || !m_colourBox)
+        return;
+    const std::optional<GroupKind> kind = m_scene->colourBy();
+    const int k = kind ? static_cast<int>(*kind) : -1;
+    m_colourBox->setCurrentIndex(std::max(0, m_colourBox->findData(k)));
+    for (QAction *a : m_colourActions->actions())
+        a->setChecked(a->data().toInt() == k);
+    {
+        const QSignalBlocker block(m_linkLoadAction);
+        m_linkLoadAction->setChecked(m_scene->isLinkLoadVisible());
+    }
+    const auto selected = m_scene->selectedGpus().size();
+    m_makeGroupAction->setText(
+            selected > 0
+                    ? tr("&Make %1 Here (%n GPU(s) selected)", nullptr, static_cast<int>(selected))
+                              .arg(kindNoun(m_palette->kind()))
+                    : tr("&Make Group Here"));
+}
+
+void MainWindow::showMessage(const QString &text, bool refused)
+{
+    // A refused drop reads in red until the next message, so it is not missed.
+    m_refusedMessage = refused ? text : QString();
+    statusBar()->setStyleSheet(refused ? QStringLiteral("QStatusBar { color: #b91c1c; }")
+                                       : QString());
+    statusBar()->showMessage(text, refused ? 12000 : 8000);
 }
 
 bool MainWindow::search(const QString &query)

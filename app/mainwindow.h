@@ -5,6 +5,9 @@
 #include <memory>
 
 class QAction;
+class QActionGroup;
+class QComboBox;
+class QDockWidget;
 class QLabel;
 class QLineEdit;
 class QMenu;
@@ -17,7 +20,11 @@ class ClusterPanel;
 class ClusterScene;
 class ClusterView;
 class Document;
+class GroupPalette;
 class InspectorPanel;
+class PricingPanel;
+class WarningsPanel;
+class WorkloadPanel;
 
 class MainWindow : public QMainWindow
 {
@@ -35,6 +42,13 @@ public:
     ClusterView *view() const { return m_view; }
     ClusterPanel *clusterPanel() const { return m_clusterPanel; }
     InspectorPanel *inspector() const { return m_inspector; }
+    WorkloadPanel *workloadPanel() const { return m_workload; }
+    GroupPalette *palette() const { return m_palette; }
+    PricingPanel *pricingPanel() const { return m_pricing; }
+    WarningsPanel *warningsPanel() const { return m_warnings; }
+    QComboBox *colourBox() const { return m_colourBox; }
+    QAction *linkLoadAction() const { return m_linkLoadAction; }
+    QAction *makeGroupAction() const { return m_makeGroupAction; }
     AutoSaver *autoSaver() const { return m_autoSaver; }
     QSlider *zoomSlider() const { return m_zoomSlider; }
     QLabel *stepTimeLabel() const { return m_statusStep; }
@@ -74,12 +88,23 @@ private:
     bool saveAs();
     void open();
     void newCluster();
+    void syncColourControls();
+    void showMessage(const QString &text, bool refused);
 
     std::unique_ptr<Document> m_document;
     ClusterScene *m_scene = nullptr;
     ClusterView *m_view = nullptr;
     ClusterPanel *m_clusterPanel = nullptr;
     InspectorPanel *m_inspector = nullptr;
+    WorkloadPanel *m_workload = nullptr;
+    GroupPalette *m_palette = nullptr;
+    PricingPanel *m_pricing = nullptr;
+    WarningsPanel *m_warnings = nullptr;
+    QDockWidget *m_warningsDock = nullptr;
+    QComboBox *m_colourBox = nullptr;
+    QAction *m_linkLoadAction = nullptr;
+    QAction *m_makeGroupAction = nullptr;
+    QActionGroup *m_colourActions = nullptr;
     AutoSaver *m_autoSaver = nullptr;
     QLabel *m_statusCluster = nullptr;
     QLabel *m_statusStep = nullptr;
@@ -90,6 +115,7 @@ private:
     QAction *m_undoAction = nullptr;
     QAction *m_redoAction = nullptr;
     QString m_lastError;
+    QString m_refusedMessage; // shown in red until another message replaces it
     bool m_actionsCreated = false;
 };
 

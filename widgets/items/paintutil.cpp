@@ -101,7 +101,7 @@ void drawGpu(QPainter *painter,
     const double capFit = (rect.width() - 4) / std::max<qsizetype>(6, caption.size()) / 0.58;
     const int capUnits = caption.isEmpty()
                                  ? 0
-                                 : fontUnits(lod, 8.5, 8, static_cast<int>(std::min(capFit, 11.0)));
+                                 : fontUnits(lod, 8.5, 8, static_cast<int>(std::min(capFit, 12.0)));
     if (capUnits == 0) {
         painter->drawText(rect.adjusted(2, 0, -2, 0), Qt::AlignCenter, label);
     } else {

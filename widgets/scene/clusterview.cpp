@@ -9,6 +9,7 @@
 #include "panels/devicedescription.h"
 #include "parallel.h"
 #include "style.h"
+#include "units.h"
 
 #include <QApplication>
 #include <QContextMenuEvent>
@@ -99,6 +100,11 @@ ClusterView::ClusterView(ClusterScene *scene, QWidget *parent)
         if (m_autoFit)
             fitToCluster();
     });
+    // The title block prices the job.
+    connect(scene->document(),
+            &Document::evaluationChanged,
+            viewport(),
+            qOverload<>(&QWidget::update));
 }
 
 ClusterView::~ClusterView() = default;
@@ -118,7 +124,7 @@ double ClusterView::fitZoom() const
     const QRectF r = sceneRect();
     // Leave room for the title block above and the legend below.
     const QRect v = viewport()->rect().adjusted(8,
-                                                m_legend ? 70 : 8,
+                                                m_legend ? 88 : 8,
                                                 -8,
                                                 m_legend ? -(legendHeight() + 22) : -8);
     if (r.isEmpty() || v.isEmpty())
@@ -868,32 +874,69 @@ void ClusterView::drawTitleBlock(QPainter *painter)
     if (title.isEmpty())
         title = doc->displayName();
     const QString unit = s.nodesPerDomain > 1 ? tr("trays") : tr("servers");
-    QString line = tr("%1 \u00d7 %2 %3 of %4 GPUs \u00b7 %5 GPUs")
-                           .arg(s.nodes)
-                           .arg(unit)
+    QString line = tr("%1 %2 of %3 \u00d7 %4 \u00b7 %5 GPUs")
+                           .arg(QLocale().toString(s.nodes), unit)
                            .arg(s.gpusPerNode)
-                           .arg(QString::fromStdString(t.gpuSpec().id))
-                           .arg(QLocale().toString(t.gpuCount()));
+                           .arg(QString::fromStdString(t.gpuSpec().id),
+                                QLocale().toString(t.gpuCount()));
     if (s.hasFabric)
         line += tr(" \u00b7 %1 leaves, %2 spines").arg(s.leaves).arg(s.spines);
+    // The job and its price, so a screenshot or an export says what it shows.
+    const engine::Layout &l = doc->layout();
+    QString job;
+    if (l.model) {
+        const engine::ParallelConfig &p = l.parallel;
+        QStringList sizes;
+        sizes << tr("TP %1").arg(p.tp);
+        if (p.cp > 1)
+            sizes << tr("CP %1").arg(p.cp);
+        if (p.ep > 1)
+            sizes << tr("EP %1").arg(p.ep);
+        sizes << (p.vp > 1 ? tr("PP %1 (VP %2)").arg(p.pp).arg(p.vp) : tr("PP %1").arg(p.pp));
+        sizes << tr("DP %1").arg(l.dataParallel());
+        job = QString::fromStdString(l.model->preset.empty() ? std::string("custom model")
+                                                             : l.model->preset)
+              + QStringLiteral(" \u00b7 ") + sizes.join(QStringLiteral(" \u00b7 "));
+        if (!l.mapping.empty())
+            job += tr(" \u00b7 placed by hand");
+        const engine::Evaluation &e = doc->evaluation();
+        if (e.ok)
+            job += tr(" \u00b7 step %1 \u00b7 MFU %2%")
+                           .arg(QString::fromStdString(engine::formatSeconds(e.stepTimeS)))
+                           .arg(e.mfu * 100, 0, 'f', 0);
+    }
     QFont f = font();
     f.setPixelSize(15);
     f.setBold(true);
     QFont small = font();
     small.setPixelSize(12);
-    const int w = std::max(QFontMetrics(f).horizontalAdvance(title),
-                           QFontMetrics(small).horizontalAdvance(line))
+    QFont smallBold = small;
+    smallBold.setBold(true);
+    const int w = std::max({QFontMetrics(f).horizontalAdvance(title),
+                            QFontMetrics(small).horizontalAdvance(line),
+                            QFontMetrics(smallBold).horizontalAdvance(job)})
                   + 24;
-    const QRect box(12, 12, w, 50);
+    const QRect box(12, 12, w, job.isEmpty() ? 50 : 68);
     painter->setPen(QPen(style::kRackBorder, 1));
     painter->setBrush(QColor(255, 255, 255, 238));
     painter->drawRoundedRect(box, 6, 6);
     painter->setPen(style::kTextDark);
     painter->setFont(f);
-    painter->drawText(box.adjusted(12, 6, -12, -24), Qt::AlignLeft | Qt::AlignVCenter, title);
+    painter->drawText(QRect(box.left() + 12, box.top() + 6, w - 24, 20),
+                      Qt::AlignLeft | Qt::AlignVCenter,
+                      title);
     painter->setFont(small);
     painter->setPen(style::kTextMuted);
-    painter->drawText(box.adjusted(12, 26, -12, -6), Qt::AlignLeft | Qt::AlignVCenter, line);
+    painter->drawText(QRect(box.left() + 12, box.top() + 26, w - 24, 18),
+                      Qt::AlignLeft | Qt::AlignVCenter,
+                      line);
+    if (!job.isEmpty()) {
+        painter->setFont(smallBold);
+        painter->setPen(style::kTextDark);
+        painter->drawText(QRect(box.left() + 12, box.top() + 44, w - 24, 18),
+                          Qt::AlignLeft | Qt::AlignVCenter,
+                          job);
+    }
 }
 
 } // namespace railyard

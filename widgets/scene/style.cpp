@@ -155,7 +155,8 @@ QColor loadColor(double u)
                                                 QColor(0xe0, 0xc0, 0x20),
                                                 QColor(0xf0, 0x7a, 0x10),
                                                 QColor(0xd0, 0x1c, 0x1c)};
-    return along(stops, u);
+    // A gentle curve: a link busy a third of the step is already one to look at.
+    return along(stops, std::pow(std::min(u, 1.0), 0.6));
 }
 
 } // namespace railyard::style

@@ -1,0 +1,134 @@
+#include "memorychart.h"
+
+#include <QBarCategoryAxis>
+#include <QBarSet>
+#include <QChart>
+#include <QChartView>
+#include <QLineSeries>
+#include <QStackedBarSeries>
+#include <QVBoxLayout>
+#include <QValueAxis>
+
+#include <algorithm>
+
+namespace railyard {
+
+struct MemoryChart::Charts
+{
+    QChart *chart = nullptr;
+    QChartView *view = nullptr;
+    QStackedBarSeries *series = nullptr;
+    QBarSet *fits = nullptr;
+    QBarSet *over = nullptr;
+    QLineSeries *hbm = nullptr;
+    QBarCategoryAxis *stages = nullptr;
+    QValueAxis *gib = nullptr;
+    QValueAxis *lineX = nullptr;
+    double hbmGiB = 0;
+};
+
+MemoryChart::MemoryChart(QWidget *parent)
+    : QWidget(parent)
+    , m_c(std::make_unique<Charts>())
+{
+    Charts &c = *m_c;
+    c.chart = new QChart;
+    c.chart->setAnimationOptions(QChart::NoAnimation);
+    c.chart->setBackgroundRoundness(0);
+    c.chart->setMargins(QMargins(4, 4, 4, 4));
+    c.chart->legend()->setAlignment(Qt::AlignBottom);
+    QFont small;
+    small.setPointSizeF(8.5);
+    c.chart->legend()->setFont(small);
+    c.series = new QStackedBarSeries;
+    c.series->setBarWidth(0.7);
+    c.fits = new QBarSet(tr("GiB per GPU"));
+    c.fits->setColor(QColor(0x3b, 0x82, 0xc4));
+    c.fits->setBorderColor(QColor(0x3b, 0x82, 0xc4).darker(125));
+    c.over = new QBarSet(tr("over HBM"));
+    c.over->setColor(QColor(0xdc, 0x26, 0x26));
+    c.over->setBorderColor(QColor(0xdc, 0x26, 0x26).darker(125));
+    c.series->append(c.fits);
+    c.series->append(c.over);
+    c.chart->addSeries(c.series);
+    c.hbm = new QLineSeries;
+    c.hbm->setName(tr("HBM"));
+    QPen pen(QColor(0x1f, 0x29, 0x37), 1.5, Qt::DashLine);
+    c.hbm->setPen(pen);
+    c.chart->addSeries(c.hbm);
+    c.stages = new QBarCategoryAxis;
+    c.stages->setTitleText(tr("pipeline stage"));
+    c.gib = new QValueAxis;
+    c.gib->setLabelFormat(QStringLiteral("%.0f"));
+    c.gib->setTitleText(tr("GiB"));
+    c.gib->setTickCount(4);
+    // The HBM line runs across all bars on its own hidden x axis.
+    c.lineX = new QValueAxis;
+    c.lineX->setVisible(false);
+    c.chart->addAxis(c.stages, Qt::AlignBottom);
+    c.chart->addAxis(c.lineX, Qt::AlignTop);
+    c.chart->addAxis(c.gib, Qt::AlignLeft);
+    c.series->attachAxis(c.stages);
+    c.series->attachAxis(c.gib);
+    c.hbm->attachAxis(c.lineX);
+    c.hbm->attachAxis(c.gib);
+    c.view = new QChartView(c.chart, this);
+    c.view->setRenderHint(QPainter::Antialiasing, true);
+    c.view->setMinimumHeight(200);
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(c.view);
+}
+
+MemoryChart::~MemoryChart() = default;
+
+void MemoryChart::setMemory(const std::vector<double> &perStage, double hbmGiB)
+{
+    Charts &c = *m_c;
+    c.hbmGiB = hbmGiB;
+    const int n = static_cast<int>(perStage.size());
+    QStringList labels;
+    for (int i = 0; i < n; ++i)
+        labels << QString::number(i);
+    if (labels != c.stages->categories()) {
+        c.stages->clear();
+        c.stages->append(labels);
+    }
+    QList<qreal> fits, over;
+    double top = hbmGiB;
+    for (double v : perStage) {
+        fits << std::min(v, hbmGiB > 0 ? hbmGiB : v);
+        over << (hbmGiB > 0 ? std::max(0.0, v - hbmGiB) : 0.0);
+        top = std::max(top, v);
+    }
+    c.fits->remove(0, c.fits->count());
+    c.fits->append(fits);
+    c.over->remove(0, c.over->count());
+    c.over->append(over);
+    c.lineX->setRange(0, 1);
+    c.hbm->replace(QList<QPointF>{{0, hbmGiB}, {1, hbmGiB}});
+    c.hbm->setName(tr("HBM %1 GiB").arg(hbmGiB, 0, 'f', 0));
+    c.gib->setRange(0, std::max(1.0, top * 1.08));
+}
+
+int MemoryChart::stageCount() const
+{
+    return m_c->fits->count();
+}
+
+double MemoryChart::fitsValue(int stage) const
+{
+    return m_c->fits->at(stage);
+}
+
+double MemoryChart::overValue(int stage) const
+{
+    return m_c->over->at(stage);
+}
+
+double MemoryChart::hbmLine() const
+{
+    return m_c->hbmGiB;
+}
+
+} // namespace railyard

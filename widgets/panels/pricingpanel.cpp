@@ -1,0 +1,386 @@
+#include "pricingpanel.h"
+
+#include "charts/memorychart.h"
+#include "charts/stepchart.h"
+#include "commands/restoresnapshot.h"
+#include "compare.h"
+#include "document/document.h"
+#include "scene/style.h"
+#include "units.h"
+
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLocale>
+#include <QPushButton>
+#include <QTableWidget>
+#include <QTreeWidget>
+#include <QUndoStack>
+#include <QVBoxLayout>
+
+#include <cmath>
+#include <functional>
+
+namespace railyard {
+
+namespace {
+
+QString seconds(double s)
+{
+    return QString::fromStdString(engine::formatSeconds(s));
+}
+
+QString number(double v, int decimals = 0)
+{
+    return QLocale().toString(v, 'f', decimals);
+}
+
+QString money(double v)
+{
+    if (v <= 0)
+        return QStringLiteral("\u2014");
+    return QStringLiteral("$") + QLocale().toString(v, 'f', v < 10 ? 2 : 0);
+}
+
+// A metric, how to show it and whether more is better.
+struct Metric
+{
+    QString name;
+    std::function<double(const engine::Evaluation &)> value;
+    std::function<QString(double)> text;
+    bool higherIsBetter;
+};
+
+const std::vector<Metric> &metricList()
+{
+    static const std::vector<Metric> list = {
+            {QObject::tr("Step time"),
+             [](const engine::Evaluation &e) { return e.stepTimeS; },
+             seconds,
+             false},
+            {QObject::tr("Tokens/s"),
+             [](const engine::Evaluation &e) { return e.tokensPerS; },
+             [](double v) { return number(v); },
+             true},
+            {QObject::tr("Tokens/s per GPU"),
+             [](const engine::Evaluation &e) { return e.tokensPerSPerGpu; },
+             [](double v) { return number(v, v < 100 ? 1 : 0); },
+             true},
+            {QObject::tr("MFU"),
+             [](const engine::Evaluation &e) { return e.mfu; },
+             [](double v) { return number(100 * v, 1) + QStringLiteral("%"); },
+             true},
+            {QObject::tr("Model TFLOP/s per GPU"),
+             [](const engine::Evaluation &e) { return e.modelTflopsPerGpu; },
+             [](double v) { return number(v, 0); },
+             true},
+            {QObject::tr("Memory per GPU (GiB)"),
+             [](const engine::Evaluation &e) { return e.memory.totalGiB(); },
+             [](double v) { return number(v, 1); },
+             false},
+            {QObject::tr("$ per step"),
+             [](const engine::Evaluation &e) { return e.costPerStep; },
+             money,
+             false},
+            {QObject::tr("$ per million tokens"),
+             [](const engine::Evaluation &e) { return e.costPerMillionTokens; },
+             money,
+             false},
+    };
+    return list;
+}
+
+QString changeWords(double before, double after, const QString &what)
+{
+    return QString::fromStdString(engine::describeChange(before, after, what.toStdString()));
+}
+
+QColor changeColour(double before, double after, bool higherIsBetter)
+{
+    if (before <= 0 || std::abs(after - before) <= 0.0005 * std::abs(before))
+        return style::kTextMuted;
+    const bool better = (after > before) == higherIsBetter;
+    return better ? QColor(0x04, 0x7a, 0x55) : QColor(0xc0, 0x1f, 0x1f);
+}
+
+QString percent(double u)
+{
+    return number(100 * u, u < 0.1 ? 1 : 0) + QStringLiteral("%");
+}
+
+} // namespace
+
+PricingPanel::PricingPanel(QWidget *parent)
+    : QWidget(parent)
+    , m_step(new QLabel(this))
+    , m_change(new QLabel(this))
+    , m_error(new QLabel(this))
+    , m_pin(new QPushButton(tr("Pin as A"), this))
+    , m_restore(new QPushButton(tr("Restore A"), this))
+    , m_unpin(new QPushButton(tr("Unpin"), this))
+    , m_metrics(new QTableWidget(this))
+    , m_stepChart(new StepChart(this))
+    , m_memoryChart(new MemoryChart(this))
+    , m_memoryNote(new QLabel(this))
+    , m_linksTitle(new QLabel(tr("<b>Links whose load changed most</b>"), this))
+    , m_links(new QTreeWidget(this))
+    , m_note(new QLabel(this))
+{
+    QFont big = m_step->font();
+    big.setPixelSize(22);
+    big.setBold(true);
+    m_step->setFont(big);
+    m_step->setObjectName(QStringLiteral("stepTime"));
+    QFont medium = m_change->font();
+    medium.setPixelSize(15);
+    medium.setBold(true);
+    m_change->setFont(medium);
+    m_change->setObjectName(QStringLiteral("stepChange"));
+    m_error->setWordWrap(true);
+    m_error->setStyleSheet(QStringLiteral("color: #b91c1c;"));
+    m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_error->hide();
+
+    m_pin->setToolTip(tr("Keep the current numbers as A; edit, then compare A with B (now)"));
+    m_restore->setToolTip(tr("Go back to A's workload and placement (undoable)"));
+    m_unpin->setToolTip(tr("Stop comparing with A"));
+    connect(m_pin, &QPushButton::clicked, this, &PricingPanel::pinA);
+    connect(m_restore, &QPushButton::clicked, this, &PricingPanel::restoreA);
+    connect(m_unpin, &QPushButton::clicked, this, &PricingPanel::unpin);
+
+    m_metrics->setColumnCount(3);
+    m_metrics->setRowCount(static_cast<int>(metricList().size()));
+    m_metrics->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_metrics->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    m_metrics->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_metrics->setSelectionMode(QAbstractItemView::NoSelection);
+    m_metrics->setFocusPolicy(Qt::NoFocus);
+    m_metrics->verticalHeader()->setDefaultSectionSize(22);
+    for (int r = 0; r < m_metrics->rowCount(); ++r) {
+        m_metrics->setVerticalHeaderItem(r,
+                                         new QTableWidgetItem(
+                                                 metricList()[static_cast<std::size_t>(r)].name));
+        for (int c = 0; c < 3; ++c) {
+            auto *item = new QTableWidgetItem;
+            item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            m_metrics->setItem(r, c, item);
+        }
+    }
+    m_metrics->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
+    m_metrics->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_metrics->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+
+    m_memoryNote->setWordWrap(true);
+    m_memoryNote->setStyleSheet(QStringLiteral("color: #5b6675;"));
+    m_links->setRootIsDecorated(false);
+    m_links->setUniformRowHeights(true);
+    m_links->setHeaderLabels({tr("Link"), tr("A"), tr("B")});
+    m_links->header()->setStretchLastSection(false);
+    m_links->header()->setSectionResizeMode(0, QHeaderView::Stretch);
+    m_links->header()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
+    m_links->header()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
+    m_links->setMinimumHeight(120);
+    connect(m_links, &QTreeWidget::itemClicked, this, [this](QTreeWidgetItem *item) {
+        Q_EMIT linkActivated(item->data(0, Qt::UserRole).toInt());
+    });
+    m_note->setWordWrap(true);
+    m_note->setStyleSheet(QStringLiteral("color: #5b6675; font-size: 11px;"));
+
+    auto *head = new QHBoxLayout;
+    head->addWidget(m_step);
+    head->addWidget(m_change, 1);
+    auto *buttons = new QHBoxLayout;
+    buttons->addWidget(m_pin);
+    buttons->addWidget(m_restore);
+    buttons->addWidget(m_unpin);
+    buttons->addStretch(1);
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(head);
+    layout->addWidget(m_error);
+    layout->addLayout(buttons);
+    layout->addWidget(m_metrics);
+    layout->addWidget(m_stepChart, 2);
+    layout->addWidget(m_memoryChart, 1);
+    layout->addWidget(m_memoryNote);
+    layout->addWidget(m_linksTitle);
+    layout->addWidget(m_links, 1);
+    layout->addWidget(m_note);
+    setEnabled(false);
+    sync();
+}
+
+void PricingPanel::setDocument(Document *document)
+{
+    if (m_document)
+        disconnect(m_document, nullptr, this, nullptr);
+    m_document = document;
+    setEnabled(document != nullptr);
+    if (document) {
+        connect(document, &Document::evaluationChanged, this, &PricingPanel::sync);
+        connect(document, &Document::pinnedChanged, this, &PricingPanel::sync);
+    }
+    sync();
+}
+
+QString PricingPanel::stepText() const
+{
+    return m_step->text();
+}
+
+QString PricingPanel::changeText() const
+{
+    return m_change->text();
+}
+
+void PricingPanel::pinA()
+{
+    if (m_document)
+        m_document->pin();
+}
+
+void PricingPanel::unpin()
+{
+    if (m_document)
+        m_document->unpin();
+}
+
+void PricingPanel::restoreA()
+{
+    if (!m_document || !m_document->pinned())
+        return;
+    const engine::Layout &a = m_document->pinned()->layout;
+    const engine::Layout after = RestoreSnapshot::apply(m_document->layout(), a);
+    if (after.sameContent(m_document->layout()))
+        return;
+    if (!Document::checkLayout(after).isEmpty())
+        return;
+    m_document->undoStack()->push(new RestoreSnapshot(m_document, a, tr("Restore A")));
+}
+
+void PricingPanel::sync()
+{
+    const bool haveDoc = m_document != nullptr;
+    const Document::Snapshot *pinned = haveDoc ? m_document->pinned() : nullptr;
+    m_pin->setText(pinned ? tr("Pin Again as A") : tr("Pin as A"));
+    m_restore->setVisible(pinned != nullptr);
+    m_unpin->setVisible(pinned != nullptr);
+    m_linksTitle->setVisible(pinned != nullptr);
+    m_links->setVisible(pinned != nullptr);
+    if (!haveDoc) {
+        m_step->setText(tr("Step \u2014"));
+        m_change->clear();
+        return;
+    }
+    const engine::Evaluation &now = m_document->evaluation();
+    const engine::Evaluation *base = pinned ? &pinned->evaluation
+                                            : m_document->previousEvaluation();
+    if (base && !base->ok)
+        base = nullptr;
+    const QString baseName = pinned ? tr("A (pinned)") : tr("Before edit");
+    const QString nowName = pinned ? tr("B (now)") : tr("Now");
+
+    if (!now.ok) {
+        m_step->setText(tr("Step \u2014"));
+        m_change->clear();
+        m_error->setText(tr("The step cannot be priced: %1").arg(QString::fromStdString(now.error)));
+        m_error->show();
+    } else {
+        m_error->hide();
+        m_step->setText(tr("Step %1").arg(seconds(now.stepTimeS)));
+        if (base) {
+            m_change->setText(changeWords(base->stepTimeS, now.stepTimeS, tr("step time"))
+                              + (pinned ? tr(" vs A") : QString()));
+            const QColor c = changeColour(base->stepTimeS, now.stepTimeS, false);
+            m_change->setStyleSheet(QStringLiteral("color: %1;").arg(c.name()));
+        } else {
+            m_change->setText(tr("edit to see what changes"));
+            m_change->setStyleSheet(QStringLiteral("color: #5b6675; font-weight: normal;"));
+        }
+    }
+
+    // The numbers, baseline | now | change.
+    m_metrics->setHorizontalHeaderLabels({base ? baseName : QString(), nowName, tr("Change")});
+    m_metrics->setColumnHidden(0, base == nullptr);
+    m_metrics->setColumnHidden(2, base == nullptr);
+    const auto &list = metricList();
+    for (int r = 0; r < static_cast<int>(list.size()); ++r) {
+        const Metric &m = list[static_cast<std::size_t>(r)];
+        const double v = now.ok ? m.value(now) : 0;
+        m_metrics->item(r, 1)->setText(now.ok ? m.text(v) : QStringLiteral("\u2014"));
+        if (base) {
+            const double b = m.value(*base);
+            m_metrics->item(r, 0)->setText(m.text(b));
+            QString delta;
+            if (now.ok && b > 0) {
+                const double rel = (v - b) / b;
+                delta = std::abs(rel) < 0.0005
+                                ? tr("same")
+                                : QStringLiteral("%1%2%")
+                                          .arg(rel > 0 ? QStringLiteral("+") : QString())
+                                          .arg(number(100 * rel, std::abs(rel) < 0.1 ? 1 : 0));
+            }
+            m_metrics->item(r, 2)->setText(delta);
+            m_metrics->item(r, 2)->setForeground(changeColour(b, v, m.higherIsBetter));
+        }
+    }
+    m_metrics->setMaximumHeight(m_metrics->horizontalHeader()->height() + m_metrics->rowCount() * 22
+                                + 4);
+
+    std::vector<StepChart::Row> rows;
+    if (base)
+        rows.push_back({pinned ? tr("A") : tr("Before"), base->exposed, base->total});
+    if (now.ok)
+        rows.push_back({pinned ? tr("B") : tr("Now"), now.exposed, now.total});
+    m_stepChart->setRows(rows);
+    m_memoryChart->setMemory(now.ok ? now.memoryGiBPerStage : std::vector<double>{}, now.hbmGiB);
+    if (now.ok) {
+        const engine::MemoryBreakdown &mem = now.memory;
+        m_memoryNote->setText(tr("Most loaded stage: weights %1, gradients %2, optimizer %3, "
+                                 "activations %4, other %5 GiB of %6 GiB HBM.")
+                                      .arg(number(mem.weightsGiB, 1),
+                                           number(mem.gradientsGiB, 1),
+                                           number(mem.optimizerGiB, 1),
+                                           number(mem.activationsGiB, 1),
+                                           number(mem.otherGiB, 1),
+                                           number(now.hbmGiB, 0)));
+    } else {
+        m_memoryNote->clear();
+    }
+
+    m_links->clear();
+    if (pinned && now.ok) {
+        const engine::Topology &t = m_document->topology();
+        const auto changes = engine::mostChangedLinks(pinned->evaluation, now, 12);
+        if (changes.empty()) {
+            auto *item = new QTreeWidgetItem(m_links);
+            item->setText(0,
+                          pinned->layout.cluster == m_document->layout().cluster
+                                  ? tr("No link's load changed")
+                                  : tr("A is another cluster: its links cannot be compared"));
+            item->setData(0, Qt::UserRole, -1);
+        }
+        for (const engine::LinkChange &c : changes) {
+            auto *item = new QTreeWidgetItem(m_links);
+            item->setText(0, QString::fromStdString(t.linkName(c.link)));
+            item->setText(1, percent(c.utilizationA));
+            item->setText(2, percent(c.utilizationB));
+            item->setForeground(1, style::loadColor(c.utilizationA).darker(115));
+            item->setForeground(2, style::loadColor(c.utilizationB).darker(115));
+            item->setTextAlignment(1, Qt::AlignRight | Qt::AlignVCenter);
+            item->setTextAlignment(2, Qt::AlignRight | Qt::AlignVCenter);
+            item->setToolTip(0,
+                             tr("%1: %2 per step in A, %3 in B")
+                                     .arg(QString::fromStdString(t.linkName(c.link)),
+                                          QString::fromStdString(engine::formatBytes(c.bytesA)),
+                                          QString::fromStdString(engine::formatBytes(c.bytesB))));
+            item->setData(0, Qt::UserRole, c.link);
+        }
+    }
+    // How MFU counts FLOPs: on the MFU row, where the question comes up.
+    m_metrics->verticalHeaderItem(3)->setToolTip(now.ok ? QString::fromStdString(now.flopConvention)
+                                                        : QString());
+    m_note->setText(now.ok ? tr("Hover MFU for how FLOPs are counted; hover a link for its bytes.")
+                           : QString());
+}
+
+} // namespace railyard

@@ -1,0 +1,780 @@
+#include "workloadpanel.h"
+
+#include "commands/changemapping.h"
+#include "commands/changeparallelsizes.h"
+#include "commands/changerankorder.h"
+#include "commands/changeworkload.h"
+#include "document/document.h"
+#include "model.h"
+#include "placement.h"
+
+#include <QAbstractItemView>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QInputDialog>
+#include <QLabel>
+#include <QLocale>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QToolButton>
+#include <QUndoStack>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace railyard {
+
+using engine::Dim;
+
+namespace {
+
+enum DimField { Layers, Hidden, Ffn, Heads, KvHeads, Vocab, Experts, TopK, ExpertFfn, MoeLayers };
+
+const char *const kDimNames[] = {"layers",
+                                 "hidden size",
+                                 "FFN size",
+                                 "attention heads",
+                                 "key/value heads",
+                                 "vocabulary",
+                                 "experts",
+                                 "experts per token",
+                                 "expert FFN size",
+                                 "MoE layers"};
+
+int dimValue(const engine::ModelDims &d, int field)
+{
+    switch (field) {
+    case Layers: return d.layers;
+    case Hidden: return d.hidden;
+    case Ffn: return d.ffn;
+    case Heads: return d.heads;
+    case KvHeads: return d.kvHeads;
+    case Vocab: return d.vocab;
+    case Experts: return d.experts;
+    case TopK: return d.topK;
+    case ExpertFfn: return d.expertFfn;
+    case MoeLayers: return d.moeLayers;
+    }
+    return 0;
+}
+
+// The override slot in a ModelConfig for a field.
+void setOverride(engine::ModelConfig &m, int field, std::optional<int> v)
+{
+    auto moe = [&]() -> engine::MoeOverrides & {
+        if (!m.moe)
+            m.moe = engine::MoeOverrides{};
+        return *m.moe;
+    };
+    switch (field) {
+    case Layers: m.layers = v; break;
+    case Hidden: m.hidden = v; break;
+    case Ffn: m.ffn = v; break;
+    case Heads: m.heads = v; break;
+    case KvHeads: m.kvHeads = v; break;
+    case Vocab: m.vocab = v; break;
+    case Experts: moe().experts = v; break;
+    case TopK: moe().topK = v; break;
+    case ExpertFfn: moe().expertFfn = v; break;
+    case MoeLayers: moe().moeLayers = v; break;
+    }
+    if (m.moe && *m.moe == engine::MoeOverrides{})
+        m.moe.reset();
+}
+
+QString params(double n)
+{
+    if (n >= 1e12)
+        return QObject::tr("%1 T").arg(n / 1e12, 0, 'f', 2);
+    if (n >= 1e9)
+        return QObject::tr("%1 B").arg(n / 1e9, 0, 'f', 1);
+    return QObject::tr("%1 M").arg(n / 1e6, 0, 'f', 0);
+}
+
+QSpinBox *spin(QWidget *parent, int lo, int hi, int step = 1)
+{
+    auto *s = new QSpinBox(parent);
+    s->setRange(lo, hi);
+    s->setSingleStep(step);
+    s->setKeyboardTracking(false); // one value when typing is done, not one per key
+    s->setGroupSeparatorShown(true);
+    s->setAccelerated(true);
+    return s;
+}
+
+// Fills a combo with choices, the invalid ones disabled with their reason.
+void fillChoices(QComboBox *box, const std::vector<engine::SizeChoice> &choices, int current)
+{
+    auto *model = qobject_cast<QStandardItemModel *>(box->model());
+    model->clear();
+    int currentRow = -1;
+    bool listed = false;
+    for (const engine::SizeChoice &c : choices)
+        listed = listed || c.value == current;
+    std::vector<engine::SizeChoice> all = choices;
+    if (!listed) {
+        // The file's value is not a power of two: still show it, as it is in force.
+        engine::SizeChoice c;
+        c.value = current;
+        all.push_back(c);
+        std::sort(all.begin(), all.end(), [](const auto &a, const auto &b) {
+            return a.value < b.value;
+        });
+    }
+    for (const engine::SizeChoice &c : all) {
+        auto *item = new QStandardItem;
+        const QString reason = QString::fromStdString(c.reason);
+        item->setText(c.valid ? QString::number(c.value)
+                              : QStringLiteral("%1 \u2014 %2").arg(c.value).arg(reason));
+        item->setData(c.value, Qt::UserRole);
+        item->setToolTip(c.valid ? QString() : reason);
+        if (!c.valid && c.value != current)
+            item->setFlags(item->flags() & ~Qt::ItemIsEnabled);
+        if (!c.valid)
+            item->setForeground(QColor(0x9a, 0x4b, 0x4b));
+        model->appendRow(item);
+        if (c.value == current)
+            currentRow = model->rowCount() - 1;
+    }
+    box->setCurrentIndex(currentRow);
+    box->setToolTip([&] {
+        for (const auto &c : all)
+            if (c.value == current && !c.valid)
+                return QString::fromStdString(c.reason);
+        return QString();
+    }());
+}
+
+QComboBox *choiceBox(QWidget *parent)
+{
+    auto *box = new QComboBox(parent);
+    box->setModel(new QStandardItemModel(box));
+    box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    box->setMinimumContentsLength(4);
+    // The reasons are long: let the list be wider than the box.
+    box->view()->setMinimumWidth(340);
+    box->view()->setTextElideMode(Qt::ElideNone);
+    return box;
+}
+
+} // namespace
+
+WorkloadPanel::WorkloadPanel(QWidget *parent)
+    : QWidget(parent)
+    , m_preset(new QComboBox(this))
+    , m_modelSummary(new QLabel(this))
+    , m_dimsToggle(new QToolButton(this))
+    , m_dims(new QWidget(this))
+    , m_seqLen(spin(this, 128, 1 << 24, 1024))
+    , m_globalBatch(spin(this, 1, 1 << 26, 32))
+    , m_microBatch(spin(this, 1, 1 << 20))
+    , m_precision(new QComboBox(this))
+    , m_recompute(new QComboBox(this))
+    , m_distributed(new QCheckBox(tr("Distributed optimizer"), this))
+    , m_zero(new QComboBox(this))
+    , m_fsdp(new QCheckBox(tr("FSDP"), this))
+    , m_vp(choiceBox(this))
+    , m_sequenceParallel(new QCheckBox(tr("Sequence parallel"), this))
+    , m_order(new QComboBox(this))
+    , m_parallelSummary(new QLabel(this))
+    , m_placement(new QLabel(this))
+    , m_resetPlacement(new QPushButton(tr("Reset Placement"), this))
+    , m_error(new QLabel(this))
+{
+    // Model
+    m_preset->addItem(tr("None (cluster only)"), QString());
+    for (const engine::ModelDims &d : engine::modelPresets())
+        m_preset->addItem(QString::fromStdString(d.name), QString::fromStdString(d.name));
+    m_preset->addItem(tr("Custom dimensions"), QStringLiteral("\x01custom"));
+    m_preset->setMaxVisibleItems(20);
+    connect(m_preset, &QComboBox::activated, this, &WorkloadPanel::presetChosen);
+    m_modelSummary->setWordWrap(true);
+    m_modelSummary->setStyleSheet(QStringLiteral("color: #5b6675;"));
+    m_dimsToggle->setText(tr("Dimensions"));
+    m_dimsToggle->setCheckable(true);
+    m_dimsToggle->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    m_dimsToggle->setArrowType(Qt::RightArrow);
+    m_dimsToggle->setAutoRaise(true);
+    auto *dimsForm = new QFormLayout(m_dims);
+    dimsForm->setContentsMargins(12, 0, 0, 0);
+    for (int f = 0; f < static_cast<int>(m_dim.size()); ++f) {
+        auto *s = spin(m_dims, f == Experts || f == MoeLayers ? 0 : 1, 1 << 24);
+        m_dim[static_cast<std::size_t>(f)] = s;
+        dimsForm->addRow(tr(kDimNames[f]), s);
+        connect(s, &QSpinBox::valueChanged, this, [this, f](int v) {
+            if (!m_syncing)
+                dimensionEdited(f, v);
+        });
+    }
+    m_dims->setVisible(false);
+    connect(m_dimsToggle, &QToolButton::toggled, this, [this](bool on) {
+        m_dims->setVisible(on);
+        m_dimsToggle->setArrowType(on ? Qt::DownArrow : Qt::RightArrow);
+    });
+    auto *modelBox = new QGroupBox(tr("Model"), this);
+    auto *modelLayout = new QVBoxLayout(modelBox);
+    modelLayout->addWidget(m_preset);
+    modelLayout->addWidget(m_modelSummary);
+    modelLayout->addWidget(m_dimsToggle);
+    modelLayout->addWidget(m_dims);
+
+    // Training
+    m_precision->addItem(tr("BF16"));
+    m_precision->addItem(tr("FP8"));
+    m_recompute->addItem(tr("None"));
+    m_recompute->addItem(tr("Selective"));
+    m_recompute->addItem(tr("Full"));
+    m_recompute->setToolTip(tr("Recompute activations in the backward pass: less memory, more "
+                               "compute"));
+    for (int z = 0; z <= 3; ++z)
+        m_zero->addItem(z == 0 ? tr("ZeRO 0 (none)") : tr("ZeRO %1").arg(z));
+    m_zero->setToolTip(tr("How much of the optimizer state, gradients (2) and weights (3) is "
+                          "sharded over data parallelism"));
+    const auto onTraining = [this](const QString &field) {
+        return [this, field] {
+            if (!m_syncing)
+                trainingEdited(field);
+        };
+    };
+    connect(m_seqLen, &QSpinBox::valueChanged, this, onTraining(QStringLiteral("seq_len")));
+    connect(m_globalBatch,
+            &QSpinBox::valueChanged,
+            this,
+            onTraining(QStringLiteral("global_batch")));
+    connect(m_microBatch, &QSpinBox::valueChanged, this, onTraining(QStringLiteral("micro_batch")));
+    connect(m_precision, &QComboBox::activated, this, onTraining(QStringLiteral("precision")));
+    connect(m_recompute, &QComboBox::activated, this, onTraining(QStringLiteral("recompute")));
+    connect(m_distributed, &QCheckBox::toggled, this, onTraining(QStringLiteral("optimizer")));
+    connect(m_zero, &QComboBox::activated, this, onTraining(QStringLiteral("zero_stage")));
+    connect(m_fsdp, &QCheckBox::toggled, this, onTraining(QStringLiteral("fsdp")));
+    auto *overlapRow = new QHBoxLayout;
+    const char *overlapNames[] = {"DP", "TP", "PP", "EP"};
+    for (int i = 0; i < 4; ++i) {
+        auto *b = new QCheckBox(tr(overlapNames[i]), this);
+        b->setToolTip(tr("Overlap %1 communication with compute").arg(tr(overlapNames[i])));
+        m_overlap[static_cast<std::size_t>(i)] = b;
+        overlapRow->addWidget(b);
+        connect(b, &QCheckBox::toggled, this, onTraining(QStringLiteral("overlap")));
+    }
+    overlapRow->addStretch(1);
+    auto *trainingBox = new QGroupBox(tr("Training"), this);
+    auto *trainingForm = new QFormLayout(trainingBox);
+    trainingForm->addRow(tr("Sequence length"), m_seqLen);
+    trainingForm->addRow(tr("Global batch"), m_globalBatch);
+    trainingForm->addRow(tr("Micro batch"), m_microBatch);
+    trainingForm->addRow(tr("Precision"), m_precision);
+    trainingForm->addRow(tr("Recompute"), m_recompute);
+    auto *optimizerRow = new QHBoxLayout;
+    optimizerRow->addWidget(m_zero);
+    optimizerRow->addWidget(m_fsdp);
+    trainingForm->addRow(m_distributed);
+    trainingForm->addRow(tr("Sharding"), optimizerRow);
+    trainingForm->addRow(tr("Overlap"), overlapRow);
+
+    // Parallelism
+    auto *parallelBox = new QGroupBox(tr("Parallelism"), this);
+    auto *parallelForm = new QFormLayout(parallelBox);
+    const std::array<Dim, 5> dims = {Dim::TP, Dim::CP, Dim::EP, Dim::PP, Dim::DP};
+    const std::array<const char *, 5> tips = {
+            "Tensor parallel: splits every layer's matrices; its all-gathers and reduce-scatters "
+            "run every layer and belong inside the NVLink domain",
+            "Context parallel: splits the sequence (ring attention)",
+            "Expert parallel: spreads the experts of an MoE layer; an all-to-all per layer",
+            "Pipeline parallel: splits the layers into stages; send/recv between stages and a "
+            "bubble",
+            "Data parallel: copies of the model; one gradient all-reduce per step, which overlaps "
+            "compute"};
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+        QComboBox *box = choiceBox(this);
+        const Dim dim = dims[i];
+        m_size[static_cast<std::size_t>(dim)] = box;
+        box->setWhatsThis(tr(tips[i]));
+        box->setStatusTip(tr(tips[i]));
+        connect(box, &QComboBox::activated, this, [this, dim](int index) {
+            sizeChosen(dim, index);
+        });
+        if (dim == Dim::PP) {
+            auto *row = new QHBoxLayout;
+            row->addWidget(box, 1);
+            row->addWidget(new QLabel(tr("VP"), this));
+            row->addWidget(m_vp, 1);
+            parallelForm->addRow(QString::fromLatin1(engine::dimLabel(dim)), row);
+        } else {
+            parallelForm->addRow(QString::fromLatin1(engine::dimLabel(dim)), box);
+        }
+    }
+    m_vp->setStatusTip(tr("Virtual pipeline stages per GPU (interleaved 1F1B): a smaller bubble "
+                          "for more send/recv"));
+    connect(m_vp, &QComboBox::activated, this, [this](int index) {
+        if (!m_document || index < 0)
+            return;
+        engine::ParallelConfig p = m_document->layout().parallel;
+        p.vp = m_vp->itemData(index).toInt();
+        pushParallel(p, tr("Change VP to %1").arg(p.vp));
+    });
+    connect(m_sequenceParallel, &QCheckBox::toggled, this, [this](bool on) {
+        if (m_syncing || !m_document)
+            return;
+        engine::ParallelConfig p = m_document->layout().parallel;
+        p.sequenceParallel = on;
+        pushParallel(p,
+                     on ? tr("Turn sequence parallelism on") : tr("Turn sequence parallelism off"));
+    });
+    parallelForm->addRow(m_sequenceParallel);
+    m_order->addItem(tr("Topology-aware (TP innermost)"),
+                     QString::fromLatin1(engine::kTopologyAwareOrder));
+    m_order->addItem(tr("Naive (DP innermost)"), QString::fromLatin1(engine::kNaiveOrder));
+    m_order->addItem(tr("Custom\u2026"), QString());
+    m_order->setItemData(TopologyAware,
+                         tr("%1: consecutive ranks fill a TP group first, so TP groups sit "
+                            "inside a server")
+                                 .arg(QString::fromLatin1(engine::kTopologyAwareOrder)),
+                         Qt::ToolTipRole);
+    m_order->setItemData(Naive,
+                         tr("%1: consecutive ranks are DP replicas, so TP groups stride across "
+                            "servers")
+                                 .arg(QString::fromLatin1(engine::kNaiveOrder)),
+                         Qt::ToolTipRole);
+    m_order->setItemData(Custom,
+                         tr("Your own order (e.g. tp-dp-cp-ep-pp), or a placement made by hand on "
+                            "the canvas"),
+                         Qt::ToolTipRole);
+    connect(m_order, &QComboBox::activated, this, &WorkloadPanel::orderChosen);
+    parallelForm->addRow(tr("Rank order"), m_order);
+    m_parallelSummary->setWordWrap(true);
+    m_parallelSummary->setTextFormat(Qt::RichText);
+    parallelForm->addRow(m_parallelSummary);
+    auto *placementRow = new QHBoxLayout;
+    m_placement->setWordWrap(true);
+    placementRow->addWidget(m_placement, 1);
+    placementRow->addWidget(m_resetPlacement);
+    m_resetPlacement->setToolTip(tr("Put every rank back where the rank order places it"));
+    connect(m_resetPlacement, &QPushButton::clicked, this, &WorkloadPanel::resetPlacement);
+    parallelForm->addRow(placementRow);
+
+    m_error->setWordWrap(true);
+    m_error->setStyleSheet(QStringLiteral("color: #b91c1c;"));
+    m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_error->hide();
+
+    auto *layout = new QVBoxLayout(this);
+    layout->addWidget(modelBox);
+    layout->addWidget(trainingBox);
+    layout->addWidget(parallelBox);
+    layout->addWidget(m_error);
+    layout->addStretch(1);
+    setEnabled(false);
+}
+
+void WorkloadPanel::setDocument(Document *document)
+{
+    if (m_document)
+        disconnect(m_document, nullptr, this, nullptr);
+    m_document = document;
+    setEnabled(document != nullptr);
+    if (!document)
+        return;
+    connect(document, &Document::workloadChanged, this, &WorkloadPanel::sync);
+    connect(document, &Document::clusterChanged, this, &WorkloadPanel::sync);
+    connect(document, &Document::mappingChanged, this, &WorkloadPanel::syncParallel);
+    m_error->hide();
+    sync();
+}
+
+QString WorkloadPanel::errorText() const
+{
+    return m_error->isHidden() ? QString() : m_error->text();
+}
+
+void WorkloadPanel::showError(const QString &text)
+{
+    m_error->setText(text);
+    m_error->setVisible(!text.isEmpty());
+}
+
+void WorkloadPanel::sync()
+{
+    if (!m_document)
+        return;
+    m_syncing = true;
+    syncModel();
+    syncTraining();
+    m_syncing = false;
+    syncParallel();
+}
+
+void WorkloadPanel::syncModel()
+{
+    const engine::Layout &l = m_document->layout();
+    int index = 0;
+    if (l.model) {
+        const engine::ModelConfig &m = *l.model;
+        index = m.preset.empty() ? m_preset->count() - 1
+                                 : m_preset->findData(QString::fromStdString(m.preset));
+    }
+    m_preset->setCurrentIndex(std::max(0, index));
+    engine::ModelDims dims;
+    QString summary;
+    if (l.model) {
+        const engine::ResolvedModel r = engine::resolveModel(*l.model);
+        dims = r.dims;
+        if (!r.error.empty()) {
+            summary = QString::fromStdString(r.error);
+        } else {
+            summary = tr("%1 parameters, %2 layers, hidden %3")
+                              .arg(params(dims.totalParams()))
+                              .arg(dims.layers)
+                              .arg(QLocale().toString(dims.hidden));
+            if (dims.isMoe())
+                summary += tr("; MoE: %1 experts, %2 per token (%3 active)")
+                                   .arg(dims.experts)
+                                   .arg(dims.topK)
+                                   .arg(params(dims.activeParams()));
+            engine::ModelConfig plain;
+            plain.preset = l.model->preset;
+            const bool overrides = !l.model->preset.empty() && !(*l.model == plain);
+            if (overrides)
+                summary += tr(" \u2014 preset with your changes");
+        }
+    } else {
+        summary = tr("No model: the cluster alone, nothing to price.");
+    }
+    m_modelSummary->setText(summary);
+    m_dimsToggle->setEnabled(l.model.has_value());
+    for (int f = 0; f < static_cast<int>(m_dim.size()); ++f) {
+        QSpinBox *s = m_dim[static_cast<std::size_t>(f)];
+        s->setValue(dimValue(dims, f));
+        s->setEnabled(l.model.has_value());
+    }
+}
+
+void WorkloadPanel::syncTraining()
+{
+    const engine::TrainingConfig &t = m_document->layout().training;
+    m_seqLen->setValue(t.seqLen);
+    m_globalBatch->setValue(t.globalBatch);
+    m_microBatch->setValue(t.microBatch);
+    m_precision->setCurrentIndex(t.precision == engine::Precision::Fp8 ? 1 : 0);
+    m_recompute->setCurrentIndex(static_cast<int>(t.recompute));
+    m_distributed->setChecked(t.optimizer.distributed);
+    m_zero->setCurrentIndex(std::clamp(t.optimizer.zeroStage, 0, 3));
+    m_fsdp->setChecked(t.optimizer.fsdp);
+    m_overlap[0]->setChecked(t.overlap.dp);
+    m_overlap[1]->setChecked(t.overlap.tp);
+    m_overlap[2]->setChecked(t.overlap.pp);
+    m_overlap[3]->setChecked(t.overlap.ep);
+}
+
+void WorkloadPanel::syncParallel()
+{
+    if (!m_document)
+        return;
+    const bool was = m_syncing;
+    m_syncing = true;
+    const engine::Layout &l = m_document->layout();
+    const engine::ParallelConfig &p = l.parallel;
+    for (Dim dim : engine::kAllDims) {
+        const int current = dim == Dim::DP   ? l.dataParallel()
+                            : dim == Dim::TP ? p.tp
+                            : dim == Dim::CP ? p.cp
+                            : dim == Dim::EP ? p.ep
+                                             : p.pp;
+        fillChoices(sizeBox(dim), engine::sizeChoices(l, dim), current);
+    }
+    // VP: virtual stages per pipeline rank, valid when the layers split evenly.
+    {
+        int layers = 0;
+        if (l.model) {
+            const engine::ResolvedModel r = engine::resolveModel(*l.model);
+            if (r.error.empty())
+                layers = r.dims.layers;
+        }
+        std::vector<engine::SizeChoice> choices;
+        const int most = layers > 0 ? std::max(1, std::min(32, layers / std::max(1, p.pp))) : 8;
+        for (int v = 1; v <= most; ++v) {
+            engine::SizeChoice c;
+            c.value = v;
+            if (v > 1 && p.pp == 1) {
+                c.valid = false;
+                c.reason = "VP needs pipeline parallelism (PP > 1)";
+            } else if (layers > 0 && layers % (p.pp * v) != 0) {
+                c.valid = false;
+                c.reason = std::to_string(layers) + " layers do not split into PP x VP = "
+                           + std::to_string(p.pp * v) + " virtual stages";
+            }
+            // Only the useful invalid ones are worth listing: keep the list short.
+            if (c.valid || v <= 8 || v == p.vp)
+                choices.push_back(c);
+        }
+        fillChoices(m_vp, choices, p.vp);
+    }
+    m_sequenceParallel->setChecked(l.sequenceParallelOn());
+    m_sequenceParallel->setEnabled(p.tp > 1);
+
+    const bool handPlaced = !l.mapping.empty();
+    int order = Custom;
+    if (p.order == engine::kTopologyAwareOrder)
+        order = TopologyAware;
+    else if (p.order == engine::kNaiveOrder)
+        order = Naive;
+    if (handPlaced)
+        order = Custom;
+    m_order->setCurrentIndex(order);
+    m_order->setItemText(Custom,
+                         handPlaced        ? tr("Custom (hand-placed)")
+                         : order == Custom ? tr("Custom (%1)").arg(QString::fromStdString(p.order))
+                                           : tr("Custom\u2026"));
+
+    QString summary;
+    try {
+        const engine::RankLayout ranks(l);
+        summary = tr("%1 GPUs = TP %2 \u00d7 CP %3 \u00d7 PP %4 \u00d7 DP %5")
+                          .arg(QLocale().toString(ranks.worldSize()))
+                          .arg(p.tp)
+                          .arg(p.cp)
+                          .arg(p.pp)
+                          .arg(l.dataParallel());
+        if (p.ep > 1)
+            summary += tr("<br>EP %1 is carved out of each stage's %2 ranks")
+                               .arg(p.ep)
+                               .arg(ranks.worldSize() / p.pp);
+        int moved = 0;
+        for (int r = 0; r < ranks.worldSize(); ++r)
+            moved += ranks.gpuOfRank(r) != r;
+        m_placement->setText(handPlaced ? tr("Placed by hand: %n rank(s) moved from where the "
+                                             "order puts them.",
+                                             nullptr,
+                                             moved)
+                                        : tr("Placed by the rank order."));
+    } catch (const std::exception &e) {
+        summary = QStringLiteral("<span style='color:#b91c1c'>%1</span>")
+                          .arg(QString::fromStdString(e.what()).toHtmlEscaped());
+        m_placement->setText(tr("No ranks to place until the sizes fill the cluster."));
+    }
+    m_parallelSummary->setText(summary);
+    m_resetPlacement->setEnabled(handPlaced);
+    m_syncing = was;
+}
+
+void WorkloadPanel::pushWorkload(const std::optional<engine::ModelConfig> &model,
+                                 const engine::TrainingConfig &training,
+                                 const QString &text,
+                                 const QString &mergeKey)
+{
+    engine::Layout after = m_document->layout();
+    after.model = model;
+    after.training = training;
+    if (after.sameContent(m_document->layout()))
+        return;
+    const QString problem = Document::checkLayout(after);
+    if (!problem.isEmpty()) {
+        showError(problem);
+        sync(); // show what the document holds
+        return;
+    }
+    showError({});
+    m_document->undoStack()->push(new ChangeWorkload(m_document, model, training, text, mergeKey));
+}
+
+void WorkloadPanel::pushParallel(const engine::ParallelConfig &parallel, const QString &text)
+{
+    engine::Layout after = m_document->layout();
+    after.parallel = parallel;
+    if (after.sameContent(m_document->layout()))
+        return;
+    const QString problem = Document::checkLayout(after);
+    if (!problem.isEmpty()) {
+        showError(problem);
+        syncParallel();
+        return;
+    }
+    showError({});
+    auto *command = new ChangeParallelSizes(m_document, parallel);
+    command->setText(text);
+    m_document->undoStack()->push(command);
+}
+
+void WorkloadPanel::presetChosen(int index)
+{
+    if (!m_document || index < 0)
+        return;
+    const QString key = m_preset->itemData(index).toString();
+    const engine::Layout &l = m_document->layout();
+    std::optional<engine::ModelConfig> model;
+    QString text;
+    if (key.isEmpty()) {
+        text = tr("Remove the model");
+    } else if (key == QStringLiteral("\x01custom")) {
+        // Custom: the dimensions in force, written out, so they can be edited freely.
+        engine::ModelDims d;
+        if (l.model)
+            d = engine::resolveModel(*l.model).dims;
+        else if (!engine::modelPresets().empty())
+            d = engine::modelPresets().front();
+        engine::ModelConfig m;
+        m.layers = d.layers;
+        m.hidden = d.hidden;
+        m.ffn = d.ffn;
+        m.heads = d.heads;
+        m.kvHeads = d.kvHeads;
+        m.headDim = d.headDim;
+        m.vocab = d.vocab;
+        m.gatedMlp = d.gatedMlp;
+        if (d.isMoe()) {
+            engine::MoeOverrides moe;
+            moe.experts = d.experts;
+            moe.topK = d.topK;
+            moe.expertFfn = d.expertFfn;
+            moe.sharedExperts = d.sharedExperts;
+            moe.moeLayers = d.moeLayers;
+            m.moe = moe;
+        }
+        model = m;
+        text = tr("Use custom model dimensions");
+        m_dimsToggle->setChecked(true);
+    } else {
+        engine::ModelConfig m;
+        m.preset = key.toStdString();
+        model = m;
+        text = tr("Change model to %1").arg(key);
+    }
+    pushWorkload(model, l.training, text, QString());
+}
+
+void WorkloadPanel::dimensionEdited(int field, int value)
+{
+    if (!m_document || !m_document->layout().model)
+        return;
+    engine::ModelConfig m = *m_document->layout().model;
+    std::optional<int> v = value;
+    if (!m.preset.empty())
+        if (const engine::ModelDims *preset = engine::findModelPreset(m.preset);
+            preset && dimValue(*preset, field) == value)
+            v.reset(); // back to the preset's own value: no override
+    setOverride(m, field, v);
+    pushWorkload(m,
+                 m_document->layout().training,
+                 tr("Change %1 to %2").arg(tr(kDimNames[field])).arg(value),
+                 QStringLiteral("model-%1").arg(field));
+}
+
+void WorkloadPanel::trainingEdited(const QString &field)
+{
+    if (!m_document)
+        return;
+    engine::TrainingConfig t = m_document->layout().training;
+    t.seqLen = m_seqLen->value();
+    t.globalBatch = m_globalBatch->value();
+    t.microBatch = m_microBatch->value();
+    t.precision = m_precision->currentIndex() == 1 ? engine::Precision::Fp8
+                                                   : engine::Precision::Bf16;
+    t.recompute = static_cast<engine::Recompute>(m_recompute->currentIndex());
+    t.optimizer.distributed = m_distributed->isChecked();
+    t.optimizer.zeroStage = m_zero->currentIndex();
+    t.optimizer.fsdp = m_fsdp->isChecked();
+    t.overlap.dp = m_overlap[0]->isChecked();
+    t.overlap.tp = m_overlap[1]->isChecked();
+    t.overlap.pp = m_overlap[2]->isChecked();
+    t.overlap.ep = m_overlap[3]->isChecked();
+    static const QHash<QString, QString> names = {
+            {QStringLiteral("seq_len"), tr("sequence length")},
+            {QStringLiteral("global_batch"), tr("global batch")},
+            {QStringLiteral("micro_batch"), tr("micro batch")},
+            {QStringLiteral("precision"), tr("precision")},
+            {QStringLiteral("recompute"), tr("recompute")},
+            {QStringLiteral("optimizer"), tr("distributed optimizer")},
+            {QStringLiteral("zero_stage"), tr("ZeRO stage")},
+            {QStringLiteral("fsdp"), tr("FSDP")},
+            {QStringLiteral("overlap"), tr("overlap")},
+    };
+    // Spin boxes stepped through many values merge into one undo step.
+    const bool spinner = field == QStringLiteral("seq_len")
+                         || field == QStringLiteral("global_batch")
+                         || field == QStringLiteral("micro_batch");
+    pushWorkload(m_document->layout().model,
+                 t,
+                 tr("Change %1").arg(names.value(field, field)),
+                 spinner ? field : QString());
+}
+
+void WorkloadPanel::sizeChosen(Dim dim, int index)
+{
+    if (!m_document || index < 0)
+        return;
+    QComboBox *box = sizeBox(dim);
+    const int value = box->itemData(index).toInt();
+    const engine::Layout &l = m_document->layout();
+    engine::ParallelConfig p = l.parallel;
+    switch (dim) {
+    case Dim::TP: p.tp = value; break;
+    case Dim::CP: p.cp = value; break;
+    case Dim::EP: p.ep = value; break;
+    case Dim::PP: p.pp = value; break;
+    case Dim::DP: p.dp = value; break;
+    }
+    if (dim != Dim::DP && dim != Dim::EP) {
+        // DP follows from the GPU count: the job keeps filling the cluster.
+        const long long modelParallel = 1LL * p.tp * p.cp * p.pp;
+        const int gpus = l.cluster.gpuCount();
+        if (p.dp && modelParallel > 0 && gpus % modelParallel == 0)
+            p.dp = static_cast<int>(gpus / modelParallel);
+        if (p.vp > 1 && p.pp == 1)
+            p.vp = 1; // VP means nothing without a pipeline
+    }
+    pushParallel(p,
+                 tr("Change %1 to %2").arg(QString::fromLatin1(engine::dimLabel(dim))).arg(value));
+}
+
+void WorkloadPanel::orderChosen(int index)
+{
+    if (!m_document)
+        return;
+    const engine::Layout &l = m_document->layout();
+    std::string order;
+    if (index == Custom) {
+        bool ok = false;
+        const QString text = QInputDialog::getText(
+                this,
+                tr("Custom Rank Order"),
+                tr("Dimensions from fastest to slowest, joined by '-' (TP, CP, DP and PP once "
+                   "each, EP optional).\nTopology-aware: %1; naive: %2.")
+                        .arg(QString::fromLatin1(engine::kTopologyAwareOrder),
+                             QString::fromLatin1(engine::kNaiveOrder)),
+                QLineEdit::Normal,
+                QString::fromStdString(l.parallel.order),
+                &ok);
+        if (!ok) {
+            syncParallel();
+            return;
+        }
+        order = text.trimmed().toLower().toStdString();
+    } else {
+        order = m_order->itemData(index).toString().toStdString();
+    }
+    const engine::Layout after = ChangeRankOrder::apply(l, order);
+    if (after.sameContent(l)) {
+        syncParallel();
+        return;
+    }
+    const QString problem = Document::checkLayout(after);
+    if (!problem.isEmpty()) {
+        showError(problem);
+        syncParallel();
+        return;
+    }
+    showError({});
+    m_document->undoStack()->push(new ChangeRankOrder(m_document, order));
+}
+
+void WorkloadPanel::resetPlacement()
+{
+    if (!m_document || m_document->layout().mapping.empty())
+        return;
+    m_document->undoStack()->push(new ChangeMapping(m_document, {}, tr("Reset placement")));
+}
+
+} // namespace railyard

@@ -1,0 +1,106 @@
+#pragma once
+
+#include "layout.h"
+#include "parallel.h"
+
+#include <QPointer>
+#include <QWidget>
+
+#include <array>
+#include <optional>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QPushButton;
+class QSpinBox;
+class QToolButton;
+
+namespace railyard {
+
+class Document;
+
+// The Workload dock: what is trained and how it is split. The model (a preset, or its
+// dimensions), sequence length, global and micro batch, precision, recompute, optimizer
+// sharding and overlap; the parallel sizes TP, CP, EP, PP, VP and DP, offering the valid sizes
+// and saying why the others are not; the rank order (topology-aware, naive, or custom). Every
+// change is one undo command (a spin box stepped through values is one step); a change the
+// layout would refuse is shown with the reason and not applied.
+class WorkloadPanel : public QWidget
+{
+    Q_OBJECT
+
+public:
+    explicit WorkloadPanel(QWidget *parent = nullptr);
+
+    void setDocument(Document *document);
+    QString errorText() const;
+
+    QComboBox *presetBox() const { return m_preset; }
+    QComboBox *sizeBox(engine::Dim dim) const { return m_size[static_cast<std::size_t>(dim)]; }
+    QComboBox *vpBox() const { return m_vp; }
+    QComboBox *orderBox() const { return m_order; }
+    QComboBox *precisionBox() const { return m_precision; }
+    QComboBox *recomputeBox() const { return m_recompute; }
+    QComboBox *zeroBox() const { return m_zero; }
+    QSpinBox *seqLenBox() const { return m_seqLen; }
+    QSpinBox *globalBatchBox() const { return m_globalBatch; }
+    QSpinBox *microBatchBox() const { return m_microBatch; }
+    QCheckBox *distributedBox() const { return m_distributed; }
+    QPushButton *resetPlacementButton() const { return m_resetPlacement; }
+    QLabel *parallelSummary() const { return m_parallelSummary; }
+
+    // Rank order presets, as the order combo lists them.
+    enum OrderChoice { TopologyAware, Naive, Custom };
+
+public Q_SLOTS:
+    // Puts the ranks back where the order places them (drops a hand-made placement).
+    void resetPlacement();
+
+private:
+    void sync();
+    void syncModel();
+    void syncTraining();
+    void syncParallel();
+    void pushWorkload(const std::optional<engine::ModelConfig> &model,
+                      const engine::TrainingConfig &training,
+                      const QString &text,
+                      const QString &mergeKey);
+    void pushParallel(const engine::ParallelConfig &parallel, const QString &text);
+    void presetChosen(int index);
+    void dimensionEdited(int field, int value);
+    void sizeChosen(engine::Dim dim, int index);
+    void orderChosen(int index);
+    void trainingEdited(const QString &field);
+    void showError(const QString &text);
+
+    QPointer<Document> m_document;
+    bool m_syncing = false;
+    // Model
+    QComboBox *m_preset;
+    QLabel *m_modelSummary;
+    QToolButton *m_dimsToggle;
+    QWidget *m_dims;
+    std::array<QSpinBox *, 10> m_dim{};
+    // Training
+    QSpinBox *m_seqLen;
+    QSpinBox *m_globalBatch;
+    QSpinBox *m_microBatch;
+    QComboBox *m_precision;
+    QComboBox *m_recompute;
+    QCheckBox *m_distributed;
+    QComboBox *m_zero;
+    QCheckBox *m_fsdp;
+    std::array<QCheckBox *, 4> m_overlap{};
+    // Parallelism
+    std::array<QComboBox *, 5> m_size{};
+    QComboBox *m_vp;
+    QCheckBox *m_sequenceParallel;
+    QComboBox *m_order;
+    QLabel *m_parallelSummary;
+    QLabel *m_placement;
+    QPushButton *m_resetPlacement;
+    QLabel *m_error;
+};
+
+} // namespace railyard
