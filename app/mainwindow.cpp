@@ -448,10 +448,10 @@ void MainWindow::syncColourControls()
     }
     const auto selected = m_scene->selectedGpus().size();
     m_makeGroupAction->setText(
-            selected > 0
-                    ? tr("&Make %1 Here (%n GPU(s) selected)", nullptr, static_cast<int>(selected))
-                              .arg(kindNoun(m_palette->kind()))
-                    : tr("&Make Group Here"));
+            selected > 0 ? tr("&Make %1 Here (%2 selected)")
+                                   .arg(kindNoun(m_palette->kind()),
+                                        counted(static_cast<int>(selected), tr("GPU"), tr("GPUs")))
+                         : tr("&Make Group Here"));
 }
 
 void MainWindow::showMessage(const QString &text, bool refused)

@@ -5,10 +5,15 @@
 #include "document/autosaver.h"
 #include "document/document.h"
 #include "mainwindow.h"
+#include "palette/groupchipmodel.h"
+#include "palette/groupmime.h"
+#include "palette/grouppalette.h"
 #include "panels/clusterform.h"
 #include "panels/clusterpanel.h"
 #include "panels/inspectorpanel.h"
 #include "panels/newclusterdialog.h"
+#include "panels/pricingpanel.h"
+#include "panels/warningspanel.h"
 #include "scene/clustergeometry.h"
 #include "scene/clusterscene.h"
 #include "scene/clusterview.h"
@@ -16,9 +21,12 @@
 #include <QAbstractButton>
 #include <QApplication>
 #include <QComboBox>
+#include <QDockWidget>
+#include <QDropEvent>
 #include <QFile>
 #include <QLabel>
 #include <QMessageBox>
+#include <QMimeData>
 #include <QSettings>
 #include <QSlider>
 #include <QSpinBox>
@@ -302,6 +310,88 @@ private Q_SLOTS:
         QVERIFY(QFile::exists(w.autoSaver()->recoveryFile()));
         QVERIFY(!w.offerRecovery(false));
         w.document()->undoStack()->setClean();
+    }
+
+    void placementPanelsFollowTheDocument()
+    {
+        MainWindow w(nullptr, m_recovery.path());
+        QVERIFY(w.openFile(layoutPath("gmi-h200-cluster.railyard.json")));
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QCoreApplication::processEvents(); // the layout's view settings apply once laid out
+        for (const char *name : {"WorkloadDock", "GroupsDock", "PricingDock", "WarningsDock"})
+            QVERIFY2(w.findChild<QDockWidget *>(QLatin1String(name)), name);
+        // The layout says "color_by": "tp": the canvas, the toolbar and the palette agree.
+        QCOMPARE(w.scene()->colourBy(), std::optional(GroupKind::Tp));
+        QCOMPARE(w.colourBox()->currentText(), QStringLiteral("TP group"));
+        QCOMPARE(w.palette()->kind(), GroupKind::Tp);
+        QCOMPARE(w.palette()->model()->rowCount(), 16);
+        // Choosing PP stage in the toolbar recolours the canvas and the chips.
+        w.colourBox()->setCurrentIndex(w.colourBox()->findText(QStringLiteral("PP stage")));
+        Q_EMIT w.colourBox()->activated(w.colourBox()->currentIndex());
+        QCOMPARE(w.scene()->colourBy(), std::optional(GroupKind::PpStage));
+        QCOMPARE(w.palette()->model()->rowCount(), 4);
+        // Ctrl+L: the link-load view.
+        QVERIFY(!w.scene()->isLinkLoadVisible());
+        w.linkLoadAction()->trigger();
+        QVERIFY(w.scene()->isLinkLoadVisible());
+        QVERIFY(w.linkLoadAction()->shortcut() == QKeySequence(Qt::CTRL | Qt::Key_L));
+        w.linkLoadAction()->trigger();
+        QVERIFY(!w.scene()->isLinkLoadVisible());
+    }
+
+    void dropsReachTheStatusBarAndWarningsSelectGpus()
+    {
+        MainWindow w(nullptr, m_recovery.path());
+        QVERIFY(w.openFile(layoutPath("gmi-h200-cluster.railyard.json")));
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        ClusterView *view = w.view();
+        view->setZoom(0.3);
+        const engine::Topology &t = w.document()->topology();
+        const auto at = [&](int gpu) {
+            const QPointF c = w.scene()->geometry().deviceRect(t.gpuDevice(gpu)).center();
+            view->centerOn(c);
+            return view->mapFromScene(c);
+        };
+        const auto drop = [&](const QMimeData *data, const QPoint &pos) {
+            QDragEnterEvent enter(pos, Qt::MoveAction, data, Qt::LeftButton, Qt::NoModifier);
+            QApplication::sendEvent(view->viewport(), &enter);
+            QDragMoveEvent move(pos, Qt::MoveAction, data, Qt::LeftButton, Qt::NoModifier);
+            QApplication::sendEvent(view->viewport(), &move);
+            QDropEvent dropEvent(QPointF(pos), Qt::MoveAction, data, Qt::LeftButton, Qt::NoModifier);
+            QApplication::sendEvent(view->viewport(), &dropEvent);
+        };
+        const QString job = jobSignature(w.document()->layout());
+        // Refused: the reason is in the status bar.
+        std::unique_ptr<QMimeData> late(mime::encodeGroup(GroupRef{GroupKind::Tp, 1}, job));
+        drop(late.get(), at(125));
+        QVERIFY2(w.statusBar()->currentMessage().contains(QStringLiteral("ends at GPU 127")),
+                 qPrintable(w.statusBar()->currentMessage()));
+        QVERIFY(!w.document()->isModified());
+        // Accepted: what it did and what it cost; the pricing panel and the warnings follow.
+        std::unique_ptr<QMimeData> tp0(mime::encodeGroup(GroupRef{GroupKind::Tp, 0}, job));
+        drop(tp0.get(), at(4));
+        QVERIFY(w.document()->isModified());
+        QVERIFY2(w.statusBar()->currentMessage().contains(QStringLiteral("% step time")),
+                 qPrintable(w.statusBar()->currentMessage()));
+        QVERIFY(w.pricingPanel()->changeText().startsWith(QLatin1Char('+')));
+        QTreeWidget *warnings = w.warningsPanel()->list();
+        QVERIFY(warnings->topLevelItemCount() > 0);
+        Q_EMIT warnings->itemClicked(warnings->topLevelItem(0), 0);
+        QCOMPARE(w.scene()->selectedGpus().size(), std::size_t(8));
+        // Edit > Undo takes the drop back in one step.
+        QVERIFY(w.document()->undoStack()->canUndo());
+        w.document()->undoStack()->undo();
+        QVERIFY(w.document()->layout().mapping.empty());
+        QVERIFY(!w.document()->isModified());
+        // Ctrl+G makes a group of the palette's kind on the selected GPUs.
+        w.scene()->setSelectedGpus({8, 9, 10, 11, 12, 13, 14, 15});
+        QVERIFY(w.makeGroupAction()->text().contains(QStringLiteral("8 GPUs")));
+        w.scene()->setSelectedGpus({4, 5, 6, 7, 8, 9, 10, 11});
+        QVERIFY(w.makeGroupAction()->shortcut() == QKeySequence(Qt::CTRL | Qt::Key_G));
+        w.makeGroupAction()->trigger();
+        QVERIFY(!w.document()->layout().mapping.empty());
     }
 };
 

@@ -3,6 +3,7 @@
 #include "inputerror.h"
 
 #include <QCoreApplication>
+#include <QLocale>
 
 #include <algorithm>
 #include <memory>
@@ -156,6 +157,11 @@ std::vector<int> normalizedMapping(std::vector<int> mapping)
         if (mapping[i] != static_cast<int>(i))
             return mapping;
     return {};
+}
+
+QString counted(int n, const QString &one, const QString &many)
+{
+    return QStringLiteral("%1 %2").arg(QLocale().toString(n), n == 1 ? one : many);
 }
 
 QString gpuListText(std::vector<int> gpus)

@@ -59,6 +59,9 @@ engine::MappingEdit makeGroupHere(const engine::Layout &layout,
 // where it started leaves the layout as it was.
 std::vector<int> normalizedMapping(std::vector<int> mapping);
 
+// "1 GPU", "8 GPUs": a count with its noun (English plurals; no translations ship yet).
+QString counted(int n, const QString &one, const QString &many);
+
 // "GPUs 4–11", "GPUs 0–3, 8–11", "GPU 7": a short description of a set of GPU indices.
 QString gpuListText(std::vector<int> gpus);
 

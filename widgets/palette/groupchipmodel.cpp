@@ -77,12 +77,12 @@ QVariant GroupChipModel::data(const QModelIndex &index, int role) const
             nodes.push_back(t.nodeOfGpu(gpu));
         std::sort(nodes.begin(), nodes.end());
         nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-        return tr("<b>%1</b>: %n GPU(s), %2<br>on %3 server(s)<br><i>Drag onto a GPU, a server "
-                  "or a rack to place it there; click to show it</i>",
-                  nullptr,
-                  static_cast<int>(gpus.size()))
-                .arg(groupName(g), gpuListText(gpus))
-                .arg(nodes.size());
+        return tr("<b>%1</b>: %2, %3<br>on %4<br><i>Drag onto a GPU, a server or a rack to "
+                  "place it there; click to show it</i>")
+                .arg(groupName(g),
+                     counted(static_cast<int>(gpus.size()), tr("GPU"), tr("GPUs")),
+                     gpuListText(gpus),
+                     counted(static_cast<int>(nodes.size()), tr("server"), tr("servers")));
     }
     default: return {};
     }

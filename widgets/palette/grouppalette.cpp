@@ -191,9 +191,9 @@ void GroupPalette::sync()
     const GroupKind kind = m_model->kind();
     const int count = groupCount(*ranks, kind);
     const int size = static_cast<int>(groupRanks(*ranks, GroupRef{kind, 0}).size());
-    m_summary->setText(tr("<b>%1 %2s</b> of %n GPU(s) each", nullptr, size)
-                               .arg(QLocale().toString(count))
-                               .arg(kindNoun(kind)));
+    m_summary->setText(tr("<b>%1</b> of %2 each")
+                               .arg(counted(count, kindNoun(kind), kindNoun(kind) + tr("s")),
+                                    counted(size, tr("GPU"), tr("GPUs"))));
 }
 
 void GroupPalette::syncButtons()
@@ -208,9 +208,9 @@ void GroupPalette::syncButtons()
         }
         const int count = groupCount(*ranks, kind);
         const int size = static_cast<int>(groupRanks(*ranks, GroupRef{kind, 0}).size());
-        b->setToolTip(tr("%1 %2s of %n GPU(s): colour the GPUs by them and drag them", nullptr, size)
-                              .arg(count)
-                              .arg(kindNoun(kind)));
+        b->setToolTip(tr("%1 of %2: colour the GPUs by them and drag them")
+                              .arg(counted(count, kindNoun(kind), kindNoun(kind) + tr("s")),
+                                   counted(size, tr("GPU"), tr("GPUs"))));
     }
 }
 

@@ -1,6 +1,7 @@
 #include "warningspanel.h"
 
 #include "document/document.h"
+#include "document/groupref.h"
 #include "units.h"
 
 #include <QApplication>
@@ -199,9 +200,8 @@ void WarningsPanel::sync()
             for (int g : w->gpus)
                 gpus << g;
             item->setData(0, kGpusRole, gpus);
-            tip += tr("\nClick to select the %n GPU(s) concerned.",
-                      nullptr,
-                      static_cast<int>(w->gpus.size()));
+            tip += tr("\nClick to select the %1 concerned.")
+                           .arg(counted(static_cast<int>(w->gpus.size()), tr("GPU"), tr("GPUs")));
         }
         item->setToolTip(0, tip);
         item->setData(0, Qt::UserRole, QString::fromStdString(w->code));
@@ -224,8 +224,8 @@ void WarningsPanel::sync()
         m_summary->setText(tr("No placement problems: every group sits where its traffic is "
                               "cheapest."));
     else
-        m_summary->setText(
-                tr("<b>%n warning(s)</b>; click one to select its GPUs.", nullptr, m_count));
+        m_summary->setText(tr("<b>%1</b>; click one to select its GPUs.")
+                                   .arg(counted(m_count, tr("warning"), tr("warnings"))));
     if (m_count != before)
         Q_EMIT countChanged(m_count);
 }

@@ -5,6 +5,7 @@
 #include "commands/changerankorder.h"
 #include "commands/changeworkload.h"
 #include "document/document.h"
+#include "document/groupref.h"
 #include "model.h"
 #include "placement.h"
 
@@ -32,7 +33,8 @@ using engine::Dim;
 
 namespace {
 
-enum DimField { Layers, Hidden, Ffn, Heads, KvHeads, Vocab, Experts, TopK, ExpertFfn, MoeLayers };
+using Field = WorkloadPanel::Dimension;
+using enum WorkloadPanel::Dimension;
 
 const char *const kDimNames[] = {"layers",
                                  "hidden size",
@@ -545,10 +547,9 @@ void WorkloadPanel::syncParallel()
         int moved = 0;
         for (int r = 0; r < ranks.worldSize(); ++r)
             moved += ranks.gpuOfRank(r) != r;
-        m_placement->setText(handPlaced ? tr("Placed by hand: %n rank(s) moved from where the "
-                                             "order puts them.",
-                                             nullptr,
-                                             moved)
+        m_placement->setText(handPlaced ? tr("Placed by hand: %1 moved from where the order "
+                                             "puts them.")
+                                                  .arg(counted(moved, tr("rank"), tr("ranks")))
                                         : tr("Placed by the rank order."));
     } catch (const std::exception &e) {
         summary = QStringLiteral("<span style='color:#b91c1c'>%1</span>")

@@ -52,6 +52,22 @@ public:
 
     // Rank order presets, as the order combo lists them.
     enum OrderChoice { TopologyAware, Naive, Custom };
+    // The model's dimensions, as the Dimensions section lists them.
+    enum Dimension {
+        Layers,
+        Hidden,
+        Ffn,
+        Heads,
+        KvHeads,
+        Vocab,
+        Experts,
+        TopK,
+        ExpertFfn,
+        MoeLayers,
+        DimensionCount
+    };
+    QSpinBox *dimensionBox(Dimension d) const { return m_dim[static_cast<std::size_t>(d)]; }
+    QLabel *modelSummary() const { return m_modelSummary; }
 
 public Q_SLOTS:
     // Puts the ranks back where the order places them (drops a hand-made placement).
@@ -81,7 +97,7 @@ private:
     QLabel *m_modelSummary;
     QToolButton *m_dimsToggle;
     QWidget *m_dims;
-    std::array<QSpinBox *, 10> m_dim{};
+    std::array<QSpinBox *, DimensionCount> m_dim{};
     // Training
     QSpinBox *m_seqLen;
     QSpinBox *m_globalBatch;

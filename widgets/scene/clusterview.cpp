@@ -459,7 +459,7 @@ void ClusterView::contextMenuEvent(QContextMenuEvent *event)
         const int size = ranks ? static_cast<int>(groupRanks(*ranks, GroupRef{kind, 0}).size()) : 0;
         QString text = tr("Make a %1 Here").arg(kindNoun(kind));
         if (size > 0)
-            text += tr(" (%n GPU(s))", nullptr, size);
+            text += QStringLiteral(" (%1)").arg(counted(size, tr("GPU"), tr("GPUs")));
         QAction *a = menu.addAction(text, this, [this, kind] { makeGroupHere(kind); });
         a->setEnabled(size > 0 && static_cast<int>(selected.size()) == size);
     }

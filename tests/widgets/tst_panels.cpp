@@ -1,0 +1,404 @@
+// The panels around the canvas: the Workload panel (every change one undo command, valid sizes
+// offered and the others disabled with the reason, rank-order presets, refused edits shown and
+// not applied), the Pricing panel (numbers from the evaluation, the change against the state
+// before the edit, the step-time and memory charts, A/B compare with the links whose load
+// changed most) and the Warnings panel (costs, worst first, clicking selects the GPUs).
+#include "charts/memorychart.h"
+#include "charts/stepchart.h"
+#include "commands/changemapping.h"
+#include "compare.h"
+#include "document/document.h"
+#include "panels/pricingpanel.h"
+#include "panels/warningspanel.h"
+#include "panels/workloadpanel.h"
+#include "placement.h"
+#include "units.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QLabel>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QTableWidget>
+#include <QTest>
+#include <QTreeWidget>
+#include <QUndoStack>
+
+using namespace railyard;
+using engine::Dim;
+
+namespace {
+
+std::unique_ptr<Document> openLayout(const char *name)
+{
+    QString error;
+    auto doc = Document::load(QStringLiteral(RAILYARD_SOURCE_DIR "/layouts/") + QLatin1String(name),
+                              &error);
+    if (!doc)
+        qWarning("%s", qPrintable(error));
+    return doc;
+}
+
+// The combo row holding `value`, or -1.
+int rowOf(QComboBox *box, int value)
+{
+    for (int i = 0; i < box->count(); ++i)
+        if (box->itemData(i).toInt() == value)
+            return i;
+    return -1;
+}
+
+bool enabled(QComboBox *box, int row)
+{
+    const auto *model = qobject_cast<QStandardItemModel *>(box->model());
+    return model->item(row)->isEnabled();
+}
+
+// What a user does when choosing a row of a combo box.
+void choose(QComboBox *box, int row)
+{
+    box->setCurrentIndex(row);
+    Q_EMIT box->activated(row);
+}
+
+// TP group 0 of the H200 preset moved onto GPUs 4-11, across servers 0 and 1.
+void moveTpAcross(Document *doc)
+{
+    const engine::MappingEdit e = engine::placeGroup(doc->layout(),
+                                                     Dim::TP,
+                                                     0,
+                                                     {4, 5, 6, 7, 8, 9, 10, 11});
+    QVERIFY(e.ok());
+    doc->undoStack()->push(new ChangeMapping(doc, e.mapping, QStringLiteral("Place TP group 0")));
+}
+
+} // namespace
+
+class TestPanels : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void sizesOfferTheValidChoicesAndSayWhyNot()
+    {
+        auto doc = openLayout("gmi-h200-cluster.railyard.json"); // Llama 3 70B, 128 GPUs, PP4
+        QVERIFY(doc);
+        WorkloadPanel panel;
+        panel.setDocument(doc.get());
+        QComboBox *tp = panel.sizeBox(Dim::TP);
+        QCOMPARE(tp->currentData().toInt(), 8);
+        // TP 4 and 16 are fine; TP 64 x PP 4 is more than the 128 GPUs; TP 128 does not divide
+        // the 64 heads.
+        QVERIFY(enabled(tp, rowOf(tp, 4)));
+        QVERIFY(enabled(tp, rowOf(tp, 16)));
+        const int tp64 = rowOf(tp, 64);
+        QVERIFY(!enabled(tp, tp64));
+        QVERIFY2(tp->itemData(tp64, Qt::ToolTipRole).toString().contains(QStringLiteral("divide")),
+                 qPrintable(tp->itemData(tp64, Qt::ToolTipRole).toString()));
+        QVERIFY(tp->itemText(tp64).contains(QStringLiteral("does not divide")));
+        const int tp128 = rowOf(tp, 128);
+        QVERIFY(!enabled(tp, tp128));
+        // PP above the 80 layers is refused with the reason.
+        QComboBox *pp = panel.sizeBox(Dim::PP);
+        QVERIFY(enabled(pp, rowOf(pp, 8)));
+        // EP: Llama 3 70B has no experts.
+        QComboBox *ep = panel.sizeBox(Dim::EP);
+        QVERIFY(!enabled(ep, rowOf(ep, 2)));
+        QVERIFY(ep->itemData(rowOf(ep, 2), Qt::ToolTipRole)
+                        .toString()
+                        .contains(QStringLiteral("no experts")));
+        // DP follows from the GPU count: only 4 fits TP8 x PP4.
+        QComboBox *dp = panel.sizeBox(Dim::DP);
+        QCOMPARE(dp->currentData().toInt(), 4);
+        QVERIFY(!enabled(dp, rowOf(dp, 8)));
+        // VP 5 is in force; VP 3 does not split 80 layers into 4 x 3 virtual stages.
+        QCOMPARE(panel.vpBox()->currentData().toInt(), 5);
+        QVERIFY(!enabled(panel.vpBox(), rowOf(panel.vpBox(), 3)));
+        QVERIFY(panel.parallelSummary()->text().contains(QStringLiteral("TP 8")));
+    }
+
+    void choosingASizeIsOneUndoStepAndKeepsTheClusterFilled()
+    {
+        auto doc = openLayout("gmi-h200-cluster.railyard.json");
+        QVERIFY(doc);
+        WorkloadPanel panel;
+        panel.setDocument(doc.get());
+        QComboBox *tp = panel.sizeBox(Dim::TP);
+        choose(tp, rowOf(tp, 4));
+        QCOMPARE(doc->layout().parallel.tp, 4);
+        QCOMPARE(doc->layout().dataParallel(), 8); // 128 / (TP4 x PP4)
+        QCOMPARE(doc->undoStack()->count(), 1);
+        QCOMPARE(doc->undoStack()->undoText(), QStringLiteral("Change TP to 4"));
+        QVERIFY(doc->evaluation().ok);
+        // The panel follows the document, also on undo.
+        QCOMPARE(panel.sizeBox(Dim::DP)->currentData().toInt(), 8);
+        doc->undoStack()->undo();
+        QCOMPARE(doc->layout().parallel.tp, 8);
+        QCOMPARE(doc->layout().dataParallel(), 4);
+        QCOMPARE(tp->currentData().toInt(), 8);
+        // PP 1 drops VP, which means nothing without a pipeline.
+        QComboBox *pp = panel.sizeBox(Dim::PP);
+        choose(pp, rowOf(pp, 1));
+        QCOMPARE(doc->layout().parallel.pp, 1);
+        QCOMPARE(doc->layout().parallel.vp, 1);
+        QCOMPARE(doc->layout().dataParallel(), 16);
+        doc->undoStack()->undo();
+        QCOMPARE(doc->layout().parallel.vp, 5);
+    }
+
+    void trainingEditsAreUndoableAndSpinBoxesMerge()
+    {
+        auto doc = openLayout("gmi-h200-cluster.railyard.json");
+        QVERIFY(doc);
+        WorkloadPanel panel;
+        panel.setDocument(doc.get());
+        const double step = doc->evaluation().stepTimeS;
+        panel.seqLenBox()->setValue(4096);
+        panel.seqLenBox()->setValue(2048);
+        QCOMPARE(doc->layout().training.seqLen, 2048);
+        QCOMPARE(doc->undoStack()->count(), 1); // stepping through values is one step
+        QVERIFY(doc->evaluation().stepTimeS < step);
+        choose(panel.precisionBox(), 1);
+        QCOMPARE(doc->layout().training.precision, engine::Precision::Fp8);
+        choose(panel.recomputeBox(), 2);
+        QCOMPARE(doc->layout().training.recompute, engine::Recompute::Full);
+        choose(panel.zeroBox(), 3);
+        QCOMPARE(doc->layout().training.optimizer.zeroStage, 3);
+        panel.distributedBox()->setChecked(false);
+        QVERIFY(!doc->layout().training.optimizer.distributed);
+        panel.microBatchBox()->setValue(2);
+        QCOMPARE(doc->layout().training.microBatch, 2);
+        QCOMPARE(doc->undoStack()->count(), 6);
+        while (doc->undoStack()->canUndo())
+            doc->undoStack()->undo();
+        QCOMPARE(doc->layout().training.seqLen, 8192);
+        QCOMPARE(panel.seqLenBox()->value(), 8192);
+        QCOMPARE(doc->evaluation().stepTimeS, step);
+        QVERIFY(!doc->isModified());
+    }
+
+    void modelPresetsAndDimensions()
+    {
+        auto doc = openLayout("gmi-h200-cluster.railyard.json");
+        QVERIFY(doc);
+        WorkloadPanel panel;
+        panel.setDocument(doc.get());
+        QComboBox *preset = panel.presetBox();
+        QCOMPARE(preset->currentText(), QStringLiteral("llama3-70b"));
+        choose(preset, preset->findText(QStringLiteral("llama3-8b")));
+        QCOMPARE(doc->layout().model->preset, std::string("llama3-8b"));
+        QCOMPARE(doc->undoStack()->undoText(), QStringLiteral("Change model to llama3-8b"));
+        doc->undoStack()->undo();
+        QCOMPARE(doc->layout().model->preset, std::string("llama3-70b"));
+        // A dimension that cannot be is refused with the reason, and the document keeps its own.
+        const std::string before = engine::layoutToText(doc->layout());
+        QSpinBox *kvHeads = panel.dimensionBox(WorkloadPanel::KvHeads);
+        QCOMPARE(kvHeads->value(), 8);
+        kvHeads->setValue(7);
+        QVERIFY2(panel.errorText().contains(QStringLiteral("kv_heads (7) must divide heads (64)")),
+                 qPrintable(panel.errorText()));
+        QCOMPARE(engine::layoutToText(doc->layout()), before);
+        QCOMPARE(kvHeads->value(), 8);
+        // A valid change: 40 layers, kept as an override of the preset.
+        panel.dimensionBox(WorkloadPanel::Layers)->setValue(40);
+        QVERIFY(panel.errorText().isEmpty());
+        QCOMPARE(doc->layout().model->preset, std::string("llama3-70b"));
+        QCOMPARE(doc->layout().model->layers, std::optional<int>(40));
+        QVERIFY(panel.modelSummary()->text().contains(QStringLiteral("your changes")));
+        // Back to the preset's own 80: no override left.
+        panel.dimensionBox(WorkloadPanel::Layers)->setValue(80);
+        QVERIFY(!doc->layout().model->layers.has_value());
+        // Stepped to 40 and back to 80: one merged step that ends where it began, so none.
+        QCOMPARE(doc->undoStack()->count(), 0);
+        QVERIFY(!doc->isModified());
+    }
+
+    void rankOrderPresetsAndResetPlacement()
+    {
+        auto doc = openLayout("gmi-h200-cluster.railyard.json");
+        QVERIFY(doc);
+        WorkloadPanel panel;
+        panel.setDocument(doc.get());
+        QComboBox *order = panel.orderBox();
+        QCOMPARE(order->currentIndex(), int(WorkloadPanel::TopologyAware));
+        const double inside = doc->evaluation().exposed.tp;
+        // Naive: DP innermost, so each TP group strides across servers.
+        choose(order, WorkloadPanel::Naive);
+        QCOMPARE(doc->layout().parallel.order, std::string(engine::kNaiveOrder));
+        QVERIFY(doc->evaluation().exposed.tp > inside * 1.2);
+        bool warned = false;
+        for (const engine::Warning &w : doc->evaluation().warnings)
+            warned = warned || w.code == "tp-placement";
+        QVERIFY(warned);
+        doc->undoStack()->undo();
+        QCOMPARE(doc->layout().parallel.order, std::string(engine::kTopologyAwareOrder));
+        // A hand placement shows as custom; Reset Placement drops it in one step.
+        QVERIFY(!panel.resetPlacementButton()->isEnabled());
+        moveTpAcross(doc.get());
+        QCOMPARE(order->currentIndex(), int(WorkloadPanel::Custom));
+        QVERIFY(order->currentText().contains(QStringLiteral("hand")));
+        QVERIFY(panel.resetPlacementButton()->isEnabled());
+        panel.resetPlacementButton()->click();
+        QVERIFY(doc->layout().mapping.empty());
+        QCOMPARE(doc->evaluation().exposed.tp, inside);
+        QCOMPARE(doc->undoStack()->undoText(), QStringLiteral("Reset placement"));
+        doc->undoStack()->undo();
+        QVERIFY(!doc->layout().mapping.empty());
+        // Choosing topology-aware again also goes back to the order's placement.
+        choose(order, WorkloadPanel::TopologyAware);
+        QVERIFY(doc->layout().mapping.empty());
+    }
+
+    void pricingShowsTheNumbersAndTheChange()
+    {
+        auto doc = openLayout("gmi-h200-cluster.railyard.json");
+        QVERIFY(doc);
+        PricingPanel panel;
+        panel.setDocument(doc.get());
+        const engine::Evaluation inside = doc->evaluation();
+        QVERIFY(panel.stepText().contains(
+                QString::fromStdString(engine::formatSeconds(inside.stepTimeS))));
+        QTableWidget *m = panel.metrics();
+        QCOMPARE(m->item(0, 1)->text(),
+                 QString::fromStdString(engine::formatSeconds(inside.stepTimeS)));
+        QVERIFY(m->isColumnHidden(0)); // nothing to compare with yet
+        QCOMPARE(panel.stepChart()->rowCount(), 1);
+        QCOMPARE(panel.stepChart()->exposedValue(0, StepChart::Tp), inside.exposed.tp); // seconds
+        QVERIFY(panel.stepChart()->legendEntries().contains(QStringLiteral("TP")));
+        QVERIFY(panel.stepChart()->legendEntries().contains(QStringLiteral("Compute")));
+        QVERIFY(!panel.stepChart()->legendEntries().contains(QStringLiteral("EP")));
+        // Memory: one bar per stage against HBM.
+        QCOMPARE(panel.memoryChart()->stageCount(), 4);
+        QCOMPARE(panel.memoryChart()->hbmLine(), inside.hbmGiB);
+        QCOMPARE(panel.memoryChart()->fitsValue(0), inside.memoryGiBPerStage[0]);
+
+        moveTpAcross(doc.get());
+        const engine::Evaluation across = doc->evaluation();
+        const QString change = QString::fromStdString(
+                engine::describeChange(inside.stepTimeS, across.stepTimeS, "step time"));
+        QVERIFY(change.startsWith(QLatin1Char('+')));
+        QCOMPARE(panel.changeText(), change);
+        QVERIFY(!m->isColumnHidden(0));
+        QCOMPARE(m->horizontalHeaderItem(0)->text(), QStringLiteral("Before edit"));
+        QCOMPARE(m->item(0, 0)->text(),
+                 QString::fromStdString(engine::formatSeconds(inside.stepTimeS)));
+        QVERIFY(m->item(0, 2)->text().startsWith(QLatin1Char('+')));
+        QCOMPARE(panel.stepChart()->rowCount(), 2);
+        QCOMPARE(panel.stepChart()->exposedValue(0, StepChart::Tp), inside.exposed.tp);
+        QCOMPARE(panel.stepChart()->exposedValue(1, StepChart::Tp), across.exposed.tp);
+        // Undo is a change too: it compares with the state before the undo.
+        doc->undoStack()->undo();
+        QVERIFY(panel.changeText().startsWith(QLatin1Char('-')));
+    }
+
+    void pinnedAComparesWithNowAndRestores()
+    {
+        auto doc = openLayout("gmi-h200-cluster.railyard.json");
+        QVERIFY(doc);
+        PricingPanel panel;
+        panel.setDocument(doc.get());
+        const engine::Evaluation a = doc->evaluation();
+        QVERIFY(panel.restoreButton()->isHidden());
+        panel.pinButton()->click();
+        QVERIFY(doc->pinned());
+        QVERIFY(!panel.restoreButton()->isHidden());
+        moveTpAcross(doc.get());
+        // Now the baseline is A, whatever the last edit was.
+        moveTpAcross(doc.get()); // a no-op move: the mapping does not change
+        QCOMPARE(panel.metrics()->horizontalHeaderItem(0)->text(), QStringLiteral("A (pinned)"));
+        QCOMPARE(panel.metrics()->horizontalHeaderItem(1)->text(), QStringLiteral("B (now)"));
+        QVERIFY(panel.changeText().contains(QStringLiteral("vs A")));
+        QCOMPARE(panel.stepChart()->exposedValue(0, StepChart::Tp), a.exposed.tp);
+        // The links whose load changed most: the NICs TP group 0 now uses, among them.
+        QTreeWidget *links = panel.linkChanges();
+        QVERIFY(!links->isHidden());
+        QVERIFY(links->topLevelItemCount() > 0);
+        const auto expected = engine::mostChangedLinks(a, doc->evaluation(), 12);
+        QCOMPARE(links->topLevelItemCount(), static_cast<int>(expected.size()));
+        QCOMPARE(links->topLevelItem(0)->data(0, Qt::UserRole).toInt(), expected.front().link);
+        bool nic = false;
+        for (int i = 0; i < links->topLevelItemCount(); ++i)
+            nic = nic || links->topLevelItem(i)->text(0).contains(QStringLiteral("NIC"));
+        QVERIFY(nic);
+        QSignalSpy activated(&panel, &PricingPanel::linkActivated);
+        Q_EMIT links->itemClicked(links->topLevelItem(0), 0);
+        QCOMPARE(activated.count(), 1);
+        // Restore A: one undo step back to A's placement.
+        panel.restoreButton()->click();
+        QVERIFY(doc->layout().mapping.empty());
+        QCOMPARE(doc->evaluation().stepTimeS, a.stepTimeS);
+        QCOMPARE(doc->undoStack()->undoText(), QStringLiteral("Restore A"));
+        panel.unpin();
+        QVERIFY(!doc->pinned());
+        QVERIFY(links->isHidden());
+    }
+
+    void outOfMemoryShowsAboveHbm()
+    {
+        auto doc = openLayout("gmi-h200-cluster.railyard.json");
+        QVERIFY(doc);
+        PricingPanel pricing;
+        pricing.setDocument(doc.get());
+        WorkloadPanel workload;
+        workload.setDocument(doc.get());
+        choose(workload.recomputeBox(), 0); // keep every activation
+        workload.microBatchBox()->setValue(8);
+        const engine::Evaluation &e = doc->evaluation();
+        QVERIFY(e.ok);
+        QVERIFY2(e.memory.totalGiB() > e.hbmGiB, qPrintable(QString::number(e.memory.totalGiB())));
+        MemoryChart *chart = pricing.memoryChart();
+        double over = 0;
+        for (int s = 0; s < chart->stageCount(); ++s) {
+            QVERIFY(chart->fitsValue(s) <= e.hbmGiB + 1e-9);
+            over = std::max(over, chart->overValue(s));
+        }
+        QVERIFY(over > 0);
+        // And the warnings say so, with the stage's GPUs to select.
+        WarningsPanel warnings;
+        warnings.setDocument(doc.get());
+        bool oom = false;
+        for (int i = 0; i < warnings.list()->topLevelItemCount(); ++i)
+            oom = oom
+                  || warnings.list()->topLevelItem(i)->data(0, Qt::UserRole).toString()
+                             == QStringLiteral("out-of-memory");
+        QVERIFY(oom);
+    }
+
+    void warningsCarryTheirCostAndSelectTheirGpus()
+    {
+        auto doc = openLayout("gmi-h200-cluster.railyard.json");
+        QVERIFY(doc);
+        WarningsPanel panel;
+        QSignalSpy count(&panel, &WarningsPanel::countChanged);
+        panel.setDocument(doc.get());
+        QCOMPARE(panel.warningCount(), 0);
+        moveTpAcross(doc.get());
+        QVERIFY(panel.warningCount() >= 2);
+        QVERIFY(!count.isEmpty());
+        QTreeWidget *list = panel.list();
+        // Worst first: the TP groups that straddle servers, each with what it costs a step.
+        QTreeWidgetItem *first = list->topLevelItem(0);
+        QVERIFY2(first->text(0).contains(QStringLiteral("spans 2 NVLink domains")),
+                 qPrintable(first->text(0)));
+        QVERIFY(first->text(1).startsWith(QLatin1Char('+')));
+        const double cost = first->data(1, Qt::UserRole).toDouble();
+        // The two straddling groups together account for the TP time the move added.
+        const engine::Evaluation *before = doc->previousEvaluation();
+        QVERIFY(before);
+        const double added = doc->evaluation().exposed.tp - before->exposed.tp;
+        QVERIFY2(cost > 0.5 * added && cost < 1.5 * added,
+                 qPrintable(QStringLiteral("%1 vs %2").arg(cost).arg(added)));
+        QSignalSpy selected(&panel, &WarningsPanel::gpusActivated);
+        Q_EMIT list->itemClicked(first, 0);
+        QCOMPARE(selected.count(), 1);
+        const auto gpus = selected.first().first().value<std::vector<int>>();
+        QCOMPARE(gpus.size(), std::size_t(8));
+        doc->undoStack()->undo();
+        QCOMPARE(panel.warningCount(), 0);
+    }
+};
+
+QTEST_MAIN(TestPanels)
+#include "tst_panels.moc"
