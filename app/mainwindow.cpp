@@ -108,7 +108,7 @@ MainWindow::MainWindow(QWidget *parent, const QString &recoveryDirectory)
     });
     resizeDocks({workloadDock, pricingDock}, {350, 420}, Qt::Horizontal);
     resizeDocks({workloadDock, paletteDock}, {560, 300}, Qt::Vertical);
-    resizeDocks({pricingDock, m_warningsDock}, {640, 240}, Qt::Vertical);
+    resizeDocks({pricingDock, m_warningsDock}, {760, 170}, Qt::Vertical);
 
     m_statusCluster = new QLabel(this);
     m_statusStep = new QLabel(this);
@@ -326,6 +326,7 @@ void MainWindow::createActions()
         m_workload->resetPlacement();
     });
     reset->setStatusTip(tr("Put every rank back where the rank order places it"));
+    reset->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R));
     QAction *selectNone = edit->addAction(tr("Select &None"), this, [this] {
         m_scene->setSelectedGpus({});
         m_scene->setSelectedDevice(-1);

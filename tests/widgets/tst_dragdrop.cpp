@@ -339,6 +339,8 @@ private Q_SLOTS:
         QApplication::sendEvent(vp, &refused);
         QVERIFY(!refused.isAccepted());
         QVERIFY(!c.scene.dropPreviewOk());
+        QCOMPARE(c.scene.dropPreviewGpus(), range(124, 4)); // the GPUs it would run over, in red
+        QVERIFY(c.view.dragCaption().contains(QStringLiteral("TP group 0")));
         QDragLeaveEvent leave;
         QApplication::sendEvent(vp, &leave);
         QVERIFY(c.scene.dropPreviewGpus().empty());

@@ -36,10 +36,7 @@ MemoryChart::MemoryChart(QWidget *parent)
     c.chart->setAnimationOptions(QChart::NoAnimation);
     c.chart->setBackgroundRoundness(0);
     c.chart->setMargins(QMargins(4, 4, 4, 4));
-    c.chart->legend()->setAlignment(Qt::AlignBottom);
-    QFont small;
-    small.setPointSizeF(8.5);
-    c.chart->legend()->setFont(small);
+    c.chart->legend()->hide(); // the panel says what the colours are, in words that wrap
     c.series = new QStackedBarSeries;
     c.series->setBarWidth(0.7);
     c.fits = new QBarSet(tr("GiB per GPU"));
@@ -74,7 +71,8 @@ MemoryChart::MemoryChart(QWidget *parent)
     c.hbm->attachAxis(c.gib);
     c.view = new QChartView(c.chart, this);
     c.view->setRenderHint(QPainter::Antialiasing, true);
-    c.view->setMinimumHeight(200);
+    c.view->setMinimumHeight(140);
+    c.view->setMaximumHeight(150);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(c.view);
@@ -108,7 +106,8 @@ void MemoryChart::setMemory(const std::vector<double> &perStage, double hbmGiB)
     c.lineX->setRange(0, 1);
     c.hbm->replace(QList<QPointF>{{0, hbmGiB}, {1, hbmGiB}});
     c.hbm->setName(tr("HBM %1 GiB").arg(hbmGiB, 0, 'f', 0));
-    c.gib->setRange(0, std::max(1.0, top * 1.08));
+    c.gib->setRange(0, std::max(1.0, top * 1.05));
+    c.gib->applyNiceNumbers();
 }
 
 int MemoryChart::stageCount() const

@@ -110,7 +110,7 @@ StepChart::StepChart(QWidget *parent)
     c.chart->addSeries(c.series);
     c.rows = new QBarCategoryAxis;
     c.values = new QValueAxis;
-    c.values->setLabelFormat(QStringLiteral("%.3g"));
+    c.values->setLabelFormat(QStringLiteral("%g"));
     c.values->setTickCount(5);
     c.chart->addAxis(c.rows, Qt::AlignLeft);
     c.chart->addAxis(c.values, Qt::AlignBottom);
@@ -118,7 +118,8 @@ StepChart::StepChart(QWidget *parent)
     c.series->attachAxis(c.values);
     c.view = new QChartView(c.chart, this);
     c.view->setRenderHint(QPainter::Antialiasing, true);
-    c.view->setMinimumHeight(150);
+    c.view->setMinimumHeight(140);
+    c.view->setMaximumHeight(190);
     c.legend = new QLabel(this);
     c.legend->setWordWrap(true);
     c.legend->setTextFormat(Qt::RichText);
@@ -177,7 +178,20 @@ void StepChart::setRows(const std::vector<Row> &rows)
         }
     }
     c.rowCount = n;
-    c.values->setRange(0, longest > 0 ? longest * c.scale * 1.04 : 1);
+    // Ticks at round numbers (0, 5, 10, ...), the axis ending just past the longest bar.
+    const double top = longest > 0 ? longest * c.scale : 1;
+    const double raw = top / 4;
+    const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+    double tick = magnitude;
+    for (double f : {1.0, 2.0, 2.5, 5.0, 10.0})
+        if (f * magnitude >= raw) {
+            tick = f * magnitude;
+            break;
+        }
+    c.values->setTickType(QValueAxis::TicksDynamic);
+    c.values->setTickAnchor(0);
+    c.values->setTickInterval(tick);
+    c.values->setRange(0, std::ceil(top * 1.01 / tick) * tick);
     c.values->setTitleText(longest < 1 ? tr("milliseconds per step") : tr("seconds per step"));
     // A legend entry for each part that takes time, and one that explains the hatching.
     bool anyOverlap = false;

@@ -97,11 +97,20 @@ void drawGpu(QPainter *painter,
     f.setBold(true);
     painter->setFont(f);
     painter->setPen(text);
-    // The caption only when it can be read too; else the name alone, centred.
-    const double capFit = (rect.width() - 4) / std::max<qsizetype>(6, caption.size()) / 0.58;
-    const int capUnits = caption.isEmpty()
-                                 ? 0
-                                 : fontUnits(lod, 8.5, 8, static_cast<int>(std::min(capFit, 12.0)));
+    // The caption only when it can be read too (at least 6 pixels tall and as wide as the box
+    // allows); else the name alone, centred.
+    int capUnits = 0;
+    if (!caption.isEmpty()) {
+        QFont cf = f;
+        cf.setBold(false);
+        for (int u = std::min(12, static_cast<int>(rect.height() * 0.32)); u * lod >= 6.0; --u) {
+            cf.setPixelSize(u);
+            if (QFontMetricsF(cf).horizontalAdvance(caption) <= rect.width() - 4) {
+                capUnits = u;
+                break;
+            }
+        }
+    }
     if (capUnits == 0) {
         painter->drawText(rect.adjusted(2, 0, -2, 0), Qt::AlignCenter, label);
     } else {

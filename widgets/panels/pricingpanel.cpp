@@ -25,6 +25,8 @@ namespace railyard {
 
 namespace {
 
+constexpr int kRowH = 20;
+
 QString seconds(double s)
 {
     return QString::fromStdString(engine::formatSeconds(s));
@@ -150,12 +152,12 @@ PricingPanel::PricingPanel(QWidget *parent)
 
     m_metrics->setColumnCount(3);
     m_metrics->setRowCount(static_cast<int>(metricList().size()));
-    m_metrics->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_metrics->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
     m_metrics->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
     m_metrics->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_metrics->setSelectionMode(QAbstractItemView::NoSelection);
     m_metrics->setFocusPolicy(Qt::NoFocus);
-    m_metrics->verticalHeader()->setDefaultSectionSize(22);
+    m_metrics->verticalHeader()->setDefaultSectionSize(kRowH);
     for (int r = 0; r < m_metrics->rowCount(); ++r) {
         m_metrics->setVerticalHeaderItem(r,
                                          new QTableWidgetItem(
@@ -179,7 +181,8 @@ PricingPanel::PricingPanel(QWidget *parent)
     m_links->header()->setSectionResizeMode(0, QHeaderView::Stretch);
     m_links->header()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
     m_links->header()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
-    m_links->setMinimumHeight(120);
+    m_links->setMinimumHeight(100);
+    m_links->setMaximumHeight(170);
     connect(m_links, &QTreeWidget::itemClicked, this, [this](QTreeWidgetItem *item) {
         Q_EMIT linkActivated(item->data(0, Qt::UserRole).toInt());
     });
@@ -199,12 +202,14 @@ PricingPanel::PricingPanel(QWidget *parent)
     layout->addWidget(m_error);
     layout->addLayout(buttons);
     layout->addWidget(m_metrics);
-    layout->addWidget(m_stepChart, 2);
-    layout->addWidget(m_memoryChart, 1);
+    layout->addWidget(m_stepChart);
+    layout->addWidget(m_memoryChart);
     layout->addWidget(m_memoryNote);
     layout->addWidget(m_linksTitle);
-    layout->addWidget(m_links, 1);
+    layout->addWidget(m_links);
     layout->addWidget(m_note);
+    layout->addStretch(1);
+
     setEnabled(false);
     sync();
 }
@@ -323,8 +328,8 @@ void PricingPanel::sync()
             m_metrics->item(r, 2)->setForeground(changeColour(b, v, m.higherIsBetter));
         }
     }
-    m_metrics->setMaximumHeight(m_metrics->horizontalHeader()->height() + m_metrics->rowCount() * 22
-                                + 4);
+    m_metrics->setMaximumHeight(m_metrics->horizontalHeader()->height()
+                                + m_metrics->rowCount() * kRowH + 4);
 
     std::vector<StepChart::Row> rows;
     if (base)
@@ -335,8 +340,9 @@ void PricingPanel::sync()
     m_memoryChart->setMemory(now.ok ? now.memoryGiBPerStage : std::vector<double>{}, now.hbmGiB);
     if (now.ok) {
         const engine::MemoryBreakdown &mem = now.memory;
-        m_memoryNote->setText(tr("Most loaded stage: weights %1, gradients %2, optimizer %3, "
-                                 "activations %4, other %5 GiB of %6 GiB HBM.")
+        m_memoryNote->setText(tr("GiB per GPU by pipeline stage, against %6 GiB of HBM (dashed; "
+                                 "red: over). Most loaded stage: weights %1, gradients %2, "
+                                 "optimizer %3, activations %4, other %5.")
                                       .arg(number(mem.weightsGiB, 1),
                                            number(mem.gradientsGiB, 1),
                                            number(mem.optimizerGiB, 1),

@@ -512,7 +512,7 @@ const DropPlan &ClusterView::planAt(const QMimeData *data, const QPointF &pos)
         m_dragDetail = plan.message;
         const engine::Evaluation &now = s->document()->evaluation();
         if (plan.ok && !plan.noChange && plan.stepTimeS > 0 && now.ok)
-            m_dragDetail = tr("Step %1").arg(stepChangeText(now.stepTimeS, plan.stepTimeS));
+            m_dragDetail = stepChangeText(now.stepTimeS, plan.stepTimeS);
     }
     m_dragPos = pos.toPoint();
     viewport()->update();
@@ -557,8 +557,12 @@ void ClusterView::dragMoveEvent(QDragMoveEvent *event)
     } else {
         event->ignore(); // the forbidden cursor
     }
-    if (!plan.ok && (wasOk || plan.message != before))
-        Q_EMIT message(plan.message, true);
+    // The status bar follows the cue: what the drop would do, or why it cannot.
+    if (plan.message != before || plan.ok != wasOk)
+        Q_EMIT message(plan.ok && !plan.noChange && !m_dragDetail.isEmpty()
+                               ? plan.title + QStringLiteral(": ") + m_dragDetail
+                               : plan.message,
+                       !plan.ok);
 }
 
 void ClusterView::dragLeaveEvent(QDragLeaveEvent *event)
@@ -645,10 +649,11 @@ void ClusterView::drawDragCaption(QPainter *painter)
     bold.setBold(true);
     QFont small = font();
     small.setPixelSize(12);
-    const QFontMetrics fb(bold), fs(small);
+    const QFontMetrics fb(bold, viewport()), fs(small, viewport());
     const int textW = std::min(460,
                                std::max(fb.horizontalAdvance(m_dragCaption),
-                                        fs.horizontalAdvance(m_dragDetail)));
+                                        fs.horizontalAdvance(m_dragDetail))
+                                       + 6);
     const QRect detailRect = fs.boundingRect(QRect(0, 0, textW, 200),
                                              Qt::TextWordWrap,
                                              m_dragDetail);

@@ -26,7 +26,8 @@ QString seconds(double s)
     return QString::fromStdString(engine::formatSeconds(s));
 }
 
-// The GPUs a group of `size` takes when dropped at `pos`, or a reason it cannot.
+// The GPUs a group of `size` takes when dropped at `pos`; with a reason it cannot in `why`, the
+// GPUs it would have reached (to mark them red), or none.
 std::vector<int> groupTargets(const ClusterScene &scene,
                               const QPointF &pos,
                               int size,
@@ -62,7 +63,9 @@ std::vector<int> groupTargets(const ClusterScene &scene,
                        .arg(span > 0 ? tr("GPU %1 (%2)").arg(first).arg(*where)
                                      : tr("GPU %1").arg(first))
                        .arg(count - 1);
-        return {};
+        std::vector<int> reached(static_cast<std::size_t>(count - first));
+        std::iota(reached.begin(), reached.end(), first);
+        return reached;
     }
     std::vector<int> targets(static_cast<std::size_t>(size));
     std::iota(targets.begin(), targets.end(), first);
@@ -152,7 +155,7 @@ DropPlan planDrop(const ClusterScene &scene,
                                     name,
                                     &why,
                                     &where);
-        if (plan.targets.empty()) {
+        if (!why.isEmpty()) {
             plan.message = why;
             return plan;
         }
