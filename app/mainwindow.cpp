@@ -303,6 +303,9 @@ void MainWindow::createActions()
     redo->setShortcut(QKeySequence::Redo);
     m_undoAction = undo;
     m_redoAction = redo;
+    // The menu says what would be undone; the toolbar stays put.
+    undo->setIconText(tr("Undo"));
+    redo->setIconText(tr("Redo"));
     edit->addSeparator();
     QAction *find = edit->addAction(tr("&Find Device\u2026"), this, [this] {
         m_search->setFocus();

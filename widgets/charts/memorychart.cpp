@@ -91,6 +91,10 @@ void MemoryChart::setMemory(const std::vector<double> &perStage, double hbmGiB)
     if (labels != c.stages->categories()) {
         c.stages->clear();
         c.stages->append(labels);
+        // Many stages: smaller numbers, so each still fits under its bar.
+        QFont f = c.stages->labelsFont();
+        f.setPointSizeF(n > 24 ? 5.5 : n > 8 ? 7 : 9);
+        c.stages->setLabelsFont(f);
     }
     QList<qreal> fits, over;
     double top = hbmGiB;

@@ -61,7 +61,16 @@ void GpuMarksItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *opti
     const double lod = std::max(1e-6, option->levelOfDetailFromTransform(painter->worldTransform()));
     painter->setRenderHint(QPainter::Antialiasing, true);
     if (!m_paths.empty()) {
-        QPen route(m_colour, 3);
+        // A white halo under each route keeps it readable over links of any colour.
+        QPen halo(QColor(255, 255, 255, 200), 6);
+        halo.setCosmetic(true);
+        halo.setCapStyle(Qt::RoundCap);
+        halo.setJoinStyle(Qt::RoundJoin);
+        painter->setPen(halo);
+        painter->setBrush(Qt::NoBrush);
+        for (const QPolygonF &p : m_paths)
+            painter->drawPolyline(p);
+        QPen route(m_colour, 2.5);
         route.setCosmetic(true);
         route.setCapStyle(Qt::RoundCap);
         route.setJoinStyle(Qt::RoundJoin);

@@ -130,7 +130,10 @@ void fillChoices(QComboBox *box, const std::vector<engine::SizeChoice> &choices,
     for (const engine::SizeChoice &c : all) {
         auto *item = new QStandardItem;
         const QString reason = QString::fromStdString(c.reason);
+        // The value in force stays short (the box shows it); the others carry their reason.
         item->setText(c.valid ? QString::number(c.value)
+                      : c.value == current
+                              ? QStringLiteral("%1 \u26a0").arg(c.value)
                               : QStringLiteral("%1 \u2014 %2").arg(c.value).arg(reason));
         item->setData(c.value, Qt::UserRole);
         item->setToolTip(c.valid ? QString() : reason);

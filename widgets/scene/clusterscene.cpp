@@ -64,7 +64,7 @@ void ClusterScene::rebuild()
     addItem(new SpineFabricItem(g, m_state));
     m_selectionMarks = new GpuMarksItem(g, GpuMarksItem::Style::Filled, kSelectedGpus, 8);
     addItem(m_selectionMarks);
-    m_hoverMarks = new GpuMarksItem(g, GpuMarksItem::Style::Outline, style::kHighlight, 9);
+    m_hoverMarks = new GpuMarksItem(g, GpuMarksItem::Style::Outline, style::kHover, 9);
     addItem(m_hoverMarks);
     m_selection = new SelectionItem(g);
     addItem(m_selection);
