@@ -184,5 +184,28 @@ int main(int argc, char **argv)
                     "drag move to a new GPU, 16,384 GPUs",
                     median(moves));
     }
+    // Hovering a GPU marks its group and the links its traffic crosses: a TP group (8 GPUs), a
+    // DP replica (128 GPUs) and a pipeline stage (1,024 GPUs) of the 16k job.
+    {
+        view->fitToCluster();
+        ClusterScene *scene = view->clusterScene();
+        for (GroupKind kind : {GroupKind::Tp, GroupKind::DpReplica, GroupKind::PpStage}) {
+            scene->setColourBy(kind);
+            std::vector<double> hovers;
+            for (int i = 0; i < 16; ++i) {
+                QElapsedTimer clock;
+                clock.start();
+                scene->setHoveredGpu(1000 + i * 517);
+                paint(view->viewport(), canvasImg);
+                hovers.push_back(ms(clock));
+            }
+            std::printf("hover a GPU, 16,384 GPUs, %-18s median %7.2f ms (%zu GPUs, %d links "
+                        "marked, and the repaint)\n",
+                        qPrintable(kindNoun(kind)),
+                        median(hovers),
+                        scene->hoveredGroupGpus().size(),
+                        scene->hoveredLinkCount());
+        }
+    }
     return 0;
 }

@@ -6,6 +6,9 @@
 #include <QStyleOptionGraphicsItem>
 
 #include <algorithm>
+#include <array>
+#include <cmath>
+#include <set>
 
 namespace railyard {
 
@@ -32,19 +35,34 @@ void GpuMarksItem::setMarks(std::vector<int> devices, const std::vector<int> &li
     prepareGeometryChange();
     m_devices = std::move(devices);
     m_rects.clear();
-    m_paths.clear();
+    m_segments.clear();
+    m_linkCount = static_cast<int>(links.size());
     QRectF bounds;
     for (int id : m_devices) {
         m_rects.push_back(m_geometry.deviceRect(id));
         bounds = bounds.united(m_rects.back());
     }
+    std::set<std::array<long long, 4>> seen;
+    const auto key = [](const QPointF &a, const QPointF &b) {
+        // Either direction is the same segment; coordinates to a tenth of a unit.
+        std::array<long long, 4> k = {std::llround(a.x() * 10),
+                                      std::llround(a.y() * 10),
+                                      std::llround(b.x() * 10),
+                                      std::llround(b.y() * 10)};
+        if (std::make_pair(k[2], k[3]) < std::make_pair(k[0], k[1]))
+            k = {k[2], k[3], k[0], k[1]};
+        return k;
+    };
     for (int link : links) {
-        m_paths.push_back(m_geometry.linkPath(link));
-        bounds = bounds.united(m_paths.back().boundingRect());
+        const QPolygonF path = m_geometry.linkPath(link);
+        bounds = bounds.united(path.boundingRect());
+        for (int i = 1; i < path.size(); ++i)
+            if (seen.insert(key(path[i - 1], path[i])).second)
+                m_segments.emplace_back(path[i - 1], path[i]);
     }
     // Room for the minimum on-screen size when zoomed far out (a GPU of 64 units at 2% zoom).
     m_bounds = bounds.isNull() ? QRectF() : bounds.adjusted(-120, -120, 120, 120);
-    setVisible(!m_devices.empty() || !m_paths.empty());
+    setVisible(!m_devices.empty() || !m_segments.empty());
     update();
 }
 
@@ -59,25 +77,25 @@ void GpuMarksItem::setColour(const QColor &colour)
 void GpuMarksItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, QWidget *)
 {
     const double lod = std::max(1e-6, option->levelOfDetailFromTransform(painter->worldTransform()));
-    painter->setRenderHint(QPainter::Antialiasing, true);
-    if (!m_paths.empty()) {
+    // Thousands of routes (a DP replica of a 16k job) draw without antialiasing: a fraction
+    // of the time, and at that scale the difference does not show.
+    const bool many = m_segments.size() > 1500;
+    painter->setRenderHint(QPainter::Antialiasing, !many);
+    if (!m_segments.empty()) {
+        const auto n = static_cast<int>(m_segments.size());
         // A white halo under each route keeps it readable over links of any colour.
-        QPen halo(QColor(255, 255, 255, 200), 6);
+        QPen halo(QColor(255, 255, 255, 200), many ? 4 : 6);
         halo.setCosmetic(true);
         halo.setCapStyle(Qt::RoundCap);
-        halo.setJoinStyle(Qt::RoundJoin);
         painter->setPen(halo);
         painter->setBrush(Qt::NoBrush);
-        for (const QPolygonF &p : m_paths)
-            painter->drawPolyline(p);
-        QPen route(m_colour, 2.5);
+        painter->drawLines(m_segments.data(), n);
+        QPen route(m_colour, many ? 2 : 2.5);
         route.setCosmetic(true);
         route.setCapStyle(Qt::RoundCap);
-        route.setJoinStyle(Qt::RoundJoin);
         painter->setPen(route);
-        painter->setBrush(Qt::NoBrush);
-        for (const QPolygonF &p : m_paths)
-            painter->drawPolyline(p);
+        painter->drawLines(m_segments.data(), n);
+        painter->setRenderHint(QPainter::Antialiasing, true);
     }
     QPen outline(m_colour, m_style == Style::Outline ? 3 : 2.5);
     outline.setCosmetic(true);

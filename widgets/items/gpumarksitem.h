@@ -2,7 +2,7 @@
 
 #include <QColor>
 #include <QGraphicsItem>
-#include <QPolygonF>
+#include <QLineF>
 
 #include <vector>
 
@@ -28,7 +28,7 @@ public:
     void setColour(const QColor &colour);
     void clear() { setMarks({}, {}); }
     const std::vector<int> &devices() const { return m_devices; }
-    int linkCount() const { return static_cast<int>(m_paths.size()); }
+    int linkCount() const { return m_linkCount; }
     QColor colour() const { return m_colour; }
 
     QRectF boundingRect() const override { return m_bounds; }
@@ -40,7 +40,10 @@ private:
     QColor m_colour;
     std::vector<int> m_devices;
     std::vector<QRectF> m_rects;
-    std::vector<QPolygonF> m_paths;
+    // The routes as unique segments: routes that share a trunk or a bus draw it once, so a
+    // group spread over a 16k-GPU cluster is a few thousand segments, one drawLines call.
+    std::vector<QLineF> m_segments;
+    int m_linkCount = 0;
     QRectF m_bounds;
 };
 
