@@ -602,6 +602,15 @@ void MainWindow::newCluster()
 
 bool MainWindow::saveTo(const QString &path)
 {
+    // The file remembers how the canvas was coloured, so it reopens showing the same thing.
+    engine::Json view = m_document->layout().view.is_object() ? m_document->layout().view
+                                                              : engine::Json::object();
+    if (const auto kind = m_scene->colourBy())
+        view["color_by"] = kindKey(*kind).toStdString();
+    else
+        view["color_by"] = "none";
+    view["link_load"] = m_scene->isLinkLoadVisible();
+    m_document->setView(view);
     QString error;
     if (!m_document->save(path, &error)) {
         showError(tr("Cannot save"), error);

@@ -393,6 +393,33 @@ private Q_SLOTS:
         w.makeGroupAction()->trigger();
         QVERIFY(!w.document()->layout().mapping.empty());
     }
+
+    void saveRemembersTheColouringButItIsNotAnEdit()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("view.railyard.json"));
+        {
+            MainWindow w(nullptr, m_recovery.path());
+            QVERIFY(w.openFile(layoutPath("gmi-h200-cluster.railyard.json")));
+            QCoreApplication::processEvents();
+            w.scene()->setColourBy(GroupKind::PpStage);
+            w.scene()->setLinkLoadVisible(true);
+            QVERIFY(!w.document()->isModified()); // looking differently changes nothing
+            QVERIFY(w.saveTo(path));
+        }
+        MainWindow w(nullptr, m_recovery.path());
+        QVERIFY(w.openFile(path));
+        QCoreApplication::processEvents(); // view settings apply once laid out
+        QCOMPARE(w.scene()->colourBy(), std::optional(GroupKind::PpStage));
+        QVERIFY(w.scene()->isLinkLoadVisible());
+        QVERIFY(w.linkLoadAction()->isChecked());
+        // An edit and its undo keep the view as the user set it.
+        w.scene()->setColourBy(GroupKind::Tp);
+        w.document()->undoStack()->push(
+                new ChangeTitle(w.document(), QStringLiteral("Another title")));
+        w.document()->undoStack()->undo();
+        QCOMPARE(w.document()->layout().view.value("color_by", std::string()), std::string("pp"));
+    }
 };
 
 QTEST_MAIN(TestMainWindow)

@@ -18,12 +18,17 @@ LayoutCommand::LayoutCommand(Document *document,
 
 void LayoutCommand::undo()
 {
-    m_document->setLayout(m_before);
+    // The view settings are not part of the edit: they stay as the user last set them.
+    engine::Layout l = m_before;
+    l.view = m_document->layout().view;
+    m_document->setLayout(l);
 }
 
 void LayoutCommand::redo()
 {
-    m_document->setLayout(m_after);
+    engine::Layout l = m_after;
+    l.view = m_document->layout().view;
+    m_document->setLayout(l);
 }
 
 bool LayoutCommand::mergeWith(const QUndoCommand *other)

@@ -142,6 +142,11 @@ void Document::evaluate()
     }
 }
 
+void Document::setView(const engine::Json &view)
+{
+    m_layout.view = view;
+}
+
 void Document::pin()
 {
     m_pinned = Snapshot{m_layout, m_evaluation};

@@ -69,6 +69,9 @@ public:
 
     // Replaces the layout and emits a signal for each part that changed. For undo commands.
     void setLayout(const engine::Layout &layout);
+    // The layout's "view" settings (colouring, link-load view): they never affect the numbers,
+    // so changing them is not an edit (no undo step, no signal); they are written on save.
+    void setView(const engine::Json &view);
 
     QString filePath() const { return m_filePath; }
     void setFilePath(const QString &path);
