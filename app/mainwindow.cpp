@@ -259,6 +259,7 @@ void MainWindow::applyViewSettings()
         // "focus" frames a part of the cluster; it does not select anything.
         m_scene->setSelectedDevice(-1);
         m_scene->setSelectedGpus({});
+        statusBar()->clearMessage();
     }
 }
 

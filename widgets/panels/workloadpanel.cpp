@@ -353,12 +353,13 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
     m_parallelSummary->setWordWrap(true);
     m_parallelSummary->setTextFormat(Qt::RichText);
     parallelForm->addRow(m_parallelSummary);
-    auto *placementRow = new QHBoxLayout;
     m_placement->setWordWrap(true);
-    placementRow->addWidget(m_placement, 1);
-    placementRow->addWidget(m_resetPlacement);
     m_resetPlacement->setToolTip(tr("Put every rank back where the rank order places it"));
     connect(m_resetPlacement, &QPushButton::clicked, this, &WorkloadPanel::resetPlacement);
+    auto *placementRow = new QHBoxLayout;
+    placementRow->addWidget(m_resetPlacement);
+    placementRow->addStretch(1);
+    parallelForm->addRow(m_placement);
     parallelForm->addRow(placementRow);
 
     m_error->setWordWrap(true);
