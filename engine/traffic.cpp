@@ -78,6 +78,7 @@ void LinkTraffic::beginPhase(double repeats)
     std::fill(m_podDown.begin(), m_podDown.end(), 0.0);
     m_bottleneck = -1;
     m_spread = false;
+    m_committed = false;
 }
 
 void LinkTraffic::setKindScale(LinkKind kind, double scale)
@@ -96,9 +97,15 @@ void LinkTraffic::addNvlink(int gpu, double egress, double ingress)
     }
     c.up += static_cast<float>(egress);
     c.down += static_cast<float>(ingress);
-    Total &t = m_portTotals[static_cast<std::size_t>(gpu)];
-    t.up += static_cast<float>(egress * m_repeats);
-    t.down += static_cast<float>(ingress * m_repeats);
+}
+
+void LinkTraffic::commitPhase()
+{
+    if (m_committed)
+        return;
+    spreadUplinks();
+    m_committed = true;
+    repeatPhase(m_repeats);
 }
 
 void LinkTraffic::addHostToNic(int gpu, int nic, double toNic, double fromNic)
@@ -234,7 +241,7 @@ double LinkTraffic::uplinkEfficiency(int leaf) const
 
 double LinkTraffic::phaseTime()
 {
-    spreadUplinks();
+    commitPhase();
     double worst = 0;
     int worstPort = -1;
     m_bottleneck = -1;
@@ -340,8 +347,9 @@ void LinkTraffic::repeatPhase(double factor)
     }
 }
 
-void LinkTraffic::totals(std::vector<float> &up, std::vector<float> &down) const
+void LinkTraffic::totals(std::vector<float> &up, std::vector<float> &down)
 {
+    commitPhase();
     const std::size_t n = m_totals.size();
     up.resize(n);
     down.resize(n);

@@ -59,7 +59,7 @@ public:
     void repeatPhase(double factor);
 
     // Step totals per link (NVLinks spread from their ports) into `up` and `down` (resized).
-    void totals(std::vector<float> &up, std::vector<float> &down) const;
+    void totals(std::vector<float> &up, std::vector<float> &down);
     // ECMP efficiency of a leaf's uplinks in this phase (1 with adaptive routing).
     double uplinkEfficiency(int leaf) const;
 
@@ -93,10 +93,9 @@ private:
         }
         c.up += static_cast<float>(up);
         c.down += static_cast<float>(down);
-        Total &t = m_totals[static_cast<std::size_t>(link)];
-        t.up += static_cast<float>(up * m_repeats);
-        t.down += static_cast<float>(down * m_repeats);
     }
+    // Adds the phase's bytes, times its repeats, to the step totals (once, at its end).
+    void commitPhase();
     void spreadUplinks();
 
     const Topology &m_t;
@@ -122,7 +121,8 @@ private:
     std::vector<double> m_podUp, m_podDown;
     std::vector<double> m_leafEff;
     int m_bottleneck = -1;
-    bool m_spread = false; // uplinks filled for this phase
+    bool m_spread = false;    // uplinks filled for this phase
+    bool m_committed = false; // phase added to the totals
     bool m_adaptive = true;
     int m_qps = 1;
 };
