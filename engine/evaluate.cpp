@@ -564,8 +564,9 @@ Evaluation StepModel::run()
     // CP: ring attention passes each rank's keys and values around the ring, forward; keys,
     // values and their gradients backward.
     DimPrice cpRing;
+    const double cpKvBytes = T * 2.0 * m.kvHeads * m.headDim / std::max(1, tp) * 2.0;
     if (cp > 1) {
-        const double kv = T * 2.0 * m.kvHeads * m.headDim / std::max(1, tp) * 2.0;
+        const double kv = cpKvBytes;
         cpRing = price(cpGroups,
                        CollectiveOp::SendRecv,
                        kv,
@@ -792,25 +793,33 @@ Evaluation StepModel::run()
     // ---- Memory, placement, links, timeline.
     (void)worstStage;
     memory();
+    // Placement warnings, with what each costs per step: a group's extra time per collective
+    // times how often the collective runs in a step.
+    const double perMicroLayer = layersPerStage * microBatches;
     warnPlacement(tpGroups,
                   sp ? tpAg : tpAr,
                   Dim::TP,
                   sp ? CollectiveOp::AllGather : CollectiveOp::AllReduce,
                   act,
-                  1);
+                  (sp ? 2.0 : 1.0) * (4.0 + recomputeTp) * perMicroLayer);
     warnPlacement(epGroups,
                   epA2a,
                   Dim::EP,
                   CollectiveOp::AllToAll,
                   (sp ? T / tp : T) * m.topK * m.hidden * 2.0,
-                  1);
-    warnPlacement(cpGroups, cpRing, Dim::CP, CollectiveOp::SendRecv, act, 1);
+                  4.0 * moePerStage * microBatches);
+    warnPlacement(cpGroups,
+                  cpRing,
+                  Dim::CP,
+                  CollectiveOp::SendRecv,
+                  cpKvBytes,
+                  3.0 * (cp - 1) * perMicroLayer);
     warnPlacement(dpGroups,
                   shardedGrads ? dpRs : dpAr,
                   Dim::DP,
                   shardedGrads ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce,
                   denseParamsGpu * gradBytes,
-                  1);
+                  shardedGrads ? 2.0 : 1.0);
     if (options.linkLoads)
         fillLinks();
     if (options.timeline) {
@@ -999,6 +1008,7 @@ void StepModel::fillLinks()
                                                : std::make_shared<LinkLoads>();
     pool = loads;
     traffic.totals(loads->bytesUp, loads->bytesDown);
+    traffic.peaks(loads->peakUtilization);
     const auto &links = topo.links();
     const std::size_t n = links.size();
     loads->utilization.resize(n);

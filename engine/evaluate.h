@@ -33,7 +33,10 @@ struct LinkLoads
     std::vector<float> bytesUp;     // per step, a -> b
     std::vector<float> bytesDown;   // per step, b -> a
     std::vector<float> utilization; // busiest direction's bytes / (achieved rate x step time)
-    std::size_t loaded = 0;         // links with any traffic
+    // The link's share of the busiest phase it carries (1: it bounds that phase, saturated
+    // while it runs). Average utilization hides a link that is saturated briefly.
+    std::vector<float> peakUtilization;
+    std::size_t loaded = 0; // links with any traffic
     std::size_t size() const { return utilization.size(); }
 };
 

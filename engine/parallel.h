@@ -12,9 +12,12 @@ namespace railyard::engine {
 // (EP) are carved out of the TP x CP x DP ranks of a pipeline stage, as in Megatron-Core.
 enum class Dim { TP, CP, EP, DP, PP };
 inline constexpr std::array<Dim, 5> kAllDims = {Dim::TP, Dim::CP, Dim::EP, Dim::DP, Dim::PP};
-const char *toString(Dim d);  // "tp", ...
-const char *dimLabel(Dim d);  // "TP", ...
-const char *groupNoun(Dim d); // "TP group", "CP group", "EP group", "DP replica", "PP stage"
+const char *toString(Dim d); // "tp", ...
+const char *dimLabel(Dim d); // "TP", ...
+// A group of `d` is the ranks that differ only in their `d` coordinate: "TP group", "CP group",
+// "EP group", "DP group", "pipeline" (one rank per stage). A PP stage and a DP replica are
+// instead the ranks that share a PP or DP coordinate (RankLayout::ranksAt).
+const char *groupNoun(Dim d);
 
 // Ranks, their coordinates in each dimension, and the rank -> GPU mapping.
 class RankLayout

@@ -239,3 +239,34 @@ std::vector<SizeChoice> sizeChoices(const Layout &l, Dim dim)
 }
 
 } // namespace railyard::engine
+
+namespace railyard::engine {
+
+std::vector<SizeChoice> vpChoices(const Layout &l)
+{
+    std::vector<SizeChoice> out;
+    int layers = 0;
+    if (l.model) {
+        const ResolvedModel r = resolveModel(*l.model);
+        if (r.error.empty())
+            layers = r.dims.layers;
+    }
+    const int pp = l.parallel.pp;
+    const int most = layers > 0 ? std::max(1, layers / std::max(1, pp)) : 16;
+    for (int v = 1; v <= most; ++v) {
+        SizeChoice c;
+        c.value = v;
+        if (v > 1 && pp == 1) {
+            c.valid = false;
+            c.reason = "VP needs pipeline parallelism (PP > 1)";
+        } else if (layers > 0 && layers % (pp * v) != 0) {
+            c.valid = false;
+            c.reason = std::to_string(layers) + " layers do not split into PP x VP = "
+                       + std::to_string(pp * v) + " virtual stages";
+        }
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
+} // namespace railyard::engine

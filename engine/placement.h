@@ -35,8 +35,8 @@ MappingEdit placeRanks(const Layout &layout,
 // must be as many as the group's ranks, distinct and inside the cluster.
 MappingEdit placeGroup(const Layout &layout, Dim dim, int group, const std::vector<int> &targets);
 
-// Places the group on a set of GPUs larger or equal to it (a server, a rack): on the first GPUs
-// of the set that keep it whole, or the set itself when it is exactly the group's size.
+// Places the group on a set of GPUs at least as large as it (a server, a rack): on the set's
+// first GPUs, in order.
 MappingEdit placeGroupWithin(const Layout &layout, Dim dim, int group, const std::vector<int> &gpus);
 
 // Places a pipeline stage (PP) or a model replica (DP): every rank with that coordinate.
@@ -63,5 +63,8 @@ struct SizeChoice
 // divisors of the GPU count; invalid when they do not divide the heads, or make the product
 // miss the GPU count, and so on.
 std::vector<SizeChoice> sizeChoices(const Layout &layout, Dim dim);
+// Virtual pipeline stages per pipeline rank: 1 to the layers a pipeline rank holds; invalid
+// without PP, or when the layers do not split evenly into PP x VP virtual stages.
+std::vector<SizeChoice> vpChoices(const Layout &layout);
 
 } // namespace railyard::engine

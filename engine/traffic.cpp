@@ -48,6 +48,8 @@ LinkTraffic::LinkTraffic(const Topology &t)
     const std::size_t gpus = static_cast<std::size_t>(t.gpuCount());
     m_ports.assign(gpus, {});
     m_portTotals.assign(gpus, {});
+    m_peak.assign(n, 0.0f);
+    m_portPeak.assign(gpus, 0.0f);
     const std::size_t leaves = static_cast<std::size_t>(t.countOf(DeviceKind::Leaf));
     m_leaves.assign(leaves, {});
     m_leafEff.assign(leaves, 1.0);
@@ -61,6 +63,8 @@ void LinkTraffic::reset()
 {
     std::fill(m_totals.begin(), m_totals.end(), Total{});
     std::fill(m_portTotals.begin(), m_portTotals.end(), Total{});
+    std::fill(m_peak.begin(), m_peak.end(), 0.0f);
+    std::fill(m_portPeak.begin(), m_portPeak.end(), 0.0f);
     m_adaptive = m_t.shape().adaptiveRouting;
     m_qps = m_t.shape().qpsPerConnection;
     beginPhase(1.0);
@@ -277,6 +281,29 @@ double LinkTraffic::phaseTime()
     }
     if (worstPort >= 0 && !m_t.gpuNvlinks(worstPort).empty())
         m_bottleneck = m_t.gpuNvlinks(worstPort)[0];
+    // Each link's share of this phase's time, kept where it is its busiest.
+    if (worst > 0) {
+        for (int g : m_touchedPorts) {
+            const Cell &c = m_ports[static_cast<std::size_t>(g)];
+            const double rate = m_t.gpuNvlinkRate(g) * 1e9 * nvScale;
+            if (rate > 0) {
+                float &p = m_portPeak[static_cast<std::size_t>(g)];
+                p = std::max(p, static_cast<float>(std::max(c.up, c.down) / rate / worst));
+            }
+        }
+        for (int l : m_touched) {
+            const std::size_t i = static_cast<std::size_t>(l);
+            double rate = double(m_rate[i]);
+            if (scaled)
+                rate *= m_kindScale[static_cast<std::size_t>(m_t.links()[i].kind)];
+            if (m_uplinkLeaf[i] >= 0)
+                rate *= m_leafEff[static_cast<std::size_t>(m_uplinkLeaf[i])];
+            if (rate > 0)
+                m_peak[i] = std::max(m_peak[i],
+                                     static_cast<float>(std::max(m_cells[i].up, m_cells[i].down)
+                                                        / rate / worst));
+        }
+    }
     return worst;
 }
 
@@ -371,6 +398,19 @@ void LinkTraffic::totals(std::vector<float> &up, std::vector<float> &down)
             up[static_cast<std::size_t>(l)] += static_cast<float>(t.up * share);
             down[static_cast<std::size_t>(l)] += static_cast<float>(t.down * share);
         }
+    }
+}
+
+void LinkTraffic::peaks(std::vector<float> &peak) const
+{
+    peak = m_peak;
+    const int gpus = m_t.gpuCount();
+    for (int g = 0; g < gpus; ++g) {
+        const float p = m_portPeak[static_cast<std::size_t>(g)];
+        if (p == 0)
+            continue;
+        for (int l : m_t.gpuNvlinks(g))
+            peak[static_cast<std::size_t>(l)] = std::max(peak[static_cast<std::size_t>(l)], p);
     }
 }
 

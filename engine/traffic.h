@@ -60,6 +60,9 @@ public:
 
     // Step totals per link (NVLinks spread from their ports) into `up` and `down` (resized).
     void totals(std::vector<float> &up, std::vector<float> &down);
+    // Per link, its share of the busiest phase it took part in: 1 for the link that bounds
+    // a phase (saturated while the phase's bandwidth terms run).
+    void peaks(std::vector<float> &peak) const;
     // ECMP efficiency of a leaf's uplinks in this phase (1 with adaptive routing).
     double uplinkEfficiency(int leaf) const;
 
@@ -106,6 +109,7 @@ private:
     std::vector<int> m_touched;
     std::vector<Cell> m_ports; // NVLink ports, per GPU
     std::vector<Total> m_portTotals;
+    std::vector<float> m_peak, m_portPeak; // busiest share of a phase, per link / port
     std::vector<int> m_touchedPorts;
     std::uint32_t m_phase = 0;
     double m_repeats = 1;

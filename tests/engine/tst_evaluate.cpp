@@ -56,6 +56,14 @@ private Q_SLOTS:
         for (float u : e.links->utilization)
             worst = std::max(worst, u);
         QVERIFY(worst > 0.01f && worst <= 1.0f);
+        // Each phase has a bottleneck link, saturated while the phase's bandwidth terms run.
+        float peak = 0;
+        for (std::size_t i = 0; i < e.links->size(); ++i) {
+            peak = std::max(peak, e.links->peakUtilization[i]);
+            QVERIFY(e.links->peakUtilization[i] >= e.links->utilization[i] - 1e-6f
+                    || e.links->utilization[i] == 0);
+        }
+        QVERIFY(std::abs(peak - 1.0f) < 1e-3f);
         QVERIFY(!e.timeline.empty());
         QVERIFY(!e.flopConvention.empty());
     }
@@ -81,6 +89,11 @@ private Q_SLOTS:
         QVERIFY(moved.exposed.tp > 1.5 * before.exposed.tp);
         QVERIFY(moved.stepTimeS > before.stepTimeS);
         QVERIFY(hasWarning(moved, "tp-placement"));
+        // The warning's cost is per step: the same order as the step's growth.
+        for (const Warning &w : moved.warnings)
+            if (w.code == "tp-placement")
+                QVERIFY2(w.costS > 0.3 * (moved.stepTimeS - before.stepTimeS),
+                         qPrintable(QString::number(w.costS)));
         bool named = false;
         for (const Warning &w : moved.warnings)
             named = named

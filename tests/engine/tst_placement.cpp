@@ -173,6 +173,12 @@ private Q_SLOTS:
         }
         QVERIFY(sawValid8);
         QVERIFY(sawInvalid128);
+        // VP: llama3-70b's 80 layers over PP4 split into 1, 2, 4, 5, 10 or 20 virtual stages.
+        std::vector<int> validVp;
+        for (const SizeChoice &c : vpChoices(l))
+            if (c.valid)
+                validVp.push_back(c.value);
+        QCOMPARE(validVp, (std::vector<int>{1, 2, 4, 5, 10, 20}));
         for (const SizeChoice &c : sizeChoices(l, Dim::EP))
             if (c.value > 1)
                 QVERIFY2(!c.valid && c.reason.find("no experts") != std::string::npos,

@@ -8,7 +8,6 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPainter>
-#include <QRegularExpression>
 #include <QStyle>
 #include <QStyledItemDelegate>
 #include <QTreeWidget>
@@ -31,32 +30,6 @@ QIcon severityIcon(engine::Severity s)
     case engine::Severity::Info: return style->standardIcon(QStyle::SP_MessageBoxInformation);
     }
     return {};
-}
-
-// Seconds per step a warning costs. The engine's costS for TP, CP and EP placement is the extra
-// time of one collective, not of the step (it is computed with one collective per step; see
-// the report to the engine's owner), so for those the cost is estimated from the dimension's
-// exposed time and the slowdown the warning states ("+85% TP time"): the time the dimension
-// would lose if the slow group were as fast as the others. Remove once costS is per step.
-double stepCost(const engine::Evaluation &e, const engine::Warning &w)
-{
-    const auto dimTime = [&]() -> double {
-        if (w.code == "tp-placement")
-            return e.exposed.tp;
-        if (w.code == "cp-placement")
-            return e.exposed.cp;
-        if (w.code == "ep-placement")
-            return e.exposed.ep;
-        return -1;
-    }();
-    if (dimTime < 0 || !e.ok)
-        return w.costS;
-    static const QRegularExpression slower(QStringLiteral("\\(\\+([0-9.]+)% [A-Z]+ time\\)"));
-    const QRegularExpressionMatch m = slower.match(QString::fromStdString(w.message));
-    if (!m.hasMatch())
-        return w.costS;
-    const double extra = m.captured(1).toDouble() / 100;
-    return std::max(w.costS, dimTime * extra / (1 + extra));
 }
 
 // Wraps a warning's text over as many lines as the column needs (QTreeView's own word wrap
@@ -177,7 +150,7 @@ void WarningsPanel::sync()
     std::stable_sort(warnings.begin(), warnings.end(), [&](const auto *a, const auto *b) {
         if (a->severity != b->severity)
             return static_cast<int>(a->severity) > static_cast<int>(b->severity);
-        return stepCost(e, *a) > stepCost(e, *b);
+        return a->costS > b->costS;
     });
     for (const engine::Warning *w : warnings) {
         auto *item = new QTreeWidgetItem(m_list);
@@ -185,7 +158,7 @@ void WarningsPanel::sync()
         const QString text = QString::fromStdString(w->message);
         item->setText(0, text);
         QString tip = text;
-        if (const double cost = stepCost(e, *w); cost > 0) {
+        if (const double cost = w->costS; cost > 0) {
             item->setText(1,
                           QStringLiteral("+") + QString::fromStdString(engine::formatSeconds(cost)));
             item->setTextAlignment(1, Qt::AlignRight | Qt::AlignVCenter);
