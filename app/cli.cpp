@@ -304,7 +304,8 @@ int runEvaluate(const std::vector<std::string> &args, std::string &out)
                           {"bytes_per_step", up + down},
                           {"bytes_up", up},
                           {"bytes_down", down},
-                          {"utilization", e.links->utilization[i]}});
+                          {"utilization", e.links->utilization[i]},
+                          {"peak_utilization", e.links->peakUtilization[i]}});
         }
         j["links"] = jl;
         Json jw = Json::array();

@@ -34,12 +34,13 @@ struct CanvasState
     QString gpuCaption(int gpu) const;
 
     bool showLoads() const { return linkLoad && loads && loads->size() > 0; }
-    // The link's utilization in the link-load view (0 when idle or unknown).
+    // The link's load in the link-load view: its share of the busiest phase it carries, so a
+    // link that saturates while its collective runs reads as full (0 when idle or unknown).
     double load(int link) const
     {
         if (!loads || link < 0 || static_cast<std::size_t>(link) >= loads->size())
             return 0;
-        return loads->utilization[static_cast<std::size_t>(link)];
+        return loads->peakUtilization[static_cast<std::size_t>(link)];
     }
 };
 

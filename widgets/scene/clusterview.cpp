@@ -735,7 +735,7 @@ void ClusterView::drawLegend(QPainter *painter)
                 + 12;
 
     // Row contents, measured first so the box fits the widest.
-    const QString loadNote = tr("busiest direction, share of the step");
+    const QString loadNote = tr("busiest direction, share of its busiest phase");
     const int gradientW = 150;
     int linksW = 0;
     if (loads)
