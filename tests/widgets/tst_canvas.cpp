@@ -13,10 +13,12 @@
 #include "scene/levelofdetail.h"
 #include "scene/style.h"
 
+#include "testlayouts.h"
 #include <QFile>
 #include <QHelpEvent>
 #include <QImage>
 #include <QPainter>
+
 #include <QTest>
 #include <QToolTip>
 
@@ -25,15 +27,7 @@ using engine::DeviceKind;
 
 namespace {
 
-std::unique_ptr<Document> openLayout(const char *name)
-{
-    QString error;
-    auto doc = Document::load(QStringLiteral(RAILYARD_SOURCE_DIR "/layouts/") + QLatin1String(name),
-                              &error);
-    if (!doc)
-        qWarning("%s", qPrintable(error));
-    return doc;
-}
+using test::openLayout;
 
 // A view of `doc` at 1600 x 1000, fitted, as the benchmark and exports render it.
 struct Canvas

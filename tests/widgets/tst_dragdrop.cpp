@@ -17,6 +17,7 @@
 #include "scene/style.h"
 #include "scene/trafficpaths.h"
 
+#include "testlayouts.h"
 #include <QAbstractButton>
 #include <QApplication>
 #include <QDropEvent>
@@ -25,6 +26,7 @@
 #include <QMimeData>
 #include <QPainter>
 #include <QSignalSpy>
+
 #include <QTest>
 #include <QUndoStack>
 
@@ -35,15 +37,7 @@ using engine::Dim;
 
 namespace {
 
-std::unique_ptr<Document> openLayout(const char *name)
-{
-    QString error;
-    auto doc = Document::load(QStringLiteral(RAILYARD_SOURCE_DIR "/layouts/") + QLatin1String(name),
-                              &error);
-    if (!doc)
-        qWarning("%s", qPrintable(error));
-    return doc;
-}
+using test::openLayout;
 
 // The canvas of a document at 1600 x 1000, zoomed so a GPU is large enough to pick up.
 struct Canvas

@@ -14,6 +14,7 @@
 #include "placement.h"
 #include "units.h"
 
+#include "testlayouts.h"
 #include <QCheckBox>
 #include <QComboBox>
 #include <QLabel>
@@ -22,6 +23,7 @@
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QTableWidget>
+
 #include <QTest>
 #include <QTreeWidget>
 #include <QUndoStack>
@@ -31,15 +33,7 @@ using engine::Dim;
 
 namespace {
 
-std::unique_ptr<Document> openLayout(const char *name)
-{
-    QString error;
-    auto doc = Document::load(QStringLiteral(RAILYARD_SOURCE_DIR "/layouts/") + QLatin1String(name),
-                              &error);
-    if (!doc)
-        qWarning("%s", qPrintable(error));
-    return doc;
-}
+using test::openLayout;
 
 // The combo row holding `value`, or -1.
 int rowOf(QComboBox *box, int value)
