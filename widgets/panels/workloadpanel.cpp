@@ -491,31 +491,13 @@ void WorkloadPanel::syncParallel()
                                              : p.pp;
         fillChoices(sizeBox(dim), engine::sizeChoices(l, dim), current);
     }
-    // VP: virtual stages per pipeline rank, valid when the layers split evenly.
+    // VP: virtual stages per pipeline rank (the engine says which split the layers evenly);
+    // only the useful invalid ones are worth listing, to keep the list short.
     {
-        int layers = 0;
-        if (l.model) {
-            const engine::ResolvedModel r = engine::resolveModel(*l.model);
-            if (r.error.empty())
-                layers = r.dims.layers;
-        }
         std::vector<engine::SizeChoice> choices;
-        const int most = layers > 0 ? std::max(1, std::min(32, layers / std::max(1, p.pp))) : 8;
-        for (int v = 1; v <= most; ++v) {
-            engine::SizeChoice c;
-            c.value = v;
-            if (v > 1 && p.pp == 1) {
-                c.valid = false;
-                c.reason = "VP needs pipeline parallelism (PP > 1)";
-            } else if (layers > 0 && layers % (p.pp * v) != 0) {
-                c.valid = false;
-                c.reason = std::to_string(layers) + " layers do not split into PP x VP = "
-                           + std::to_string(p.pp * v) + " virtual stages";
-            }
-            // Only the useful invalid ones are worth listing: keep the list short.
-            if (c.valid || v <= 8 || v == p.vp)
+        for (const engine::SizeChoice &c : engine::vpChoices(l))
+            if (c.value <= 32 && (c.valid || c.value <= 8 || c.value == p.vp))
                 choices.push_back(c);
-        }
         fillChoices(m_vp, choices, p.vp);
     }
     m_sequenceParallel->setChecked(l.sequenceParallelOn());
