@@ -191,7 +191,8 @@ void ClusterGeometry::place()
 
     // Racks: servers side by side; NVL72 trays in two rows around the switch band.
     const double bandH = 18 + 16 + kSwitchH + 16 + 18;
-    const int topCount = switchBand ? (m_perRack + 1) / 2 : m_perRack;
+    // A cluster smaller than one rack is drawn as wide as its servers, not as a full rack.
+    const int topCount = switchBand ? (m_perRack + 1) / 2 : std::min(m_perRack, nodes);
     const bool anyMirrored = switchBand && m_perRack > topCount;
     const double rackW = 2 * kRackPad + topCount * nodeW + (topCount - 1) * kNodeGap;
     const double rackH = kTitleH + 6 + nodeH + (switchBand ? bandH : 0) + (anyMirrored ? nodeH : 0)

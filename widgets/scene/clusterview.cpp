@@ -878,14 +878,20 @@ void ClusterView::drawTitleBlock(QPainter *painter)
     QString title = QString::fromStdString(doc->layout().title);
     if (title.isEmpty())
         title = doc->displayName();
-    const QString unit = s.nodesPerDomain > 1 ? tr("trays") : tr("servers");
+    const bool one = s.nodes == 1;
+    const QString unit = s.nodesPerDomain > 1 ? (one ? tr("tray") : tr("trays"))
+                                              : (one ? tr("server") : tr("servers"));
     QString line = tr("%1 %2 of %3 \u00d7 %4 \u00b7 %5 GPUs")
                            .arg(QLocale().toString(s.nodes), unit)
                            .arg(s.gpusPerNode)
                            .arg(QString::fromStdString(t.gpuSpec().id),
                                 QLocale().toString(t.gpuCount()));
     if (s.hasFabric)
-        line += tr(" \u00b7 %1 leaves, %2 spines").arg(s.leaves).arg(s.spines);
+        line += tr(" \u00b7 %1 %2, %3 %4")
+                        .arg(s.leaves)
+                        .arg(s.leaves == 1 ? tr("leaf") : tr("leaves"))
+                        .arg(s.spines)
+                        .arg(s.spines == 1 ? tr("spine") : tr("spines"));
     // The job and its price, so a screenshot or an export says what it shows.
     const engine::Layout &l = doc->layout();
     QString job;
