@@ -79,6 +79,17 @@ class TestCanvas : public QObject
     Q_OBJECT
 
 private Q_SLOTS:
+    void singleServerFillsTheCanvas()
+    {
+        // One server in a rack that holds four: the canvas is as wide as the server, so the
+        // fitted view shows it large rather than a sliver beside three empty slots.
+        auto doc = openLayout("hgx-h100-server.railyard.json");
+        QVERIFY(doc);
+        const ClusterGeometry g(doc->topology());
+        QVERIFY2(g.bounds().width() < 1.3 * g.rackRect(0).width(),
+                 qPrintable(QString::number(g.bounds().width())));
+    }
+
     void everyDeviceIsPlacedInsideTheScene_data()
     {
         QTest::addColumn<QString>("layout");
