@@ -77,6 +77,15 @@ Options parseOptions(const std::vector<std::string> &args,
     return o;
 }
 
+// The one layout FILE a subcommand takes (usage error otherwise).
+const std::string &oneFile(const Options &o, const char *subcommand)
+{
+    if (o.positional.size() != 1)
+        throw UsageError(std::string(subcommand)
+                         + (o.positional.empty() ? " needs a layout FILE" : " takes one FILE"));
+    return o.positional[0];
+}
+
 std::string jsonText(const Json &j)
 {
     return j.dump(2) + "\n";
@@ -108,9 +117,7 @@ int runCollective(const std::vector<std::string> &args, std::string &out)
         out += kCollectiveHelp;
         return 0;
     }
-    if (o.positional.size() != 1)
-        throw UsageError(o.positional.empty() ? "collective needs a layout FILE"
-                                              : "collective takes one FILE");
+    const std::string &file = oneFile(o, "collective");
     const auto opText = o.value("op");
     if (!opText)
         throw UsageError("collective needs --op");
@@ -129,7 +136,7 @@ int runCollective(const std::vector<std::string> &args, std::string &out)
                          + "' (expected auto, ring, tree, nvls, sharp, hierarchical or "
                            "flat-ring)");
 
-    const Layout layout = readLayoutFile(o.positional[0]);
+    const Layout layout = readLayoutFile(file);
     const Topology topology = buildTopology(layout.cluster, Catalog::builtin());
     CollectiveRequest req;
     req.op = *op;
@@ -223,9 +230,7 @@ int runEvaluate(const std::vector<std::string> &args, std::string &out)
         out += kEvaluateHelp;
         return 0;
     }
-    if (o.positional.size() != 1)
-        throw UsageError(o.positional.empty() ? "evaluate needs a layout FILE"
-                                              : "evaluate takes one FILE");
+    const std::string &file = oneFile(o, "evaluate");
     long topLinks = -1;
     if (const auto n = o.value("top-links")) {
         try {
@@ -237,14 +242,14 @@ int runEvaluate(const std::vector<std::string> &args, std::string &out)
             throw UsageError("--top-links needs a whole number >= 0, got '" + *n + "'");
         }
     }
-    const Layout layout = readLayoutFile(o.positional[0]);
+    const Layout layout = readLayoutFile(file);
     const Topology topology = buildTopology(layout.cluster, Catalog::builtin());
     EvaluateOptions options;
     options.linkLoads = !o.flag("no-links");
     options.timeline = false;
     const Evaluation e = evaluate(layout, topology, options);
     if (!e.ok)
-        throw InputError(o.positional[0], "", "cannot price this step: " + e.error);
+        throw InputError(file, "", "cannot price this step: " + e.error);
 
     // The links with traffic, busiest first.
     std::vector<int> links;
@@ -320,7 +325,7 @@ int runEvaluate(const std::vector<std::string> &args, std::string &out)
         out += jsonText(j);
         return 0;
     }
-    out += layout.title.empty() ? o.positional[0] + "\n" : layout.title + "\n";
+    out += layout.title.empty() ? file + "\n" : layout.title + "\n";
     out += "  step time         " + formatSeconds(e.stepTimeS) + "\n";
     out += "  tokens/s per GPU  " + formatNumber(e.tokensPerSPerGpu, 4) + "  ("
            + formatNumber(e.tokensPerS, 4) + " in all)\n";

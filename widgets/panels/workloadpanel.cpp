@@ -557,14 +557,19 @@ void WorkloadPanel::pushWorkload(const std::optional<engine::ModelConfig> &model
     after.training = training;
     if (after.sameContent(m_document->layout()))
         return;
-    const QString problem = Document::checkLayout(after);
-    if (!problem.isEmpty()) {
-        showError(problem);
-        sync(); // show what the document holds
+    if (!accepts(after, &WorkloadPanel::sync))
         return;
-    }
-    showError({});
     m_document->undoStack()->push(new ChangeWorkload(m_document, model, training, text, mergeKey));
+}
+
+bool WorkloadPanel::accepts(const engine::Layout &after, void (WorkloadPanel::*resync)())
+{
+    // An edit the engine would refuse never lands: say why and show what the document holds.
+    const QString problem = Document::checkLayout(after);
+    showError(problem);
+    if (!problem.isEmpty())
+        (this->*resync)();
+    return problem.isEmpty();
 }
 
 void WorkloadPanel::pushParallel(const engine::ParallelConfig &parallel, const QString &text)
@@ -573,13 +578,8 @@ void WorkloadPanel::pushParallel(const engine::ParallelConfig &parallel, const Q
     after.parallel = parallel;
     if (after.sameContent(m_document->layout()))
         return;
-    const QString problem = Document::checkLayout(after);
-    if (!problem.isEmpty()) {
-        showError(problem);
-        syncParallel();
+    if (!accepts(after, &WorkloadPanel::syncParallel))
         return;
-    }
-    showError({});
     auto *command = new ChangeParallelSizes(m_document, parallel);
     command->setText(text);
     m_document->undoStack()->push(command);
@@ -747,13 +747,8 @@ void WorkloadPanel::orderChosen(int index)
         syncParallel();
         return;
     }
-    const QString problem = Document::checkLayout(after);
-    if (!problem.isEmpty()) {
-        showError(problem);
-        syncParallel();
+    if (!accepts(after, &WorkloadPanel::syncParallel))
         return;
-    }
-    showError({});
     m_document->undoStack()->push(new ChangeRankOrder(m_document, order));
 }
 

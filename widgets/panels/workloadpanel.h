@@ -89,6 +89,8 @@ private:
     void orderChosen(int index);
     void trainingEdited(const QString &field);
     void showError(const QString &text);
+    // Whether the document would take `after`; if not, shows why and re-syncs with `resync`.
+    bool accepts(const engine::Layout &after, void (WorkloadPanel::*resync)());
 
     QPointer<Document> m_document;
     bool m_syncing = false;
