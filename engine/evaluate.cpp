@@ -104,12 +104,7 @@ public:
 private:
     bool validate();
     void buildGroups();
-    DimPrice price(const Groups &groups,
-                   CollectiveOp op,
-                   double bytes,
-                   double perStep,
-                   const std::string &name,
-                   Dim dim);
+    DimPrice price(const Groups &groups, CollectiveOp op, double bytes, double perStep);
     DimPrice priceSamePattern(const DimPrice &like, double bytes, double perStep);
     void warnPlacement(const Groups &groups,
                        const DimPrice &p,
@@ -314,18 +309,11 @@ void StepModel::buildGroups()
     }
 }
 
-DimPrice StepModel::price(const Groups &groups,
-                          CollectiveOp op,
-                          double bytes,
-                          double perStep,
-                          const std::string &name,
-                          Dim dim)
+DimPrice StepModel::price(const Groups &groups, CollectiveOp op, double bytes, double perStep)
 {
     DimPrice out;
     if (groups.empty() || bytes <= 0)
         return out;
-    (void)name;
-    (void)dim;
     // Plan each distinct group shape once (NCCL's algorithm and protocol choice, in a scratch
     // phase that does not count toward the step), then put every group's bytes on the links
     // together: groups that share links slow each other down.
@@ -526,8 +514,6 @@ Evaluation StepModel::run()
     const double T = double(t.microBatch) * t.seqLen / cp; // tokens per CP rank
     const double act = T * m.hidden * 2.0;                 // one activation tensor, BF16
     const double microBatches = micro;
-    const int maxLayers = *std::max_element(stageDense.begin(), stageDense.end())
-                          + *std::max_element(stageMoe.begin(), stageMoe.end());
     const double layersPerStage = double(m.layers) / pp;
     const double moePerStage = m.isMoe() ? double(m.moeLayers) / pp : 0;
     // TP per layer and micro-batch. Without sequence parallelism: two all-reduces forward (after
@@ -540,20 +526,10 @@ Evaluation StepModel::run()
     if (tp > 1) {
         const double per = layersPerStage * microBatches;
         if (sp) {
-            tpAg = price(tpGroups,
-                         CollectiveOp::AllGather,
-                         act,
-                         (6.0 + recomputeTp) * per,
-                         "TP all-gather",
-                         Dim::TP);
+            tpAg = price(tpGroups, CollectiveOp::AllGather, act, (6.0 + recomputeTp) * per);
             tpRs = priceSamePattern(tpAg, act, (4.0 + recomputeTp) * per);
         } else {
-            tpAr = price(tpGroups,
-                         CollectiveOp::AllReduce,
-                         act,
-                         (4.0 + recomputeTp) * per,
-                         "TP all-reduce",
-                         Dim::TP);
+            tpAr = price(tpGroups, CollectiveOp::AllReduce, act, (4.0 + recomputeTp) * per);
         }
     }
     // Exposed per layer (the weight-gradient all-gathers hide behind the data-gradient GEMMs).
@@ -570,9 +546,7 @@ Evaluation StepModel::run()
         cpRing = price(cpGroups,
                        CollectiveOp::SendRecv,
                        kv,
-                       3.0 * (cp - 1) * layersPerStage * microBatches,
-                       "CP ring attention",
-                       Dim::CP);
+                       3.0 * (cp - 1) * layersPerStage * microBatches);
     }
     const double cpPerLayerS = cpRing.timeS * 3.0 * (cp - 1);
     // EP: all-to-all dispatch and combine, forward and backward, per MoE layer.
@@ -597,12 +571,7 @@ Evaluation StepModel::run()
                 m_dispatchScale = std::min(1.0, remoteNodes / remoteCopies);
             }
         }
-        epA2a = price(epGroups,
-                      CollectiveOp::AllToAll,
-                      a2a,
-                      4.0 * moePerStage * microBatches,
-                      "EP all-to-all",
-                      Dim::EP);
+        epA2a = price(epGroups, CollectiveOp::AllToAll, a2a, 4.0 * moePerStage * microBatches);
         m_dispatchScale = 1.0;
     }
     const double epPerMoeLayerS = epA2a.timeS * 4.0;
@@ -611,12 +580,7 @@ Evaluation StepModel::run()
     DimPrice ppP2p;
     if (pp > 1) {
         const double bytes = sp ? act / tp : act;
-        ppP2p = price(ppGroups,
-                      CollectiveOp::SendRecv,
-                      bytes,
-                      2.0 * vp * microBatches,
-                      "PP send/recv",
-                      Dim::PP);
+        ppP2p = price(ppGroups, CollectiveOp::SendRecv, bytes, 2.0 * vp * microBatches);
     }
     // DP: gradients reduce-scattered (distributed optimizer) or all-reduced, parameters
     // all-gathered back; dense and expert weights over their own groups. BF16 on the wire.
@@ -629,7 +593,6 @@ Evaluation StepModel::run()
     const double embedParams = double(m.vocab) * m.hidden;
     // The largest stage's parameters per GPU (first or last stage holds an embedding).
     double denseParamsGpu = 0, expertParamsGpu = 0;
-    int worstStage = 0;
     for (int s = 0; s < pp; ++s) {
         const double d = stageDense[static_cast<std::size_t>(s)] * (attnParams + denseMlp)
                          + stageMoe[static_cast<std::size_t>(s)] * (attnParams + sharedMlp)
@@ -638,7 +601,6 @@ Evaluation StepModel::run()
         if (d / tp + x / (ep * etp) > denseParamsGpu + expertParamsGpu) {
             denseParamsGpu = d / tp;
             expertParamsGpu = x / (ep * etp);
-            worstStage = s;
         }
     }
     const OptimizerConfig &opt = t.optimizer;
@@ -648,34 +610,20 @@ Evaluation StepModel::run()
     // Gradients travel in their buffer's type (BF16, or FP32), parameters in BF16.
     const double gradBytes = t.optimizer.gradReduceFp32 ? 4.0 : 2.0;
     // Gradients reduce-scattered and parameters gathered (sharded optimizer), or all-reduced.
-    const auto priceData = [&](const Groups &groups,
-                               double params,
-                               const char *what,
-                               DimPrice &rs,
-                               DimPrice &ag,
-                               DimPrice &ar) {
-        if (groups.empty() || params <= 0)
-            return;
-        const double bytes = params * gradBytes;
-        if (shardedGrads) {
-            rs = price(groups,
-                       CollectiveOp::ReduceScatter,
-                       bytes,
-                       1,
-                       std::string(what) + " reduce-scatter",
-                       Dim::DP);
-            ag = priceSamePattern(rs, params * 2.0, zero3 ? 2.0 * microBatches : 1.0);
-        } else {
-            ar = price(groups,
-                       CollectiveOp::AllReduce,
-                       bytes,
-                       1,
-                       std::string(what) + " all-reduce",
-                       Dim::DP);
-        }
-    };
-    priceData(dpGroups, denseParamsGpu, "DP", dpRs, dpAg, dpAr);
-    priceData(edpGroups, expertParamsGpu, "expert DP", edpRs, edpAg, edpAr);
+    const auto priceData =
+            [&](const Groups &groups, double params, DimPrice &rs, DimPrice &ag, DimPrice &ar) {
+                if (groups.empty() || params <= 0)
+                    return;
+                const double bytes = params * gradBytes;
+                if (shardedGrads) {
+                    rs = price(groups, CollectiveOp::ReduceScatter, bytes, 1);
+                    ag = priceSamePattern(rs, params * 2.0, zero3 ? 2.0 * microBatches : 1.0);
+                } else {
+                    ar = price(groups, CollectiveOp::AllReduce, bytes, 1);
+                }
+            };
+    priceData(dpGroups, denseParamsGpu, dpRs, dpAg, dpAr);
+    priceData(edpGroups, expertParamsGpu, edpRs, edpAg, edpAr);
 
     // ---- One micro-batch on the slowest stage.
     double slowest = 0, sumStages = 0;
@@ -723,8 +671,6 @@ Evaluation StepModel::run()
         }
     }
     const double avgStage = sumStages / pp;
-    (void)maxLayers;
-    (void)tpHiddenPerLayerS;
 
     // ---- The step: micro-batches through the slowest stage, the pipeline bubble, P2P on the
     // critical path, then the data-parallel gradient traffic and the optimizer.
@@ -791,7 +737,6 @@ Evaluation StepModel::run()
     }
 
     // ---- Memory, placement, links, timeline.
-    (void)worstStage;
     memory();
     // Placement warnings, with what each costs per step: a group's extra time per collective
     // times how often the collective runs in a step.

@@ -92,15 +92,7 @@ void LinkTraffic::setKindScale(LinkKind kind, double scale)
 
 void LinkTraffic::addNvlink(int gpu, double egress, double ingress)
 {
-    Cell &c = m_ports[static_cast<std::size_t>(gpu)];
-    if (c.stamp != m_phase) {
-        c.stamp = m_phase;
-        c.up = 0;
-        c.down = 0;
-        m_touchedPorts.push_back(gpu);
-    }
-    c.up += static_cast<float>(egress);
-    c.down += static_cast<float>(ingress);
+    addToCell(m_ports[static_cast<std::size_t>(gpu)], gpu, m_touchedPorts, egress, ingress);
 }
 
 void LinkTraffic::commitPhase()

@@ -85,17 +85,22 @@ private:
         float down = 0;
     };
 
-    void addLinkUnchecked(int link, double up, double down)
+    // Adds to a link's (or NVLink port's) cell, clearing it first if this phase has not
+    // touched it yet; the phase's stamp saves clearing every cell between phases.
+    void addToCell(Cell &c, int id, std::vector<int> &touched, double up, double down)
     {
-        Cell &c = m_cells[static_cast<std::size_t>(link)];
         if (c.stamp != m_phase) {
             c.stamp = m_phase;
             c.up = 0;
             c.down = 0;
-            m_touched.push_back(link);
+            touched.push_back(id);
         }
         c.up += static_cast<float>(up);
         c.down += static_cast<float>(down);
+    }
+    void addLinkUnchecked(int link, double up, double down)
+    {
+        addToCell(m_cells[static_cast<std::size_t>(link)], link, m_touched, up, down);
     }
     // Adds the phase's bytes, times its repeats, to the step totals (once, at its end).
     void commitPhase();
