@@ -166,7 +166,7 @@ void BlockFabricItem::drawLoads(QPainter *painter, Detail detail) const
     const ClusterGeometry &g = m_geometry;
     const ClusterGeometry::Block &b = g.blocks()[static_cast<std::size_t>(m_block)];
     const engine::Topology &t = g.topology();
-    std::array<std::vector<QLineF>, paint::kLoadSteps + 1> steps;
+    paint::LoadBuckets steps;
     for (int n = b.firstNode; n < b.firstNode + b.nodeCount; ++n) {
         const bool mirrored = g.isMirrored(n);
         const QRectF node = g.nodeRect(n);
@@ -199,14 +199,7 @@ void BlockFabricItem::drawLoads(QPainter *painter, Detail detail) const
                     .emplace_back(x, mirrored ? node.bottom() : node.top(), x, reach);
         }
     }
-    for (int s = 1; s <= paint::kLoadSteps; ++s) {
-        const auto &l = steps[static_cast<std::size_t>(s)];
-        if (l.empty())
-            continue;
-        painter->setPen(paint::loadPen(paint::stepLoad(s), detail, 1.5));
-        painter->drawLines(l.data(), static_cast<int>(l.size()));
-        paintStats().linkLines += static_cast<int>(l.size());
-    }
+    paint::drawLoadBuckets(painter, steps, detail);
 }
 
 SpineFabricItem::SpineFabricItem(const ClusterGeometry &geometry, const CanvasState &state)
@@ -267,7 +260,7 @@ void SpineFabricItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *o
     if (loads) {
         // Every loaded uplink along its whole route (through the column trunks in bus mode),
         // busiest on top.
-        std::array<std::vector<QLineF>, paint::kLoadSteps + 1> steps;
+        paint::LoadBuckets steps;
         for (int id : tops)
             for (int link : t.linksOf(id)) {
                 if (t.links()[static_cast<std::size_t>(link)].b != id)
@@ -280,14 +273,7 @@ void SpineFabricItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *o
                 for (int i = 1; i < path.size(); ++i)
                     out.emplace_back(path[i - 1], path[i]);
             }
-        for (int s = 1; s <= paint::kLoadSteps; ++s) {
-            const auto &l = steps[static_cast<std::size_t>(s)];
-            if (l.empty())
-                continue;
-            painter->setPen(paint::loadPen(paint::stepLoad(s), detail, 1.5));
-            painter->drawLines(l.data(), static_cast<int>(l.size()));
-            paintStats().linkLines += static_cast<int>(l.size());
-        }
+        paint::drawLoadBuckets(painter, steps, detail);
     }
     for (int id : tops) {
         QRectF r = g.deviceRect(id);

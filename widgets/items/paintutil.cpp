@@ -1,5 +1,7 @@
 #include "paintutil.h"
 
+#include "scene/levelofdetail.h"
+
 #include "scene/style.h"
 
 #include <QFontMetricsF>
@@ -181,6 +183,18 @@ void drawPlateLabel(
     painter->setPen(style::kTextDark);
     painter->drawText(plate, Qt::AlignCenter, text);
     ++paintStats().titles;
+}
+
+void drawLoadBuckets(QPainter *painter, const LoadBuckets &buckets, Detail detail)
+{
+    for (int step = 1; step <= kLoadSteps; ++step) {
+        const auto &lines = buckets[static_cast<std::size_t>(step)];
+        if (lines.empty())
+            continue;
+        painter->setPen(loadPen(stepLoad(step), detail, 1.5));
+        painter->drawLines(lines.data(), static_cast<int>(lines.size()));
+        paintStats().linkLines += static_cast<int>(lines.size());
+    }
 }
 
 } // namespace railyard::paint

@@ -1,5 +1,8 @@
 #pragma once
 
+#include <array>
+#include <vector>
+
 #include "scene/levelofdetail.h"
 #include "topology.h"
 
@@ -46,6 +49,9 @@ QPen loadPen(double utilization, Detail detail, double width = 1.5);
 inline constexpr int kLoadSteps = 8;
 int loadStep(double utilization); // 0: idle; 1..kLoadSteps
 double stepLoad(int step);        // the load a step is drawn with
+// Lines bucketed by load step (index 0 idle, unused), one drawLines call per step.
+using LoadBuckets = std::array<std::vector<QLineF>, kLoadSteps + 1>;
+void drawLoadBuckets(QPainter *painter, const LoadBuckets &buckets, Detail detail);
 
 // Text with a translucent white plate behind it, `px` pixels tall whatever the zoom: for rack
 // names over racks drawn as blocks.
