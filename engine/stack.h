@@ -1,0 +1,47 @@
+#pragma once
+
+#include "layout.h"
+
+#include <string>
+#include <vector>
+
+namespace railyard::engine {
+
+// A named training software stack (`training.stack` in the layout): what its kernels and
+// schedules do by default. The layout's own keys beside `stack` override the layout defaults
+// (attention kernel, overlap switches, gradient reduction type); the engine-side constants
+// (kernel efficiency, collective granularity) come from here alone, one set per stack.
+struct StackProfile
+{
+    std::string id;          // "megatron-core"
+    std::string description; // one line: the framework, version and what sets it apart
+    // Layout defaults.
+    AttentionKernel attention = AttentionKernel::Flash;
+    OverlapConfig overlap;
+    bool gradReduceFp32 = false;
+    // Engine constants.
+    // Achieved fraction of the catalog's GEMM and attention efficiency (the catalog's values
+    // are for current cuBLAS/cuDNN/Transformer Engine kernels).
+    double kernelEfficiency = 1.0;
+    // Parameters per data-parallel gradient bucket: each bucket is one collective, paying
+    // the collective's latency once.
+    double dpBucketParams = 40e6;
+    // ZeRO-3 / FSDP: parameters fetched per all-gather (and reduced per reduce-scatter); 0 =
+    // one transformer layer per collective (FSDP wrapping each block).
+    double zeroGatherParams = 0;
+    // ZeRO-3 / FSDP: the next gather is prefetched while the current layer computes (the
+    // collectives hide behind that micro-batch's compute); false: each gather waits.
+    bool zeroPrefetch = true;
+};
+
+// Known stacks, in documentation order.
+const std::vector<StackProfile> &stackProfiles();
+// The profile for `id`; nullptr when unknown. The empty id gives the engine's generic stack.
+const StackProfile *findStack(const std::string &id);
+const StackProfile &genericStack();
+std::string stackList(); // "megatron-2021, megatron-2022, ..." for messages
+
+// Sets the layout defaults that `stack` implies (attention, overlap, gradient type).
+void applyStackDefaults(TrainingConfig &training, const StackProfile &stack);
+
+} // namespace railyard::engine
