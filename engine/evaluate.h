@@ -2,6 +2,7 @@
 
 #include "collective.h"
 #include "layout.h"
+#include "memory.h"
 #include "parallel.h"
 #include "topology.h"
 
@@ -60,19 +61,6 @@ struct Warning
     std::string message;   // for people: "TP group 3 spans two NVLink domains (+38% TP time)"
     std::vector<int> gpus; // the GPUs concerned (to select them)
     double costS = 0;      // extra seconds per step it costs, when known
-};
-
-struct MemoryBreakdown
-{
-    double weightsGiB = 0;
-    double gradientsGiB = 0;
-    double optimizerGiB = 0;
-    double activationsGiB = 0;
-    double otherGiB = 0; // workspace, communication buffers, fragmentation
-    double totalGiB() const
-    {
-        return weightsGiB + gradientsGiB + optimizerGiB + activationsGiB + otherGiB;
-    }
 };
 
 struct Evaluation
