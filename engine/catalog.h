@@ -23,8 +23,9 @@ struct GpuSpec
     std::string name;
     std::string architecture; // "ampere", "hopper", "blackwell"
     double bf16Tflops = 0;
-    double fp8Tflops = 0; // 0: no FP8 tensor cores
-    double hbmGB = 0;
+    double fp8Tflops = 0;    // 0: no FP8 tensor cores
+    double hbmGB = 0;        // datasheet capacity, 1e9 bytes
+    double hbmUsableGiB = 0; // what the device exposes to programs (an 80 GB H100: 79.6 GiB)
     double hbmTBPerS = 0;
     NvlinkSpec nvlink;
     int nvswitchesPerDomain = 0;

@@ -31,6 +31,16 @@ struct MemoryShape
     std::vector<int> stageMoe;   // MoE layers per stage
 };
 
+// Activation bytes one layer keeps for backward, per micro-batch (Korthikanti et al. 2022,
+// generalised; see memory.cpp).
+double layerActivationBytes(const ModelDims &model,
+                            const TrainingConfig &training,
+                            const MemoryShape &shape,
+                            bool moeLayer);
+// Micro-batches whose activations a stage holds at its peak (fractional with interleaving:
+// model chunks of 1/VP of the stage).
+double inFlightMicroBatches(const MemoryShape &shape, int stage);
+
 // Bytes per GPU for each pipeline stage, in GiB.
 std::vector<MemoryBreakdown> stageMemory(const ModelDims &model,
                                          const TrainingConfig &training,

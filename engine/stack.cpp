@@ -43,11 +43,14 @@ std::vector<StackProfile> buildStacks()
         StackProfile p;
         p.id = "deepspeed-zero3";
         p.description = "DeepSpeed ZeRO-3 (2021) inside Megatron: every parameter tensor "
-                        "gathered and its gradient reduce-scattered on its own, attention "
+                        "gathered and its gradient reduce-scattered on its own, each waited on "
+                        "(no prefetch), through per-rank partition lists; attention "
                         "materialized";
         p.attention = AttentionKernel::Materialized;
         p.overlap = overlap(true, false, false, false);
         p.zeroGatherParams = -1; // one collective per parameter tensor
+        p.zeroPrefetch = false;
+        p.zeroPerRankUs = 3.0;
         s.push_back(p);
     }
     {

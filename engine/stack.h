@@ -29,9 +29,13 @@ struct StackProfile
     // ZeRO-3 / FSDP: parameters fetched per all-gather (and reduced per reduce-scatter); 0 =
     // one transformer layer per collective (FSDP wrapping each block).
     double zeroGatherParams = 0;
-    // ZeRO-3 / FSDP: the next gather is prefetched while the current layer computes (the
-    // collectives hide behind that micro-batch's compute); false: each gather waits.
+    // ZeRO-3 / FSDP: the gathers are prefetched and the reduce-scatters run asynchronously, so
+    // they hide behind the compute of the same micro-batch; false: each collective waits.
     bool zeroPrefetch = true;
+    // Host-side cost per rank of each ZeRO-3 collective, microseconds: DeepSpeed (2021) passed
+    // torch.distributed.all_gather a list of per-rank partitions, which PyTorch flattens and
+    // copies back one tensor per rank.
+    double zeroPerRankUs = 0;
 };
 
 // Known stacks, in documentation order.

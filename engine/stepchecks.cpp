@@ -24,6 +24,12 @@ bool StepModel::validate()
         return false;
     }
     m = r.dims;
+    stack = findStack(layout.training.stack);
+    if (!stack) {
+        e.error = "training: unknown stack \"" + layout.training.stack + "\" (known: " + stackList()
+                  + ")";
+        return false;
+    }
     const ParallelConfig &p = layout.parallel;
     tp = p.tp;
     cp = p.cp;
@@ -87,7 +93,7 @@ bool StepModel::validate()
         warn(Severity::Warning,
              "pp-layers",
              std::to_string(m.layers) + " layers do not split evenly over PP " + std::to_string(pp)
-                     + "; the later stages get one layer fewer");
+                     + "; the first and last stages get one layer fewer");
     if (vp > 1 && (m.layers % (pp * vp) != 0))
         warn(Severity::Warning,
              "vp-layers",
@@ -106,14 +112,22 @@ bool StepModel::validate()
              "TP " + std::to_string(tp) + " is larger than the NVLink domain ("
                      + std::to_string(topo.shape().domainSize)
                      + " GPUs): every TP collective crosses the network");
-    // Layers per stage: the first layers are dense, the rest MoE (DeepSeek-style).
+    // Layers per stage: the first layers are dense, the rest MoE (DeepSeek-style). When they do
+    // not split evenly the middle stages take the extra layers: the first and last stages also
+    // hold the embedding and the output layer and loss (Llama 3 trained 126 layers on 16 stages
+    // this way).
     stageDense.assign(static_cast<std::size_t>(pp), 0);
     stageMoe.assign(static_cast<std::size_t>(pp), 0);
     const int base = m.layers / pp, extra = m.layers % pp;
+    std::vector<int> count(static_cast<std::size_t>(pp), base);
+    for (int i = 0; i < extra; ++i) {
+        // Stages 1 .. pp-2 first, then the last, then the first.
+        const int s = i < pp - 2 ? i + 1 : i == pp - 2 ? pp - 1 : 0;
+        ++count[static_cast<std::size_t>(s)];
+    }
     int layer = 0;
     for (int s = 0; s < pp; ++s) {
-        const int count = base + (s < extra ? 1 : 0);
-        for (int i = 0; i < count; ++i, ++layer) {
+        for (int i = 0; i < count[static_cast<std::size_t>(s)]; ++i, ++layer) {
             if (m.isMoe() && layer >= m.denseLayers())
                 ++stageMoe[static_cast<std::size_t>(s)];
             else

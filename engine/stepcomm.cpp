@@ -207,49 +207,7 @@ void StepModel::priceCommunication()
         const double bytes = sp ? act / tp : act;
         c.ppP2p = price(ppGroups, CollectiveOp::SendRecv, bytes, 2.0 * vp * microBatches);
     }
-    // DP: gradients reduce-scattered (distributed optimizer) or all-reduced, parameters
-    // all-gathered back; dense and expert weights over their own groups. BF16 on the wire.
-    const double attnParams = m.attentionParamsPerLayer();
-    const double denseMlp = m.mlpParamsPerLayer(m.ffn);
-    const double sharedMlp = m.isMoe() ? m.mlpParamsPerLayer(m.expertFfn) * m.sharedExperts
-                                                 + double(m.hidden) * m.experts
-                                       : 0;
-    const double expertMlp = m.isMoe() ? m.mlpParamsPerLayer(m.expertFfn) * m.experts : 0;
-    const double embedParams = double(m.vocab) * m.hidden;
-    // The largest stage's parameters per GPU (first or last stage holds an embedding).
-    for (int s = 0; s < pp; ++s) {
-        const double d = stageDense[static_cast<std::size_t>(s)] * (attnParams + denseMlp)
-                         + stageMoe[static_cast<std::size_t>(s)] * (attnParams + sharedMlp)
-                         + ((s == 0 || s == pp - 1) ? embedParams : 0);
-        const double x = stageMoe[static_cast<std::size_t>(s)] * expertMlp;
-        if (d / tp + x / (ep * etp) > c.denseParamsGpu + c.expertParamsGpu) {
-            c.denseParamsGpu = d / tp;
-            c.expertParamsGpu = x / (ep * etp);
-        }
-    }
-    const OptimizerConfig &opt = t.optimizer;
-    c.shardedGrads = opt.distributed || opt.zeroStage >= 1 || opt.fsdp;
-    c.zero3 = opt.fsdp || opt.zeroStage >= 3;
-    // Gradients travel in their buffer's type (BF16, or FP32), parameters in BF16.
-    c.gradBytes = t.optimizer.gradReduceFp32 ? 4.0 : 2.0;
-    // Gradients reduce-scattered and parameters gathered (sharded optimizer), or all-reduced.
-    const auto priceData =
-            [&](const Groups &groups, double params, DimPrice &rs, DimPrice &ag, DimPrice &ar) {
-                if (groups.empty() || params <= 0)
-                    return;
-                const double bytes = params * c.gradBytes;
-                if (c.shardedGrads) {
-                    rs = price(groups, CollectiveOp::ReduceScatter, bytes, 1);
-                    ag = priceSamePattern(rs, params * 2.0, c.zero3 ? 2.0 * microBatches : 1.0);
-                } else {
-                    ar = price(groups, CollectiveOp::AllReduce, bytes, 1);
-                }
-            };
-    priceData(dpGroups, c.denseParamsGpu, c.dpRs, c.dpAg, c.dpAr);
-    priceData(edpGroups, c.expertParamsGpu, c.edpRs, c.edpAg, c.edpAr);
-    c.dpGradS = c.dpRs.timeS + c.dpAr.timeS + c.edpRs.timeS + c.edpAr.timeS;
-    c.dpParamS = c.zero3 ? 2.0 * microBatches * (c.dpAg.timeS + c.edpAg.timeS)
-                         : c.dpAg.timeS + c.edpAg.timeS;
+    priceDataParallel();
 }
 
 } // namespace railyard::engine::detail

@@ -15,7 +15,7 @@ void StepModel::composeStep()
 
     // ---- One micro-batch on the slowest stage.
     double slowest = 0, sumStages = 0;
-    double stageTp = 0, stageCp = 0, stageEp = 0;
+    double stageTp = 0, stageCp = 0, stageEp = 0, stageZero = 0;
     for (int s = 0; s < pp; ++s) {
         const double nd = stageDense[static_cast<std::size_t>(s)];
         const double nm = stageMoe[static_cast<std::size_t>(s)];
@@ -48,7 +48,29 @@ void StepModel::composeStep()
             const double hidden = std::min(forwardA2a, nm * 2.0 * moe.backward / 3.0);
             epExposed = epExposed - hidden + 0.18 * hidden;
         }
-        const double total = compute + tpExposed + cpExposed + epExposed;
+        // ZeRO-3 / FSDP: each layer's gathers and reduce-scatters, prefetched and run
+        // asynchronously behind the compute of this micro-batch only; the first gather of the
+        // micro-batch waits.
+        double zeroExposed = 0;
+        if (c.zero3) {
+            double fwd = nd * dense.forward + nm * moe.forward;
+            double bwd = nd * dense.backward + nm * moe.backward;
+            double commFwd = layers * c.zeroFwdPerLayerS, commBwd = layers * c.zeroBwdPerLayerS;
+            if (s == 0 || s == pp - 1) {
+                commFwd += c.zeroEmbedS / 3;
+                commBwd += 2 * c.zeroEmbedS / 3;
+            }
+            if (s == pp - 1) {
+                fwd += out.forward;
+                bwd += out.backward;
+            }
+            if (t.overlap.dp && stack->zeroPrefetch)
+                zeroExposed = std::max(0.0, commFwd + commBwd - fwd - bwd)
+                              + std::min(c.zeroFwdPerLayerS, commFwd);
+            else
+                zeroExposed = commFwd + commBwd;
+        }
+        const double total = compute + tpExposed + cpExposed + epExposed + zeroExposed;
         sumStages += total;
         if (total > slowest) {
             slowest = total;
@@ -56,6 +78,7 @@ void StepModel::composeStep()
             stageTp = tpExposed;
             stageCp = cpExposed;
             stageEp = epExposed;
+            stageZero = zeroExposed;
         }
     }
     const double avgStage = sumStages / pp;
@@ -72,15 +95,18 @@ void StepModel::composeStep()
         const double p2p = c.ppP2p.timeS;
         x.ppP2p = t.overlap.pp ? 2.0 * (pp - 1) * p2p : 2.0 * vp * microBatches * p2p;
     }
-    // DP: the gradient reduction overlaps with the backward pass of the last micro-batch, the
-    // parameter gather with the forward of the first, when DP overlap is on.
+    // DP without ZeRO-3: with overlap on, the gradient buckets reduce under the backward pass
+    // of the last micro-batch as they fill, and the parameters gather under the forward of
+    // the first; the last bucket always waits for the end of the backward. Without overlap
+    // everything runs after the backward.
     double dpExposed = c.dpGradS + c.dpParamS;
-    if (t.overlap.dp) {
+    if (c.zero3) {
+        dpExposed = microBatches * stageZero;
+    } else if (t.overlap.dp) {
         const double lastBackward = stageCompute * 2.0 / 3.0;
         const double firstForward = stageCompute / 3.0;
-        const double window = c.zero3 ? microBatches * stageCompute : lastBackward + firstForward;
-        // A last bucket (~1/16 of the gradients) always waits for the end of backward.
-        dpExposed = std::max(dpExposed - window, dpExposed / 16.0);
+        const double lastBucket = (c.dpOps > 0 ? c.dpGradS / std::max(1.0, c.dpOps) : 0);
+        dpExposed = std::max(dpExposed - lastBackward - firstForward, lastBucket);
     }
     x.dp = dpExposed;
     // Optimizer: Adam over this GPU's shard of FP32 master weights and moments, memory bound.

@@ -70,8 +70,13 @@ struct StepComm
     double denseParamsGpu = 0, expertParamsGpu = 0; // the largest stage's, per GPU
     double gradBytes = 2;                           // per gradient element on the wire
     bool shardedGrads = false, zero3 = false;
-    double dpGradS = 0;  // gradient reduction, per step
-    double dpParamS = 0; // parameter gathers, per step
+    double dpGradS = 0;           // gradient reduction, per step, all collectives
+    double dpParamS = 0;          // parameter gathers, per step, all collectives
+    double dpOps = 0, edpOps = 0; // buckets: collectives per step of dpRs/dpAg/dpAr, edp*
+    // ZeRO-3 / FSDP: collectives per layer, and their seconds per layer and micro-batch.
+    double zeroUnits = 0;
+    double zeroFwdPerLayerS = 0, zeroBwdPerLayerS = 0;
+    double zeroEmbedS = 0; // the embedding's (first and last stage), per micro-batch
 };
 
 class StepModel
@@ -96,6 +101,8 @@ private:
     DimPrice price(const Groups &groups, CollectiveOp op, double bytes, double perStep);
     DimPrice priceSamePattern(const DimPrice &like, double bytes, double perStep);
     void priceCommunication();
+    // stepdata.cpp
+    void priceDataParallel();
     // stepcompose.cpp
     void composeStep();
     void throughput();
