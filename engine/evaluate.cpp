@@ -68,6 +68,7 @@ Evaluation StepModel::run()
     shard.seqLen = t.seqLen;
     shard.recompute = t.recompute;
     shard.attention = t.attention;
+    shard.tpOverlap = t.overlap.tp;
     dense = layerTimes(m, false, shard, *cm);
     moe = m.isMoe() ? layerTimes(m, true, shard, *cm) : LayerTimes{};
     out = outputLayerTimes(m, shard, *cm);

@@ -105,7 +105,7 @@ std::vector<MemoryBreakdown> stageMemory(const ModelDims &m,
     const double T = double(t.microBatch) * t.seqLen / s.cp;
     // Model states per parameter (Rajbhandari et al. 2020, ZeRO): BF16 weights 2 bytes, the
     // gradient buffer 2 (or 4 when gradients are kept and reduced in FP32), FP32 master weights
-    // and Adam's two moments 12. The distributed optimizer / ZeRO-1 shards the 12 over the
+    // and Adam's two moments 12 (8 where the stack keeps the moments in BF16). The distributed optimizer / ZeRO-1 shards the 12 over the
     // data-parallel ranks, ZeRO-2 the gradients too, ZeRO-3 / FSDP the weights as well.
     const int dpShard = std::max(1, s.dp * s.cp);
     const int edp = std::max(1, (tp * s.cp * s.dp) / std::max(1, s.ep * s.etp));
@@ -132,7 +132,7 @@ std::vector<MemoryBreakdown> stageMemory(const ModelDims &m,
         mb.gradientsGiB = (dense / (zero2 ? dpShard : 1) + expert / (zero2 ? edp : 1)) * gradBytes
                           / kGiB;
         mb.optimizerGiB = (dense / (distributed ? dpShard : 1) + expert / (distributed ? edp : 1))
-                          * 12 / kGiB;
+                          * s.optimizerBytesPerParam / kGiB;
         const double layerAct = nd * layerActivationBytes(m, t, s, false)
                                 + nm * layerActivationBytes(m, t, s, true);
         mb.activationsGiB = layerAct * inFlightMicroBatches(s, st) / kGiB;

@@ -26,9 +26,10 @@ struct MemoryShape
 {
     int tp = 1, cp = 1, pp = 1, vp = 1, dp = 1, ep = 1, etp = 1;
     bool sequenceParallel = false;
-    int microBatches = 1;        // per data-parallel replica and step
-    std::vector<int> stageDense; // dense layers per stage
-    std::vector<int> stageMoe;   // MoE layers per stage
+    int microBatches = 1;               // per data-parallel replica and step
+    double optimizerBytesPerParam = 12; // FP32 master weights and Adam moments (the stack's)
+    std::vector<int> stageDense;        // dense layers per stage
+    std::vector<int> stageMoe;          // MoE layers per stage
 };
 
 // Activation bytes one layer keeps for backward, per micro-batch (Korthikanti et al. 2022,

@@ -36,6 +36,7 @@ std::vector<StackProfile> buildStacks()
                         "overlap";
         p.attention = AttentionKernel::Materialized;
         p.overlap = overlap(false, false, false, false);
+        p.gradReduceFp32 = true; // Megatron-LM's default for BF16 since 2021
         p.dpBucketParams = 0;
         s.push_back(p);
     }
@@ -67,9 +68,12 @@ std::vector<StackProfile> buildStacks()
     {
         StackProfile p;
         p.id = "nemo";
-        p.description = "NeMo 2 / Megatron-Bridge recipes on Megatron-Core: as megatron-core, "
-                        "gradients reduced in BF16";
+        p.description = "NeMo / Megatron-Bridge recipes on Megatron-Core: as megatron-core, "
+                        "gradients reduced in BF16, Adam's moments kept in BF16 "
+                        "(distributed_fused_adam with dtype bf16: 8 bytes of optimizer state "
+                        "per parameter)";
         p.overlap = overlap(true, true, true, false);
+        p.optimizerBytesPerParam = 8;
         s.push_back(p);
     }
     {

@@ -23,6 +23,9 @@ struct StackProfile
     // Achieved fraction of the catalog's GEMM and attention efficiency (the catalog's values
     // are for current cuBLAS/cuDNN/Transformer Engine kernels).
     double kernelEfficiency = 1.0;
+    // Optimizer state per parameter, bytes: FP32 master weights and Adam's two moments (12),
+    // less where the stack keeps them in 16 bits.
+    double optimizerBytesPerParam = 12;
     // Parameters per data-parallel gradient bucket: each bucket is one collective, paying
     // the collective's latency once.
     double dpBucketParams = 40e6;

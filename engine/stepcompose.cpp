@@ -27,14 +27,21 @@ void StepModel::composeStep()
         // all-to-all overlap.
         const double layers = nd + nm;
         double tpExposed = layers * c.tpPerLayerS;
-        if (t.overlap.tp)
-            tpExposed = layers
-                        * std::max(0.1 * c.tpPerLayerS,
-                                   c.tpPerLayerS
-                                           - 3.0
-                                                     * (nd * dense.tpGemmForward
-                                                        + nm * moe.tpGemmForward)
-                                                     / std::max(1.0, layers));
+        if (t.overlap.tp && sp && tp > 1) {
+            // Transformer Engine's ring exchange: each collective moves in TP chunks, each
+            // beside the GEMM of the chunk before (forward, and the data- and weight-gradient
+            // GEMMs backward); only the first chunk's transfer waits, and what the GEMMs cannot
+            // cover.
+            const double gemm = 3.0 * (nd * dense.tpGemmForward + nm * moe.tpGemmForward);
+            const double comm = layers * c.tpPerLayerS;
+            tpExposed = comm / tp + std::max(0.0, comm - gemm) * (tp - 1) / tp;
+        } else if (t.overlap.tp) {
+            // Without sequence parallelism Megatron overlaps only the backward all-reduces
+            // with the weight-gradient GEMMs.
+            const double gemm = nd * dense.tpGemmForward + nm * moe.tpGemmForward;
+            const double comm = layers * c.tpPerLayerS;
+            tpExposed = comm - std::min(comm / 2, gemm);
+        }
         const double attention = 3.5 * (nd * dense.attentionForward + nm * moe.attentionForward);
         const double cpExposed = std::max(layers * c.cpPerLayerS - attention,
                                           0.05 * layers * c.cpPerLayerS);
@@ -102,6 +109,16 @@ void StepModel::composeStep()
     double dpExposed = c.dpGradS + c.dpParamS;
     if (c.zero3) {
         dpExposed = microBatches * stageZero;
+    } else if (c.zero2) {
+        // Each micro-batch's gradients reduce-scatter on the communication stream while the
+        // pipeline goes on (nothing waits for them until the optimizer): they are exposed only
+        // where they outlast the rest of the step after the first forward, and the last
+        // layer's always waits. The parameters gather under the first forward.
+        const double busy = x.compute + x.tp + x.cp + x.ep + x.ppBubble + x.ppP2p;
+        const double lastUnit = c.dpOps > 0 ? c.dpGradS / (microBatches * c.dpOps) : 0.0;
+        if (t.overlap.dp)
+            dpExposed = std::max(lastUnit, c.dpGradS - (busy - stageCompute / 3.0))
+                        + std::max(0.0, c.dpParamS - stageCompute / 3.0);
     } else if (t.overlap.dp) {
         const double lastBackward = stageCompute * 2.0 / 3.0;
         const double firstForward = stageCompute / 3.0;
@@ -166,6 +183,7 @@ void StepModel::memory()
     shape.microBatches = micro;
     shape.stageDense = stageDense;
     shape.stageMoe = stageMoe;
+    shape.optimizerBytesPerParam = stack->optimizerBytesPerParam;
     const std::vector<MemoryBreakdown> stages = stageMemory(m, layout.training, shape);
     double worst = 0;
     e.memoryGiBPerStage.assign(stages.size(), 0);

@@ -36,31 +36,54 @@ void StepModel::priceDataParallel()
     const OptimizerConfig &opt = t.optimizer;
     c.shardedGrads = opt.distributed || opt.zeroStage >= 1 || opt.fsdp;
     c.zero3 = opt.fsdp || opt.zeroStage >= 3;
+    c.zero2 = !c.zero3 && opt.zeroStage == 2;
     // Gradients travel in their buffer's type (BF16, or FP32), parameters in BF16.
     c.gradBytes = t.optimizer.gradReduceFp32 ? 4.0 : 2.0;
 
+    // Collectives per layer for ZeRO-2/3: a whole layer (FSDP wraps each block), or each
+    // weight tensor (DeepSpeed).
+    const double gather = stack->zeroGatherParams;
+    const double layerParams = (c.denseParamsGpu + c.expertParamsGpu)
+                               / std::max(1.0, double(m.layers) / pp);
+    const double units = gather < 0   ? m.weightTensorsPerLayer()
+                         : gather > 0 ? std::max(1.0, std::ceil(layerParams / gather))
+                                      : 1.0;
+
     if (!c.zero3) {
         // Gradients reduce-scattered and parameters gathered (sharded optimizer), or
-        // all-reduced, bucket by bucket.
-        const auto priceData =
-                [&](const Groups &groups, double params, DimPrice &rs, DimPrice &ag, DimPrice &ar) {
-                    if (groups.empty() || params <= 0)
-                        return 0.0;
-                    const double bucket = stack->dpBucketParams;
-                    const double ops = bucket > 0 ? std::max(1.0, std::ceil(params / bucket)) : 1.0;
-                    const double perOp = params / ops;
-                    if (c.shardedGrads) {
-                        rs = price(groups, CollectiveOp::ReduceScatter, perOp * c.gradBytes, ops);
-                        ag = priceSamePattern(rs, perOp * 2.0, ops);
-                    } else {
-                        ar = price(groups, CollectiveOp::AllReduce, perOp * c.gradBytes, ops);
-                    }
-                    return ops;
-                };
+        // all-reduced, once a step, bucket by bucket. ZeRO-2 shards the gradients too: each
+        // micro-batch's are reduce-scattered as its backward produces them, layer by layer,
+        // into this rank's shard.
+        const double layers = double(m.layers) / pp;
+        const auto priceData = [&](const Groups &groups,
+                                   double params,
+                                   DimPrice &rs,
+                                   DimPrice &ag,
+                                   DimPrice &ar) {
+            if (groups.empty() || params <= 0)
+                return 0.0;
+            const double bucket = stack->dpBucketParams;
+            double ops = bucket > 0 ? std::max(1.0, std::ceil(params / bucket)) : 1.0;
+            if (c.zero2) {
+                ops = layers * units;
+                rs = price(groups,
+                           CollectiveOp::ReduceScatter,
+                           params / ops * c.gradBytes,
+                           ops * microBatches);
+                ag = priceSamePattern(rs, params / ops * 2.0, ops / microBatches);
+            } else if (c.shardedGrads) {
+                rs = price(groups, CollectiveOp::ReduceScatter, params / ops * c.gradBytes, ops);
+                ag = priceSamePattern(rs, params / ops * 2.0, ops);
+            } else {
+                ar = price(groups, CollectiveOp::AllReduce, params / ops * c.gradBytes, ops);
+            }
+            return ops;
+        };
         c.dpOps = priceData(dpGroups, c.denseParamsGpu, c.dpRs, c.dpAg, c.dpAr);
         c.edpOps = priceData(edpGroups, c.expertParamsGpu, c.edpRs, c.edpAg, c.edpAr);
-        c.dpGradS = c.dpOps * (c.dpRs.timeS + c.dpAr.timeS)
-                    + c.edpOps * (c.edpRs.timeS + c.edpAr.timeS);
+        const double gradOnce = c.dpOps * (c.dpRs.timeS + c.dpAr.timeS)
+                                + c.edpOps * (c.edpRs.timeS + c.edpAr.timeS);
+        c.dpGradS = (c.zero2 ? microBatches : 1.0) * gradOnce;
         c.dpParamS = c.dpOps * c.dpAg.timeS + c.edpOps * c.edpAg.timeS;
         return;
     }
@@ -74,10 +97,6 @@ void StepModel::priceDataParallel()
                                          : attnParams + denseMlp)
                               / tp;
     const double expertLayer = m.isMoe() ? expertMlp * m.moeLayers / m.layers / (ep * etp) : 0;
-    const double gather = stack->zeroGatherParams;
-    const double units = gather < 0   ? m.weightTensorsPerLayer()
-                         : gather > 0 ? std::max(1.0, std::ceil(denseLayer / gather))
-                                      : 1.0;
     const double perStep = units * layers * microBatches;
     c.zeroUnits = units;
     if (!dpGroups.empty() && denseLayer > 0) {

@@ -69,7 +69,7 @@ struct StepComm
     double epPerMoeLayerS = 0;
     double denseParamsGpu = 0, expertParamsGpu = 0; // the largest stage's, per GPU
     double gradBytes = 2;                           // per gradient element on the wire
-    bool shardedGrads = false, zero3 = false;
+    bool shardedGrads = false, zero2 = false, zero3 = false;
     double dpGradS = 0;           // gradient reduction, per step, all collectives
     double dpParamS = 0;          // parameter gathers, per step, all collectives
     double dpOps = 0, edpOps = 0; // buckets: collectives per step of dpRs/dpAg/dpAr, edp*
