@@ -31,6 +31,9 @@ struct GpuSpec
     int nvswitchesPerDomain = 0;
     bool nvls = false;
     double nvlsEfficiency = 0;
+    // NICs of one NVLink domain that carry a collective's traffic to other domains (NCCL's
+    // network channels, one head GPU each); 0: every NIC of the domain's members.
+    int netHeadsPerDomain = 0;
     int pcieGen = 5;
     double tdpW = 0;
     std::string defaultNic;

@@ -104,7 +104,13 @@ DimPrice StepModel::price(const Groups &groups, CollectiveOp op, double bytes, d
         addCollectiveTraffic(traffic, topo, g, op, p.algorithm, bytes, m_dispatchScale);
     }
     traffic.setKindScale(LinkKind::NvLink, nvScale);
-    const double bw = traffic.phaseTime();
+    traffic.phaseTime();
+    int maxDomains = 0;
+    for (int d : out.groupDomains)
+        maxDomains = std::max(maxDomains, d);
+    const double bw = stageTime(traffic,
+                                planCache[static_cast<std::size_t>(firstPlan)].second.algorithm,
+                                maxDomains);
     const int n = static_cast<int>(groups.front().size());
     out.bwTimeS = bw / worstEff;
     if (cap > 0)

@@ -241,6 +241,8 @@ double LinkTraffic::phaseTime()
     double worst = 0;
     int worstPort = -1;
     m_bottleneck = -1;
+    m_nvlinkTime = 0;
+    m_otherTime = 0;
     const double nvScale = m_kindScale[static_cast<std::size_t>(LinkKind::NvLink)];
     for (int g : m_touchedPorts) {
         const Cell &c = m_ports[static_cast<std::size_t>(g)];
@@ -253,6 +255,7 @@ double LinkTraffic::phaseTime()
             worstPort = g;
         }
     }
+    m_nvlinkTime = worst;
     const bool scaled = m_kindScale != std::array<double, 5>{1, 1, 1, 1, 1};
     for (int l : m_touched) {
         const std::size_t i = static_cast<std::size_t>(l);
@@ -265,6 +268,10 @@ double LinkTraffic::phaseTime()
         if (rate <= 0)
             continue;
         const double t = double(std::max(c.up, c.down)) / rate;
+        if (m_t.links()[i].kind != LinkKind::NvLink)
+            m_otherTime = std::max(m_otherTime, t);
+        else
+            m_nvlinkTime = std::max(m_nvlinkTime, t);
         if (t > worst) {
             worst = t;
             m_bottleneck = l;

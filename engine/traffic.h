@@ -48,6 +48,10 @@ public:
 
     // The phase's bandwidth time: max over the links it touched of bytes / achieved rate.
     double phaseTime();
+    // The phase's time on NVLink ports alone and on every other link alone (after
+    // phaseTime()): the two stages of a hierarchical collective.
+    double phaseNvlinkTime() const { return m_nvlinkTime; }
+    double phaseOtherTime() const { return m_otherTime; }
     // The link that bounds the phase (after phaseTime()); -1 if none.
     int phaseBottleneck() const { return m_bottleneck; }
     // Links the phase touched (after phaseTime()), NVLinks included; at most `limit`.
@@ -130,6 +134,7 @@ private:
     std::vector<double> m_podUp, m_podDown;
     std::vector<double> m_leafEff;
     int m_bottleneck = -1;
+    double m_nvlinkTime = 0, m_otherTime = 0;
     bool m_spread = false;    // uplinks filled for this phase
     bool m_committed = false; // phase added to the totals
     bool m_adaptive = true;
