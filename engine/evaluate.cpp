@@ -1,5 +1,6 @@
 #include "evaluate.h"
 
+#include "fidelity.h"
 #include "inputerror.h"
 #include "stepmodel.h"
 
@@ -76,12 +77,25 @@ Evaluation StepModel::run()
     priceCommunication();
     composeStep();
     throughput();
+    // The band from the validation runs of this regime.
+    Regime regime;
+    regime.architecture = gpu.architecture;
+    regime.precision = t.precision == Precision::Fp8 && gpu.fp8Tflops > 0 ? "fp8" : "bf16";
+    regime.gpus = topo.gpuCount();
+    regime.moe = m.isMoe() && ep > 1;
+    regime.zero3 = c.zero3;
+    regime.contextParallel = cp > 1;
+    const UncertaintyBand band = uncertaintyBand(regime);
+    e.stepTimeBand.fraction = band.fraction;
+    e.stepTimeBand.lowS = e.stepTimeS * (1 - band.fraction);
+    e.stepTimeBand.highS = e.stepTimeS * (1 + band.fraction);
     memory();
     warnPlacements();
     if (options.linkLoads)
         fillLinks();
     if (options.timeline)
         buildTimeline();
+    e.assumptions.push_back(band.basis);
     e.assumptions.push_back("balanced MoE routing (every expert gets its share of tokens)");
     if (m.isMoe())
         e.assumptions.push_back("MoE layers: host-side overheads of the token dispatcher (count "

@@ -63,11 +63,20 @@ struct Warning
     double costS = 0;      // extra seconds per step it costs, when known
 };
 
+// How sure the step time is: a band from the validation residuals of runs like this one
+// (engine/fidelity.h).
+struct StepTimeBand
+{
+    double lowS = 0, highS = 0;
+    double fraction = 0; // half-width as a share of the step time ("18.8 s ±8%")
+};
+
 struct Evaluation
 {
     bool ok = false;
     std::string error; // why the step cannot be priced (when !ok)
     double stepTimeS = 0;
+    StepTimeBand stepTimeBand;
     double tokensPerStep = 0;
     double tokensPerS = 0;
     double tokensPerSPerGpu = 0;
