@@ -13,8 +13,9 @@ namespace railyard {
 class ClusterForm;
 
 // File > New Cluster: a title and the cluster's settings. The result is a new layout with the
-// workload of `base` (model and training) and parallel sizes that fill the new cluster with
-// data parallelism.
+// workload of `base` (model and training) at the parallel sizes the engine picks for the new
+// cluster (engine::defaultPlan: TP inside the NVLink domain, then PP, within HBM; DP fills the
+// rest), which the dialog states before the user accepts.
 class NewClusterDialog : public QDialog
 {
     Q_OBJECT
@@ -25,13 +26,17 @@ public:
     ClusterForm *form() const { return m_form; }
     engine::Layout layout() const;
     QString errorText() const;
+    // What the job starts at on this cluster, or why it does not fit.
+    QString planText() const;
 
 private:
     void validate();
 
     engine::Layout m_base;
+    engine::Layout m_layout; // the cluster and the planned workload, without the title
     QLineEdit *m_title;
     ClusterForm *m_form;
+    QLabel *m_plan;
     QLabel *m_error;
     QDialogButtonBox *m_buttons;
 };

@@ -138,6 +138,7 @@ PricingPanel::PricingPanel(QWidget *parent)
     medium.setBold(true);
     m_change->setFont(medium);
     m_change->setObjectName(QStringLiteral("stepChange"));
+    m_change->setWordWrap(true); // "+41% step time vs A" wraps in a narrow dock
     m_error->setWordWrap(true);
     m_error->setStyleSheet(QStringLiteral("color: #b91c1c;"));
     m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
