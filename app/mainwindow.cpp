@@ -106,7 +106,9 @@ MainWindow::MainWindow(QWidget *parent, const QString &recoveryDirectory)
     m_zoomSlider->setToolTip(tr("Zoom"));
     m_zoomLabel = new QLabel(this);
     m_zoomLabel->setMinimumWidth(48);
-    statusBar()->addPermanentWidget(m_statusCluster);
+    // The cluster's summary gives way to messages (what a drop did, why it was refused); the
+    // step time and the zoom stay.
+    statusBar()->addWidget(m_statusCluster, 1);
     statusBar()->addPermanentWidget(m_statusStep);
     statusBar()->addPermanentWidget(m_zoomSlider);
     statusBar()->addPermanentWidget(m_zoomLabel);

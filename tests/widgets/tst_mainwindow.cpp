@@ -1,6 +1,7 @@
 // The main window as a user meets it: examples open, bad files leave the open document alone
 // with the engine's message, the status bar shows the cluster and the step time, the title
 // marks unsaved work, the Cluster panel edits through undo, search, recent files, recovery.
+#include "commands/changemapping.h"
 #include "commands/changetitle.h"
 #include "defaultplan.h"
 #include "docklayout.h"
@@ -16,6 +17,7 @@
 #include "panels/newclusterdialog.h"
 #include "panels/pricingpanel.h"
 #include "panels/warningspanel.h"
+#include "placement.h"
 #include "quickguide.h"
 #include "scene/clustergeometry.h"
 #include "scene/clusterscene.h"
@@ -36,6 +38,8 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QScreen>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSlider>
 #include <QSpinBox>
@@ -123,6 +127,14 @@ void checkCanvas(MainWindow &w, const QString &what)
                      qPrintable(QStringLiteral("%1: %2 is %3 px wide")
                                         .arg(what, d->objectName())
                                         .arg(d->width())));
+    // No panel is wider than its dock (it would scroll sideways).
+    for (QDockWidget *d : w.findChildren<QDockWidget *>())
+        if (auto *scroll = qobject_cast<QScrollArea *>(d->widget()); scroll && onShow(w, d))
+            QVERIFY2(!scroll->horizontalScrollBar()->isVisible(),
+                     qPrintable(QStringLiteral("%1: %2 scrolls sideways (%3 px in %4)")
+                                        .arg(what, d->objectName())
+                                        .arg(scroll->widget()->minimumSizeHint().width())
+                                        .arg(scroll->viewport()->width())));
     ClusterView *view = w.view();
     const QRect viewport = view->viewport()->rect();
     const QRectF cluster = view->mapFromScene(w.scene()->sceneRect()).boundingRect();
@@ -948,6 +960,36 @@ private Q_SLOTS:
             checkCanvas(w, QStringLiteral("garbage state"));
         }
         QSettings().clear();
+    }
+    // Compare > Pin, then an edit: the Pricing dock shows A beside B and the links whose load
+    // changed, several rows of them, not one.
+    void pinnedComparisonShowsTheChangedLinks()
+    {
+        MainWindow w(nullptr, m_recovery.path());
+        w.resize(1280, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openFile(layoutPath("gmi-h200-cluster.railyard.json")));
+        QAction *pin = menuAction(w,
+                                  {QStringLiteral("Compare"),
+                                   QStringLiteral("Pin Current State as A")});
+        QVERIFY(pin);
+        pin->trigger();
+        const engine::MappingEdit move = engine::placeGroup(w.document()->layout(),
+                                                            engine::Dim::TP,
+                                                            0,
+                                                            {4, 5, 6, 7, 8, 9, 10, 11});
+        QVERIFY(move.ok());
+        w.document()->undoStack()->push(
+                new ChangeMapping(w.document(), move.mapping, QStringLiteral("Place TP group 0")));
+        settle();
+        QTreeWidget *links = w.pricingPanel()->linkChanges();
+        QVERIFY(links->isVisibleTo(w.pricingPanel()));
+        QVERIFY(links->topLevelItemCount() >= 6);
+        const int rows = links->viewport()->height() / links->sizeHintForRow(0);
+        QVERIFY2(rows >= 6, qPrintable(QString::number(rows)));
+        shoot(w, QStringLiteral("pinned-1280x800-gmi-h200-cluster"));
+        w.document()->undoStack()->setClean();
     }
 };
 

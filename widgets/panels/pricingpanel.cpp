@@ -154,7 +154,10 @@ PricingPanel::PricingPanel(QWidget *parent)
     m_metrics->setColumnCount(3);
     m_metrics->setRowCount(static_cast<int>(metricList().size()));
     m_metrics->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
-    m_metrics->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    // Each column as wide as its numbers, so none is elided in a narrow dock; the change
+    // column takes what is left.
+    m_metrics->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_metrics->horizontalHeader()->setStretchLastSection(true);
     m_metrics->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_metrics->setSelectionMode(QAbstractItemView::NoSelection);
     m_metrics->setFocusPolicy(Qt::NoFocus);
@@ -267,7 +270,7 @@ void PricingPanel::sync()
 {
     const bool haveDoc = m_document != nullptr;
     const Document::Snapshot *pinned = haveDoc ? m_document->pinned() : nullptr;
-    m_pin->setText(pinned ? tr("Pin Again as A") : tr("Pin as A"));
+    m_pin->setText(pinned ? tr("Re-pin A") : tr("Pin as A")); // three buttons fit a narrow dock
     m_restore->setVisible(pinned != nullptr);
     m_unpin->setVisible(pinned != nullptr);
     m_linksTitle->setVisible(pinned != nullptr);
@@ -282,8 +285,9 @@ void PricingPanel::sync()
                                             : m_document->previousEvaluation();
     if (base && !base->ok)
         base = nullptr;
-    const QString baseName = pinned ? tr("A (pinned)") : tr("Before edit");
-    const QString nowName = pinned ? tr("B (now)") : tr("Now");
+    // Short headers: the dock is narrow, and the line above says "vs A".
+    const QString baseName = pinned ? tr("A") : tr("Before");
+    const QString nowName = pinned ? tr("B") : tr("Now");
 
     if (!now.ok) {
         m_step->setText(tr("Step \u2014"));
@@ -306,6 +310,9 @@ void PricingPanel::sync()
 
     // The numbers, baseline | now | change.
     m_metrics->setHorizontalHeaderLabels({base ? baseName : QString(), nowName, tr("Change")});
+    m_metrics->horizontalHeaderItem(0)->setToolTip(
+            pinned ? tr("A: the state pinned with Compare > Pin") : tr("Before the last edit"));
+    m_metrics->horizontalHeaderItem(1)->setToolTip(pinned ? tr("B: the state now") : QString());
     m_metrics->setColumnHidden(0, base == nullptr);
     m_metrics->setColumnHidden(2, base == nullptr);
     const auto &list = metricList();
