@@ -10,6 +10,7 @@
 #include <QLineEdit>
 #include <QLocale>
 #include <QPushButton>
+#include <QTimer>
 #include <QVBoxLayout>
 
 namespace railyard {
@@ -22,7 +23,11 @@ NewClusterDialog::NewClusterDialog(const engine::Layout &base, QWidget *parent)
     , m_plan(new QLabel(this))
     , m_error(new QLabel(this))
     , m_buttons(new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this))
+    , m_planTimer(new QTimer(this))
 {
+    m_planTimer->setSingleShot(true);
+    m_planTimer->setInterval(150);
+    connect(m_planTimer, &QTimer::timeout, this, &NewClusterDialog::plan);
     setWindowTitle(tr("New Cluster"));
     engine::ClusterConfig start = base.cluster;
     start.serversPerRack.reset();
@@ -43,10 +48,14 @@ NewClusterDialog::NewClusterDialog(const engine::Layout &base, QWidget *parent)
     connect(m_buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     connect(m_form, &ClusterForm::edited, this, &NewClusterDialog::validate);
     validate();
+    if (m_planStale)
+        plan();
 }
 
-engine::Layout NewClusterDialog::layout() const
+engine::Layout NewClusterDialog::layout()
 {
+    if (m_planStale)
+        plan();
     engine::Layout l = m_layout;
     l.title = m_title->text().toStdString();
     return l;
@@ -57,8 +66,10 @@ QString NewClusterDialog::errorText() const
     return m_error->text();
 }
 
-QString NewClusterDialog::planText() const
+QString NewClusterDialog::planText()
 {
+    if (m_planStale)
+        plan();
     return m_plan->text();
 }
 
@@ -73,16 +84,27 @@ void NewClusterDialog::validate()
     m_error->setText(problem);
     m_error->setVisible(!problem.isEmpty());
     m_buttons->button(QDialogButtonBox::Ok)->setEnabled(problem.isEmpty());
-    m_plan->clear();
     m_plan->setVisible(problem.isEmpty());
-    if (!problem.isEmpty()) {
-        m_layout = l;
+    m_layout = l;
+    m_planStale = problem.isEmpty();
+    // Planning prices a few configurations (a second or two at 262,144 GPUs): once the user
+    // pauses, not on every step of a spin box.
+    if (m_planStale)
+        m_planTimer->start();
+}
+
+void NewClusterDialog::plan()
+{
+    m_planTimer->stop();
+    if (!m_planStale)
         return;
-    }
+    m_planStale = false;
+    engine::Layout l = m_layout;
     // Which sizes fit the new cluster is the engine's rule, not the dialog's.
     const engine::Topology topology = engine::buildTopology(l.cluster, engine::Catalog::builtin());
     const engine::DefaultPlan plan = engine::defaultPlan(l, topology);
     m_layout = engine::withPlan(l, plan);
+    m_plan->clear();
     if (!l.model) {
         m_plan->setText(tr("No model: the cluster only."));
         m_plan->setStyleSheet(QStringLiteral("color: #5b6675;"));

@@ -7,6 +7,7 @@
 class QDialogButtonBox;
 class QLabel;
 class QLineEdit;
+class QTimer;
 
 namespace railyard {
 
@@ -24,13 +25,15 @@ public:
     explicit NewClusterDialog(const engine::Layout &base, QWidget *parent = nullptr);
 
     ClusterForm *form() const { return m_form; }
-    engine::Layout layout() const;
+    // The new layout (planning it now if the user has not paused since the last edit).
+    engine::Layout layout();
     QString errorText() const;
     // What the job starts at on this cluster, or why it does not fit.
-    QString planText() const;
+    QString planText();
 
 private:
-    void validate();
+    void validate(); // the cluster, at once
+    void plan();     // the workload's sizes on it, once the user pauses
 
     engine::Layout m_base;
     engine::Layout m_layout; // the cluster and the planned workload, without the title
@@ -39,6 +42,8 @@ private:
     QLabel *m_plan;
     QLabel *m_error;
     QDialogButtonBox *m_buttons;
+    QTimer *m_planTimer;
+    bool m_planStale = false;
 };
 
 } // namespace railyard

@@ -374,7 +374,7 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
     // whole), and a row too wide for the dock puts its field under its label.
     for (QComboBox *box : {m_preset, m_precision, m_recompute, m_zero, m_order}) {
         box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-        box->setMinimumContentsLength(8);
+        box->setMinimumContentsLength(box == m_preset || box == m_order ? 10 : 5);
         box->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
         box->view()->setMinimumWidth(box->view()->sizeHintForColumn(0) + 24);
     }
