@@ -20,16 +20,11 @@ QString plain(QString text)
     return text;
 }
 
+// A menu's own actions first, then its submenus, so each menu is one section.
 void collect(const QMenu *menu, const QString &path, QList<ShortcutsDialog::Entry> &out)
 {
     for (QAction *a : menu->actions()) {
-        if (a->isSeparator())
-            continue;
-        if (const QMenu *sub = a->menu()) {
-            collect(sub, path + QStringLiteral(" > ") + plain(sub->title()), out);
-            continue;
-        }
-        if (a->shortcuts().isEmpty())
+        if (a->isSeparator() || a->menu() || a->shortcuts().isEmpty())
             continue;
         QStringList keys;
         for (const QKeySequence &k : a->shortcuts())
@@ -37,6 +32,9 @@ void collect(const QMenu *menu, const QString &path, QList<ShortcutsDialog::Entr
         // The icon text stays put where the menu text changes ("Undo Move TP group 3").
         out.push_back({path, plain(a->iconText()), keys.join(QStringLiteral(", "))});
     }
+    for (QAction *a : menu->actions())
+        if (const QMenu *sub = a->menu())
+            collect(sub, path + QStringLiteral(" > ") + plain(sub->title()), out);
 }
 
 } // namespace

@@ -850,8 +850,17 @@ private Q_SLOTS:
         QVERIFY(dialog->isVisible());
         QVERIFY(!dialog->isModal());
         QStringList listed;
-        for (int i = 0; i < dialog->table()->topLevelItemCount(); ++i)
-            listed << dialog->table()->topLevelItem(i)->text(1);
+        QStringList sections;
+        for (int i = 0; i < dialog->table()->topLevelItemCount(); ++i) {
+            QTreeWidgetItem *item = dialog->table()->topLevelItem(i);
+            listed << item->text(1);
+            if (item->isFirstColumnSpanned()) {
+                QVERIFY2(!sections.contains(item->text(0)), qPrintable(item->text(0)));
+                sections << item->text(0);
+            }
+        }
+        QVERIFY(sections.contains(QStringLiteral("View > Colour GPUs By")));
+        QVERIFY(sections.contains(QStringLiteral("Canvas")));
         int withKeys = 0;
         for (QAction *a : w.findChildren<QAction *>()) {
             if (a->shortcuts().isEmpty() || a->associatedObjects().isEmpty())
