@@ -395,7 +395,7 @@ private Q_SLOTS:
         QCOMPARE(panel.warningCount(), 0);
     }
     // Every panel fits the dock it lives in at 1280x800 whatever is open (the main window's
-    // default docks there: 270 px on the left, 300 on the right, less a vertical scroll bar):
+    // default docks there: 270 px on the left, 320 on the right, less a vertical scroll bar):
     // long combo entries elide, a row too wide puts its field under its label, and the A/B
     // table's columns take what their numbers need. A panel wider than its dock is cut off or
     // scrolls sideways.
@@ -416,7 +416,7 @@ private Q_SLOTS:
         QVERIFY(doc);
         constexpr int kScrollBar = 16;
         constexpr int kLeft = 270 - kScrollBar;
-        constexpr int kRight = 300 - kScrollBar;
+        constexpr int kRight = 320 - kScrollBar;
         WorkloadPanel workload;
         workload.setDocument(doc.get());
         ClusterPanel cluster;
@@ -444,6 +444,13 @@ private Q_SLOTS:
         pricing.show();
         QVERIFY(QTest::qWaitForWindowExposed(&pricing));
         QTableWidget *m = pricing.metrics();
+        QCOMPARE(m->horizontalHeader()->count(), 3);
+        for (int c = 0; c < 3; ++c)
+            QVERIFY2(m->columnViewportPosition(c) + m->columnWidth(c) <= m->viewport()->width(),
+                     qPrintable(QStringLiteral("column %1 ends at %2 of %3 px")
+                                        .arg(c)
+                                        .arg(m->columnViewportPosition(c) + m->columnWidth(c))
+                                        .arg(m->viewport()->width())));
         for (int r = 0; r < m->rowCount(); ++r)
             for (int c = 0; c < 3; ++c) {
                 const QString text = m->item(r, c)->text();
