@@ -247,7 +247,8 @@ int runEvaluate(const std::vector<std::string> &args, std::string &out)
     EvaluateOptions options;
     options.linkLoads = !o.flag("no-links");
     options.timeline = false;
-    const Evaluation e = evaluate(layout, topology, options);
+    EvaluationWorkspace workspace;
+    const Evaluation e = evaluate(layout, topology, workspace, options);
     if (!e.ok)
         throw InputError(file, "", "cannot price this step: " + e.error);
 

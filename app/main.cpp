@@ -1,16 +1,15 @@
 #include "cli.h"
-#include "document/document.h"
 #include "layout.h"
 #include "mainwindow.h"
 
 #include <railyard/version.h>
 
 #include <QApplication>
-#include <QFile>
 #include <QScreen>
 #include <QTimer>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <set>
 
@@ -46,6 +45,21 @@ std::string fileArgument(int argc, char **argv)
     return file;
 }
 
+// Whether a window can be shown: a platform was named, or an X11 or Wayland display is set.
+bool haveDisplay(int argc, char **argv)
+{
+#ifndef __linux__
+    return true; // a desktop session always has one
+#endif
+    for (int i = 1; i < argc; ++i)
+        if (std::string(argv[i]) == "-platform")
+            return true;
+    for (const char *var : {"QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"})
+        if (const char *v = std::getenv(var); v && *v)
+            return true;
+    return false;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -60,9 +74,11 @@ int main(int argc, char **argv)
             return outcome.exitCode;
     }
 
-    // Check the file before any window exists, so a bad file fails fast and headless.
+    // The GUI. A bad FILE opens the window anyway, with the default document and a message
+    // naming the file and the place (double-clicking a broken file must say why). Only without
+    // a display, where no window can say it, does it fail fast and headless.
     const std::string file = fileArgument(argc, argv);
-    if (!file.empty()) {
+    if (!file.empty() && !haveDisplay(argc, argv)) {
         try {
             railyard::engine::readLayoutFile(file);
         } catch (const std::exception &e) {
@@ -77,27 +93,16 @@ int main(int argc, char **argv)
     QApplication::setApplicationVersion(QStringLiteral(RAILYARD_VERSION));
     QGuiApplication::setDesktopFileName(QStringLiteral("io.github.railyard.Railyard"));
 
-    railyard::MainWindow window;
-    QString error;
-    std::unique_ptr<railyard::Document> doc;
-    if (!file.empty()) {
-        doc = railyard::Document::load(QString::fromStdString(file), &error);
-    } else {
-        QFile f(QStringLiteral(":/layouts/hgx-h100-server.railyard.json"));
-        f.open(QIODevice::ReadOnly);
-        doc = railyard::Document::fromText(f.readAll(), QStringLiteral("hgx-h100-server"), &error);
-    }
-    if (!doc) {
-        std::cerr << "railyard: " << error.toStdString() << "\n";
-        return 1;
-    }
-    window.setDocument(std::move(doc));
+    railyard::MainWindow window; // shows the built-in HGX server until FILE opens
     if (const QScreen *screen = QGuiApplication::primaryScreen()) {
         // Fill a small screen; keep a comfortable size on a large one.
         const QSize avail = screen->availableGeometry().size();
         window.resize(std::min(avail.width(), 2400), std::min(avail.height(), 1500));
     }
+    window.restoreSession();
     window.show();
+    if (!file.empty() && !window.openFile(QString::fromStdString(file)))
+        std::cerr << "railyard: " << window.lastError().toStdString() << "\n";
     // After a crash, the last session's unsaved work waits in the recovery folder.
     QTimer::singleShot(0, &window, [&window] { window.offerRecovery(); });
     return app.exec();

@@ -1,7 +1,9 @@
 #pragma once
 
 #include <QMainWindow>
+#include <QPointer>
 
+#include <functional>
 #include <memory>
 
 class QAction;
@@ -19,6 +21,7 @@ class AutoSaver;
 class ClusterPanel;
 class ClusterScene;
 class ClusterView;
+class DockLayout;
 class Document;
 class GroupPalette;
 class InspectorPanel;
@@ -26,6 +29,18 @@ class PricingPanel;
 class WarningsPanel;
 class WorkloadPanel;
 
+// Where File > Open and File > Save As get a path: the file dialogs, or a stand-in in tests.
+// An empty string means the user cancelled.
+struct PathPrompts
+{
+    std::function<QString(QWidget *parent)> open;
+    std::function<QString(QWidget *parent, const QString &suggestedName)> save;
+};
+
+// The main window: the cluster canvas in the middle, the workload, cluster and group docks on
+// the left, pricing and warnings on the right (DockLayout), menus and toolbar
+// (mainwindowactions.cpp), and the file operations (mainwindowfiles.cpp). It always shows a
+// document: the built-in HGX server until something else is opened.
 class MainWindow : public QMainWindow
 {
     Q_OBJECT
@@ -35,7 +50,7 @@ public:
     explicit MainWindow(QWidget *parent = nullptr, const QString &recoveryDirectory = {});
     ~MainWindow() override;
 
-    // Takes over `document` and shows it.
+    // Takes over `document` and shows it, fitted to the canvas.
     void setDocument(std::unique_ptr<Document> document);
     Document *document() const { return m_document.get(); }
     ClusterScene *scene() const { return m_scene; }
@@ -46,6 +61,7 @@ public:
     GroupPalette *palette() const { return m_palette; }
     PricingPanel *pricingPanel() const { return m_pricing; }
     WarningsPanel *warningsPanel() const { return m_warnings; }
+    DockLayout *dockLayout() const { return m_docks.get(); }
     QComboBox *colourBox() const { return m_colourBox; }
     QAction *linkLoadAction() const { return m_linkLoadAction; }
     QAction *makeGroupAction() const { return m_makeGroupAction; }
@@ -53,12 +69,17 @@ public:
     QSlider *zoomSlider() const { return m_zoomSlider; }
     QLabel *stepTimeLabel() const { return m_statusStep; }
     QLabel *clusterLabel() const { return m_statusCluster; }
+    // The action with this object name ("actionOpen", "actionNewCluster", ...), or null.
+    QAction *action(const QString &objectName) const;
 
     // Opens a file; on failure shows the message (without blocking), keeps the current document
     // and returns false. lastError() holds the message.
     bool openFile(const QString &path);
+    // The built-in HGX H100 server, as the window starts.
+    void openDefaultDocument();
     QString lastError() const { return m_lastError; }
     bool saveTo(const QString &path);
+    void setPathPrompts(PathPrompts prompts);
     // The built-in examples (File > Open Example), as resource paths.
     static QStringList exampleLayouts();
     static QStringList recentFiles();
@@ -70,16 +91,24 @@ public:
     // `ask` is false). Returns whether a recovery was opened.
     bool offerRecovery(bool ask = true);
 
+    // The window's size and docks from the last session (QSettings), when they are usable;
+    // otherwise the default arrangement for the window's size. Saved on close.
+    void restoreSession();
+    void saveSession() const;
+
 protected:
     void closeEvent(QCloseEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
 
 private:
+    // mainwindowactions.cpp
     void createActions();
+    void createToolBar();
     void syncUndoActions();
-    void updateTitle();
-    void updateStatus();
-    void updateStepTime();
-    void applyViewSettings();
+    void syncColourControls();
+    void showShortcuts();
+    void showQuickGuide();
+    // mainwindowfiles.cpp
     void addRecentFile(const QString &path);
     void rebuildRecentMenu();
     void showError(const QString &title, const QString &message);
@@ -88,22 +117,28 @@ private:
     bool saveAs();
     void open();
     void newCluster();
-    void syncColourControls();
+    // mainwindow.cpp
+    void updateTitle();
+    void updateStatus();
+    void updateStepTime();
+    void applyViewSettings();
     void showMessage(const QString &text, bool refused);
 
     std::unique_ptr<Document> m_document;
     ClusterScene *m_scene = nullptr;
     ClusterView *m_view = nullptr;
+    QWidget *m_canvas = nullptr; // the central widget: holds whichever view is current
     ClusterPanel *m_clusterPanel = nullptr;
     InspectorPanel *m_inspector = nullptr;
     WorkloadPanel *m_workload = nullptr;
     GroupPalette *m_palette = nullptr;
     PricingPanel *m_pricing = nullptr;
     WarningsPanel *m_warnings = nullptr;
-    QDockWidget *m_warningsDock = nullptr;
+    std::unique_ptr<DockLayout> m_docks;
     QComboBox *m_colourBox = nullptr;
     QAction *m_linkLoadAction = nullptr;
     QAction *m_makeGroupAction = nullptr;
+    QAction *m_legendAction = nullptr;
     QActionGroup *m_colourActions = nullptr;
     AutoSaver *m_autoSaver = nullptr;
     QLabel *m_statusCluster = nullptr;
@@ -114,9 +149,11 @@ private:
     QMenu *m_recentMenu = nullptr;
     QAction *m_undoAction = nullptr;
     QAction *m_redoAction = nullptr;
+    QPointer<QWidget> m_shortcutsWindow;
+    QPointer<QWidget> m_guideWindow;
+    PathPrompts m_prompts;
     QString m_lastError;
     QString m_refusedMessage; // shown in red until another message replaces it
-    bool m_actionsCreated = false;
 };
 
 } // namespace railyard

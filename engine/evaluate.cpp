@@ -10,42 +10,16 @@ namespace railyard::engine {
 
 namespace detail {
 
-namespace {
-
-// The link-traffic buffers are as large as the topology (a million links at 131k GPUs):
-// allocating and zeroing them on every evaluation would cost more than the evaluation. Keep
-// them per thread for the topology last evaluated; they reset by phase stamps, not clearing.
-LinkTraffic &cachedTraffic(const Topology &t, int which)
-{
-    struct Entry
-    {
-        const Topology *topology = nullptr;
-        int links = -1, gpus = -1, leaves = -1;
-        std::unique_ptr<LinkTraffic> traffic;
-    };
-    thread_local Entry cache[2];
-    Entry &e = cache[which];
-    if (e.topology != &t || e.links != t.linkCount() || e.gpus != t.gpuCount()
-        || e.leaves != t.countOf(DeviceKind::Leaf) || !e.traffic) {
-        e.traffic = std::make_unique<LinkTraffic>(t);
-        e.topology = &t;
-        e.links = t.linkCount();
-        e.gpus = t.gpuCount();
-        e.leaves = t.countOf(DeviceKind::Leaf);
-    } else {
-        e.traffic->reset();
-    }
-    return *e.traffic;
-}
-
-} // namespace
-
-StepModel::StepModel(const Layout &l, const Topology &t, const EvaluateOptions &o)
+StepModel::StepModel(const Layout &l,
+                     const Topology &t,
+                     EvaluationWorkspace &w,
+                     const EvaluateOptions &o)
     : layout(l)
     , topo(t)
     , options(o)
-    , traffic(cachedTraffic(t, 0))
-    , planning(cachedTraffic(t, 1))
+    , workspace(w)
+    , traffic(w.traffic())
+    , planning(w.planning())
 {}
 
 Evaluation StepModel::run()
@@ -111,13 +85,7 @@ Evaluation StepModel::run()
 
 void StepModel::fillLinks()
 {
-    // Reuse the last evaluation's buffers when nobody holds them any more: a million links'
-    // worth of fresh pages costs more than filling them.
-    thread_local std::shared_ptr<LinkLoads> pool;
-    std::shared_ptr<LinkLoads> loads = pool && pool.use_count() == 1
-                                               ? pool
-                                               : std::make_shared<LinkLoads>();
-    pool = loads;
+    std::shared_ptr<LinkLoads> loads = workspace.linkLoads();
     traffic.totals(loads->bytesUp, loads->bytesDown);
     traffic.peaks(loads->peakUtilization);
     const auto &links = topo.links();
@@ -141,15 +109,25 @@ void StepModel::fillLinks()
 
 } // namespace detail
 
-Evaluation evaluate(const Layout &layout, const Topology &topology, const EvaluateOptions &options)
+Evaluation evaluate(const Layout &layout,
+                    const Topology &topology,
+                    EvaluationWorkspace &workspace,
+                    const EvaluateOptions &options)
 {
     try {
-        return detail::StepModel(layout, topology, options).run();
+        workspace.bind(topology);
+        return detail::StepModel(layout, topology, workspace, options).run();
     } catch (const InputError &err) {
         Evaluation e;
         e.error = err.what();
         return e;
     }
+}
+
+Evaluation evaluate(const Layout &layout, const Topology &topology, const EvaluateOptions &options)
+{
+    EvaluationWorkspace workspace;
+    return evaluate(layout, topology, workspace, options);
 }
 
 } // namespace railyard::engine

@@ -5,6 +5,7 @@
 #include "memory.h"
 #include "parallel.h"
 #include "topology.h"
+#include "workspace.h"
 
 #include <memory>
 #include <string>
@@ -104,6 +105,13 @@ struct EvaluateOptions
 
 // Prices one training step of the layout's workload on its topology. Never throws for a bad
 // configuration: an impossible one gives ok == false and `error`; a doubtful one gives warnings.
+// `workspace` is bound to `topology` first (see workspace.h); pass the same one to every
+// evaluation of a session so its buffers are reused.
+Evaluation evaluate(const Layout &layout,
+                    const Topology &topology,
+                    EvaluationWorkspace &workspace,
+                    const EvaluateOptions &options = {});
+// The same in a workspace of its own (allocated for this one evaluation).
 Evaluation evaluate(const Layout &layout,
                     const Topology &topology,
                     const EvaluateOptions &options = {});

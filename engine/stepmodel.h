@@ -82,7 +82,7 @@ struct StepComm
 class StepModel
 {
 public:
-    StepModel(const Layout &l, const Topology &t, const EvaluateOptions &o);
+    StepModel(const Layout &l, const Topology &t, EvaluationWorkspace &w, const EvaluateOptions &o);
 
     Evaluation run();
 
@@ -124,6 +124,7 @@ private:
     const Layout &layout;
     const Topology &topo;
     const EvaluateOptions &options;
+    EvaluationWorkspace &workspace;
     LinkTraffic &traffic;  // the step's phases
     LinkTraffic &planning; // scratch for choosing algorithms
     Evaluation e;

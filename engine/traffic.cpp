@@ -29,44 +29,43 @@ double ecmpEfficiency(double flows, double paths)
 }
 
 LinkTraffic::LinkTraffic(const Topology &t)
-    : m_t(t)
 {
+    bind(t);
+}
+
+void LinkTraffic::bind(const Topology &t)
+{
+    m_t = &t;
     const std::size_t n = static_cast<std::size_t>(t.linkCount());
-    m_cells.assign(n, {});
-    m_totals.assign(n, {});
-    m_rate.resize(n);
-    m_uplinkLeaf.assign(n, -1);
-    const auto &links = t.links();
-    const auto &devices = t.devices();
-    for (std::size_t i = 0; i < n; ++i) {
-        m_rate[i] = static_cast<float>(links[i].effectiveGbPerS() * 1e9);
-        const Device &a = devices[static_cast<std::size_t>(links[i].a)];
-        if (a.kind == DeviceKind::Leaf
-            && devices[static_cast<std::size_t>(links[i].b)].kind == DeviceKind::Spine)
-            m_uplinkLeaf[i] = a.index;
-    }
     const std::size_t gpus = static_cast<std::size_t>(t.gpuCount());
-    m_ports.assign(gpus, {});
-    m_portTotals.assign(gpus, {});
-    m_peak.assign(n, 0.0f);
-    m_portPeak.assign(gpus, 0.0f);
     const std::size_t leaves = static_cast<std::size_t>(t.countOf(DeviceKind::Leaf));
-    m_leaves.assign(leaves, {});
+    // A phase's cells are cleared when first touched (by stamp), so only a new size needs
+    // fresh ones; totals and peaks are summed into, so they start at zero every time.
+    if (m_cells.size() != n)
+        m_cells.assign(n, {});
+    if (m_ports.size() != gpus)
+        m_ports.assign(gpus, {});
+    if (m_leaves.size() != leaves)
+        m_leaves.assign(leaves, {});
+    m_totals.assign(n, {});
+    m_peak.assign(n, 0.0f);
+    m_portTotals.assign(gpus, {});
+    m_portPeak.assign(gpus, 0.0f);
     m_leafEff.assign(leaves, 1.0);
+    // Rates always come from this topology: another one with the same counts (a tuning
+    // change, rebuilt in the same place) has other rates.
+    m_rate.resize(n);
+    const auto &links = t.links();
+    for (std::size_t i = 0; i < n; ++i)
+        m_rate[i] = static_cast<float>(links[i].effectiveGbPerS() * 1e9);
+    m_uplinkLeaf.assign(n, -1);
+    for (std::size_t leaf = 0; leaf < leaves; ++leaf)
+        for (int l : t.leafUplinks(static_cast<int>(leaf)))
+            m_uplinkLeaf[static_cast<std::size_t>(l)] = static_cast<int>(leaf);
     m_podUp.assign(static_cast<std::size_t>(std::max(1, t.shape().leafGroups)), 0);
     m_podDown.assign(m_podUp.size(), 0);
     m_adaptive = t.shape().adaptiveRouting;
     m_qps = t.shape().qpsPerConnection;
-}
-
-void LinkTraffic::reset()
-{
-    std::fill(m_totals.begin(), m_totals.end(), Total{});
-    std::fill(m_portTotals.begin(), m_portTotals.end(), Total{});
-    std::fill(m_peak.begin(), m_peak.end(), 0.0f);
-    std::fill(m_portPeak.begin(), m_portPeak.end(), 0.0f);
-    m_adaptive = m_t.shape().adaptiveRouting;
-    m_qps = m_t.shape().qpsPerConnection;
     beginPhase(1.0);
 }
 
@@ -106,19 +105,19 @@ void LinkTraffic::commitPhase()
 
 void LinkTraffic::addHostToNic(int gpu, int nic, double toNic, double fromNic)
 {
-    addLink(m_t.gpuHostLink(gpu), toNic, fromNic);
+    addLink(m_t->gpuHostLink(gpu), toNic, fromNic);
     // The NIC's link runs NIC (a) -> host (b): data going to the NIC travels "down".
-    addLink(m_t.nicHostLink(nic), fromNic, toNic);
+    addLink(m_t->nicHostLink(nic), fromNic, toNic);
 }
 
 void LinkTraffic::addNicToLeaf(int nic, double up, double down)
 {
-    addLink(m_t.nicUplink(nic), up, down);
+    addLink(m_t->nicUplink(nic), up, down);
 }
 
 void LinkTraffic::addLeafToSpine(int leaf, double up, double down, double flows)
 {
-    if (leaf < 0 || m_t.leafUplinks(leaf).empty())
+    if (leaf < 0 || m_t->leafUplinks(leaf).empty())
         return;
     LeafCell &c = m_leaves[static_cast<std::size_t>(leaf)];
     if (c.stamp != m_phase) {
@@ -136,15 +135,15 @@ void LinkTraffic::addNetwork(int srcNic, int dstNic, double bytes, double flows)
 {
     if (srcNic == dstNic || bytes <= 0)
         return;
-    addLink(m_t.nicUplink(srcNic), bytes, 0);
-    addLink(m_t.nicUplink(dstNic), 0, bytes);
-    const int a = m_t.leafOfNic(srcNic);
-    const int b = m_t.leafOfNic(dstNic);
+    addLink(m_t->nicUplink(srcNic), bytes, 0);
+    addLink(m_t->nicUplink(dstNic), 0, bytes);
+    const int a = m_t->leafOfNic(srcNic);
+    const int b = m_t->leafOfNic(dstNic);
     if (a == b || a < 0 || b < 0)
         return;
     addLeafToSpine(a, bytes, 0, flows);
     addLeafToSpine(b, 0, bytes, flows);
-    const ClusterShape &s = m_t.shape();
+    const ClusterShape &s = m_t->shape();
     if (s.fabric == FabricKind::ThreeTier && s.cores > 0) {
         const int podA = a / std::max(1, s.leavesPerPod);
         const int podB = b / std::max(1, s.leavesPerPod);
@@ -158,18 +157,18 @@ void LinkTraffic::addNetwork(int srcNic, int dstNic, double bytes, double flows)
 void LinkTraffic::addPciePeer(int gpuA, int gpuB, double bytes)
 {
     // GPU -> its PCIe switch -> (CPU -> other CPU) -> other switch -> GPU.
-    const int la = m_t.gpuHostLink(gpuA);
-    const int lb = m_t.gpuHostLink(gpuB);
+    const int la = m_t->gpuHostLink(gpuA);
+    const int lb = m_t->gpuHostLink(gpuB);
     addLink(la, bytes, 0);
     addLink(lb, 0, bytes);
-    const int swA = m_t.links()[static_cast<std::size_t>(la)].b;
-    const int swB = m_t.links()[static_cast<std::size_t>(lb)].b;
+    const int swA = m_t->links()[static_cast<std::size_t>(la)].b;
+    const int swB = m_t->links()[static_cast<std::size_t>(lb)].b;
     if (swA == swB)
         return;
     const auto hostOf = [&](int sw, int &cpu) {
-        for (int l : m_t.linksOf(sw)) {
-            const int other = m_t.otherEnd(l, sw);
-            if (m_t.devices()[static_cast<std::size_t>(other)].kind == DeviceKind::Cpu) {
+        for (int l : m_t->linksOf(sw)) {
+            const int other = m_t->otherEnd(l, sw);
+            if (m_t->devices()[static_cast<std::size_t>(other)].kind == DeviceKind::Cpu) {
                 cpu = other;
                 return l;
             }
@@ -181,9 +180,9 @@ void LinkTraffic::addPciePeer(int gpuA, int gpuB, double bytes)
     addLink(hostOf(swA, cpuA), bytes, 0);
     addLink(hostOf(swB, cpuB), 0, bytes);
     if (cpuA >= 0 && cpuB >= 0 && cpuA != cpuB) {
-        for (int l : m_t.linksOf(cpuA))
-            if (m_t.otherEnd(l, cpuA) == cpuB) {
-                const bool forward = m_t.links()[static_cast<std::size_t>(l)].a == cpuA;
+        for (int l : m_t->linksOf(cpuA))
+            if (m_t->otherEnd(l, cpuA) == cpuB) {
+                const bool forward = m_t->links()[static_cast<std::size_t>(l)].a == cpuA;
                 addLink(l, forward ? bytes : 0, forward ? 0 : bytes);
             }
     }
@@ -197,12 +196,12 @@ void LinkTraffic::spreadUplinks()
     const int qps = std::max(1, m_qps);
     for (int leaf : m_touchedLeaves) {
         const LeafCell &c = m_leaves[static_cast<std::size_t>(leaf)];
-        const auto ups = m_t.leafUplinks(leaf);
+        const auto ups = m_t->leafUplinks(leaf);
         double lanes = 0;
         for (int l : ups)
-            lanes += m_t.links()[static_cast<std::size_t>(l)].lanes;
+            lanes += m_t->links()[static_cast<std::size_t>(l)].lanes;
         for (int l : ups) {
-            const double share = m_t.links()[static_cast<std::size_t>(l)].lanes / lanes;
+            const double share = m_t->links()[static_cast<std::size_t>(l)].lanes / lanes;
             addLinkUnchecked(l, c.up * share, c.down * share);
         }
         m_leafEff[static_cast<std::size_t>(leaf)] = m_adaptive
@@ -212,7 +211,7 @@ void LinkTraffic::spreadUplinks()
                                                                                      * qps,
                                                                              std::round(lanes));
     }
-    const ClusterShape &s = m_t.shape();
+    const ClusterShape &s = m_t->shape();
     if (s.fabric == FabricKind::ThreeTier && s.cores > 0) {
         for (std::size_t pod = 0; pod < m_podUp.size(); ++pod) {
             if (m_podUp[pod] == 0 && m_podDown[pod] == 0)
@@ -220,7 +219,7 @@ void LinkTraffic::spreadUplinks()
             const int first = static_cast<int>(pod) * s.spinesPerPod;
             const double perSpine = 1.0 / s.spinesPerPod;
             for (int k = 0; k < s.spinesPerPod; ++k) {
-                const auto ups = m_t.spineUplinks(first + k);
+                const auto ups = m_t->spineUplinks(first + k);
                 for (int l : ups)
                     addLinkUnchecked(l,
                                      m_podUp[pod] * perSpine / ups.size(),
@@ -246,7 +245,7 @@ double LinkTraffic::phaseTime()
     const double nvScale = m_kindScale[static_cast<std::size_t>(LinkKind::NvLink)];
     for (int g : m_touchedPorts) {
         const Cell &c = m_ports[static_cast<std::size_t>(g)];
-        const double rate = m_t.gpuNvlinkRate(g) * 1e9 * nvScale;
+        const double rate = m_t->gpuNvlinkRate(g) * 1e9 * nvScale;
         if (rate <= 0)
             continue;
         const double t = std::max(c.up, c.down) / rate;
@@ -262,13 +261,13 @@ double LinkTraffic::phaseTime()
         const Cell &c = m_cells[i];
         double rate = double(m_rate[i]);
         if (scaled)
-            rate *= m_kindScale[static_cast<std::size_t>(m_t.links()[i].kind)];
+            rate *= m_kindScale[static_cast<std::size_t>(m_t->links()[i].kind)];
         if (m_uplinkLeaf[i] >= 0)
             rate *= m_leafEff[static_cast<std::size_t>(m_uplinkLeaf[i])];
         if (rate <= 0)
             continue;
         const double t = double(std::max(c.up, c.down)) / rate;
-        if (m_t.links()[i].kind != LinkKind::NvLink)
+        if (m_t->links()[i].kind != LinkKind::NvLink)
             m_otherTime = std::max(m_otherTime, t);
         else
             m_nvlinkTime = std::max(m_nvlinkTime, t);
@@ -278,13 +277,13 @@ double LinkTraffic::phaseTime()
             worstPort = -1;
         }
     }
-    if (worstPort >= 0 && !m_t.gpuNvlinks(worstPort).empty())
-        m_bottleneck = m_t.gpuNvlinks(worstPort)[0];
+    if (worstPort >= 0 && !m_t->gpuNvlinks(worstPort).empty())
+        m_bottleneck = m_t->gpuNvlinks(worstPort)[0];
     // Each link's share of this phase's time, kept where it is its busiest.
     if (worst > 0) {
         for (int g : m_touchedPorts) {
             const Cell &c = m_ports[static_cast<std::size_t>(g)];
-            const double rate = m_t.gpuNvlinkRate(g) * 1e9 * nvScale;
+            const double rate = m_t->gpuNvlinkRate(g) * 1e9 * nvScale;
             if (rate > 0) {
                 float &p = m_portPeak[static_cast<std::size_t>(g)];
                 p = std::max(p, static_cast<float>(std::max(c.up, c.down) / rate / worst));
@@ -294,7 +293,7 @@ double LinkTraffic::phaseTime()
             const std::size_t i = static_cast<std::size_t>(l);
             double rate = double(m_rate[i]);
             if (scaled)
-                rate *= m_kindScale[static_cast<std::size_t>(m_t.links()[i].kind)];
+                rate *= m_kindScale[static_cast<std::size_t>(m_t->links()[i].kind)];
             if (m_uplinkLeaf[i] >= 0)
                 rate *= m_leafEff[static_cast<std::size_t>(m_uplinkLeaf[i])];
             if (rate > 0)
@@ -319,10 +318,10 @@ double laneShare(const Topology &t, int gpu, int link)
 double LinkTraffic::phaseUp(int link) const
 {
     const std::size_t l = static_cast<std::size_t>(link);
-    const Link &k = m_t.links()[l];
+    const Link &k = m_t->links()[l];
     if (k.kind == LinkKind::NvLink) {
         const Cell &c = m_ports[static_cast<std::size_t>(k.a)];
-        return c.stamp == m_phase ? c.up * laneShare(m_t, k.a, link) : 0.0;
+        return c.stamp == m_phase ? c.up * laneShare(*m_t, k.a, link) : 0.0;
     }
     return m_cells[l].stamp == m_phase ? m_cells[l].up : 0.0;
 }
@@ -330,10 +329,10 @@ double LinkTraffic::phaseUp(int link) const
 double LinkTraffic::phaseDown(int link) const
 {
     const std::size_t l = static_cast<std::size_t>(link);
-    const Link &k = m_t.links()[l];
+    const Link &k = m_t->links()[l];
     if (k.kind == LinkKind::NvLink) {
         const Cell &c = m_ports[static_cast<std::size_t>(k.a)];
-        return c.stamp == m_phase ? c.down * laneShare(m_t, k.a, link) : 0.0;
+        return c.stamp == m_phase ? c.down * laneShare(*m_t, k.a, link) : 0.0;
     }
     return m_cells[l].stamp == m_phase ? m_cells[l].down : 0.0;
 }
@@ -342,7 +341,7 @@ std::vector<int> LinkTraffic::phaseLinks(std::size_t limit) const
 {
     std::vector<int> out;
     for (int g : m_touchedPorts) {
-        for (int l : m_t.gpuNvlinks(g)) {
+        for (int l : m_t->gpuNvlinks(g)) {
             if (out.size() >= limit)
                 return out;
             out.push_back(l);
@@ -383,17 +382,17 @@ void LinkTraffic::totals(std::vector<float> &up, std::vector<float> &down)
         up[i] = m_totals[i].up;
         down[i] = m_totals[i].down;
     }
-    const int gpus = m_t.gpuCount();
+    const int gpus = m_t->gpuCount();
     for (int g = 0; g < gpus; ++g) {
         const Total &t = m_portTotals[static_cast<std::size_t>(g)];
         if (t.up == 0 && t.down == 0)
             continue;
-        const auto links = m_t.gpuNvlinks(g);
+        const auto links = m_t->gpuNvlinks(g);
         double lanes = 0;
         for (int l : links)
-            lanes += m_t.links()[static_cast<std::size_t>(l)].lanes;
+            lanes += m_t->links()[static_cast<std::size_t>(l)].lanes;
         for (int l : links) {
-            const double share = m_t.links()[static_cast<std::size_t>(l)].lanes / lanes;
+            const double share = m_t->links()[static_cast<std::size_t>(l)].lanes / lanes;
             up[static_cast<std::size_t>(l)] += static_cast<float>(t.up * share);
             down[static_cast<std::size_t>(l)] += static_cast<float>(t.down * share);
         }
@@ -403,12 +402,12 @@ void LinkTraffic::totals(std::vector<float> &up, std::vector<float> &down)
 void LinkTraffic::peaks(std::vector<float> &peak) const
 {
     peak = m_peak;
-    const int gpus = m_t.gpuCount();
+    const int gpus = m_t->gpuCount();
     for (int g = 0; g < gpus; ++g) {
         const float p = m_portPeak[static_cast<std::size_t>(g)];
         if (p == 0)
             continue;
-        for (int l : m_t.gpuNvlinks(g))
+        for (int l : m_t->gpuNvlinks(g))
             peak[static_cast<std::size_t>(l)] = std::max(peak[static_cast<std::size_t>(l)], p);
     }
 }

@@ -16,8 +16,10 @@ class LinkTraffic
 {
 public:
     explicit LinkTraffic(const Topology &topology);
-    // Forgets the step totals and re-reads the tuning from the topology, for a new evaluation.
-    void reset();
+    // Points the buffers at `topology` for a new evaluation: re-reads its link rates, uplinks
+    // and routing, forgets the step totals, and reallocates only when the sizes differ. The
+    // result is the same as a new LinkTraffic(topology). The topology must outlive its use.
+    void bind(const Topology &topology);
 
     // Starts a phase. Bytes added from now on count once in the phase and `repeats` times in the
     // step totals (a TP all-gather that runs once per layer per micro-batch, say).
@@ -110,7 +112,7 @@ private:
     void commitPhase();
     void spreadUplinks();
 
-    const Topology &m_t;
+    const Topology *m_t = nullptr;
     std::vector<Cell> m_cells;
     std::vector<Total> m_totals;
     std::vector<float> m_rate;     // achieved bytes/s per link

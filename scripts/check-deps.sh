@@ -53,17 +53,17 @@ for w in "${without[@]}"; do
     mv "$tmp/listed.new" "$tmp/listed"
 done
 
-# --- Their closure, plus what every Debian system has ------------------------------------------
+# --- Their closure, with what every Debian system has (Essential and required packages) -------
+dpkg-query -W -f='${Package} ${Essential} ${Priority}\n' |
+    awk '$2 == "yes" || $3 == "required" {print $1}' > "$tmp/base"
 apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks \
-    --no-replaces --no-enhances $(cat "$tmp/listed") 2>"$tmp/apt-err" |
+    --no-replaces --no-enhances $(cat "$tmp/listed" "$tmp/base") 2>"$tmp/apt-err" |
     grep -v '^ ' | tr -d '<>' | sed 's/:.*//' > "$tmp/closure" || true
-if [ ! -s "$tmp/closure" ]; then
+if ! grep -qx -- "$(head -n 1 "$tmp/listed")" "$tmp/closure"; then
     echo "check-deps: apt-cache knows none of install-deps.sh's packages (run apt-get update); not checked:" >&2
     head -n 3 "$tmp/apt-err" >&2
     exit 77
 fi
-dpkg-query -W -f='${Package} ${Essential} ${Priority}\n' |
-    awk '$2 == "yes" || $3 == "required" {print $1}' >> "$tmp/closure"
 sort -u -o "$tmp/closure" "$tmp/closure"
 
 # --- The files the build and the tests used ----------------------------------------------------

@@ -523,6 +523,84 @@ private Q_SLOTS:
         QVERIFY(!hasWarning(e, "out-of-memory"));
         QVERIFY(std::abs(e.modelTflopsPerGpu - 400) / 400 <= 0.10);
     }
+
+    // A new topology built into the same object (same address, same counts) but with other
+    // link rates is priced with its own rates, not the ones of the topology it replaced: both
+    // through the overload that makes its own workspace and through one workspace kept across
+    // the evaluations (as the document keeps one).
+    void reevaluateAfterTuningChange_data()
+    {
+        QTest::addColumn<bool>("shared");
+        QTest::newRow("workspace per evaluation") << false;
+        QTest::newRow("one workspace") << true;
+    }
+    void reevaluateAfterTuningChange()
+    {
+        QFETCH(bool, shared);
+        EvaluationWorkspace workspace;
+        const auto price = [&](const Layout &l, const Topology &t) {
+            return shared ? evaluate(l, t, workspace) : evaluate(l, t);
+        };
+        const Layout l = example();
+        const Topology fresh = buildTopology(l.cluster, Catalog::builtin());
+        const Evaluation expected = price(l, fresh);
+        QVERIFY2(expected.ok, expected.error.c_str());
+
+        Layout slow = l;
+        slow.cluster.tuning.efficiency = 0.3;
+        Topology t = buildTopology(slow.cluster, Catalog::builtin());
+        const Evaluation slowEval = price(slow, t);
+        QVERIFY2(slowEval.ok, slowEval.error.c_str());
+        QVERIFY(slowEval.stepTimeS > expected.stepTimeS * 1.001); // the tuning matters here
+        t = buildTopology(l.cluster, Catalog::builtin());         // same object, same counts
+        QCOMPARE(t.linkCount(), fresh.linkCount());
+        const Evaluation again = price(l, t);
+        QVERIFY2(again.ok, again.error.c_str());
+        QVERIFY2(std::abs(again.stepTimeS - expected.stepTimeS) <= 1e-12 * expected.stepTimeS,
+                 qPrintable(QStringLiteral("%1 s after rebuilding, %2 s fresh")
+                                    .arg(again.stepTimeS, 0, 'g', 12)
+                                    .arg(expected.stepTimeS, 0, 'g', 12)));
+        QVERIFY(again.links && expected.links);
+        QCOMPARE(again.links->utilization, expected.links->utilization);
+        QCOMPARE(again.links->bytesUp, expected.links->bytesUp);
+    }
+
+    // One workspace moved between topologies of different sizes and fabrics gives, each time,
+    // exactly what a workspace of its own gives; link loads still held by an earlier
+    // evaluation are not overwritten by a later one.
+    void workspaceAcrossTopologies()
+    {
+        Layout bigger = example();
+        bigger.cluster.nodes = 32;
+        bigger.parallel.dp = 8;
+        bigger.training.globalBatch = 512;
+        Layout ecmp = example();
+        ecmp.cluster.tuning.adaptiveRouting = false;
+        const std::vector<Layout> layouts{example(),
+                                          readLayoutFile(RAILYARD_TEST_DATA
+                                                         "/example-moe.railyard.json"),
+                                          bigger,
+                                          ecmp,
+                                          example()};
+        EvaluationWorkspace workspace;
+        std::vector<Evaluation> kept;
+        for (const Layout &l : layouts) {
+            const Topology t = buildTopology(l.cluster, Catalog::builtin());
+            const Evaluation own = evaluate(l, t);
+            const Evaluation reused = evaluate(l, t, workspace);
+            QVERIFY2(own.ok && reused.ok, (own.error + reused.error).c_str());
+            QCOMPARE(reused.stepTimeS, own.stepTimeS);
+            QCOMPARE(reused.links->bytesUp, own.links->bytesUp);
+            QCOMPARE(reused.links->bytesDown, own.links->bytesDown);
+            QCOMPARE(reused.links->utilization, own.links->utilization);
+            QCOMPARE(reused.links->peakUtilization, own.links->peakUtilization);
+            kept.push_back(reused);
+        }
+        // The first and last layouts are the same: their loads are equal but not shared.
+        QVERIFY(kept.front().links != kept.back().links);
+        QCOMPARE(kept.front().links->utilization, kept.back().links->utilization);
+        QVERIFY(kept[2].links->size() > kept[0].links->size()); // 32 servers' links kept whole
+    }
 };
 
 QTEST_APPLESS_MAIN(TestEvaluate)

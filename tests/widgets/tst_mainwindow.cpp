@@ -1,6 +1,8 @@
 // The main window as a user meets it: examples open, bad files leave the open document alone
-// with the engine's message, the status bar shows the cluster and the step time, the title
-// marks unsaved work, the Cluster panel edits through undo, search, recent files, recovery.
+// with the engine's message (at start too), the status bar shows the cluster and the step time,
+// the title marks unsaved work, the Cluster panel edits through undo, New Cluster asks first and
+// starts at a workload that fits, search, recent files, recovery. The docks, the canvas's share
+// and the Help menu are in tst_windowlayout.
 #include "commands/changetitle.h"
 #include "document/autosaver.h"
 #include "document/document.h"
@@ -18,13 +20,17 @@
 #include "scene/clusterscene.h"
 #include "scene/clusterview.h"
 
+#include "windowtest.h"
+
 #include <QAbstractButton>
+#include <QAction>
 #include <QApplication>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QDropEvent>
 #include <QFile>
 #include <QLabel>
+#include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QSettings>
@@ -38,23 +44,10 @@
 #include <QTreeWidget>
 #include <QUndoStack>
 
+#include <functional>
+
 using namespace railyard;
-
-namespace {
-
-QString layoutPath(const char *name)
-{
-    return QStringLiteral(RAILYARD_SOURCE_DIR "/layouts/") + QLatin1String(name);
-}
-
-void closeMessageBoxes()
-{
-    for (QWidget *top : QApplication::topLevelWidgets())
-        if (top->inherits("QMessageBox"))
-            top->close();
-}
-
-} // namespace
+using namespace railyard::test;
 
 class TestMainWindow : public QObject
 {
@@ -139,19 +132,27 @@ private Q_SLOTS:
     void badFilesKeepTheCurrentDocument_data()
     {
         QTest::addColumn<QString>("name");
-        for (const char *n : {"broken-json",
-                              "empty",
-                              "future-version",
-                              "negative-nodes",
-                              "billion-gpus",
-                              "wrong-type",
-                              "unknown-gpu"})
-            QTest::newRow(n) << QString::fromLatin1(n);
+        QTest::addColumn<QString>("place");
+        QTest::newRow("broken-json") << "broken-json"
+                                     << "line 5, column 1";
+        QTest::newRow("empty") << "empty"
+                               << "line 1, column 1";
+        QTest::newRow("future-version") << "future-version"
+                                        << "/version";
+        QTest::newRow("negative-nodes") << "negative-nodes"
+                                        << "/cluster/nodes";
+        QTest::newRow("billion-gpus") << "billion-gpus"
+                                      << "/cluster/nodes";
+        QTest::newRow("wrong-type") << "wrong-type"
+                                    << "/cluster/nodes";
+        QTest::newRow("unknown-gpu") << "unknown-gpu"
+                                     << "/cluster/gpu";
     }
 
     void badFilesKeepTheCurrentDocument()
     {
         QFETCH(QString, name);
+        QFETCH(QString, place);
         MainWindow w(nullptr, m_recovery.path());
         QVERIFY(w.openFile(layoutPath("gmi-h200-cluster.railyard.json")));
         Document *before = w.document();
@@ -161,12 +162,38 @@ private Q_SLOTS:
         QVERIFY(!w.openFile(path));
         QCOMPARE(w.document(), before);
         QCOMPARE(engine::layoutToText(w.document()->layout()), text);
-        QVERIFY2(w.lastError().contains(name), qPrintable(w.lastError()));
-        // The message is shown without blocking, and says what the limit is.
+        QVERIFY2(w.lastError().startsWith(path), qPrintable(w.lastError()));
+        // The message is shown without blocking: the file in its first line, then only where
+        // and what is wrong with it.
         QMessageBox *box = w.findChild<QMessageBox *>();
         QVERIFY(box);
-        QVERIFY(box->text().contains(name));
-        QVERIFY(box->informativeText().contains(QStringLiteral("262,144")));
+        QVERIFY(!box->isModal() || box->windowModality() == Qt::WindowModal);
+        QVERIFY2(box->text().contains(name + QStringLiteral(".railyard.json")),
+                 qPrintable(box->text()));
+        QVERIFY2(box->informativeText().startsWith(place), qPrintable(box->informativeText()));
+        QCOMPARE(box->informativeText(), w.lastError().mid(path.size() + 2));
+    }
+
+    // A broken file given on the command line (double-clicked) opens the window with the
+    // default document and the reason, as main() does it.
+    void badFileAtStartShowsTheWindowAndSaysWhy()
+    {
+        MainWindow w(nullptr, m_recovery.path());
+        w.resize(1280, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        const QString path = QStringLiteral(RAILYARD_TEST_DATA "/bad/negative-nodes.railyard.json");
+        QVERIFY(!w.openFile(path));
+        QVERIFY(w.isVisible());
+        QVERIFY(w.windowTitle().contains(QStringLiteral("One HGX H100 server")));
+        QCOMPARE(w.document()->topology().gpuCount(), 8);
+        auto *box = w.findChild<QMessageBox *>();
+        QVERIFY(box);
+        QVERIFY(box->isVisible());
+        QVERIFY(box->text().contains(QStringLiteral("negative-nodes.railyard.json")));
+        QVERIFY(box->informativeText().contains(QStringLiteral("/cluster/nodes")));
+        QVERIFY(box->informativeText().contains(QStringLiteral("-3")));
+        QVERIFY(w.statusBar()->currentMessage().contains(path));
     }
 
     void titleMarksUnsavedWorkAndSaveClearsIt()
@@ -419,6 +446,77 @@ private Q_SLOTS:
                 new ChangeTitle(w.document(), QStringLiteral("Another title")));
         w.document()->undoStack()->undo();
         QCOMPARE(w.document()->layout().view.value("color_by", std::string()), std::string("pp"));
+    }
+
+    // File > New Cluster through its dialog: unsaved work is asked about first, and the new
+    // cluster opens fitted, with a workload the engine says fits.
+    void newClusterAsksFirstAndStartsWithAWorkloadThatFits_data()
+    {
+        QTest::addColumn<QSize>("size");
+        QTest::newRow("1600x1000") << QSize(1600, 1000);
+        QTest::newRow("1280x800") << QSize(1280, 800);
+    }
+
+    void newClusterAsksFirstAndStartsWithAWorkloadThatFits()
+    {
+        QFETCH(QSize, size);
+        MainWindow w(nullptr, m_recovery.path());
+        w.resize(size);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openFile(layoutPath("gmi-h200-cluster.railyard.json"))); // Llama 3 70B
+        w.document()->undoStack()->push(new ChangeTitle(w.document(), QStringLiteral("edited")));
+        QAction *newCluster = menuAction(w, {QStringLiteral("File"), QStringLiteral("New Cluster")});
+        QVERIFY(newCluster);
+
+        // Cancel at the question: no dialog follows.
+        QStringList seen;
+        whenModal([&seen](QWidget *modal) {
+            seen << QString::fromLatin1(modal ? modal->metaObject()->className() : "none");
+            if (auto *box = qobject_cast<QMessageBox *>(modal))
+                box->button(QMessageBox::Cancel)->click();
+        });
+        newCluster->trigger();
+        QCOMPARE(seen, QStringList{QStringLiteral("QMessageBox")});
+        QVERIFY(w.document()->isModified());
+
+        // Discard: then the dialog, which states the plan; accept it.
+        seen.clear();
+        QString plan;
+        whenModal([&](QWidget *modal) {
+            seen << QString::fromLatin1(modal ? modal->metaObject()->className() : "none");
+            auto *box = qobject_cast<QMessageBox *>(modal);
+            if (!box)
+                return;
+            whenModal([&](QWidget *next) {
+                seen << QString::fromLatin1(next ? next->metaObject()->className() : "none");
+                if (auto *dialog = qobject_cast<NewClusterDialog *>(next)) {
+                    dialog->form()->findChildren<QSpinBox *>().value(0)->setValue(4); // servers
+                    plan = dialog->planText();
+                    dialog->accept();
+                }
+            });
+            box->button(QMessageBox::Discard)->click();
+        });
+        newCluster->trigger();
+        QCOMPARE(seen,
+                 (QStringList{QStringLiteral("QMessageBox"),
+                              QStringLiteral("railyard::NewClusterDialog")}));
+        QVERIFY(!w.document()->isModified());
+        QCOMPARE(w.document()->topology().gpuCount(), 32);
+        const engine::Layout &l = w.document()->layout();
+        QVERIFY2(l.parallel.tp > 1, "Llama 3 70B does not fit one H200 at TP 1");
+        QVERIFY(l.parallel.tp <= l.cluster.nvlinkDomain);
+        const engine::Evaluation &e = w.document()->evaluation();
+        QVERIFY2(e.ok, e.error.c_str());
+        for (const engine::Warning &warning : e.warnings)
+            QVERIFY2(warning.code != "out-of-memory", warning.message.c_str());
+        for (double gib : e.memoryGiBPerStage)
+            QVERIFY(gib <= e.hbmGiB);
+        // The dialog said what it would start at, with the memory against HBM.
+        QVERIFY2(plan.contains(QStringLiteral("TP %1").arg(l.parallel.tp)), qPrintable(plan));
+        QVERIFY2(plan.contains(QStringLiteral("of 131 GiB")), qPrintable(plan));
+        checkCanvas(w, QStringLiteral("new cluster"));
     }
 };
 

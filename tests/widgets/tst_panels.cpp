@@ -8,6 +8,7 @@
 #include "commands/changemapping.h"
 #include "compare.h"
 #include "document/document.h"
+#include "panels/clusterpanel.h"
 #include "panels/pricingpanel.h"
 #include "panels/warningspanel.h"
 #include "panels/workloadpanel.h"
@@ -17,6 +18,7 @@
 #include "testlayouts.h"
 #include <QCheckBox>
 #include <QComboBox>
+#include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -275,7 +277,7 @@ private Q_SLOTS:
         QVERIFY(change.startsWith(QLatin1Char('+')));
         QCOMPARE(panel.changeText(), change);
         QVERIFY(!m->isColumnHidden(0));
-        QCOMPARE(m->horizontalHeaderItem(0)->text(), QStringLiteral("Before edit"));
+        QCOMPARE(m->horizontalHeaderItem(0)->text(), QStringLiteral("Before"));
         QCOMPARE(m->item(0, 0)->text(),
                  QString::fromStdString(engine::formatSeconds(inside.stepTimeS)));
         QVERIFY(m->item(0, 2)->text().startsWith(QLatin1Char('+')));
@@ -301,8 +303,8 @@ private Q_SLOTS:
         moveTpAcross(doc.get());
         // Now the baseline is A, whatever the last edit was.
         moveTpAcross(doc.get()); // a no-op move: the mapping does not change
-        QCOMPARE(panel.metrics()->horizontalHeaderItem(0)->text(), QStringLiteral("A (pinned)"));
-        QCOMPARE(panel.metrics()->horizontalHeaderItem(1)->text(), QStringLiteral("B (now)"));
+        QCOMPARE(panel.metrics()->horizontalHeaderItem(0)->text(), QStringLiteral("A"));
+        QCOMPARE(panel.metrics()->horizontalHeaderItem(1)->text(), QStringLiteral("B"));
         QVERIFY(panel.changeText().contains(QStringLiteral("vs A")));
         QCOMPARE(panel.stepChart()->exposedValue(0, StepChart::Tp), a.exposed.tp);
         // The links whose load changed most: the NICs TP group 0 now uses, among them.
@@ -391,6 +393,78 @@ private Q_SLOTS:
         QCOMPARE(gpus.size(), std::size_t(8));
         doc->undoStack()->undo();
         QCOMPARE(panel.warningCount(), 0);
+    }
+    // Every panel fits the dock it lives in at 1280x800 whatever is open (the main window's
+    // default docks there: 270 px on the left, 320 on the right, less a vertical scroll bar):
+    // long combo entries elide, a row too wide puts its field under its label, and the A/B
+    // table's columns take what their numbers need. A panel wider than its dock is cut off or
+    // scrolls sideways.
+    void panelsFitANarrowDock_data()
+    {
+        QTest::addColumn<QString>("name");
+        for (const char *n : {"hgx-h100-server.railyard.json",
+                              "gb200-nvl72-two-racks-ib.railyard.json",
+                              "llama3.1-405b-16k-h100.railyard.json",
+                              "dgx-h100-superpod-su.railyard.json"})
+            QTest::newRow(n) << QString::fromLatin1(n);
+    }
+
+    void panelsFitANarrowDock()
+    {
+        QFETCH(QString, name);
+        auto doc = openLayout(qPrintable(name));
+        QVERIFY(doc);
+        constexpr int kScrollBar = 16;
+        constexpr int kLeft = 270 - kScrollBar;
+        constexpr int kRight = 320 - kScrollBar;
+        WorkloadPanel workload;
+        workload.setDocument(doc.get());
+        ClusterPanel cluster;
+        cluster.setDocument(doc.get());
+        WarningsPanel warnings;
+        warnings.setDocument(doc.get());
+        PricingPanel pricing;
+        pricing.setDocument(doc.get());
+        pricing.pinA();
+        const engine::MappingEdit swap = engine::swapGpus(doc->layout(),
+                                                          0,
+                                                          doc->topology().gpuCount() - 1);
+        QVERIFY(swap.ok());
+        doc->undoStack()->push(new ChangeMapping(doc.get(), swap.mapping, QStringLiteral("Swap")));
+        for (const auto &[panel, most] : {std::pair<QWidget *, int>{&workload, kLeft},
+                                          {&cluster, kLeft},
+                                          {&warnings, kRight},
+                                          {&pricing, kRight}})
+            QVERIFY2(panel->minimumSizeHint().width() <= most,
+                     qPrintable(QStringLiteral("%1: %2 px")
+                                        .arg(QLatin1String(panel->metaObject()->className()))
+                                        .arg(panel->minimumSizeHint().width())));
+        // At that width the A/B numbers show whole: no column elides its text.
+        pricing.resize(kRight, 900);
+        pricing.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&pricing));
+        QTableWidget *m = pricing.metrics();
+        QCOMPARE(m->horizontalHeader()->count(), 3);
+        for (int c = 0; c < 3; ++c)
+            QVERIFY2(m->columnViewportPosition(c) + m->columnWidth(c) <= m->viewport()->width(),
+                     qPrintable(QStringLiteral("column %1 ends at %2 of %3 px")
+                                        .arg(c)
+                                        .arg(m->columnViewportPosition(c) + m->columnWidth(c))
+                                        .arg(m->viewport()->width())));
+        for (int r = 0; r < m->rowCount(); ++r)
+            for (int c = 0; c < 3; ++c) {
+                const QString text = m->item(r, c)->text();
+                QVERIFY2(m->columnWidth(c) >= m->fontMetrics().horizontalAdvance(text),
+                         qPrintable(QStringLiteral("row %1 column %2: %3 in %4 px")
+                                            .arg(r)
+                                            .arg(c)
+                                            .arg(text)
+                                            .arg(m->columnWidth(c))));
+            }
+        // The links whose load changed: several rows, not one.
+        QTreeWidget *links = pricing.linkChanges();
+        QVERIFY(!links->isHidden());
+        QVERIFY(links->height() >= links->header()->height() + 5 * links->sizeHintForRow(0));
     }
 };
 

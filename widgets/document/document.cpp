@@ -133,13 +133,24 @@ void Document::setLayout(const engine::Layout &layout)
 void Document::evaluate()
 {
     try {
-        m_evaluation = engine::evaluate(m_layout, *m_topology);
+        m_evaluation = engine::evaluate(m_layout, *m_topology, m_workspace);
     } catch (const std::exception &e) {
         // The engine promises not to throw for a bad configuration; a bug still must not take
         // the window down.
         m_evaluation = engine::Evaluation{};
         m_evaluation.error = e.what();
     }
+}
+
+engine::Evaluation Document::evaluateVariant(const engine::Layout &variant,
+                                             const engine::EvaluateOptions &options) const
+{
+    if (!(variant.cluster == m_layout.cluster)) {
+        engine::Evaluation e;
+        e.error = "the variant's cluster differs from the document's";
+        return e;
+    }
+    return engine::evaluate(variant, *m_topology, m_workspace, options);
 }
 
 void Document::setView(const engine::Json &view)

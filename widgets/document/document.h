@@ -69,6 +69,10 @@ public:
 
     // Replaces the layout and emits a signal for each part that changed. For undo commands.
     void setLayout(const engine::Layout &layout);
+    // Prices `variant`, a layout on this document's cluster (another mapping or workload, say),
+    // with the document's topology and workspace: for previews that are not edits.
+    engine::Evaluation evaluateVariant(const engine::Layout &variant,
+                                       const engine::EvaluateOptions &options) const;
     // The layout's "view" settings (colouring, link-load view): they never affect the numbers,
     // so changing them is not an edit (no undo step, no signal); they are written on save.
     void setView(const engine::Json &view);
@@ -99,6 +103,9 @@ private:
 
     engine::Layout m_layout;
     std::unique_ptr<engine::Topology> m_topology;
+    // Scratch space of every evaluation: as large as the topology, kept so that an edit does
+    // not allocate it again. Previews from a const document use it too: it holds no state.
+    mutable engine::EvaluationWorkspace m_workspace;
     engine::Evaluation m_evaluation;
     std::optional<engine::Evaluation> m_previous;
     std::optional<Snapshot> m_pinned;

@@ -62,7 +62,16 @@ ClusterForm::ClusterForm(QWidget *parent)
                                   static_cast<QAbstractSpinBox *>(m_price)})
         box->setKeyboardTracking(false);
 
+    // A narrow dock wraps a field under its label rather than growing the dock; long names
+    // (GPU, fabric) elide in the closed box and show whole in its list.
+    for (QComboBox *box : {m_gpu, m_nicGbps, m_fabric}) {
+        box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        box->setMinimumContentsLength(10);
+        box->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+    }
     auto *form = new QFormLayout(this);
+    form->setRowWrapPolicy(QFormLayout::WrapLongRows);
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
     form->setContentsMargins(0, 0, 0, 0);
     form->addRow(tr("GPU"), m_gpu);
     form->addRow(tr("Servers"), m_nodes);

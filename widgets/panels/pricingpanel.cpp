@@ -37,6 +37,17 @@ QString number(double v, int decimals = 0)
     return QLocale().toString(v, 'f', decimals);
 }
 
+// Large counts in three figures ("1.82 M", "112 k", "95.6 k"): the exact number is in the
+// cell's tip.
+QString compact(double v)
+{
+    if (v >= 1e6)
+        return QObject::tr("%1 M").arg(QLocale().toString(v / 1e6, 'f', v < 1e7 ? 2 : 1));
+    if (v >= 1e4)
+        return QObject::tr("%1 k").arg(QLocale().toString(v / 1e3, 'f', v < 1e5 ? 1 : 0));
+    return number(v);
+}
+
 QString money(double v)
 {
     if (v <= 0)
@@ -45,9 +56,12 @@ QString money(double v)
 }
 
 // A metric, how to show it and whether more is better.
+// The names are short, so A, B and the change fit a narrow dock beside them; the tip says it
+// in full.
 struct Metric
 {
     QString name;
+    QString tip;
     std::function<double(const engine::Evaluation &)> value;
     std::function<QString(double)> text;
     bool higherIsBetter;
@@ -57,34 +71,42 @@ const std::vector<Metric> &metricList()
 {
     static const std::vector<Metric> list = {
             {QObject::tr("Step time"),
+             QObject::tr("Seconds per training step"),
              [](const engine::Evaluation &e) { return e.stepTimeS; },
              seconds,
              false},
             {QObject::tr("Tokens/s"),
+             QObject::tr("Tokens trained per second, the whole job"),
              [](const engine::Evaluation &e) { return e.tokensPerS; },
-             [](double v) { return number(v); },
+             compact,
              true},
             {QObject::tr("Tokens/s per GPU"),
+             QObject::tr("Tokens trained per second per GPU"),
              [](const engine::Evaluation &e) { return e.tokensPerSPerGpu; },
              [](double v) { return number(v, v < 100 ? 1 : 0); },
              true},
             {QObject::tr("MFU"),
+             QObject::tr("Model FLOPs utilization"),
              [](const engine::Evaluation &e) { return e.mfu; },
              [](double v) { return number(100 * v, 1) + QStringLiteral("%"); },
              true},
-            {QObject::tr("Model TFLOP/s per GPU"),
+            {QObject::tr("TFLOP/s per GPU"),
+             QObject::tr("Model TFLOP/s per GPU (the model's FLOPs, not recomputation)"),
              [](const engine::Evaluation &e) { return e.modelTflopsPerGpu; },
              [](double v) { return number(v, 0); },
              true},
-            {QObject::tr("Memory per GPU (GiB)"),
+            {QObject::tr("GiB per GPU"),
+             QObject::tr("Memory per GPU in GiB, the most loaded pipeline stage"),
              [](const engine::Evaluation &e) { return e.memory.totalGiB(); },
              [](double v) { return number(v, 1); },
              false},
             {QObject::tr("$ per step"),
+             QObject::tr("Dollars per step at the cluster's price per GPU-hour"),
              [](const engine::Evaluation &e) { return e.costPerStep; },
              money,
              false},
-            {QObject::tr("$ per million tokens"),
+            {QObject::tr("$ per M tokens"),
+             QObject::tr("Dollars per million tokens trained"),
              [](const engine::Evaluation &e) { return e.costPerMillionTokens; },
              money,
              false},
@@ -138,6 +160,7 @@ PricingPanel::PricingPanel(QWidget *parent)
     medium.setBold(true);
     m_change->setFont(medium);
     m_change->setObjectName(QStringLiteral("stepChange"));
+    m_change->setWordWrap(true); // "+41% step time vs A" wraps in a narrow dock
     m_error->setWordWrap(true);
     m_error->setStyleSheet(QStringLiteral("color: #b91c1c;"));
     m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -153,15 +176,19 @@ PricingPanel::PricingPanel(QWidget *parent)
     m_metrics->setColumnCount(3);
     m_metrics->setRowCount(static_cast<int>(metricList().size()));
     m_metrics->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
-    m_metrics->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    // Each column as wide as its numbers, so none is elided in a narrow dock; the change
+    // column takes what is left.
+    m_metrics->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_metrics->horizontalHeader()->setStretchLastSection(true);
     m_metrics->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_metrics->setSelectionMode(QAbstractItemView::NoSelection);
     m_metrics->setFocusPolicy(Qt::NoFocus);
     m_metrics->verticalHeader()->setDefaultSectionSize(kRowH);
     for (int r = 0; r < m_metrics->rowCount(); ++r) {
-        m_metrics->setVerticalHeaderItem(r,
-                                         new QTableWidgetItem(
-                                                 metricList()[static_cast<std::size_t>(r)].name));
+        const Metric &m = metricList()[static_cast<std::size_t>(r)];
+        auto *header = new QTableWidgetItem(m.name);
+        header->setToolTip(m.tip);
+        m_metrics->setVerticalHeaderItem(r, header);
         for (int c = 0; c < 3; ++c) {
             auto *item = new QTableWidgetItem;
             item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
@@ -198,6 +225,7 @@ PricingPanel::PricingPanel(QWidget *parent)
     buttons->addWidget(m_unpin);
     buttons->addStretch(1);
     auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(6, 6, 6, 6); // the dock is narrow: room for the numbers
     layout->addLayout(head);
     layout->addWidget(m_error);
     layout->addLayout(buttons);
@@ -266,7 +294,7 @@ void PricingPanel::sync()
 {
     const bool haveDoc = m_document != nullptr;
     const Document::Snapshot *pinned = haveDoc ? m_document->pinned() : nullptr;
-    m_pin->setText(pinned ? tr("Pin Again as A") : tr("Pin as A"));
+    m_pin->setText(pinned ? tr("Re-pin A") : tr("Pin as A")); // three buttons fit a narrow dock
     m_restore->setVisible(pinned != nullptr);
     m_unpin->setVisible(pinned != nullptr);
     m_linksTitle->setVisible(pinned != nullptr);
@@ -281,8 +309,9 @@ void PricingPanel::sync()
                                             : m_document->previousEvaluation();
     if (base && !base->ok)
         base = nullptr;
-    const QString baseName = pinned ? tr("A (pinned)") : tr("Before edit");
-    const QString nowName = pinned ? tr("B (now)") : tr("Now");
+    // Short headers: the dock is narrow, and the line above says "vs A".
+    const QString baseName = pinned ? tr("A") : tr("Before");
+    const QString nowName = pinned ? tr("B") : tr("Now");
 
     if (!now.ok) {
         m_step->setText(tr("Step \u2014"));
@@ -305,6 +334,9 @@ void PricingPanel::sync()
 
     // The numbers, baseline | now | change.
     m_metrics->setHorizontalHeaderLabels({base ? baseName : QString(), nowName, tr("Change")});
+    m_metrics->horizontalHeaderItem(0)->setToolTip(
+            pinned ? tr("A: the state pinned with Compare > Pin") : tr("Before the last edit"));
+    m_metrics->horizontalHeaderItem(1)->setToolTip(pinned ? tr("B: the state now") : QString());
     m_metrics->setColumnHidden(0, base == nullptr);
     m_metrics->setColumnHidden(2, base == nullptr);
     const auto &list = metricList();
@@ -312,9 +344,11 @@ void PricingPanel::sync()
         const Metric &m = list[static_cast<std::size_t>(r)];
         const double v = now.ok ? m.value(now) : 0;
         m_metrics->item(r, 1)->setText(now.ok ? m.text(v) : QStringLiteral("\u2014"));
+        m_metrics->item(r, 1)->setToolTip(now.ok ? number(v, v < 100 ? 3 : 0) : QString());
         if (base) {
             const double b = m.value(*base);
             m_metrics->item(r, 0)->setText(m.text(b));
+            m_metrics->item(r, 0)->setToolTip(number(b, b < 100 ? 3 : 0));
             QString delta;
             if (now.ok && b > 0) {
                 const double rel = (v - b) / b;
@@ -383,8 +417,9 @@ void PricingPanel::sync()
         }
     }
     // How MFU counts FLOPs: on the MFU row, where the question comes up.
-    m_metrics->verticalHeaderItem(3)->setToolTip(now.ok ? QString::fromStdString(now.flopConvention)
-                                                        : QString());
+    m_metrics->verticalHeaderItem(3)->setToolTip(
+            now.ok ? list[3].tip + QStringLiteral(": ") + QString::fromStdString(now.flopConvention)
+                   : list[3].tip);
     m_note->setText(now.ok ? tr("Hover MFU for how FLOPs are counted; hover a link for its bytes.")
                            : QString());
 }

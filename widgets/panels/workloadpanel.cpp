@@ -205,6 +205,7 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
     m_dimsToggle->setArrowType(Qt::RightArrow);
     m_dimsToggle->setAutoRaise(true);
     auto *dimsForm = new QFormLayout(m_dims);
+    dimsForm->setRowWrapPolicy(QFormLayout::WrapLongRows);
     dimsForm->setContentsMargins(12, 0, 0, 0);
     for (int f = 0; f < static_cast<int>(m_dim.size()); ++f) {
         auto *s = spin(m_dims, f == Experts || f == MoeLayers ? 0 : 1, 1 << 24);
@@ -268,6 +269,7 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
     overlapRow->addStretch(1);
     auto *trainingBox = new QGroupBox(tr("Training"), this);
     auto *trainingForm = new QFormLayout(trainingBox);
+    trainingForm->setRowWrapPolicy(QFormLayout::WrapLongRows);
     trainingForm->addRow(tr("Sequence length"), m_seqLen);
     trainingForm->addRow(tr("Global batch"), m_globalBatch);
     trainingForm->addRow(tr("Micro batch"), m_microBatch);
@@ -283,6 +285,7 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
     // Parallelism
     auto *parallelBox = new QGroupBox(tr("Parallelism"), this);
     auto *parallelForm = new QFormLayout(parallelBox);
+    parallelForm->setRowWrapPolicy(QFormLayout::WrapLongRows);
     const std::array<Dim, 5> dims = {Dim::TP, Dim::CP, Dim::EP, Dim::PP, Dim::DP};
     const std::array<const char *, 5> tips = {
             "Tensor parallel: splits every layer's matrices; its all-gathers and reduce-scatters "
@@ -366,6 +369,15 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
     m_error->setStyleSheet(QStringLiteral("color: #b91c1c;"));
     m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_error->hide();
+
+    // The dock's width is the user's: long choices elide in the closed box (the list shows them
+    // whole), and a row too wide for the dock puts its field under its label.
+    for (QComboBox *box : {m_preset, m_precision, m_recompute, m_zero, m_order}) {
+        box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        box->setMinimumContentsLength(box == m_preset || box == m_order ? 10 : 5);
+        box->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+        box->view()->setMinimumWidth(box->view()->sizeHintForColumn(0) + 24);
+    }
 
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(modelBox);

@@ -99,7 +99,7 @@ void finish(const ClusterScene &scene, DropPlan &plan, engine::MappingEdit edit,
     options.linkLoads = false;
     options.timeline = false;
     try {
-        const engine::Evaluation e = engine::evaluate(next, doc.topology(), options);
+        const engine::Evaluation e = doc.evaluateVariant(next, options);
         if (e.ok)
             plan.stepTimeS = e.stepTimeS;
     } catch (const std::exception &) {

@@ -1,0 +1,70 @@
+#pragma once
+
+#include <QObject>
+
+#include <vector>
+
+class QDockWidget;
+class QMainWindow;
+class QSettings;
+
+namespace railyard {
+
+// The main window's docks: where they go by default, how wide they are for the window's size,
+// keeping the canvas at least half the window, and the arrangement between sessions.
+//
+// Default: Workload and Cluster (tabs) above Groups and Inspector (tabs) on the left; Pricing
+// above Warnings on the right, each visible on its own. The docks share what the canvas leaves:
+// about a fifth of the width on the left and a quarter on the right.
+class DockLayout : public QObject
+{
+    Q_OBJECT
+
+public:
+    struct Docks
+    {
+        QDockWidget *workload = nullptr;
+        QDockWidget *cluster = nullptr;
+        QDockWidget *groups = nullptr;
+        QDockWidget *inspector = nullptr;
+        QDockWidget *pricing = nullptr;
+        QDockWidget *warnings = nullptr;
+    };
+    // The least share of the window's width (and height) the canvas keeps when the window
+    // opens, resizes, opens a file or restores a session. A user dragging a dock's edge may go
+    // further: that is a choice, not an accident.
+    static constexpr double kMinCanvasShare = 0.5;
+    // Bumped whenever the set or the default places of the docks change: an older saved state
+    // is then ignored rather than half applied.
+    static constexpr int kStateVersion = 2;
+
+    DockLayout(QMainWindow *window, const Docks &docks);
+
+    const Docks &docks() const { return m_docks; }
+    std::vector<QDockWidget *> all() const;
+
+    // Every dock back in its default place, shown, with the default sizes (View > Reset Layout).
+    void reset();
+    // The default widths and heights for the window's current size.
+    void applyDefaultSizes();
+    // Narrows the side docks (and shortens top and bottom ones) so the canvas keeps its share.
+    // Returns whether anything changed.
+    bool keepCanvasShare();
+    // The same once the window's layout has settled (after a resize or an open).
+    void keepCanvasShareLater();
+
+    void save(QSettings &settings) const;
+    // Restores a saved arrangement; false (and nothing changed) when there is none, it is of
+    // another version, or it does not apply. Floating docks left off every screen come back
+    // into the window.
+    bool restore(QSettings &settings);
+
+private:
+    void arrange();
+
+    QMainWindow *m_window;
+    Docks m_docks;
+    bool m_pending = false;
+};
+
+} // namespace railyard

@@ -1,0 +1,260 @@
+// MainWindow's file operations: open, examples, new cluster, save, recent files, recovery.
+#include "mainwindow.h"
+
+#include "document/autosaver.h"
+#include "document/document.h"
+#include "panels/newclusterdialog.h"
+#include "scene/clusterscene.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLocale>
+#include <QMenu>
+#include <QMessageBox>
+#include <QSettings>
+#include <QStatusBar>
+
+namespace railyard {
+
+namespace {
+
+constexpr int kMaxRecent = 8;
+const QString kRecentKey = QStringLiteral("recentFiles");
+const QString kDefaultLayout = QStringLiteral(":/layouts/hgx-h100-server.railyard.json");
+
+} // namespace
+
+QStringList MainWindow::exampleLayouts()
+{
+    QStringList list;
+    for (const QString &name : QDir(QStringLiteral(":/layouts")).entryList(QDir::Files, QDir::Name))
+        list << QStringLiteral(":/layouts/") + name;
+    return list;
+}
+
+QStringList MainWindow::recentFiles()
+{
+    return QSettings().value(kRecentKey).toStringList();
+}
+
+void MainWindow::setPathPrompts(PathPrompts prompts)
+{
+    m_prompts = std::move(prompts);
+}
+
+void MainWindow::showError(const QString &title, const QString &message)
+{
+    m_lastError = message;
+    statusBar()->showMessage(message, 10000);
+    // The engine's message starts with the file; the box names the file in its first line and
+    // says where and what is wrong under it, nothing else.
+    QString text = message;
+    QString detail;
+    if (const int at = message.indexOf(QStringLiteral(": ")); at > 0) {
+        const QString file = message.left(at);
+        if (file.contains(QLatin1Char('/')) || file.endsWith(QStringLiteral(".json"))) {
+            text = QStringLiteral("%1 \u201c%2\u201d").arg(title, QFileInfo(file).fileName());
+            detail = message.mid(at + 2);
+        }
+    }
+    // Window-modal and non-blocking: the message never stalls the caller (or a test).
+    auto *box = new QMessageBox(QMessageBox::Warning, title, text, QMessageBox::Ok, this);
+    box->setInformativeText(detail);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->setWindowModality(Qt::WindowModal);
+    box->open();
+}
+
+void MainWindow::openDefaultDocument()
+{
+    QFile f(kDefaultLayout);
+    QString error;
+    std::unique_ptr<Document> doc;
+    if (f.open(QIODevice::ReadOnly))
+        doc = Document::fromText(f.readAll(), QStringLiteral("hgx-h100-server"), &error);
+    if (!doc) // the built-in layout is compiled in and tested; an empty cluster as a last resort
+        doc = std::make_unique<Document>(engine::Layout{});
+    setDocument(std::move(doc));
+}
+
+bool MainWindow::openFile(const QString &path)
+{
+    if (!maybeSave())
+        return false;
+    QString error;
+    auto doc = Document::load(path, &error);
+    if (!doc) {
+        showError(tr("Cannot open"), error);
+        return false;
+    }
+    m_lastError.clear();
+    if (!path.startsWith(QLatin1Char(':')))
+        addRecentFile(doc->filePath());
+    setDocument(std::move(doc));
+    return true;
+}
+
+void MainWindow::open()
+{
+    const QString path = m_prompts.open
+                                 ? m_prompts.open(this)
+                                 : QFileDialog::getOpenFileName(this,
+                                                                tr("Open Layout"),
+                                                                QString(),
+                                                                tr("Railyard layouts "
+                                                                   "(*.railyard.json *.json)"));
+    if (!path.isEmpty())
+        openFile(path);
+}
+
+void MainWindow::newCluster()
+{
+    // Unsaved work first: the user decides about it before spending effort on the new cluster.
+    if (!maybeSave())
+        return;
+    NewClusterDialog dialog(m_document->layout(), this);
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    QString error;
+    auto doc = Document::create(dialog.layout(), &error);
+    if (!doc) {
+        showError(tr("Cannot create the cluster"), error);
+        return;
+    }
+    setDocument(std::move(doc));
+}
+
+bool MainWindow::saveTo(const QString &path)
+{
+    // The file remembers how the canvas was coloured, so it reopens showing the same thing.
+    engine::Json view = m_document->layout().view.is_object() ? m_document->layout().view
+                                                              : engine::Json::object();
+    if (const auto kind = m_scene->colourBy())
+        view["color_by"] = kindKey(*kind).toStdString();
+    else
+        view["color_by"] = "none";
+    view["link_load"] = m_scene->isLinkLoadVisible();
+    m_document->setView(view);
+    QString error;
+    if (!m_document->save(path, &error)) {
+        showError(tr("Cannot save"), error);
+        return false;
+    }
+    addRecentFile(m_document->filePath());
+    statusBar()->showMessage(tr("Saved %1").arg(m_document->filePath()), 4000);
+    return true;
+}
+
+bool MainWindow::save()
+{
+    if (m_document->filePath().isEmpty())
+        return saveAs();
+    return saveTo(m_document->filePath());
+}
+
+bool MainWindow::saveAs()
+{
+    QString path = m_prompts.save ? m_prompts.save(this, m_document->displayName())
+                                  : QFileDialog::getSaveFileName(this,
+                                                                 tr("Save Layout As"),
+                                                                 m_document->displayName(),
+                                                                 tr("Railyard layouts "
+                                                                    "(*.railyard.json)"));
+    if (path.isEmpty())
+        return false;
+    if (!path.endsWith(QStringLiteral(".json")))
+        path += QStringLiteral(".railyard.json");
+    return saveTo(path);
+}
+
+void MainWindow::addRecentFile(const QString &path)
+{
+    if (path.isEmpty())
+        return;
+    QStringList list = recentFiles();
+    list.removeAll(path);
+    list.prepend(path);
+    while (list.size() > kMaxRecent)
+        list.removeLast();
+    QSettings().setValue(kRecentKey, list);
+}
+
+void MainWindow::rebuildRecentMenu()
+{
+    m_recentMenu->clear();
+    const QStringList list = recentFiles();
+    for (const QString &path : list) {
+        QAction *a = m_recentMenu->addAction(QFileInfo(path).fileName(), this, [this, path] {
+            openFile(path);
+        });
+        a->setToolTip(path);
+        a->setEnabled(QFileInfo::exists(path));
+    }
+    if (list.isEmpty())
+        m_recentMenu->addAction(tr("No recent files"))->setEnabled(false);
+    else {
+        m_recentMenu->addSeparator();
+        m_recentMenu->addAction(tr("Clear List"), this, [] { QSettings().remove(kRecentKey); });
+    }
+}
+
+bool MainWindow::offerRecovery(bool ask)
+{
+    const QList<AutoSaver::Recovery> found = AutoSaver::orphans(
+            QFileInfo(m_autoSaver->recoveryFile()).absolutePath());
+    if (found.isEmpty())
+        return false;
+    const AutoSaver::Recovery &latest = found.front();
+    if (ask) {
+        const auto answer = QMessageBox::question(
+                this,
+                tr("Restore unsaved work?"),
+                tr("Railyard did not close normally. Restore the unsaved changes to %1 from %2?")
+                        .arg(latest.title.isEmpty() ? tr("a layout") : latest.title,
+                             QLocale().toString(latest.saved, QLocale::ShortFormat)),
+                QMessageBox::Yes | QMessageBox::No,
+                QMessageBox::Yes);
+        if (answer != QMessageBox::Yes) {
+            for (const AutoSaver::Recovery &r : found)
+                AutoSaver::remove(r);
+            return false;
+        }
+    }
+    QFile f(latest.file);
+    QString error;
+    std::unique_ptr<Document> doc;
+    if (f.open(QIODevice::ReadOnly))
+        doc = Document::fromText(f.readAll(), latest.file, &error);
+    else
+        error = latest.file + tr(": cannot open: ") + f.errorString();
+    for (const AutoSaver::Recovery &r : found)
+        AutoSaver::remove(r);
+    if (!doc) {
+        showError(tr("Cannot restore"), error);
+        return false;
+    }
+    doc->setFilePath(latest.originalPath);
+    doc->markModified();
+    setDocument(std::move(doc));
+    m_autoSaver->saveNow(); // this session now holds the recovered work
+    return true;
+}
+
+bool MainWindow::maybeSave()
+{
+    if (!m_document || !m_document->isModified())
+        return true;
+    const auto answer = QMessageBox::warning(this,
+                                             tr("Unsaved changes"),
+                                             tr("%1 has unsaved changes. Save them?")
+                                                     .arg(m_document->displayName()),
+                                             QMessageBox::Save | QMessageBox::Discard
+                                                     | QMessageBox::Cancel);
+    if (answer == QMessageBox::Save)
+        return save();
+    return answer == QMessageBox::Discard;
+}
+
+} // namespace railyard

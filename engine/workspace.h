@@ -1,0 +1,42 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+namespace railyard::engine {
+
+class LinkTraffic;
+class Topology;
+struct LinkLoads;
+
+// The scratch space of evaluate(): per-link traffic buffers as large as the topology (a million
+// links at 131k GPUs), which cost more to allocate and zero than an evaluation takes. The
+// caller owns one and passes it to every evaluation it makes (a document keeps one for its
+// life); evaluate() binds it to the topology it prices, which re-reads that topology's link
+// rates every time and reallocates only when the sizes change. One workspace serves one
+// evaluation at a time: not to be shared between threads.
+class EvaluationWorkspace
+{
+public:
+    EvaluationWorkspace();
+    ~EvaluationWorkspace();
+    EvaluationWorkspace(EvaluationWorkspace &&) noexcept;
+    EvaluationWorkspace &operator=(EvaluationWorkspace &&) noexcept;
+    EvaluationWorkspace(const EvaluationWorkspace &) = delete;
+    EvaluationWorkspace &operator=(const EvaluationWorkspace &) = delete;
+
+    // Points the buffers at `topology` (which must outlive their use) for a new evaluation.
+    void bind(const Topology &topology);
+    LinkTraffic &traffic();  // the step's phases
+    LinkTraffic &planning(); // scratch for choosing each collective's algorithm
+    // Buffers for an evaluation's link loads: the last evaluation's, when no Evaluation holds
+    // them any more (fresh pages for a million links cost more than filling them).
+    std::shared_ptr<LinkLoads> linkLoads();
+
+private:
+    std::unique_ptr<LinkTraffic> m_traffic;
+    std::unique_ptr<LinkTraffic> m_planning;
+    std::shared_ptr<LinkLoads> m_loads;
+};
+
+} // namespace railyard::engine

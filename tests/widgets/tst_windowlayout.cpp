@@ -1,0 +1,423 @@
+// The main window's layout as a user meets it, through the real menu actions at 1600x1000 and
+// 1280x800: every shipped layout opens with the canvas at least half the window and the whole
+// cluster in view (a saved zoom gives way when it would cut the cluster off), File > Open keeps
+// the docks' widths, no panel is wider than its dock, Pricing and Warnings both show, View >
+// Reset Layout and View > Panels, the docks remembered between sessions and checked, and Help's
+// shortcut list and guide. With RAILYARD_SHOTS_DIR set, the example rows save what the window
+// shows as PNGs there.
+#include "commands/changemapping.h"
+#include "docklayout.h"
+#include "document/document.h"
+#include "mainwindow.h"
+#include "panels/pricingpanel.h"
+#include "panels/warningspanel.h"
+#include "placement.h"
+#include "quickguide.h"
+#include "scene/clusterscene.h"
+#include "scene/clusterview.h"
+#include "shortcutsdialog.h"
+
+#include "windowtest.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QDir>
+#include <QDockWidget>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QScreen>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTextBrowser>
+#include <QTimer>
+#include <QTreeWidget>
+#include <QUndoStack>
+
+#include <functional>
+
+using namespace railyard;
+using namespace railyard::test;
+
+class TestWindowLayout : public QObject
+{
+    Q_OBJECT
+
+    QTemporaryDir m_recovery;
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QSettings().clear();
+    }
+
+    void cleanup() { closeMessageBoxes(); }
+
+    // File > Open Example, through the menu, at the two window sizes people use: the canvas
+    // keeps half the window and shows the whole cluster. Every shipped layout, tp-across-servers
+    // (which saves a zoom picked on a larger screen) included.
+    void examplesOpenInView_data()
+    {
+        QTest::addColumn<QSize>("size");
+        QTest::addColumn<QString>("path");
+        for (const QSize size : {QSize(1600, 1000), QSize(1280, 800)})
+            for (const QString &p : MainWindow::exampleLayouts())
+                QTest::addRow("%dx%d %s", size.width(), size.height(), qPrintable(p.mid(10)))
+                        << size << p;
+    }
+
+    void examplesOpenInView()
+    {
+        QFETCH(QSize, size);
+        QFETCH(QString, path);
+        MainWindow w(nullptr, m_recovery.path());
+        w.resize(size);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        settle();
+        QAction *example = nullptr;
+        for (QAction *a : w.findChild<QMenu *>(QStringLiteral("menuOpenExample"))->actions())
+            if (a->data().toString() == path)
+                example = a;
+        QVERIFY(example);
+        QVERIFY(menuAction(w,
+                           {QStringLiteral("File"),
+                            QStringLiteral("Open Example"),
+                            plain(example->text())})
+                == example);
+        example->trigger();
+        settle();
+        QVERIFY2(w.lastError().isEmpty(), qPrintable(w.lastError()));
+        QCOMPARE(QString::fromStdString(w.document()->layout().title), plain(example->text()));
+        checkCanvas(w, path);
+        shoot(w,
+              QStringLiteral("example-%1x%2-%3")
+                      .arg(size.width())
+                      .arg(size.height())
+                      .arg(QFileInfo(path).fileName().remove(QStringLiteral(".railyard.json"))));
+    }
+
+    // File > Open through its dialog (stood in for), after a small cluster and after a huge one.
+    void openKeepsTheCanvas_data()
+    {
+        QTest::addColumn<QSize>("size");
+        QTest::newRow("1600x1000") << QSize(1600, 1000);
+        QTest::newRow("1280x800") << QSize(1280, 800);
+    }
+
+    void openKeepsTheCanvas()
+    {
+        QFETCH(QSize, size);
+        MainWindow w(nullptr, m_recovery.path());
+        QStringList asked;
+        QString next;
+        w.setPathPrompts({[&](QWidget *) {
+                              asked << next;
+                              return next;
+                          },
+                          {}});
+        w.resize(size);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QAction *open = menuAction(w, {QStringLiteral("File"), QStringLiteral("Open")});
+        QVERIFY(open);
+        QCOMPARE(open->objectName(), QStringLiteral("actionOpen"));
+        for (const char *name : {"llama3.1-405b-16k-h100.railyard.json",
+                                 "hgx-h200-server.railyard.json",
+                                 "dgx-h100-superpod-su.railyard.json"}) {
+            next = layoutPath(name);
+            open->trigger();
+            QVERIFY2(w.document()->filePath().endsWith(QLatin1String(name)),
+                     qPrintable(w.document()->filePath()));
+            checkCanvas(w, QLatin1String(name));
+            if (QTest::currentTestFailed())
+                return;
+        }
+        QCOMPARE(asked.size(), 3);
+        // Cancelling the dialog changes nothing.
+        Document *before = w.document();
+        next.clear();
+        open->trigger();
+        QCOMPARE(w.document(), before);
+    }
+
+    // A saved zoom gives way to fit when the cluster would not show whole at it.
+    void savedZoomOnlyWhenTheClusterShowsWhole()
+    {
+        QTemporaryDir dir;
+        const auto withZoom = [&](double zoom) {
+            engine::Layout l = engine::readLayoutFile(
+                    layoutPath("tp-across-servers.railyard.json").toStdString());
+            l.view["zoom"] = zoom;
+            const QString path = dir.filePath(QStringLiteral("zoom-%1.railyard.json").arg(zoom));
+            engine::writeLayoutFile(l, path.toStdString());
+            return path;
+        };
+        MainWindow w(nullptr, m_recovery.path());
+        w.resize(1280, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openFile(withZoom(2.0)));
+        settle();
+        const double fit = w.view()->fitZoom();
+        QVERIFY(std::abs(w.view()->zoom() - fit) < 1e-9);
+        checkCanvas(w, QStringLiteral("zoom 2"));
+        // Smaller than fit: the whole cluster shows, so the file's zoom stands.
+        const double small = fit * 0.7;
+        QVERIFY(w.openFile(withZoom(small)));
+        settle();
+        QVERIFY(std::abs(w.view()->zoom() - small) < 1e-9);
+    }
+
+    // View > Reset Layout puts every dock back, at the default sizes, after the user moved them.
+    void resetLayoutRestoresTheDocks()
+    {
+        MainWindow w(nullptr, m_recovery.path());
+        w.resize(1600, 1000);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        settle();
+        const DockLayout::Docks docks = w.dockLayout()->docks();
+        QAction *reset = menuAction(w, {QStringLiteral("View"), QStringLiteral("Reset Layout")});
+        QVERIFY(reset);
+        reset->trigger(); // the default sizes for this window
+        settle();
+        const int left = docks.workload->width();
+        const int right = docks.pricing->width();
+        const int pricingHeight = docks.pricing->height();
+        QVERIFY(left >= 300 && left <= 380);
+        QVERIFY(right >= 360 && right <= 440);
+        docks.warnings->setFloating(true);
+        docks.inspector->close();
+        w.removeDockWidget(docks.groups);
+        w.addDockWidget(Qt::RightDockWidgetArea, docks.groups);
+        docks.groups->show();
+        w.resizeDocks({docks.workload}, {700}, Qt::Horizontal);
+        settle();
+        QVERIFY(w.centralWidget()->width() < w.width() / 2); // the user's choice, until reset
+        reset->trigger();
+        settle();
+        for (QDockWidget *d : w.dockLayout()->all()) {
+            QVERIFY2(!d->isFloating(), qPrintable(d->objectName()));
+            QVERIFY2(d->toggleViewAction()->isChecked(), qPrintable(d->objectName()));
+        }
+        QCOMPARE(w.dockWidgetArea(docks.groups), Qt::LeftDockWidgetArea);
+        QCOMPARE(w.dockWidgetArea(docks.warnings), Qt::RightDockWidgetArea);
+        QCOMPARE(w.tabifiedDockWidgets(docks.workload), QList<QDockWidget *>{docks.cluster});
+        QCOMPARE(w.tabifiedDockWidgets(docks.groups), QList<QDockWidget *>{docks.inspector});
+        QVERIFY(w.tabifiedDockWidgets(docks.warnings).isEmpty());
+        QVERIFY(std::abs(docks.workload->width() - left) <= 4);
+        QVERIFY(std::abs(docks.pricing->width() - right) <= 4);
+        QVERIFY(std::abs(docks.pricing->height() - pricingHeight) <= 4);
+        checkCanvas(w, QStringLiteral("reset"));
+    }
+
+    // Pricing and Warnings are both in view (neither behind a tab), each tall enough to read.
+    void pricingAndWarningsBothShow()
+    {
+        MainWindow w(nullptr, m_recovery.path());
+        w.resize(1280, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openFile(layoutPath("tp-across-servers.railyard.json")));
+        settle();
+        const DockLayout::Docks docks = w.dockLayout()->docks();
+        QVERIFY(onShow(w, docks.warnings));
+        QVERIFY(onShow(w, docks.pricing));
+        QVERIFY(w.tabifiedDockWidgets(docks.warnings).isEmpty());
+        // Every row in view: the two TP warnings and "where the model is unsure".
+        QTreeWidget *list = w.warningsPanel()->list();
+        QCOMPARE(list->topLevelItemCount(), 3);
+        for (int i = 0; i < list->topLevelItemCount(); ++i)
+            QVERIFY2(list->viewport()->rect().contains(list->visualItemRect(list->topLevelItem(i))),
+                     qPrintable(list->topLevelItem(i)->text(0)));
+        // Clicking a device brings the Inspector forward (it shares a tab with Groups).
+        QVERIFY(!onShow(w, docks.inspector));
+        QVERIFY(onShow(w, docks.groups));
+        QVERIFY(w.search(QStringLiteral("GPU 3")));
+        settle();
+        QVERIFY(onShow(w, docks.inspector));
+        QVERIFY(!onShow(w, docks.groups));
+        QVERIFY(onShow(w, docks.warnings));
+    }
+
+    // Help > Keyboard Shortcuts lists every shortcut of every menu action; Help > Quick Guide
+    // is on F1 and names the keys the actions really have.
+    void helpListsEveryShortcutAndHasAGuide()
+    {
+        MainWindow w(nullptr, m_recovery.path());
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QAction *keys = menuAction(w,
+                                   {QStringLiteral("Help"), QStringLiteral("Keyboard Shortcuts")});
+        QVERIFY(keys);
+        keys->trigger();
+        auto *dialog = w.findChild<ShortcutsDialog *>();
+        QVERIFY(dialog);
+        QVERIFY(dialog->isVisible());
+        QVERIFY(!dialog->isModal());
+        QStringList listed;
+        QStringList sections;
+        for (int i = 0; i < dialog->table()->topLevelItemCount(); ++i) {
+            QTreeWidgetItem *item = dialog->table()->topLevelItem(i);
+            listed << item->text(1);
+            if (item->isFirstColumnSpanned()) {
+                QVERIFY2(!sections.contains(item->text(0)), qPrintable(item->text(0)));
+                sections << item->text(0);
+            }
+        }
+        QVERIFY(sections.contains(QStringLiteral("View > Colour GPUs By")));
+        QVERIFY(sections.contains(QStringLiteral("Canvas")));
+        int withKeys = 0;
+        for (QAction *a : w.findChildren<QAction *>()) {
+            if (a->shortcuts().isEmpty() || a->associatedObjects().isEmpty())
+                continue;
+            ++withKeys;
+            bool found = false;
+            const QString k = a->shortcut().toString(QKeySequence::NativeText);
+            for (const QString &l : listed)
+                found = found || l.split(QStringLiteral(", ")).contains(k);
+            QVERIFY2(found, qPrintable(a->text() + QStringLiteral(": ") + k));
+        }
+        QVERIFY(withKeys >= 20);
+        QCOMPARE(ShortcutsDialog::menuEntries(w.menuBar()).size(), withKeys);
+        QVERIFY(listed.contains(QStringLiteral("Ctrl+O")));
+        QVERIFY(listed.contains(QStringLiteral("Alt+3")));
+
+        QAction *guide = menuAction(w, {QStringLiteral("Help"), QStringLiteral("Quick Guide")});
+        QVERIFY(guide);
+        QCOMPARE(guide->shortcut(), QKeySequence(QKeySequence::HelpContents));
+        QCOMPARE(guide->shortcut(), QKeySequence(Qt::Key_F1));
+        guide->trigger();
+        auto *quick = w.findChild<QuickGuide *>();
+        QVERIFY(quick);
+        QVERIFY(quick->isVisible());
+        const QString text = quick->browser()->toPlainText();
+        QVERIFY(text.contains(QStringLiteral("Pin as A (Ctrl+P)")));
+        QVERIFY(text.contains(QStringLiteral("Link Load (Ctrl+L)")));
+        QVERIFY(text.contains(QStringLiteral("Keyboard Shortcuts (Ctrl+/)")));
+    }
+
+    // View > Panels toggles every dock.
+    void viewMenuTogglesEveryDock()
+    {
+        MainWindow w(nullptr, m_recovery.path());
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        for (QDockWidget *d : w.dockLayout()->all()) {
+            QAction *toggle = menuAction(w,
+                                         {QStringLiteral("View"),
+                                          QStringLiteral("Panels"),
+                                          d->windowTitle()});
+            QVERIFY2(toggle, qPrintable(d->windowTitle()));
+            QVERIFY(toggle->isChecked());
+            toggle->trigger();
+            QVERIFY(d->isHidden());
+            toggle->trigger();
+            QVERIFY(!d->isHidden());
+        }
+    }
+
+    // The docks come back as the user left them; a state that does not apply is ignored, and a
+    // dock floating off every screen comes back into the window.
+    void sessionRemembersTheDocksAndChecksThem()
+    {
+        QSettings().clear();
+        {
+            MainWindow w(nullptr, m_recovery.path());
+            w.resize(1600, 1000);
+            w.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&w));
+            const DockLayout::Docks docks = w.dockLayout()->docks();
+            docks.inspector->close();
+            w.removeDockWidget(docks.warnings);
+            w.addDockWidget(Qt::LeftDockWidgetArea, docks.warnings);
+            docks.warnings->show();
+            settle();
+            w.saveSession();
+        }
+        {
+            MainWindow w(nullptr, m_recovery.path());
+            w.restoreSession();
+            w.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&w));
+            settle();
+            const DockLayout::Docks docks = w.dockLayout()->docks();
+            QCOMPARE(w.dockWidgetArea(docks.warnings), Qt::LeftDockWidgetArea);
+            QVERIFY(docks.inspector->isHidden());
+            QCOMPARE(w.size(), QSize(1600, 1000));
+            checkCanvas(w, QStringLiteral("restored"));
+            // Off every screen: back into the window.
+            docks.pricing->setFloating(true);
+            docks.pricing->move(-20000, -20000);
+            w.saveSession();
+        }
+        {
+            MainWindow w(nullptr, m_recovery.path());
+            w.restoreSession();
+            w.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&w));
+            QDockWidget *pricing = w.dockLayout()->docks().pricing;
+            bool inView = !pricing->isFloating();
+            for (const QScreen *screen : QGuiApplication::screens())
+                inView = inView || screen->availableGeometry().intersects(pricing->geometry());
+            QVERIFY(inView);
+        }
+        // Garbage, or a state of another version: the default arrangement.
+        QSettings().setValue(QStringLiteral("window/state"), QByteArray("not a state"));
+        {
+            MainWindow w(nullptr, m_recovery.path());
+            w.restoreSession();
+            w.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&w));
+            const DockLayout::Docks docks = w.dockLayout()->docks();
+            QCOMPARE(w.dockWidgetArea(docks.warnings), Qt::RightDockWidgetArea);
+            QVERIFY(!docks.inspector->isHidden());
+            checkCanvas(w, QStringLiteral("garbage state"));
+        }
+        QSettings().clear();
+    }
+    // Compare > Pin, then an edit: the Pricing dock shows A beside B and the links whose load
+    // changed, several rows of them, not one.
+    void pinnedComparisonShowsTheChangedLinks()
+    {
+        MainWindow w(nullptr, m_recovery.path());
+        w.resize(1280, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openFile(layoutPath("gmi-h200-cluster.railyard.json")));
+        QAction *pin = menuAction(w,
+                                  {QStringLiteral("Compare"),
+                                   QStringLiteral("Pin Current State as A")});
+        QVERIFY(pin);
+        pin->trigger();
+        const engine::MappingEdit move = engine::placeGroup(w.document()->layout(),
+                                                            engine::Dim::TP,
+                                                            0,
+                                                            {4, 5, 6, 7, 8, 9, 10, 11});
+        QVERIFY(move.ok());
+        w.document()->undoStack()->push(
+                new ChangeMapping(w.document(), move.mapping, QStringLiteral("Place TP group 0")));
+        settle();
+        // A, B and the change all show in the dock, none cut off at its right edge.
+        QTableWidget *m = w.pricingPanel()->metrics();
+        for (int c = 0; c < 3; ++c)
+            QVERIFY2(m->columnViewportPosition(c) + m->columnWidth(c) <= m->viewport()->width(),
+                     qPrintable(QString::number(c)));
+        QTreeWidget *links = w.pricingPanel()->linkChanges();
+        QVERIFY(links->isVisibleTo(w.pricingPanel()));
+        QVERIFY(links->topLevelItemCount() >= 6);
+        const int rows = links->viewport()->height() / links->sizeHintForRow(0);
+        QVERIFY2(rows >= 6, qPrintable(QString::number(rows)));
+        shoot(w, QStringLiteral("pinned-1280x800-gmi-h200-cluster"));
+        w.document()->undoStack()->setClean();
+    }
+};
+
+QTEST_MAIN(TestWindowLayout)
+#include "tst_windowlayout.moc"
