@@ -269,6 +269,8 @@ int runEvaluate(const std::vector<std::string> &args, std::string &out)
     if (o.flag("json")) {
         Json j;
         j["step_time_s"] = e.stepTimeS;
+        // The uncertainty from validation: the step time's band for runs like this one.
+        j["step_time_band_s"] = {e.stepTimeBand.lowS, e.stepTimeBand.highS};
         j["tokens_per_step"] = e.tokensPerStep;
         j["tokens_per_s"] = e.tokensPerS;
         j["tokens_per_s_per_gpu"] = e.tokensPerSPerGpu;
@@ -327,7 +329,8 @@ int runEvaluate(const std::vector<std::string> &args, std::string &out)
         return 0;
     }
     out += layout.title.empty() ? file + "\n" : layout.title + "\n";
-    out += "  step time         " + formatSeconds(e.stepTimeS) + "\n";
+    out += "  step time         " + formatSeconds(e.stepTimeS) + " \u00b1"
+           + formatNumber(100 * e.stepTimeBand.fraction, 2) + "%  (" + e.stepTimeBand.basis + ")\n";
     out += "  tokens/s per GPU  " + formatNumber(e.tokensPerSPerGpu, 4) + "  ("
            + formatNumber(e.tokensPerS, 4) + " in all)\n";
     out += "  MFU               " + formatNumber(100 * e.mfu, 3) + "%  ("

@@ -3,6 +3,7 @@
 #include "fidelity.h"
 #include "inputerror.h"
 #include "stepmodel.h"
+#include "units.h"
 
 #include <memory>
 
@@ -63,13 +64,15 @@ Evaluation StepModel::run()
     e.stepTimeBand.fraction = band.fraction;
     e.stepTimeBand.lowS = e.stepTimeS * (1 - band.fraction);
     e.stepTimeBand.highS = e.stepTimeS * (1 + band.fraction);
+    e.stepTimeBand.basis = band.basis;
     memory();
     warnPlacements();
     if (options.linkLoads)
         fillLinks();
     if (options.timeline)
         buildTimeline();
-    e.assumptions.push_back(band.basis);
+    e.assumptions.push_back("step time band \u00b1" + formatNumber(100 * band.fraction, 2)
+                            + "%: " + band.basis);
     e.assumptions.push_back("balanced MoE routing (every expert gets its share of tokens)");
     if (m.isMoe())
         e.assumptions.push_back("MoE layers: host-side overheads of the token dispatcher (count "

@@ -70,6 +70,7 @@ struct StepTimeBand
 {
     double lowS = 0, highS = 0;
     double fraction = 0; // half-width as a share of the step time ("18.8 s ±8%")
+    std::string basis;   // what it rests on, in words (also among the assumptions)
 };
 
 struct Evaluation

@@ -1,7 +1,6 @@
 #include "fidelity.h"
 
 #include "jsoncursor.h"
-#include "units.h"
 
 #include <algorithm>
 #include <cmath>
@@ -140,7 +139,6 @@ UncertaintyBand uncertaintyBand(const Regime &g, const std::vector<ValidationRun
                       + (!archSeen ? "on " + archWords(g.architecture) : "with" + features)
                       + " to check against";
     }
-    band.basis = "step time band ±" + formatNumber(100 * band.fraction, 2) + "%: " + band.basis;
     return band;
 }
 

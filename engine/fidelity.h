@@ -37,7 +37,7 @@ struct UncertaintyBand
 {
     double fraction = 0; // half-width, as a fraction of the step time
     int runs = 0;        // validation runs it rests on
-    std::string basis;   // in words: which runs, and what was widened
+    std::string basis;   // in words: which runs, and what was widened ("the 80th percentile ...")
 };
 
 // The built-in validation residuals.
