@@ -40,7 +40,10 @@ double quantile(std::vector<double> v, double q)
 
 std::string archWords(const std::string &a)
 {
-    return a == "ampere" ? "A100" : a == "hopper" ? "H100" : a == "blackwell" ? "Blackwell" : a;
+    return a == "ampere"      ? "Ampere (A100)"
+           : a == "hopper"    ? "Hopper (H100, H200)"
+           : a == "blackwell" ? "Blackwell"
+                              : a;
 }
 
 } // namespace

@@ -55,9 +55,12 @@ void LinkTraffic::bind(const Topology &t)
     // Rates always come from this topology: another one with the same counts (a tuning
     // change, rebuilt in the same place) has other rates.
     m_rate.resize(n);
+    m_nvlink.resize(n);
     const auto &links = t.links();
-    for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t i = 0; i < n; ++i) {
         m_rate[i] = static_cast<float>(links[i].effectiveGbPerS() * 1e9);
+        m_nvlink[i] = links[i].kind == LinkKind::NvLink;
+    }
     m_uplinkLeaf.assign(n, -1);
     for (std::size_t leaf = 0; leaf < leaves; ++leaf)
         for (int l : t.leafUplinks(static_cast<int>(leaf)))
@@ -267,7 +270,7 @@ double LinkTraffic::phaseTime()
         if (rate <= 0)
             continue;
         const double t = double(std::max(c.up, c.down)) / rate;
-        if (m_t->links()[i].kind != LinkKind::NvLink)
+        if (!m_nvlink[i])
             m_otherTime = std::max(m_otherTime, t);
         else
             m_nvlinkTime = std::max(m_nvlinkTime, t);

@@ -115,8 +115,9 @@ private:
     const Topology *m_t = nullptr;
     std::vector<Cell> m_cells;
     std::vector<Total> m_totals;
-    std::vector<float> m_rate;     // achieved bytes/s per link
-    std::vector<int> m_uplinkLeaf; // leaf index for leaf -> spine links, else -1
+    std::vector<float> m_rate;          // achieved bytes/s per link
+    std::vector<std::uint8_t> m_nvlink; // 1 for NVLink links (the stages of a phase)
+    std::vector<int> m_uplinkLeaf;      // leaf index for leaf -> spine links, else -1
     std::vector<int> m_touched;
     std::vector<Cell> m_ports; // NVLink ports, per GPU
     std::vector<Total> m_portTotals;
