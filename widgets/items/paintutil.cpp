@@ -166,23 +166,55 @@ QPen linkPen(engine::LinkKind kind, Detail detail, double width)
     return pen;
 }
 
-void drawPlateLabel(
-        QPainter *painter, const QPointF &centre, const QString &text, double lod, double px)
+QRectF drawPlateLabel(QPainter *painter,
+                      const QPointF &at,
+                      const QString &text,
+                      double lod,
+                      double px,
+                      Qt::Alignment anchor,
+                      Plate plate)
 {
     QFont f = painter->font();
     f.setPixelSize(std::max(1, static_cast<int>(std::lround(px / lod))));
     f.setBold(true);
     painter->setFont(f);
     const QFontMetricsF fm(f);
-    const double w = fm.horizontalAdvance(text) + 8 / lod;
+    const double w = fm.horizontalAdvance(text) + 10 / lod;
     const double h = fm.height() + 4 / lod;
-    const QRectF plate(centre.x() - w / 2, centre.y() - h / 2, w, h);
+    QRectF r(at.x() - w / 2, at.y() - h / 2, w, h);
+    if (anchor & Qt::AlignLeft)
+        r.moveLeft(at.x());
+    if (anchor & Qt::AlignTop)
+        r.moveTop(at.y());
+    if (anchor & Qt::AlignBottom)
+        r.moveBottom(at.y());
+    const bool dark = plate == Plate::Dark;
     painter->setPen(Qt::NoPen);
-    painter->setBrush(QColor(255, 255, 255, 215));
-    painter->drawRect(plate);
-    painter->setPen(style::kTextDark);
-    painter->drawText(plate, Qt::AlignCenter, text);
+    painter->setBrush(dark ? QColor(0x1f, 0x29, 0x37, 225) : QColor(255, 255, 255, 225));
+    if (dark) {
+        painter->setRenderHint(QPainter::Antialiasing, true);
+        painter->drawRoundedRect(r, 3 / lod, 3 / lod);
+    } else {
+        painter->drawRect(r);
+    }
+    painter->setPen(dark ? QColor(Qt::white) : style::kTextDark);
+    painter->drawText(r, Qt::AlignCenter, text);
     ++paintStats().titles;
+    return r;
+}
+
+// Titles smaller than these many pixels are noise, not text: plates name racks and servers
+// until their titles reach them.
+int rackTitleUnits(double lod)
+{
+    const int units = fontUnits(lod, 11, 16, 28);
+    return units * lod < 9 ? 0 : units;
+}
+
+int nodeTitleUnits(double lod)
+{
+    const int units = fontUnits(lod, 10, 12, 18);
+    return units * lod < 8.5 ? 0 : units;
 }
 
 void drawLoadBuckets(QPainter *painter, const LoadBuckets &buckets, Detail detail)

@@ -53,9 +53,22 @@ double stepLoad(int step);        // the load a step is drawn with
 using LoadBuckets = std::array<std::vector<QLineF>, kLoadSteps + 1>;
 void drawLoadBuckets(QPainter *painter, const LoadBuckets &buckets, Detail detail);
 
-// Text with a translucent white plate behind it, `px` pixels tall whatever the zoom: for rack
-// names over racks drawn as blocks.
-void drawPlateLabel(
-        QPainter *painter, const QPointF &centre, const QString &text, double lod, double px);
+// Text with a translucent plate behind it, `px` pixels tall whatever the zoom: names of
+// scalable units, racks and servers when their own titles are too small to read. `anchor` says
+// which point of the plate sits at `at` (Qt::AlignCenter, Qt::AlignLeft | Qt::AlignTop...); a
+// dark plate (white text) marks the level above the light ones. Returns the plate.
+enum class Plate { Light, Dark };
+QRectF drawPlateLabel(QPainter *painter,
+                      const QPointF &at,
+                      const QString &text,
+                      double lod,
+                      double px,
+                      Qt::Alignment anchor = Qt::AlignCenter,
+                      Plate plate = Plate::Light);
+
+// The font size (scene units) of a rack's and of a server's title at `lod`, 0 where it would be
+// too small to read: the canvas names racks and servers another way below these.
+int rackTitleUnits(double lod);
+int nodeTitleUnits(double lod);
 
 } // namespace railyard::paint
