@@ -3,12 +3,14 @@
 //   QT_QPA_PLATFORM=offscreen canvas_shots LAYOUT OUTDIR [WIDTHxHEIGHT]
 #include "document/document.h"
 #include "parallel.h"
+#include "scene/clustergeometry.h"
 #include "scene/clusterscene.h"
 #include "scene/clusterview.h"
 
 #include <QApplication>
 #include <QDir>
 #include <QImage>
+#include <QMouseEvent>
 #include <QPainter>
 
 #include <cstdio>
@@ -29,6 +31,29 @@ void save(ClusterView &view, const QString &path)
         std::fprintf(stderr, "cannot write %s\n", qPrintable(path));
     else
         std::printf("wrote %s (zoom %.3f)\n", qPrintable(path), view.zoom());
+}
+
+// The mouse moving over the viewport with the left button held.
+void moveHeld(QWidget *viewport, const QPoint &pos, Qt::KeyboardModifiers modifiers)
+{
+    QMouseEvent e(QEvent::MouseMove,
+                  QPointF(pos),
+                  viewport->mapToGlobal(QPointF(pos)),
+                  Qt::NoButton,
+                  Qt::LeftButton,
+                  modifiers);
+    QApplication::sendEvent(viewport, &e);
+}
+
+void press(QWidget *viewport, const QPoint &pos, Qt::KeyboardModifiers modifiers, bool down)
+{
+    QMouseEvent e(down ? QEvent::MouseButtonPress : QEvent::MouseButtonRelease,
+                  QPointF(pos),
+                  viewport->mapToGlobal(QPointF(pos)),
+                  Qt::LeftButton,
+                  down ? Qt::LeftButton : Qt::NoButton,
+                  modifiers);
+    QApplication::sendEvent(viewport, &e);
 }
 
 } // namespace
@@ -79,6 +104,24 @@ int main(int argc, char **argv)
         save(view, out.filePath(QStringLiteral("selected-tp.png")));
     }
     scene.setSelectedGpus({});
+    // The cues while the mouse is held: a rubber band (Shift-drag), and a GPU pressed on at a
+    // zoom where it is too small to pick up.
+    QWidget *vp = view.viewport();
+    view.setZoom(0.5);
+    view.centerOn(scene.sceneRect().center());
+    const QPoint from = vp->rect().center() - QPoint(200, 120);
+    press(vp, from, Qt::ShiftModifier, true);
+    moveHeld(vp, from + QPoint(420, 160), Qt::ShiftModifier);
+    save(view, out.filePath(QStringLiteral("cue-band.png")));
+    press(vp, from + QPoint(420, 160), Qt::ShiftModifier, false);
+    scene.setSelectedGpus({});
+    view.fitToCluster();
+    const QPointF gpu = scene.geometry().nodeRect(scene.geometry().nodeCount() / 2).center();
+    const QPoint at = view.mapFromScene(gpu);
+    press(vp, at, Qt::NoModifier, true);
+    moveHeld(vp, at + QPoint(40, 20), Qt::NoModifier);
+    save(view, out.filePath(QStringLiteral("cue-too-small.png")));
+    press(vp, at + QPoint(40, 20), Qt::NoModifier, false);
     for (auto [kind, name] :
          {std::pair{GroupKind::PpStage, "pp"}, std::pair{GroupKind::DpReplica, "dp"}}) {
         scene.setColourBy(kind);

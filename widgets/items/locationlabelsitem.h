@@ -1,5 +1,7 @@
 #pragma once
 
+#include "paintutil.h"
+
 #include <QGraphicsItem>
 
 namespace railyard {
@@ -23,6 +25,7 @@ public:
 
 private:
     const ClusterGeometry &m_geometry;
+    paint::Plates::Cache m_plates;
 };
 
 } // namespace railyard

@@ -166,39 +166,69 @@ QPen linkPen(engine::LinkKind kind, Detail detail, double width)
     return pen;
 }
 
-QRectF drawPlateLabel(QPainter *painter,
-                      const QPointF &at,
-                      const QString &text,
-                      double lod,
-                      double px,
-                      Qt::Alignment anchor,
-                      Plate plate)
+Plates::Plates(QPainter *painter, Cache *cache)
+    : m_painter(painter)
+    , m_cache(cache)
+    , m_world(painter->worldTransform())
+    , m_font(painter->font())
 {
-    QFont f = painter->font();
-    f.setPixelSize(std::max(1, static_cast<int>(std::lround(px / lod))));
-    f.setBold(true);
-    painter->setFont(f);
-    const QFontMetricsF fm(f);
-    const double w = fm.horizontalAdvance(text) + 10 / lod;
-    const double h = fm.height() + 4 / lod;
-    QRectF r(at.x() - w / 2, at.y() - h / 2, w, h);
-    if (anchor & Qt::AlignLeft)
-        r.moveLeft(at.x());
-    if (anchor & Qt::AlignTop)
-        r.moveTop(at.y());
-    if (anchor & Qt::AlignBottom)
-        r.moveBottom(at.y());
-    const bool dark = plate == Plate::Dark;
-    painter->setPen(Qt::NoPen);
-    painter->setBrush(dark ? QColor(0x1f, 0x29, 0x37, 225) : QColor(255, 255, 255, 225));
-    if (dark) {
-        painter->setRenderHint(QPainter::Antialiasing, true);
-        painter->drawRoundedRect(r, 3 / lod, 3 / lod);
-    } else {
-        painter->drawRect(r);
+    QRectF device(0, 0, painter->device()->width(), painter->device()->height());
+    if (painter->hasClipping())
+        device = device.intersected(m_world.mapRect(painter->clipBoundingRect()));
+    m_visible = m_world.inverted().mapRect(device);
+    m_font.setBold(true);
+    painter->save();
+    painter->resetTransform();
+    painter->setRenderHint(QPainter::Antialiasing, true);
+    painter->setRenderHint(QPainter::TextAntialiasing, true);
+}
+
+Plates::~Plates()
+{
+    m_painter->restore();
+}
+
+QRectF Plates::draw(const QPointF &at,
+                    const QString &text,
+                    int px,
+                    Qt::Alignment anchor,
+                    Style style,
+                    const QPointF &offset)
+{
+    if (px != m_fontPx) {
+        m_fontPx = px;
+        m_font.setPixelSize(px);
+        m_painter->setFont(m_font);
     }
-    painter->setPen(dark ? QColor(Qt::white) : style::kTextDark);
-    painter->drawText(r, Qt::AlignCenter, text);
+    QStaticText &label = (*m_cache)[qMakePair(px, text)];
+    if (label.text().isEmpty()) {
+        label.setTextFormat(Qt::PlainText);
+        label.setText(text);
+        label.prepare(QTransform(), m_font);
+    }
+    const QSizeF size = label.size();
+    const double w = std::round(size.width()) + 10;
+    const double h = std::round(size.height()) + 4;
+    const QPointF p = m_world.map(at) + offset;
+    double x = p.x() - w / 2, y = p.y() - h / 2;
+    if (anchor & Qt::AlignLeft)
+        x = p.x();
+    if (anchor & Qt::AlignTop)
+        y = p.y();
+    if (anchor & Qt::AlignBottom)
+        y = p.y() - h;
+    const QRectF r(std::round(x), std::round(y), w, h);
+    const bool dark = style == Style::Dark;
+    if (dark) {
+        m_painter->setPen(Qt::NoPen);
+        m_painter->setBrush(QColor(0x1f, 0x29, 0x37, 225));
+        m_painter->drawRoundedRect(r, 3, 3);
+    } else {
+        // Pixel-aligned and square: the fast path for the hundreds of light plates.
+        m_painter->fillRect(r, QColor(255, 255, 255, 225));
+    }
+    m_painter->setPen(dark ? QColor(Qt::white) : style::kTextDark);
+    m_painter->drawStaticText(r.topLeft() + QPointF(5, 2), label);
     ++paintStats().titles;
     return r;
 }
