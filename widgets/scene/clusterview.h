@@ -56,7 +56,7 @@ public:
     // The zoom from which a GPU can be dragged.
     double dragZoom() const;
     // Where the centre of the view is ("SU 3 · Rack 12 · Node 97"), and the overview map's box
-    // in viewport coordinates (null when the whole cluster is in view, or overlays are off).
+    // in viewport coordinates (null when the whole cluster is in view).
     QString locationText() const;
     QRect overviewRect() const;
     // Where the title block and the legend go, in viewport coordinates (null when hidden).
