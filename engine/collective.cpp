@@ -408,6 +408,165 @@ void analyzeGroup(const Topology &t, std::span<const int> gpus, GroupShape &g)
     g.sharp = s.sharp && g.domains > 1;
 }
 
+namespace {
+
+// For each distinct key of `from` (sorted): the key, how often it occurs there and in `other`
+// (sorted).
+template<class F>
+void forEachKey(const std::vector<int> &from, const std::vector<int> &other, F f)
+{
+    for (std::size_t i = 0; i < from.size();) {
+        std::size_t j = i;
+        while (j < from.size() && from[j] == from[i])
+            ++j;
+        const auto [lo, hi] = std::equal_range(other.begin(), other.end(), from[i]);
+        f(from[i], double(j - i), double(hi - lo));
+        i = j;
+    }
+}
+
+// NCCL's all-to-all: every rank sends S/n to every other. Inside a domain over NVLink (or
+// PCIe); across domains GPU k of domain d sends to GPU k (modulo its size) of every other domain
+// e, S x |e| / n bytes, through its own NICs (PXN keeps the flows on their rail), so NICs do not
+// aggregate. Priced per pair of domain classes (domains of one size), not per GPU and domain:
+// for one sender position and NIC slot, the senders' and receivers' NICs, leaves and pods are
+// counted, and each link gets its number of crossing flows x the bytes per flow at once. The
+// bytes and flow counts are those of the flow-by-flow loop, in O(GPUs x log domains).
+void addDirectAllToAll(LinkTraffic &tr,
+                       const Topology &t,
+                       const GroupShape &g,
+                       double S,
+                       double interDomainScale,
+                       double flowsPerNic)
+{
+    const int n = g.n;
+    const int N = g.domains;
+    for (int d = 0; d < N; ++d) {
+        const int m = g.members(d);
+        const double intra = S * (m - 1) / n;
+        for (int k = 0; k < m; ++k) {
+            const int a = g.member(d, k);
+            if (g.pcieOnly) {
+                if (m > 1)
+                    tr.addPciePeer(a, g.member(d, (k + 1) % m), intra);
+            } else {
+                tr.addNvlink(a, intra, intra);
+            }
+        }
+    }
+    const int c = t.shape().nicsPerGpu; // every GPU has this many NIC slots
+    if (N < 2 || c <= 0)
+        return;
+    std::vector<std::pair<int, int>> bySize; // (members, domain)
+    bySize.reserve(static_cast<std::size_t>(N));
+    for (int d = 0; d < N; ++d)
+        bySize.emplace_back(g.members(d), d);
+    std::sort(bySize.begin(), bySize.end());
+    struct Class
+    {
+        int size;
+        std::vector<int> domains;
+    };
+    std::vector<Class> classes;
+    for (const auto &[size, d] : bySize) {
+        if (classes.empty() || classes.back().size != size)
+            classes.push_back({size, {}});
+        classes.back().domains.push_back(d);
+    }
+    const int firstNic = t.nicDevice(0);
+    struct End
+    {
+        int gpu, nic;
+    };
+    std::vector<End> senders, receivers;
+    std::vector<int> sendNics, recvNics, sendLeaves, recvLeaves, sendPods, recvPods;
+    const auto collect = [&](const Class &cls, int position, int slot, std::vector<End> &ends) {
+        ends.clear();
+        for (int d : cls.domains) {
+            const int gpu = g.member(d, position);
+            const auto nics = t.gpuNics(gpu);
+            ends.push_back({gpu, nics[static_cast<std::size_t>(slot)] - firstNic});
+        }
+    };
+    const auto keys = [&](const std::vector<End> &ends,
+                          std::vector<int> &nics,
+                          std::vector<int> &leaves,
+                          std::vector<int> &pods) {
+        nics.clear();
+        leaves.clear();
+        pods.clear();
+        for (const End &e : ends) {
+            nics.push_back(e.nic);
+            const int leaf = t.leafOfNic(e.nic);
+            if (leaf < 0)
+                continue; // no fabric beyond the NIC: no spine traffic
+            leaves.push_back(leaf);
+            if (const int pod = tr.podOfLeaf(leaf); pod >= 0)
+                pods.push_back(pod);
+        }
+        std::sort(nics.begin(), nics.end());
+        std::sort(leaves.begin(), leaves.end());
+        std::sort(pods.begin(), pods.end());
+    };
+    for (const Class &A : classes) {
+        for (const Class &B : classes) {
+            const double bytes = S * B.size / n * interDomainScale; // one flow
+            const double part = c == 1 ? bytes : bytes / c;         // one flow's share per NIC
+            const double self = &A == &B ? 1.0 : 0.0; // a domain does not send to itself
+            const double nA = double(A.domains.size()), nB = double(B.domains.size());
+            for (int k = 0; k < A.size; ++k) {
+                for (int j = 0; j < c; ++j) {
+                    // The k-th flow's j-th NIC share: slot (j + k) mod c on both ends.
+                    const int slot = (j + k) % c;
+                    collect(A, k, slot, senders);
+                    collect(B, k % B.size, slot, receivers);
+                    if (nB - self > 0)
+                        for (const End &e : senders)
+                            tr.addHostToNic(e.gpu, e.nic, part * (nB - self), 0);
+                    if (nA - self > 0)
+                        for (const End &e : receivers)
+                            tr.addHostToNic(e.gpu, e.nic, 0, part * (nA - self));
+                    if (part <= 0)
+                        continue;
+                    keys(senders, sendNics, sendLeaves, sendPods);
+                    keys(receivers, recvNics, recvLeaves, recvPods);
+                    // A flow between two GPUs on one NIC stays in the NIC; one between two
+                    // leaves (pods) goes through the spine (core). A sender's own domain, if
+                    // among the receivers, has its key and so never counts as crossing.
+                    forEachKey(sendNics, recvNics, [&](int nic, double ca, double cb) {
+                        if (const double flows = ca * (nB - cb); flows > 0)
+                            tr.addLink(t.nicUplink(nic), flows * part, 0);
+                    });
+                    forEachKey(recvNics, sendNics, [&](int nic, double cb, double ca) {
+                        if (const double flows = cb * (nA - ca); flows > 0)
+                            tr.addLink(t.nicUplink(nic), 0, flows * part);
+                    });
+                    const double leavesA = double(sendLeaves.size());
+                    const double leavesB = double(recvLeaves.size());
+                    forEachKey(sendLeaves, recvLeaves, [&](int leaf, double ca, double cb) {
+                        if (const double flows = ca * (leavesB - cb); flows > 0)
+                            tr.addLeafToSpine(leaf, flows * part, 0, flows * flowsPerNic);
+                    });
+                    forEachKey(recvLeaves, sendLeaves, [&](int leaf, double cb, double ca) {
+                        if (const double flows = cb * (leavesA - ca); flows > 0)
+                            tr.addLeafToSpine(leaf, 0, flows * part, flows * flowsPerNic);
+                    });
+                    forEachKey(sendPods, recvPods, [&](int pod, double ca, double cb) {
+                        if (const double flows = ca * (leavesB - cb); flows > 0)
+                            tr.addPodToCore(pod, flows * part, 0);
+                    });
+                    forEachKey(recvPods, sendPods, [&](int pod, double cb, double ca) {
+                        if (const double flows = cb * (leavesA - ca); flows > 0)
+                            tr.addPodToCore(pod, 0, flows * part);
+                    });
+                }
+            }
+        }
+    }
+}
+
+} // namespace
+
 void addCollectiveTraffic(LinkTraffic &tr,
                           const Topology &t,
                           const GroupShape &g,
@@ -467,36 +626,7 @@ void addCollectiveTraffic(LinkTraffic &tr,
     case Algorithm::Ring:
     case Algorithm::FlatRing: ring(op == CollectiveOp::Broadcast ? S : f * S); return;
     case Algorithm::P2p: ring(S); return;
-    case Algorithm::Direct: {
-        // Every rank sends S/n to every other: NVLink inside the domain; across domains each
-        // GPU's own NIC (PXN keeps the flows on their rail), so NICs do not aggregate.
-        for (int d = 0; d < N; ++d) {
-            const int m = g.members(d);
-            for (int k = 0; k < m; ++k) {
-                const int a = g.member(d, k);
-                const double intra = S * (m - 1) / n;
-                if (g.pcieOnly) {
-                    if (m > 1)
-                        tr.addPciePeer(a, g.member(d, (k + 1) % m), intra);
-                } else {
-                    tr.addNvlink(a, intra, intra);
-                }
-                for (int e = 0; e < N; ++e) {
-                    if (e == d)
-                        continue;
-                    const int me = g.members(e);
-                    addNetworkFlow(tr,
-                                   t,
-                                   a,
-                                   g.member(e, k % me),
-                                   S * me / n * interDomainScale,
-                                   k,
-                                   flows);
-                }
-            }
-        }
-        return;
-    }
+    case Algorithm::Direct: addDirectAllToAll(tr, t, g, S, interDomainScale, flows); return;
     case Algorithm::Hierarchical: {
         // Reduce-scatter inside each domain, the collective across domains between GPUs of the
         // same position (one ring per position, on its own NIC), all-gather back; pipelined.

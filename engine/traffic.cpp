@@ -143,15 +143,28 @@ void LinkTraffic::addNetwork(int srcNic, int dstNic, double bytes, double flows)
         return;
     addLeafToSpine(a, bytes, 0, flows);
     addLeafToSpine(b, 0, bytes, flows);
-    const ClusterShape &s = m_t->shape();
-    if (s.fabric == FabricKind::ThreeTier && s.cores > 0) {
-        const int podA = a / std::max(1, s.leavesPerPod);
-        const int podB = b / std::max(1, s.leavesPerPod);
-        if (podA != podB) {
-            m_podUp[static_cast<std::size_t>(podA)] += bytes;
-            m_podDown[static_cast<std::size_t>(podB)] += bytes;
-        }
+    const int podA = podOfLeaf(a);
+    const int podB = podOfLeaf(b);
+    if (podA != podB) {
+        addPodToCore(podA, bytes, 0);
+        addPodToCore(podB, 0, bytes);
     }
+}
+
+int LinkTraffic::podOfLeaf(int leaf) const
+{
+    const ClusterShape &s = m_t->shape();
+    if (leaf < 0 || s.fabric != FabricKind::ThreeTier || s.cores <= 0)
+        return -1;
+    return leaf / std::max(1, s.leavesPerPod);
+}
+
+void LinkTraffic::addPodToCore(int pod, double up, double down)
+{
+    if (pod < 0)
+        return;
+    m_podUp[static_cast<std::size_t>(pod)] += up;
+    m_podDown[static_cast<std::size_t>(pod)] += down;
 }
 
 void LinkTraffic::addPciePeer(int gpuA, int gpuB, double bytes)

@@ -39,6 +39,10 @@ public:
     // SHARP: a NIC's data is reduced in its leaf; the leaf sends one reduced stream up.
     void addNicToLeaf(int nic, double up, double down);
     void addLeafToSpine(int leaf, double up, double down, double flows);
+    // Three-tier fabrics: bytes leaving (up) and entering (down) a pod through the core,
+    // spread over its spines' core uplinks. podOfLeaf() is -1 on fabrics without a core.
+    void addPodToCore(int pod, double up, double down);
+    int podOfLeaf(int leaf) const;
     // GPU to GPU over PCIe (servers without NVLink).
     void addPciePeer(int gpuA, int gpuB, double bytes);
     // Generic: bytes on one link in the phase.

@@ -1,5 +1,6 @@
 // The engine's speed: topology build, a step evaluation with per-link loads at 16,384 and
-// 131,072 GPUs, and one collective with per-link bytes on 1,024 GPUs. Prints medians.
+// 131,072 GPUs, one collective with per-link bytes on 1,024 GPUs and an all-to-all on 16,384.
+// Prints medians.
 //   bench_engine [repeats]
 #include "collective.h"
 #include "evaluate.h"
@@ -100,6 +101,21 @@ int main(int argc, char **argv)
                     ms,
                     toString(r.algorithm),
                     r.links.size());
+    }
+    {
+        // All-to-all over every GPU: priced per class of NVLink domains (it was per GPU and
+        // domain: 4.1 s here).
+        Layout l = llama405b(16384, 128);
+        const Topology t = buildTopology(l.cluster, Catalog::builtin());
+        CollectiveRequest req;
+        req.op = CollectiveOp::AllToAll;
+        req.bytes = 1e9;
+        CollectiveResult r;
+        const double ms = medianMs(repeats, [&] { r = estimateCollective(t, req); });
+        std::printf("16384-GPU all-to-all of 1 GB: %.3f ms (%.4f s, busbw %.1f GB/s)\n",
+                    ms,
+                    r.timeS,
+                    r.busbwGBps);
     }
     return 0;
 }
