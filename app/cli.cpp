@@ -4,14 +4,17 @@
 #include "evaluate.h"
 #include "inputerror.h"
 #include "layout.h"
+#include "report.h"
 #include "topology.h"
 #include "units.h"
 
 #include <railyard/version.h>
 
 #include <map>
+#include <new>
 #include <numeric>
 #include <optional>
+#include <ostream>
 #include <set>
 
 namespace railyard::cli {
@@ -24,6 +27,25 @@ struct UsageError : std::runtime_error
 {
     using std::runtime_error::runtime_error;
 };
+
+// Memory ran out: what was being done, for the message (the work's memory is already freed
+// when this is caught).
+struct OutOfMemory : std::runtime_error
+{
+    using std::runtime_error::runtime_error;
+};
+
+// Runs `work`; a std::bad_alloc inside becomes OutOfMemory naming `what`. The work's own
+// locals (topology, link loads) are gone by the time the message is built.
+template<class F>
+int guardMemory(const std::string &what, F work)
+{
+    try {
+        return work();
+    } catch (const std::bad_alloc &) {
+        throw OutOfMemory(what);
+    }
+}
 
 // Options of one subcommand: "--name value", "--name=value" or a bare flag.
 struct Options
@@ -107,17 +129,8 @@ const char *kCollectiveHelp
           "  --links          also print the bytes each link carries\n"
           "  --json           print one JSON object\n";
 
-int runCollective(const std::vector<std::string> &args, std::string &out)
+int collective(const Options &o, const std::string &file, std::ostream &out)
 {
-    const Options o = parseOptions(args,
-                                   2,
-                                   {"op", "size", "gpus", "algo", "efficiency"},
-                                   {"links", "json", "help"});
-    if (o.flag("help")) {
-        out += kCollectiveHelp;
-        return 0;
-    }
-    const std::string &file = oneFile(o, "collective");
     const auto opText = o.value("op");
     if (!opText)
         throw UsageError("collective needs --op");
@@ -190,162 +203,112 @@ int runCollective(const std::vector<std::string> &args, std::string &out)
             }
             j["links"] = links;
         }
-        out += jsonText(j);
+        out << jsonText(j);
     } else {
-        out += std::string(toString(r.op)) + " of " + formatBytes(r.bytes) + " on "
-               + std::to_string(r.ranks) + " GPUs (" + toString(r.algorithm) + ")\n";
-        out += "  time    " + formatSeconds(r.timeS) + "\n";
-        out += "  algbw   " + formatNumber(r.algbwGBps, 4) + " GB/s\n";
-        out += "  busbw   " + formatNumber(r.busbwGBps, 4) + " GB/s\n";
-        out += "  bound   " + r.bottleneck + " at " + formatNumber(r.bottleneckGBps, 4)
-               + " GB/s per GPU\n";
+        out << toString(r.op) << " of " << formatBytes(r.bytes) << " on " << r.ranks << " GPUs ("
+            << toString(r.algorithm) << ")\n";
+        out << "  time    " << formatSeconds(r.timeS) << "\n";
+        out << "  algbw   " << formatNumber(r.algbwGBps, 4) << " GB/s\n";
+        out << "  busbw   " << formatNumber(r.busbwGBps, 4) << " GB/s\n";
+        out << "  bound   " << r.bottleneck << " at " << formatNumber(r.bottleneckGBps, 4)
+            << " GB/s per GPU\n";
         for (const auto &n : r.notes)
-            out += "  note    " + n + "\n";
+            out << "  note    " << n << "\n";
+        if (req.wantLinks)
+            for (const LinkBytes &lb : r.links)
+                out << "  link    " << topology.linkName(lb.link) << ": " << formatBytes(lb.up)
+                    << " up, " << formatBytes(lb.down) << " down\n";
     }
     return 0;
 }
 
+int runCollective(const std::vector<std::string> &args, std::ostream &out)
+{
+    const Options o = parseOptions(args,
+                                   2,
+                                   {"op", "size", "gpus", "algo", "efficiency"},
+                                   {"links", "json", "help"});
+    if (o.flag("help")) {
+        out << kCollectiveHelp;
+        return 0;
+    }
+    const std::string &file = oneFile(o, "collective");
+    return guardMemory(file + ": out of memory estimating the collective",
+                       [&] { return collective(o, file, out); });
+}
+
 const char *kEvaluateHelp
-        = "usage: railyard evaluate FILE [--json] [--top-links N] [--no-links]\n"
+        = "usage: railyard evaluate FILE [--json] [--links busiest|all] [--top-links N] "
+          "[--no-links]\n"
           "\n"
           "Prices one training step of the layout FILE's workload on its cluster: step time and "
           "its\n"
-          "breakdown (exposed seconds), tokens/s, MFU, memory per GPU, cost, the load on every "
-          "link\n"
-          "and warnings.\n"
+          "breakdown (exposed seconds), tokens/s, MFU, memory per GPU, cost, the load on the "
+          "links\n"
+          "(a summary per tier: NVLink, PCIe, NIC-leaf, leaf-spine, ...) and warnings.\n"
           "  --json          print one JSON object (the keys of DESIGN.md's command-line "
           "contract)\n"
-          "  --top-links N   list only the N busiest links (default: every link with traffic)\n"
-          "  --no-links      skip per-link loads\n";
+          "  --links WHICH   busiest (default): the per-tier summary and the busiest links;\n"
+          "                  all: the summary and every link, idle ones too (streamed)\n"
+          "  --top-links N   how many busiest links to list (default 20)\n"
+          "  --no-links      skip per-link loads (no summary, no links)\n";
 
-const char *severityName(Severity s)
+int evaluateFile(const Options &o, const std::string &file, std::ostream &out)
 {
-    return s == Severity::Error ? "error" : s == Severity::Warning ? "warning" : "info";
-}
-
-int runEvaluate(const std::vector<std::string> &args, std::string &out)
-{
-    const Options o = parseOptions(args, 2, {"top-links"}, {"json", "no-links", "help"});
-    if (o.flag("help")) {
-        out += kEvaluateHelp;
-        return 0;
-    }
-    const std::string &file = oneFile(o, "evaluate");
-    long topLinks = -1;
+    ReportOptions report;
     if (const auto n = o.value("top-links")) {
+        long count = -1;
         try {
             std::size_t used = 0;
-            topLinks = std::stol(*n, &used);
-            if (used != n->size() || topLinks < 0)
+            count = std::stol(*n, &used);
+            if (used != n->size() || count < 0)
                 throw std::invalid_argument("");
         } catch (...) {
             throw UsageError("--top-links needs a whole number >= 0, got '" + *n + "'");
         }
+        report.busiest = static_cast<std::size_t>(count);
     }
+    const std::string which = o.value("links").value_or("busiest");
+    if (which == "all")
+        report.links = LinkListing::All;
+    else if (which != "busiest")
+        throw UsageError("--links takes busiest or all, got '" + which + "'");
+    if (report.links == LinkListing::All && o.value("top-links"))
+        throw UsageError("--top-links lists the busiest links; --links all lists every link");
+    if (o.flag("no-links")) {
+        if (o.value("links") || o.value("top-links"))
+            throw UsageError("--no-links leaves no links to list");
+        report.links = LinkListing::None;
+    }
+
     const Layout layout = readLayoutFile(file);
     const Topology topology = buildTopology(layout.cluster, Catalog::builtin());
     EvaluateOptions options;
-    options.linkLoads = !o.flag("no-links");
+    options.linkLoads = report.links != LinkListing::None;
     options.timeline = false;
     EvaluationWorkspace workspace;
     const Evaluation e = evaluate(layout, topology, workspace, options);
     if (!e.ok)
         throw InputError(file, "", "cannot price this step: " + e.error);
+    workspace = EvaluationWorkspace(); // its buffers are not needed to write the report
+    report.title = layout.title.empty() ? file : layout.title;
+    if (o.flag("json"))
+        writeEvaluationJson(out, e, topology, report);
+    else
+        writeEvaluationText(out, e, topology, report);
+    return 0;
+}
 
-    // The links with traffic, busiest first.
-    std::vector<int> links;
-    if (e.links) {
-        for (std::size_t i = 0; i < e.links->size(); ++i)
-            if (e.links->bytesUp[i] > 0 || e.links->bytesDown[i] > 0)
-                links.push_back(static_cast<int>(i));
-        std::sort(links.begin(), links.end(), [&](int a, int b) {
-            return e.links->utilization[static_cast<std::size_t>(a)]
-                   > e.links->utilization[static_cast<std::size_t>(b)];
-        });
-    }
-    if (topLinks >= 0 && static_cast<std::size_t>(topLinks) < links.size())
-        links.resize(static_cast<std::size_t>(topLinks));
-
-    if (o.flag("json")) {
-        Json j;
-        j["step_time_s"] = e.stepTimeS;
-        j["tokens_per_step"] = e.tokensPerStep;
-        j["tokens_per_s"] = e.tokensPerS;
-        j["tokens_per_s_per_gpu"] = e.tokensPerSPerGpu;
-        j["mfu"] = e.mfu;
-        j["model_tflops_per_gpu"] = e.modelTflopsPerGpu;
-        j["flop_convention"] = e.flopConvention;
-        j["memory_gib_per_gpu"] = e.memory.totalGiB();
-        j["hbm_gib"] = e.hbmGiB;
-        j["memory_gib"] = {{"weights", e.memory.weightsGiB},
-                           {"gradients", e.memory.gradientsGiB},
-                           {"optimizer", e.memory.optimizerGiB},
-                           {"activations", e.memory.activationsGiB},
-                           {"other", e.memory.otherGiB}};
-        j["memory_gib_per_stage"] = e.memoryGiBPerStage;
-        const auto breakdown = [](const StepBreakdown &b) {
-            return Json{{"compute", b.compute},
-                        {"tp", b.tp},
-                        {"cp", b.cp},
-                        {"ep", b.ep},
-                        {"pp_bubble", b.ppBubble},
-                        {"pp_p2p", b.ppP2p},
-                        {"dp", b.dp},
-                        {"optimizer", b.optimizer}};
-        };
-        j["breakdown_s"] = breakdown(e.exposed);
-        j["total_s"] = breakdown(e.total);
-        if (e.costPerStep > 0) {
-            j["cost_per_step_usd"] = e.costPerStep;
-            j["cost_per_million_tokens_usd"] = e.costPerMillionTokens;
-        }
-        Json jl = Json::array();
-        for (int id : links) {
-            const std::size_t i = static_cast<std::size_t>(id);
-            const Link &k = topology.links()[i];
-            const double up = e.links->bytesUp[i], down = e.links->bytesDown[i];
-            jl.push_back({{"id", id},
-                          {"name", topology.linkName(id)},
-                          {"kind", toString(k.kind)},
-                          {"bytes_per_step", up + down},
-                          {"bytes_up", up},
-                          {"bytes_down", down},
-                          {"utilization", e.links->utilization[i]},
-                          {"peak_utilization", e.links->peakUtilization[i]}});
-        }
-        j["links"] = jl;
-        Json jw = Json::array();
-        for (const Warning &w : e.warnings)
-            jw.push_back({{"severity", severityName(w.severity)},
-                          {"code", w.code},
-                          {"message", w.message},
-                          {"gpus", w.gpus.size()},
-                          {"cost_s", w.costS}});
-        j["warnings"] = jw;
-        j["assumptions"] = e.assumptions;
-        out += jsonText(j);
+int runEvaluate(const std::vector<std::string> &args, std::ostream &out)
+{
+    const Options o = parseOptions(args, 2, {"top-links", "links"}, {"json", "no-links", "help"});
+    if (o.flag("help")) {
+        out << kEvaluateHelp;
         return 0;
     }
-    out += layout.title.empty() ? file + "\n" : layout.title + "\n";
-    out += "  step time         " + formatSeconds(e.stepTimeS) + "\n";
-    out += "  tokens/s per GPU  " + formatNumber(e.tokensPerSPerGpu, 4) + "  ("
-           + formatNumber(e.tokensPerS, 4) + " in all)\n";
-    out += "  MFU               " + formatNumber(100 * e.mfu, 3) + "%  ("
-           + formatNumber(e.modelTflopsPerGpu, 4) + " model TFLOP/s per GPU)\n";
-    out += "  memory per GPU    " + formatNumber(e.memory.totalGiB(), 3) + " GiB of "
-           + formatNumber(e.hbmGiB, 3) + "\n";
-    if (e.costPerStep > 0)
-        out += "  cost              $" + formatNumber(e.costPerMillionTokens, 3)
-               + " per million tokens\n";
-    const StepBreakdown &x = e.exposed;
-    out += "  exposed seconds   compute " + formatNumber(x.compute, 4) + ", TP "
-           + formatNumber(x.tp, 3) + ", CP " + formatNumber(x.cp, 3) + ", EP "
-           + formatNumber(x.ep, 3) + ", PP bubble " + formatNumber(x.ppBubble, 3) + ", PP p2p "
-           + formatNumber(x.ppP2p, 3) + ", DP " + formatNumber(x.dp, 3) + ", optimizer "
-           + formatNumber(x.optimizer, 3) + "\n";
-    for (const Warning &w : e.warnings)
-        out += std::string("  ") + severityName(w.severity) + ": " + w.message + "\n";
-    return 0;
+    const std::string &file = oneFile(o, "evaluate");
+    return guardMemory(file + ": out of memory pricing the step",
+                       [&] { return evaluateFile(o, file, out); });
 }
 
 } // namespace
@@ -363,23 +326,23 @@ std::string usage()
            "describes each. Exit status: 0 success, 1 bad input, 2 usage error.\n";
 }
 
-Outcome run(const std::vector<std::string> &args, std::string &out, std::string &err)
+Outcome run(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
 {
     Outcome result;
     if (!Catalog::userCatalogError().empty() && args.size() >= 2
         && (args[1] == "collective" || args[1] == "evaluate"))
-        err += "railyard: warning: " + Catalog::userCatalogError()
-               + " (using the built-in catalog)\n";
+        err << "railyard: warning: " << Catalog::userCatalogError()
+            << " (using the built-in catalog)\n";
     if (args.size() < 2)
         return result;
     const std::string &first = args[1];
     if (first == "--help" || first == "-h" || first == "help") {
-        out += usage();
+        out << usage();
         return {true, 0};
     }
     if (first == "--version" || first == "-v") {
-        out += std::string("railyard ") + RAILYARD_VERSION + " (layout format "
-               + std::to_string(RAILYARD_LAYOUT_FORMAT_VERSION) + ")\n";
+        out << "railyard " << RAILYARD_VERSION << " (layout format "
+            << RAILYARD_LAYOUT_FORMAT_VERSION << ")\n";
         return {true, 0};
     }
     const std::set<std::string> subcommands = {"collective", "evaluate"};
@@ -394,13 +357,26 @@ Outcome run(const std::vector<std::string> &args, std::string &out, std::string 
         else if (first == "evaluate")
             result.exitCode = runEvaluate(args, out);
     } catch (const UsageError &e) {
-        err += "railyard " + first + ": " + e.what() + "\n(see railyard " + first + " --help)\n";
+        err << "railyard " << first << ": " << e.what() << "\n(see railyard " << first
+            << " --help)\n";
         result.exitCode = 2;
+    } catch (const OutOfMemory &e) {
+        err << "railyard: " << e.what()
+            << " (the cluster needs more memory than this process may use)\n";
+        result.exitCode = 1;
+    } catch (const std::bad_alloc &) {
+        err << "railyard: out of memory\n";
+        result.exitCode = 1;
     } catch (const InputError &e) {
-        err += std::string("railyard: ") + e.what() + "\n";
+        err << "railyard: " << e.what() << "\n";
         result.exitCode = 1;
     } catch (const std::exception &e) {
-        err += std::string("railyard: ") + e.what() + "\n";
+        err << "railyard: " << e.what() << "\n";
+        result.exitCode = 1;
+    }
+    out.flush();
+    if (result.exitCode == 0 && !out) {
+        err << "railyard: cannot write the output\n";
         result.exitCode = 1;
     }
     return result;

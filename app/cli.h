@@ -1,5 +1,6 @@
 #pragma once
 
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -13,7 +14,9 @@ struct Outcome
     int exitCode = 0;
 };
 
-Outcome run(const std::vector<std::string> &args, std::string &out, std::string &err);
+// Output goes to `out` as it is made (every link of a large cluster is streamed, not gathered),
+// messages to `err`.
+Outcome run(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
 
 // The usage text printed by --help.
 std::string usage();

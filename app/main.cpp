@@ -8,7 +8,6 @@
 #include <QScreen>
 #include <QTimer>
 
-#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <set>
@@ -66,10 +65,7 @@ int main(int argc, char **argv)
 {
     {
         const std::vector<std::string> args(argv, argv + argc);
-        std::string out, err;
-        const auto outcome = railyard::cli::run(args, out, err);
-        std::fwrite(out.data(), 1, out.size(), stdout);
-        std::fwrite(err.data(), 1, err.size(), stderr);
+        const auto outcome = railyard::cli::run(args, std::cout, std::cerr);
         if (outcome.handled)
             return outcome.exitCode;
     }

@@ -4,6 +4,11 @@
 #include <QProcess>
 #include <QTest>
 
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <map>
+
 // Runs the real `railyard` executable, as scripts and CI do, without a display.
 class TestCli : public QObject
 {
@@ -16,9 +21,17 @@ class TestCli : public QObject
         QString err;
     };
 
-    static Run run(const QStringList &args, const QString &catalog = QString())
+    // `memoryLimit`: the child's address-space limit in bytes (RLIMIT_AS), 0 for none.
+    static Run run(const QStringList &args,
+                   const QString &catalog = QString(),
+                   rlim_t memoryLimit = 0)
     {
         QProcess p;
+        if (memoryLimit > 0)
+            p.setChildProcessModifier([memoryLimit] {
+                const rlimit limit{memoryLimit, memoryLimit};
+                setrlimit(RLIMIT_AS, &limit);
+            });
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.remove(QStringLiteral("DISPLAY"));
         env.remove(QStringLiteral("QT_QPA_PLATFORM"));
@@ -31,11 +44,38 @@ class TestCli : public QObject
         p.start(QStringLiteral(RAILYARD_BINARY), args);
         if (!p.waitForFinished(60000))
             return {-1, {}, QStringLiteral("timed out")};
+        if (p.exitStatus() != QProcess::NormalExit) // a crash or an abort, never an answer
+            return {-2,
+                    {},
+                    QStringLiteral("crashed: ") + QString::fromUtf8(p.readAllStandardError())};
         return {p.exitCode(),
                 QString::fromUtf8(p.readAllStandardOutput()),
                 QString::fromUtf8(p.readAllStandardError())};
     }
     static QString data(const char *name) { return QStringLiteral(RAILYARD_TEST_DATA "/") + name; }
+
+    static QJsonObject evaluateObject(const QStringList &extra,
+                                      const char *file = "example.railyard.json")
+    {
+        const Run r = run(
+                QStringList{QStringLiteral("evaluate"), data(file), QStringLiteral("--json")}
+                + extra);
+        if (r.exitCode != 0)
+            qWarning("%s", qPrintable(r.err));
+        QJsonParseError pe;
+        const QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8(), &pe).object();
+        if (pe.error != QJsonParseError::NoError)
+            qWarning("not JSON: %s", qPrintable(pe.errorString()));
+        return o;
+    }
+    static double number(const QJsonObject &o, const char *key)
+    {
+        return o.value(QLatin1String(key)).toDouble();
+    }
+    static bool near(double a, double b, double rel = 1e-9)
+    {
+        return std::abs(a - b) <= rel * std::max(std::abs(a), std::abs(b));
+    }
 
 private Q_SLOTS:
     void helpAndVersionWithoutDisplay()
@@ -131,6 +171,177 @@ private Q_SLOTS:
             QVERIFY2(busiest.contains(QLatin1String(key)), key);
         QVERIFY(busiest.value(QStringLiteral("utilization")).toDouble()
                 >= links.last().toObject().value(QStringLiteral("utilization")).toDouble());
+    }
+
+    // The default: the keys, the per-tier summary and exactly the 20 busiest links, sorted.
+    void evaluateDefaultLinks_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::newRow("dense") << "example.railyard.json";
+        QTest::newRow("MoE") << "example-moe.railyard.json";
+    }
+    void evaluateDefaultLinks()
+    {
+        QFETCH(QString, file);
+        const QJsonObject o = evaluateObject({}, qPrintable(file));
+        for (const char *key : {"step_time_s",
+                                "tokens_per_s",
+                                "tokens_per_s_per_gpu",
+                                "mfu",
+                                "model_tflops_per_gpu",
+                                "memory_gib_per_gpu",
+                                "breakdown_s",
+                                "link_tiers",
+                                "links",
+                                "warnings"})
+            QVERIFY2(o.contains(QLatin1String(key)), key);
+        const QJsonArray links = o.value(QStringLiteral("links")).toArray();
+        QCOMPARE(links.size(), 20);
+        for (qsizetype i = 1; i < links.size(); ++i) {
+            const QJsonObject a = links[i - 1].toObject(), b = links[i].toObject();
+            const double ua = number(a, "utilization"), ub = number(b, "utilization");
+            // Busiest first; equally busy links by id.
+            QVERIFY(ua > ub || (ua == ub && number(a, "id") < number(b, "id")));
+        }
+        for (const auto &v : links) {
+            const QJsonObject l = v.toObject();
+            for (const char *key : {"id", "kind", "tier", "bytes_per_step", "utilization"})
+                QVERIFY2(l.contains(QLatin1String(key)), key);
+            QVERIFY(number(l, "bytes_per_step") > 0);
+            QCOMPARE(number(l, "bytes_per_step"), number(l, "bytes_up") + number(l, "bytes_down"));
+        }
+        QVERIFY(!o.value(QStringLiteral("link_tiers")).toArray().isEmpty());
+        // --top-links still chooses how many.
+        QCOMPARE(evaluateObject({QStringLiteral("--top-links"), QStringLiteral("3")},
+                                qPrintable(file))
+                         .value(QStringLiteral("links"))
+                         .toArray()
+                         .size(),
+                 3);
+    }
+
+    // --links all lists every link once; the tier summary of the default output adds up to it,
+    // tier by tier (links, loaded links, bytes, mean and max utilization), and the default's 20
+    // busiest are the top of the full list.
+    void evaluateAllLinksMatchSummary_data() { evaluateDefaultLinks_data(); }
+    void evaluateAllLinksMatchSummary()
+    {
+        QFETCH(QString, file);
+        const QJsonObject summary = evaluateObject({}, qPrintable(file));
+        const QJsonObject all = evaluateObject({QStringLiteral("--links"), QStringLiteral("all")},
+                                               qPrintable(file));
+        QCOMPARE(number(all, "step_time_s"), number(summary, "step_time_s"));
+        QCOMPARE(all.value(QStringLiteral("link_tiers")),
+                 summary.value(QStringLiteral("link_tiers")));
+        const QJsonArray links = all.value(QStringLiteral("links")).toArray();
+        struct Tier
+        {
+            double links = 0, loaded = 0, bytes = 0, utilization = 0, max = 0;
+        };
+        std::map<QString, Tier> tiers;
+        std::vector<std::pair<double, int>> ranked; // (-utilization, id) of loaded links
+        for (qsizetype i = 0; i < links.size(); ++i) {
+            const QJsonObject l = links[i].toObject();
+            QCOMPARE(int(number(l, "id")), int(i)); // every link, in id order
+            Tier &t = tiers[l.value(QStringLiteral("tier")).toString() + QLatin1Char('/')
+                            + l.value(QStringLiteral("kind")).toString()];
+            const double bytes = number(l, "bytes_per_step"), u = number(l, "utilization");
+            t.links += 1;
+            t.loaded += bytes > 0 ? 1 : 0;
+            t.bytes += bytes;
+            t.utilization += u;
+            t.max = std::max(t.max, u);
+            if (bytes > 0)
+                ranked.emplace_back(-u, int(i));
+        }
+        double total = 0;
+        int count = 0;
+        const QJsonArray tierList = summary.value(QStringLiteral("link_tiers")).toArray();
+        QCOMPARE(std::size_t(tierList.size()), tiers.size());
+        for (const auto &v : tierList) {
+            const QJsonObject s = v.toObject();
+            const QString key = s.value(QStringLiteral("tier")).toString() + QLatin1Char('/')
+                                + s.value(QStringLiteral("kind")).toString();
+            QVERIFY2(tiers.count(key), qPrintable(key));
+            const Tier &t = tiers[key];
+            QCOMPARE(number(s, "links"), t.links);
+            QCOMPARE(number(s, "loaded"), t.loaded);
+            QVERIFY2(near(number(s, "bytes_per_step"), t.bytes), qPrintable(key));
+            QVERIFY2(near(number(s, "mean_utilization"), t.utilization / t.links, 1e-6),
+                     qPrintable(key));
+            QCOMPARE(number(s, "max_utilization"), t.max);
+            total += number(s, "bytes_per_step");
+            count += int(number(s, "links"));
+        }
+        QCOMPARE(count, int(links.size()));
+        double listed = 0;
+        for (const auto &v : links)
+            listed += number(v.toObject(), "bytes_per_step");
+        QVERIFY(near(total, listed));
+        std::sort(ranked.begin(), ranked.end());
+        const QJsonArray busiest = summary.value(QStringLiteral("links")).toArray();
+        for (qsizetype i = 0; i < busiest.size(); ++i)
+            QCOMPARE(int(number(busiest[i].toObject(), "id")), ranked[std::size_t(i)].second);
+    }
+
+    // For people: the same summary in a screenful, not a line per link.
+    void evaluateTextSummarizes()
+    {
+        const Run r = run({QStringLiteral("evaluate"), data("example.railyard.json")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QStringList lines = r.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QVERIFY2(lines.size() < 50, qPrintable(r.out));
+        QVERIFY(r.out.contains(QStringLiteral("step time")));
+        QVERIFY(r.out.contains(QStringLiteral("992 links, 896 with traffic")));
+        QVERIFY(r.out.contains(QStringLiteral("nic-leaf")));
+        QVERIFY(r.out.contains(QStringLiteral("busiest links     20 of 896")));
+        const Run all = run({QStringLiteral("evaluate"),
+                             data("example.railyard.json"),
+                             QStringLiteral("--links=all")});
+        QVERIFY2(all.exitCode == 0, qPrintable(all.err));
+        QVERIFY(all.out.split(QLatin1Char('\n')).size() > 992);
+        QVERIFY(all.out.contains(QStringLiteral("leaf 7 \u2014 spine 1")));
+    }
+
+    // 262,144 GPUs under a 256 MiB address-space limit: a message and exit status 1, not an
+    // abort. The same limit runs the program and a small layout, so it is the cluster's size
+    // that does not fit; 1 GiB is enough for the default output.
+    void evaluateOutOfMemoryIsAnError()
+    {
+#if defined(__SANITIZE_ADDRESS__)
+        QSKIP("AddressSanitizer reserves more address space than any limit here allows");
+#endif
+        const rlim_t limit = 256ull << 20;
+        const Run small = run({QStringLiteral("evaluate"),
+                               data("example.railyard.json"),
+                               QStringLiteral("--json")},
+                              QString(),
+                              limit);
+        QVERIFY2(small.exitCode == 0, qPrintable(small.err));
+        const Run huge = run({QStringLiteral("evaluate"),
+                              data("llama3.1-405b-262k-h100.railyard.json"),
+                              QStringLiteral("--json")},
+                             QString(),
+                             limit);
+        QCOMPARE(huge.exitCode, 1);
+        QVERIFY2(huge.err.contains(QStringLiteral("llama3.1-405b-262k-h100.railyard.json: out of "
+                                                  "memory")),
+                 qPrintable(huge.err));
+        QVERIFY(huge.out.isEmpty());
+        // With 1 GiB it fits: the default output holds the summary and 20 links, not a JSON
+        // tree of two million (4.8 GB).
+        const Run fits = run({QStringLiteral("evaluate"),
+                              data("llama3.1-405b-262k-h100.railyard.json"),
+                              QStringLiteral("--json")},
+                             QString(),
+                             rlim_t(1) << 30);
+        QVERIFY2(fits.exitCode == 0, qPrintable(fits.err));
+        const QJsonObject o = QJsonDocument::fromJson(fits.out.toUtf8()).object();
+        QCOMPARE(o.value(QStringLiteral("links")).toArray().size(), 20);
+        double links = 0;
+        for (const auto &v : o.value(QStringLiteral("link_tiers")).toArray())
+            links += number(v.toObject(), "links");
+        QVERIFY2(links > 2e6, qPrintable(QString::number(links)));
     }
 
     void collectiveAutoAndLinks()
@@ -251,6 +462,14 @@ private Q_SLOTS:
                                 << "unknown --op 'allreduce'";
         QTest::newRow("unknown option") << QStringList{"collective", "x.json", "--frobnicate"}
                                         << "unknown option --frobnicate";
+        QTest::newRow("bad --links") << QStringList{"evaluate", "x.json", "--links", "some"}
+                                     << "--links takes busiest or all, got 'some'";
+        QTest::newRow("--links all with --top-links")
+                << QStringList{"evaluate", "x.json", "--links=all", "--top-links", "5"}
+                << "--links all lists every link";
+        QTest::newRow("--no-links with --links")
+                << QStringList{"evaluate", "x.json", "--no-links", "--links", "all"}
+                << "--no-links leaves no links";
     }
     void usageErrorsExitTwo()
     {
