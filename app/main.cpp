@@ -12,44 +12,10 @@
 
 #include <cstdio>
 #include <iostream>
-#include <set>
-
-namespace {
-
-// The layout FILE among the GUI arguments, skipping Qt's own options and their values.
-std::string fileArgument(int argc, char **argv)
-{
-    static const std::set<std::string> qtValued = {"-platform",
-                                                   "-platformpluginpath",
-                                                   "-platformtheme",
-                                                   "-plugin",
-                                                   "-qmljsdebugger",
-                                                   "-style",
-                                                   "-stylesheet",
-                                                   "-display",
-                                                   "-geometry",
-                                                   "-title",
-                                                   "-qwindowgeometry",
-                                                   "-qwindowtitle",
-                                                   "-qwindowicon",
-                                                   "-reverse"};
-    std::string file;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        if (a.size() > 1 && a[0] == '-') {
-            if (qtValued.count(a) && a != "-reverse")
-                ++i;
-            continue;
-        }
-        file = a;
-    }
-    return file;
-}
-
-} // namespace
 
 int main(int argc, char **argv)
 {
+    std::string file;
     {
         const std::vector<std::string> args(argv, argv + argc);
         std::string out, err;
@@ -58,10 +24,10 @@ int main(int argc, char **argv)
         std::fwrite(err.data(), 1, err.size(), stderr);
         if (outcome.handled)
             return outcome.exitCode;
+        file = outcome.guiFile;
     }
 
     // Check the file before any window exists, so a bad file fails fast and headless.
-    const std::string file = fileArgument(argc, argv);
     if (!file.empty()) {
         try {
             railyard::engine::readLayoutFile(file);
