@@ -1,6 +1,8 @@
+#include "evaluate.h"
 #include "inputerror.h"
 #include "layout.h"
 #include "parallel.h"
+#include "topology.h"
 
 #include <QDir>
 #include <QStringDecoder>
@@ -440,6 +442,40 @@ private Q_SLOTS:
         } catch (const InputError &e) {
             QVERIFY2(QString::fromStdString(e.what()).contains(expected), e.what());
         }
+    }
+
+    // The fuzzer's findings (tests/data/fuzz/crashers) and seeds replayed through what the fuzz
+    // target checks: an InputError that names the file, or a layout that saves, reloads to the
+    // same content, and builds and prices without throwing.
+    void fuzzInputsAreHandled_data()
+    {
+        QTest::addColumn<QString>("file");
+        for (const char *folder : {"fuzz/crashers", "fuzz/layout"}) {
+            const QDir dir(QStringLiteral(RAILYARD_TEST_DATA "/") + QLatin1String(folder));
+            const QStringList files = dir.entryList(QDir::Files, QDir::Name);
+            QVERIFY(!files.isEmpty());
+            for (const QString &f : files)
+                QTest::newRow(qPrintable(QLatin1String(folder) + "/" + f))
+                        << QLatin1String(folder) + "/" + f;
+        }
+    }
+    void fuzzInputsAreHandled()
+    {
+        QFETCH(QString, file);
+        std::ifstream in(dataPath(file), std::ios::binary);
+        const std::string text((std::istreambuf_iterator<char>(in)), {});
+        Layout l;
+        try {
+            l = parseLayout(text, "input.json");
+        } catch (const InputError &e) {
+            QVERIFY2(std::string(e.what()).rfind("input.json: ", 0) == 0, e.what());
+            return;
+        }
+        const Layout again = parseLayout(layoutToText(l), "saved.json");
+        QVERIFY(again.sameContent(l));
+        const Topology t = buildTopology(l.cluster, Catalog::builtin());
+        const Evaluation e = evaluate(l, t);
+        QVERIFY(e.ok || !e.error.empty());
     }
 
     void badValues_data()
