@@ -10,6 +10,7 @@
 
 #include <railyard/version.h>
 
+#include <filesystem>
 #include <map>
 #include <new>
 #include <numeric>
@@ -90,7 +91,7 @@ Options parseOptions(const std::vector<std::string> &args,
             } else if (flags.count(name) && !inlineValue) {
                 o.flags.insert(name);
             } else {
-                throw UsageError("unknown option --" + name);
+                throw UsageError("unknown option --" + echo(name));
             }
         } else {
             o.positional.push_back(a);
@@ -311,6 +312,89 @@ int runEvaluate(const std::vector<std::string> &args, std::ostream &out)
                        [&] { return evaluateFile(o, file, out); });
 }
 
+// The subcommands this version runs (DESIGN.md also plans plan, export and import: until they
+// exist they are usage errors like any unknown word, never the GUI).
+const std::set<std::string> kSubcommands = {"collective", "evaluate"};
+
+// Qt's own options that take a value (QGuiApplication, QApplication and the xcb platform), in
+// their one- and two-dash forms.
+bool isQtValuedOption(std::string a)
+{
+    static const std::set<std::string> valued = {"-platform",
+                                                 "-platformpluginpath",
+                                                 "-platformtheme",
+                                                 "-plugin",
+                                                 "-qmljsdebugger",
+                                                 "-style",
+                                                 "-stylesheet",
+                                                 "-session",
+                                                 "-display",
+                                                 "-name",
+                                                 "-geometry",
+                                                 "-title",
+                                                 "-qwindowgeometry",
+                                                 "-qwindowtitle",
+                                                 "-qwindowicon",
+                                                 "-visual",
+                                                 "-ncols",
+                                                 "-cmap"};
+    if (a.rfind("--", 0) == 0)
+        a.erase(0, 1);
+    return valued.count(a) > 0;
+}
+
+// A word that names a subcommand rather than a file: no path separator, no extension.
+bool isBareWord(const std::string &s)
+{
+    return !s.empty() && s[0] != '-' && s.find_first_of("/.") == std::string::npos;
+}
+
+// A message from anywhere, kept to a screenful whatever it echoes.
+std::string bounded(const std::string &message)
+{
+    return message.size() <= 2000 ? message : echo(message, 1000);
+}
+
+// Not a subcommand: the GUI's arguments (Qt's options and at most one FILE), or a usage error.
+Outcome guiOrUsageError(const std::vector<std::string> &args, std::ostream &err)
+{
+    std::vector<std::string> files;
+    for (std::size_t i = 1; i < args.size(); ++i) {
+        const std::string &a = args[i];
+        if (a.size() > 1 && a[0] == '-') {
+            if (isQtValuedOption(a))
+                ++i;
+            continue;
+        }
+        files.push_back(a);
+    }
+    if (files.empty())
+        return {};
+    const std::string &word = files.front();
+    std::error_code ec;
+    const bool exists = !word.empty() && std::filesystem::exists(word, ec);
+    if (files.size() == 1 && !word.empty() && (exists || !isBareWord(word)))
+        return {false, 0, word};
+    std::string problem;
+    if (word.empty())
+        problem = "an empty argument (expected a layout FILE or a subcommand)";
+    else if (kSubcommands.count(word))
+        problem = "'" + word + "' must be the first argument";
+    else if (isBareWord(word) && !exists) {
+        std::string list;
+        for (const auto &c : kSubcommands)
+            list += (list.empty() ? "" : ", ") + c;
+        problem = "unknown subcommand '" + echo(word) + "' (this version has: " + list
+                  + "; to open a layout, give its file name)";
+    } else {
+        problem = "the GUI opens one layout FILE, got " + std::to_string(files.size()) + " ('"
+                  + echo(word) + "', '" + echo(files[1]) + "'" + (files.size() > 2 ? ", ..." : "")
+                  + ")";
+    }
+    err << "railyard: " << problem << "\n\n" << usage();
+    return {true, 2, {}};
+}
+
 } // namespace
 
 std::string usage()
@@ -345,11 +429,9 @@ Outcome run(const std::vector<std::string> &args, std::ostream &out, std::ostrea
             << RAILYARD_LAYOUT_FORMAT_VERSION << ")\n";
         return {true, 0};
     }
-    const std::set<std::string> subcommands = {"collective", "evaluate"};
-    if (!subcommands.count(first)) {
-        // A file name for the GUI, or Qt's own options: not ours.
-        return result;
     }
+    if (!kSubcommands.count(first))
+        return guiOrUsageError(args, err);
     result.handled = true;
     try {
         if (first == "collective")
@@ -357,7 +439,7 @@ Outcome run(const std::vector<std::string> &args, std::ostream &out, std::ostrea
         else if (first == "evaluate")
             result.exitCode = runEvaluate(args, out);
     } catch (const UsageError &e) {
-        err << "railyard " << first << ": " << e.what() << "\n(see railyard " << first
+        err << "railyard " << first << ": " << bounded(e.what()) << "\n(see railyard " << first
             << " --help)\n";
         result.exitCode = 2;
     } catch (const OutOfMemory &e) {
@@ -368,10 +450,10 @@ Outcome run(const std::vector<std::string> &args, std::ostream &out, std::ostrea
         err << "railyard: out of memory\n";
         result.exitCode = 1;
     } catch (const InputError &e) {
-        err << "railyard: " << e.what() << "\n";
+        err << "railyard: " << bounded(e.what()) << "\n";
         result.exitCode = 1;
     } catch (const std::exception &e) {
-        err << "railyard: " << e.what() << "\n";
+        err << "railyard: " << bounded(e.what()) << "\n";
         result.exitCode = 1;
     }
     out.flush();

@@ -1,13 +1,20 @@
+#include <QDir>
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QTemporaryDir>
 #include <QTest>
 
+#include "cli.h"
+
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <map>
+#include <sstream>
 
 // Runs the real `railyard` executable, as scripts and CI do, without a display.
 class TestCli : public QObject
@@ -478,6 +485,238 @@ private Q_SLOTS:
         const Run r = run(args);
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains(message), qPrintable(r.err));
+    }
+
+    // An unknown or not yet available subcommand is a usage error, never the GUI (which, with
+    // no display, opened offscreen and never exited). `railyard FILE` still opens the GUI.
+    void unknownSubcommandsExitTwo_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        const QString layout = data("seed-1-server.railyard.json");
+        QTest::newRow("plan FILE") << QStringList{"plan", layout} << "unknown subcommand 'plan'";
+        QTest::newRow("import x") << QStringList{"import", "x"} << "unknown subcommand 'import'";
+        QTest::newRow("export x") << QStringList{"export", "x"} << "unknown subcommand 'export'";
+        QTest::newRow("plan alone") << QStringList{"plan"} << "unknown subcommand 'plan'";
+        QTest::newRow("typo") << QStringList{"evalute", layout, "--json"}
+                              << "unknown subcommand 'evalute'";
+        QTest::newRow("after a Qt option") << QStringList{"-platform", "offscreen", "plan", layout}
+                                           << "unknown subcommand 'plan'";
+        QTest::newRow("known, not first") << QStringList{"-style", "fusion", "evaluate", layout}
+                                          << "'evaluate' must be the first argument";
+        QTest::newRow("two files")
+                << QStringList{layout, layout} << "the GUI opens one layout FILE, got 2";
+        QTest::newRow("empty argument") << QStringList{""} << "an empty argument";
+    }
+    void unknownSubcommandsExitTwo()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        const Run r = run(args);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(message), qPrintable(r.err));
+        // The usage follows, with the subcommands this version has.
+        QVERIFY2(r.err.contains(QStringLiteral("usage: railyard")), qPrintable(r.err));
+        if (message.startsWith(QStringLiteral("unknown subcommand")))
+            QVERIFY2(r.err.contains(QStringLiteral("this version has: collective, evaluate")),
+                     qPrintable(r.err));
+        QVERIFY(r.out.isEmpty());
+    }
+
+    // Hostile files (issue 8): exit 1 with the file and the place, in bounded time, from the
+    // subcommands and from the GUI's start-up check alike.
+    void hostileFilesExitOne_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("view nested 100,000 deep")
+                << "deep-view.railyard.json"
+                << "deep-view.railyard.json: line 2, column 81: objects and arrays nested deeper "
+                   "than 64 levels";
+        QTest::newRow("unknown key nested 100,000 deep")
+                << "deep-unknown.railyard.json"
+                << "deep-unknown.railyard.json: line 2, column 264: objects and arrays nested";
+        QTest::newRow("1e400") << "number-overflow.railyard.json"
+                               << "number-overflow.railyard.json: line 1, column 12: the number "
+                                  "1e400 is too large";
+        QTest::newRow("duplicate key")
+                << "duplicate-key.railyard.json"
+                << "duplicate-key.railyard.json: line 7, column 5: duplicate key \"nodes\" at "
+                   "/cluster/nodes (first given at line 6, column 5)";
+        QTest::newRow("NUL bytes") << "nul-bytes.railyard.json"
+                                   << "nul-bytes.railyard.json: line 1, column 1: a NUL byte";
+        QTest::newRow("binary") << "binary.railyard.json"
+                                << "binary.railyard.json: line 3, column 1: a NUL byte";
+        QTest::newRow("invalid UTF-8")
+                << "invalid-utf8.railyard.json"
+                << "invalid-utf8.railyard.json: line 2, column 16: invalid JSON";
+        QTest::newRow("NaN") << "nan.railyard.json"
+                             << "nan.railyard.json: line 2, column 67: invalid JSON: NaN";
+        QTest::newRow("-Infinity") << "infinity.railyard.json"
+                                   << "infinity.railyard.json: line 3, column 19: invalid JSON: "
+                                      "-Infinity";
+        QTest::newRow("huge integer")
+                << "huge-integer.railyard.json"
+                << "huge-integer.railyard.json: /cluster/nodes: expected an integer";
+        QTest::newRow("empty") << "empty.railyard.json"
+                               << "empty.railyard.json: line 1, column 1: the file is empty";
+        QTest::newRow("zero GPUs per node") << "zero-gpus-per-node.railyard.json"
+                                            << "/cluster/gpus_per_node";
+        QTest::newRow("EP x expert TP past 2^31")
+                << "ep-overflow.railyard.json"
+                << "ep-overflow.railyard.json: cannot price this step: parallel: EP x expert TP = "
+                   "65536 x 65536 = 4294967296 must divide";
+    }
+    void hostileFilesExitOne()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, message);
+        const QString path = data("bad/") + file;
+        const QList<QStringList> invocations
+                = {{"evaluate", path, "--json"},
+                   {"collective", path, "--op", "all_reduce", "--size", "1GB"},
+                   {path}}; // the GUI checks the file before any window exists
+        for (const QStringList &args : invocations) {
+            if (args.size() == 1 && file.startsWith(QStringLiteral("ep-overflow")))
+                continue; // loads; the GUI shows the pricing error in its warnings
+            if (args.first() == "collective" && file.startsWith(QStringLiteral("ep-overflow")))
+                continue; // a collective does not need the parallel sizes
+            const Run r = run(args);
+            QVERIFY2(r.exitCode == 1, qPrintable(args.first() + ": " + r.err));
+            QVERIFY2(r.err.contains(message), qPrintable(args.first() + ": " + r.err));
+            QVERIFY2(r.err.size() < 1000, qPrintable(r.err.left(400)));
+        }
+    }
+
+    // Only regular files are read: a FIFO with no writer used to block forever, a directory was
+    // "an 8.8 TB file".
+    void specialFilesExitOne_data()
+    {
+        QTest::addColumn<QString>("kind");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("FIFO") << "fifo"
+                              << "is a FIFO; expected a layout file";
+        QTest::newRow("directory") << "dir"
+                                   << "is a directory; expected a layout file";
+    }
+    void specialFilesExitOne()
+    {
+        QFETCH(QString, kind);
+        QFETCH(QString, message);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("x.railyard.json"));
+        if (kind == QStringLiteral("fifo"))
+            QCOMPARE(::mkfifo(QFile::encodeName(path).constData(), 0600), 0);
+        else
+            QVERIFY(QDir(dir.path()).mkdir(QStringLiteral("x.railyard.json")));
+        for (const QStringList &args : QList<QStringList>{{"evaluate", path}, {path}}) {
+            const Run r = run(args);
+            QVERIFY2(r.exitCode == 1, qPrintable(r.err));
+            QVERIFY2(r.err.contains(path + ": " + message), qPrintable(r.err));
+        }
+    }
+
+    // A long file name is echoed by its ends. A process argument is at most 128 KiB on Linux
+    // (MAX_ARG_STRLEN), so the binary gets the longest one it can; the 10 MB name of the issue
+    // goes through the same dispatch in-process.
+    void longNamesAreElided()
+    {
+        const QString longName = QStringLiteral("/tmp/") + QString(131000, QLatin1Char('n'))
+                                 + QStringLiteral("-end.railyard.json");
+        const Run gui = run({longName});
+        QCOMPARE(gui.exitCode, 1);
+        QVERIFY2(gui.err.contains(QStringLiteral("nnn...nnn")), qPrintable(gui.err.left(400)));
+        QVERIFY2(gui.err.contains(QStringLiteral("nnnn-end.railyard.json: cannot open")),
+                 qPrintable(gui.err.left(400)));
+        QVERIFY2(gui.err.size() < 1000, qPrintable(QString::number(gui.err.size())));
+        const QString longWord(131000, QLatin1Char('w'));
+        const Run word = run({longWord});
+        QCOMPARE(word.exitCode, 2);
+        QVERIFY2(word.err.contains(QStringLiteral("unknown subcommand 'www")),
+                 qPrintable(word.err.left(400)));
+        QVERIFY2(word.err.size() < 3000, qPrintable(QString::number(word.err.size())));
+
+        const std::string tenMb = "/tmp/" + std::string(10'000'000, 'n') + ".railyard.json";
+        std::ostringstream out, errStream;
+        std::string err;
+        const auto outcome = railyard::cli::run({"railyard", "evaluate", tenMb}, out, errStream);
+        err = errStream.str();
+        QVERIFY(outcome.handled);
+        QCOMPARE(outcome.exitCode, 1);
+        QVERIFY2(err.size() < 1000, qPrintable(QString::number(err.size())));
+        QVERIFY2(QString::fromStdString(err).contains(
+                         QStringLiteral("n.railyard.json: cannot open")),
+                 err.c_str());
+        errStream.str({});
+        const auto word10 = railyard::cli::run({"railyard", std::string(10'000'000, 'w')}, out,
+                                               errStream);
+        err = errStream.str();
+        QCOMPARE(word10.exitCode, 2);
+        QVERIFY2(err.size() < 3000, qPrintable(QString::number(err.size())));
+        errStream.str({});
+        const auto option = railyard::cli::run({"railyard",
+                                                "evaluate",
+                                                "x.json",
+                                                "--" + std::string(10'000'000, 'o')},
+                                               out,
+                                               errStream);
+        err = errStream.str();
+        QCOMPARE(option.exitCode, 2);
+        QVERIFY2(err.size() < 1000, qPrintable(QString::number(err.size())));
+    }
+
+    // What the rule leaves to the GUI: a FILE (checked before any window opens), Qt's options.
+    void guiArgumentsAreNotSubcommands_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("file");
+        const std::string layout = data("seed-1-server.railyard.json").toStdString();
+        QTest::newRow("no arguments") << QStringList{} << QString();
+        QTest::newRow("FILE") << QStringList{QString::fromStdString(layout)}
+                              << QString::fromStdString(layout);
+        QTest::newRow("missing FILE with an extension")
+                << QStringList{"nothere.json"} << "nothere.json";
+        QTest::newRow("Qt options and FILE") << QStringList{"-platform",
+                                                            "offscreen",
+                                                            "--style",
+                                                            "fusion",
+                                                            "-reverse",
+                                                            QString::fromStdString(layout)}
+                                             << QString::fromStdString(layout);
+    }
+    void guiArgumentsAreNotSubcommands()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, file);
+        std::vector<std::string> argv{"railyard"};
+        for (const QString &a : args)
+            argv.push_back(a.toStdString());
+        std::ostringstream out, err;
+        const auto outcome = railyard::cli::run(argv, out, err);
+        QVERIFY2(!outcome.handled, err.str().c_str());
+        QCOMPARE(QString::fromStdString(outcome.guiFile), file);
+        QVERIFY(err.str().empty());
+    }
+
+    // A bare word that is an existing file opens it in the GUI: run from inside a folder that
+    // holds a layout named "plan", the binary checks it (and fails on its content, exit 1).
+    void bareWordThatIsAFile()
+    {
+        QTemporaryDir dir;
+        QFile f(dir.filePath(QStringLiteral("plan")));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("{\"format\": 1e400}");
+        f.close();
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove(QStringLiteral("DISPLAY"));
+        p.setProcessEnvironment(env);
+        p.setWorkingDirectory(dir.path());
+        p.start(QStringLiteral(RAILYARD_BINARY), {QStringLiteral("plan")});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 1);
+        QVERIFY2(p.readAllStandardError().contains("plan: line 1, column 12: the number 1e400"),
+                 "not read as a file");
     }
 };
 
