@@ -4,14 +4,18 @@
 #include "evaluate.h"
 #include "inputerror.h"
 #include "layout.h"
+#include "report.h"
 #include "topology.h"
 #include "units.h"
 
 #include <railyard/version.h>
 
+#include <filesystem>
 #include <map>
+#include <new>
 #include <numeric>
 #include <optional>
+#include <ostream>
 #include <set>
 
 namespace railyard::cli {
@@ -24,6 +28,25 @@ struct UsageError : std::runtime_error
 {
     using std::runtime_error::runtime_error;
 };
+
+// Memory ran out: what was being done, for the message (the work's memory is already freed
+// when this is caught).
+struct OutOfMemory : std::runtime_error
+{
+    using std::runtime_error::runtime_error;
+};
+
+// Runs `work`; a std::bad_alloc inside becomes OutOfMemory naming `what`. The work's own
+// locals (topology, link loads) are gone by the time the message is built.
+template<class F>
+int guardMemory(const std::string &what, F work)
+{
+    try {
+        return work();
+    } catch (const std::bad_alloc &) {
+        throw OutOfMemory(what);
+    }
+}
 
 // Options of one subcommand: "--name value", "--name=value" or a bare flag.
 struct Options
@@ -68,7 +91,7 @@ Options parseOptions(const std::vector<std::string> &args,
             } else if (flags.count(name) && !inlineValue) {
                 o.flags.insert(name);
             } else {
-                throw UsageError("unknown option --" + name);
+                throw UsageError("unknown option --" + echo(name));
             }
         } else {
             o.positional.push_back(a);
@@ -107,17 +130,8 @@ const char *kCollectiveHelp
           "  --links          also print the bytes each link carries\n"
           "  --json           print one JSON object\n";
 
-int runCollective(const std::vector<std::string> &args, std::string &out)
+int collective(const Options &o, const std::string &file, std::ostream &out)
 {
-    const Options o = parseOptions(args,
-                                   2,
-                                   {"op", "size", "gpus", "algo", "efficiency"},
-                                   {"links", "json", "help"});
-    if (o.flag("help")) {
-        out += kCollectiveHelp;
-        return 0;
-    }
-    const std::string &file = oneFile(o, "collective");
     const auto opText = o.value("op");
     if (!opText)
         throw UsageError("collective needs --op");
@@ -190,165 +204,195 @@ int runCollective(const std::vector<std::string> &args, std::string &out)
             }
             j["links"] = links;
         }
-        out += jsonText(j);
+        out << jsonText(j);
     } else {
-        out += std::string(toString(r.op)) + " of " + formatBytes(r.bytes) + " on "
-               + std::to_string(r.ranks) + " GPUs (" + toString(r.algorithm) + ")\n";
-        out += "  time    " + formatSeconds(r.timeS) + "\n";
-        out += "  algbw   " + formatNumber(r.algbwGBps, 4) + " GB/s\n";
-        out += "  busbw   " + formatNumber(r.busbwGBps, 4) + " GB/s\n";
-        out += "  bound   " + r.bottleneck + " at " + formatNumber(r.bottleneckGBps, 4)
-               + " GB/s per GPU\n";
+        out << toString(r.op) << " of " << formatBytes(r.bytes) << " on " << r.ranks << " GPUs ("
+            << toString(r.algorithm) << ")\n";
+        out << "  time    " << formatSeconds(r.timeS) << "\n";
+        out << "  algbw   " << formatNumber(r.algbwGBps, 4) << " GB/s\n";
+        out << "  busbw   " << formatNumber(r.busbwGBps, 4) << " GB/s\n";
+        out << "  bound   " << r.bottleneck << " at " << formatNumber(r.bottleneckGBps, 4)
+            << " GB/s per GPU\n";
         for (const auto &n : r.notes)
-            out += "  note    " + n + "\n";
+            out << "  note    " << n << "\n";
+        if (req.wantLinks)
+            for (const LinkBytes &lb : r.links)
+                out << "  link    " << topology.linkName(lb.link) << ": " << formatBytes(lb.up)
+                    << " up, " << formatBytes(lb.down) << " down\n";
     }
     return 0;
 }
 
+int runCollective(const std::vector<std::string> &args, std::ostream &out)
+{
+    const Options o = parseOptions(args,
+                                   2,
+                                   {"op", "size", "gpus", "algo", "efficiency"},
+                                   {"links", "json", "help"});
+    if (o.flag("help")) {
+        out << kCollectiveHelp;
+        return 0;
+    }
+    const std::string &file = oneFile(o, "collective");
+    return guardMemory(file + ": out of memory estimating the collective",
+                       [&] { return collective(o, file, out); });
+}
+
 const char *kEvaluateHelp
-        = "usage: railyard evaluate FILE [--json] [--top-links N] [--no-links]\n"
+        = "usage: railyard evaluate FILE [--json] [--links busiest|all] [--top-links N] "
+          "[--no-links]\n"
           "\n"
           "Prices one training step of the layout FILE's workload on its cluster: step time and "
           "its\n"
-          "breakdown (exposed seconds), tokens/s, MFU, memory per GPU, cost, the load on every "
-          "link\n"
-          "and warnings.\n"
+          "breakdown (exposed seconds), tokens/s, MFU, memory per GPU, cost, the load on the "
+          "links\n"
+          "(a summary per tier: NVLink, PCIe, NIC-leaf, leaf-spine, ...) and warnings.\n"
           "  --json          print one JSON object (the keys of DESIGN.md's command-line "
           "contract)\n"
-          "  --top-links N   list only the N busiest links (default: every link with traffic)\n"
-          "  --no-links      skip per-link loads\n";
+          "  --links WHICH   busiest (default): the per-tier summary and the busiest links;\n"
+          "                  all: the summary and every link, idle ones too (streamed)\n"
+          "  --top-links N   how many busiest links to list (default 20)\n"
+          "  --no-links      skip per-link loads (no summary, no links)\n";
 
-const char *severityName(Severity s)
+int evaluateFile(const Options &o, const std::string &file, std::ostream &out)
 {
-    return s == Severity::Error ? "error" : s == Severity::Warning ? "warning" : "info";
-}
-
-int runEvaluate(const std::vector<std::string> &args, std::string &out)
-{
-    const Options o = parseOptions(args, 2, {"top-links"}, {"json", "no-links", "help"});
-    if (o.flag("help")) {
-        out += kEvaluateHelp;
-        return 0;
-    }
-    const std::string &file = oneFile(o, "evaluate");
-    long topLinks = -1;
+    ReportOptions report;
     if (const auto n = o.value("top-links")) {
+        long count = -1;
         try {
             std::size_t used = 0;
-            topLinks = std::stol(*n, &used);
-            if (used != n->size() || topLinks < 0)
+            count = std::stol(*n, &used);
+            if (used != n->size() || count < 0)
                 throw std::invalid_argument("");
         } catch (...) {
             throw UsageError("--top-links needs a whole number >= 0, got '" + *n + "'");
         }
+        report.busiest = static_cast<std::size_t>(count);
     }
+    const std::string which = o.value("links").value_or("busiest");
+    if (which == "all")
+        report.links = LinkListing::All;
+    else if (which != "busiest")
+        throw UsageError("--links takes busiest or all, got '" + which + "'");
+    if (report.links == LinkListing::All && o.value("top-links"))
+        throw UsageError("--top-links lists the busiest links; --links all lists every link");
+    if (o.flag("no-links")) {
+        if (o.value("links") || o.value("top-links"))
+            throw UsageError("--no-links leaves no links to list");
+        report.links = LinkListing::None;
+    }
+
     const Layout layout = readLayoutFile(file);
     const Topology topology = buildTopology(layout.cluster, Catalog::builtin());
     EvaluateOptions options;
-    options.linkLoads = !o.flag("no-links");
+    options.linkLoads = report.links != LinkListing::None;
     options.timeline = false;
     EvaluationWorkspace workspace;
     const Evaluation e = evaluate(layout, topology, workspace, options);
     if (!e.ok)
         throw InputError(file, "", "cannot price this step: " + e.error);
+    workspace = EvaluationWorkspace(); // its buffers are not needed to write the report
+    report.title = layout.title.empty() ? file : layout.title;
+    if (o.flag("json"))
+        writeEvaluationJson(out, e, topology, report);
+    else
+        writeEvaluationText(out, e, topology, report);
+    return 0;
+}
 
-    // The links with traffic, busiest first.
-    std::vector<int> links;
-    if (e.links) {
-        for (std::size_t i = 0; i < e.links->size(); ++i)
-            if (e.links->bytesUp[i] > 0 || e.links->bytesDown[i] > 0)
-                links.push_back(static_cast<int>(i));
-        std::sort(links.begin(), links.end(), [&](int a, int b) {
-            return e.links->utilization[static_cast<std::size_t>(a)]
-                   > e.links->utilization[static_cast<std::size_t>(b)];
-        });
-    }
-    if (topLinks >= 0 && static_cast<std::size_t>(topLinks) < links.size())
-        links.resize(static_cast<std::size_t>(topLinks));
-
-    if (o.flag("json")) {
-        Json j;
-        j["step_time_s"] = e.stepTimeS;
-        // The uncertainty from validation: the step time's band for runs like this one.
-        j["step_time_band_s"] = {e.stepTimeBand.lowS, e.stepTimeBand.highS};
-        j["tokens_per_step"] = e.tokensPerStep;
-        j["tokens_per_s"] = e.tokensPerS;
-        j["tokens_per_s_per_gpu"] = e.tokensPerSPerGpu;
-        j["mfu"] = e.mfu;
-        j["model_tflops_per_gpu"] = e.modelTflopsPerGpu;
-        j["flop_convention"] = e.flopConvention;
-        j["memory_gib_per_gpu"] = e.memory.totalGiB();
-        j["hbm_gib"] = e.hbmGiB;
-        j["memory_gib"] = {{"weights", e.memory.weightsGiB},
-                           {"gradients", e.memory.gradientsGiB},
-                           {"optimizer", e.memory.optimizerGiB},
-                           {"activations", e.memory.activationsGiB},
-                           {"other", e.memory.otherGiB}};
-        j["memory_gib_per_stage"] = e.memoryGiBPerStage;
-        const auto breakdown = [](const StepBreakdown &b) {
-            return Json{{"compute", b.compute},
-                        {"tp", b.tp},
-                        {"cp", b.cp},
-                        {"ep", b.ep},
-                        {"pp_bubble", b.ppBubble},
-                        {"pp_p2p", b.ppP2p},
-                        {"dp", b.dp},
-                        {"optimizer", b.optimizer}};
-        };
-        j["breakdown_s"] = breakdown(e.exposed);
-        j["total_s"] = breakdown(e.total);
-        if (e.costPerStep > 0) {
-            j["cost_per_step_usd"] = e.costPerStep;
-            j["cost_per_million_tokens_usd"] = e.costPerMillionTokens;
-        }
-        Json jl = Json::array();
-        for (int id : links) {
-            const std::size_t i = static_cast<std::size_t>(id);
-            const Link &k = topology.links()[i];
-            const double up = e.links->bytesUp[i], down = e.links->bytesDown[i];
-            jl.push_back({{"id", id},
-                          {"name", topology.linkName(id)},
-                          {"kind", toString(k.kind)},
-                          {"bytes_per_step", up + down},
-                          {"bytes_up", up},
-                          {"bytes_down", down},
-                          {"utilization", e.links->utilization[i]},
-                          {"peak_utilization", e.links->peakUtilization[i]}});
-        }
-        j["links"] = jl;
-        Json jw = Json::array();
-        for (const Warning &w : e.warnings)
-            jw.push_back({{"severity", severityName(w.severity)},
-                          {"code", w.code},
-                          {"message", w.message},
-                          {"gpus", w.gpus.size()},
-                          {"cost_s", w.costS}});
-        j["warnings"] = jw;
-        j["assumptions"] = e.assumptions;
-        out += jsonText(j);
+int runEvaluate(const std::vector<std::string> &args, std::ostream &out)
+{
+    const Options o = parseOptions(args, 2, {"top-links", "links"}, {"json", "no-links", "help"});
+    if (o.flag("help")) {
+        out << kEvaluateHelp;
         return 0;
     }
-    out += layout.title.empty() ? file + "\n" : layout.title + "\n";
-    out += "  step time         " + formatSeconds(e.stepTimeS) + " \u00b1"
-           + formatNumber(100 * e.stepTimeBand.fraction, 2) + "%  (" + e.stepTimeBand.basis + ")\n";
-    out += "  tokens/s per GPU  " + formatNumber(e.tokensPerSPerGpu, 4) + "  ("
-           + formatNumber(e.tokensPerS, 4) + " in all)\n";
-    out += "  MFU               " + formatNumber(100 * e.mfu, 3) + "%  ("
-           + formatNumber(e.modelTflopsPerGpu, 4) + " model TFLOP/s per GPU)\n";
-    out += "  memory per GPU    " + formatNumber(e.memory.totalGiB(), 3) + " GiB of "
-           + formatNumber(e.hbmGiB, 3) + "\n";
-    if (e.costPerStep > 0)
-        out += "  cost              $" + formatNumber(e.costPerMillionTokens, 3)
-               + " per million tokens\n";
-    const StepBreakdown &x = e.exposed;
-    out += "  exposed seconds   compute " + formatNumber(x.compute, 4) + ", TP "
-           + formatNumber(x.tp, 3) + ", CP " + formatNumber(x.cp, 3) + ", EP "
-           + formatNumber(x.ep, 3) + ", PP bubble " + formatNumber(x.ppBubble, 3) + ", PP p2p "
-           + formatNumber(x.ppP2p, 3) + ", DP " + formatNumber(x.dp, 3) + ", optimizer "
-           + formatNumber(x.optimizer, 3) + "\n";
-    for (const Warning &w : e.warnings)
-        out += std::string("  ") + severityName(w.severity) + ": " + w.message + "\n";
-    return 0;
+    const std::string &file = oneFile(o, "evaluate");
+    return guardMemory(file + ": out of memory pricing the step",
+                       [&] { return evaluateFile(o, file, out); });
+}
+
+// The subcommands this version runs (DESIGN.md also plans plan, export and import: until they
+// exist they are usage errors like any unknown word, never the GUI).
+const std::set<std::string> kSubcommands = {"collective", "evaluate"};
+
+// Qt's own options that take a value (QGuiApplication, QApplication and the xcb platform), in
+// their one- and two-dash forms.
+bool isQtValuedOption(std::string a)
+{
+    static const std::set<std::string> valued = {"-platform",
+                                                 "-platformpluginpath",
+                                                 "-platformtheme",
+                                                 "-plugin",
+                                                 "-qmljsdebugger",
+                                                 "-style",
+                                                 "-stylesheet",
+                                                 "-session",
+                                                 "-display",
+                                                 "-name",
+                                                 "-geometry",
+                                                 "-title",
+                                                 "-qwindowgeometry",
+                                                 "-qwindowtitle",
+                                                 "-qwindowicon",
+                                                 "-visual",
+                                                 "-ncols",
+                                                 "-cmap"};
+    if (a.rfind("--", 0) == 0)
+        a.erase(0, 1);
+    return valued.count(a) > 0;
+}
+
+// A word that names a subcommand rather than a file: no path separator, no extension.
+bool isBareWord(const std::string &s)
+{
+    return !s.empty() && s[0] != '-' && s.find_first_of("/.") == std::string::npos;
+}
+
+// A message from anywhere, kept to a screenful whatever it echoes.
+std::string bounded(const std::string &message)
+{
+    return message.size() <= 2000 ? message : echo(message, 1000);
+}
+
+// Not a subcommand: the GUI's arguments (Qt's options and at most one FILE), or a usage error.
+Outcome guiOrUsageError(const std::vector<std::string> &args, std::ostream &err)
+{
+    std::vector<std::string> files;
+    for (std::size_t i = 1; i < args.size(); ++i) {
+        const std::string &a = args[i];
+        if (a.size() > 1 && a[0] == '-') {
+            if (isQtValuedOption(a))
+                ++i;
+            continue;
+        }
+        files.push_back(a);
+    }
+    if (files.empty())
+        return {};
+    const std::string &word = files.front();
+    std::error_code ec;
+    const bool exists = !word.empty() && std::filesystem::exists(word, ec);
+    if (files.size() == 1 && !word.empty() && (exists || !isBareWord(word)))
+        return {false, 0, word};
+    std::string problem;
+    if (word.empty())
+        problem = "an empty argument (expected a layout FILE or a subcommand)";
+    else if (kSubcommands.count(word))
+        problem = "'" + word + "' must be the first argument";
+    else if (isBareWord(word) && !exists) {
+        std::string list;
+        for (const auto &c : kSubcommands)
+            list += (list.empty() ? "" : ", ") + c;
+        problem = "unknown subcommand '" + echo(word) + "' (this version has: " + list
+                  + "; to open a layout, give its file name)";
+    } else {
+        problem = "the GUI opens one layout FILE, got " + std::to_string(files.size()) + " ('"
+                  + echo(word) + "', '" + echo(files[1]) + "'" + (files.size() > 2 ? ", ..." : "")
+                  + ")";
+    }
+    err << "railyard: " << problem << "\n\n" << usage();
+    return {true, 2, {}};
 }
 
 } // namespace
@@ -366,30 +410,28 @@ std::string usage()
            "describes each. Exit status: 0 success, 1 bad input, 2 usage error.\n";
 }
 
-Outcome run(const std::vector<std::string> &args, std::string &out, std::string &err)
+Outcome run(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
 {
     Outcome result;
     if (!Catalog::userCatalogError().empty() && args.size() >= 2
         && (args[1] == "collective" || args[1] == "evaluate"))
-        err += "railyard: warning: " + Catalog::userCatalogError()
-               + " (using the built-in catalog)\n";
+        err << "railyard: warning: " << Catalog::userCatalogError()
+            << " (using the built-in catalog)\n";
     if (args.size() < 2)
         return result;
     const std::string &first = args[1];
     if (first == "--help" || first == "-h" || first == "help") {
-        out += usage();
+        out << usage();
         return {true, 0};
     }
     if (first == "--version" || first == "-v") {
-        out += std::string("railyard ") + RAILYARD_VERSION + " (layout format "
-               + std::to_string(RAILYARD_LAYOUT_FORMAT_VERSION) + ")\n";
+        out << "railyard " << RAILYARD_VERSION << " (layout format "
+            << RAILYARD_LAYOUT_FORMAT_VERSION << ")\n";
         return {true, 0};
     }
-    const std::set<std::string> subcommands = {"collective", "evaluate"};
-    if (!subcommands.count(first)) {
-        // A file name for the GUI, or Qt's own options: not ours.
-        return result;
     }
+    if (!kSubcommands.count(first))
+        return guiOrUsageError(args, err);
     result.handled = true;
     try {
         if (first == "collective")
@@ -397,13 +439,26 @@ Outcome run(const std::vector<std::string> &args, std::string &out, std::string 
         else if (first == "evaluate")
             result.exitCode = runEvaluate(args, out);
     } catch (const UsageError &e) {
-        err += "railyard " + first + ": " + e.what() + "\n(see railyard " + first + " --help)\n";
+        err << "railyard " << first << ": " << bounded(e.what()) << "\n(see railyard " << first
+            << " --help)\n";
         result.exitCode = 2;
+    } catch (const OutOfMemory &e) {
+        err << "railyard: " << e.what()
+            << " (the cluster needs more memory than this process may use)\n";
+        result.exitCode = 1;
+    } catch (const std::bad_alloc &) {
+        err << "railyard: out of memory\n";
+        result.exitCode = 1;
     } catch (const InputError &e) {
-        err += std::string("railyard: ") + e.what() + "\n";
+        err << "railyard: " << bounded(e.what()) << "\n";
         result.exitCode = 1;
     } catch (const std::exception &e) {
-        err += std::string("railyard: ") + e.what() + "\n";
+        err << "railyard: " << bounded(e.what()) << "\n";
+        result.exitCode = 1;
+    }
+    out.flush();
+    if (result.exitCode == 0 && !out) {
+        err << "railyard: cannot write the output\n";
         result.exitCode = 1;
     }
     return result;

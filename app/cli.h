@@ -1,5 +1,6 @@
 #pragma once
 
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -11,9 +12,16 @@ struct Outcome
 {
     bool handled = false; // false: not a CLI invocation, open the GUI
     int exitCode = 0;
+    std::string guiFile; // when not handled: the layout FILE to open (empty: the default one)
 };
 
-Outcome run(const std::vector<std::string> &args, std::string &out, std::string &err);
+// The rule that keeps a mistyped or future subcommand out of the GUI: the GUI takes Qt's own
+// options and at most one FILE. A first argument that is not an option, not an existing file
+// and a bare word (no '/' and no '.') is a subcommand: a known one runs, any other is a usage
+// error (exit 2) that names it and lists the subcommands; so is a second FILE.
+// Output goes to `out` as it is made (every link of a large cluster is streamed, not gathered),
+// messages to `err`.
+Outcome run(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
 
 // The usage text printed by --help.
 std::string usage();

@@ -8,42 +8,11 @@
 #include <QScreen>
 #include <QTimer>
 
-#include <cstdio>
 #include <cstdlib>
 #include <iostream>
-#include <set>
+#include <string>
 
 namespace {
-
-// The layout FILE among the GUI arguments, skipping Qt's own options and their values.
-std::string fileArgument(int argc, char **argv)
-{
-    static const std::set<std::string> qtValued = {"-platform",
-                                                   "-platformpluginpath",
-                                                   "-platformtheme",
-                                                   "-plugin",
-                                                   "-qmljsdebugger",
-                                                   "-style",
-                                                   "-stylesheet",
-                                                   "-display",
-                                                   "-geometry",
-                                                   "-title",
-                                                   "-qwindowgeometry",
-                                                   "-qwindowtitle",
-                                                   "-qwindowicon",
-                                                   "-reverse"};
-    std::string file;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        if (a.size() > 1 && a[0] == '-') {
-            if (qtValued.count(a) && a != "-reverse")
-                ++i;
-            continue;
-        }
-        file = a;
-    }
-    return file;
-}
 
 // Whether a window can be shown: a platform was named, or an X11 or Wayland display is set.
 bool haveDisplay(int argc, char **argv)
@@ -64,20 +33,18 @@ bool haveDisplay(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    std::string file;
     {
         const std::vector<std::string> args(argv, argv + argc);
-        std::string out, err;
-        const auto outcome = railyard::cli::run(args, out, err);
-        std::fwrite(out.data(), 1, out.size(), stdout);
-        std::fwrite(err.data(), 1, err.size(), stderr);
+        const auto outcome = railyard::cli::run(args, std::cout, std::cerr);
         if (outcome.handled)
             return outcome.exitCode;
+        file = outcome.guiFile;
     }
 
     // The GUI. A bad FILE opens the window anyway, with the default document and a message
     // naming the file and the place (double-clicking a broken file must say why). Only without
     // a display, where no window can say it, does it fail fast and headless.
-    const std::string file = fileArgument(argc, argv);
     if (!file.empty() && !haveDisplay(argc, argv)) {
         try {
             railyard::engine::readLayoutFile(file);

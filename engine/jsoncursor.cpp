@@ -88,7 +88,13 @@ std::int64_t JsonCursor::toInt(std::int64_t min, std::int64_t max) const
 {
     const std::string want = rangeText(static_cast<double>(min), static_cast<double>(max), true);
     std::int64_t v = 0;
-    if (m_value->is_number_integer()) {
+    if (m_value->is_number_unsigned()) {
+        // Past int64's range (up to 2^64 - 1): get<std::int64_t>() would wrap to a negative.
+        const auto u = m_value->get<std::uint64_t>();
+        if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+            expected(want);
+        v = static_cast<std::int64_t>(u);
+    } else if (m_value->is_number_integer()) {
         v = m_value->get<std::int64_t>();
     } else if (m_value->is_number_float()) {
         const double d = m_value->get<double>();
@@ -195,49 +201,14 @@ std::string JsonCursor::describe(const Json &value)
     switch (value.type()) {
     case Json::value_t::null: return "null";
     case Json::value_t::boolean: return value.get<bool>() ? "true" : "false";
-    case Json::value_t::string: {
-        std::string s = value.get<std::string>();
-        if (s.size() > 40)
-            s = s.substr(0, 37) + "...";
-        return "a string \"" + s + "\"";
-    }
+    case Json::value_t::string:
+        return "a string \"" + echo(value.get_ref<const std::string &>(), 20) + "\"";
     case Json::value_t::number_integer:
     case Json::value_t::number_unsigned:
     case Json::value_t::number_float: return value.dump();
     case Json::value_t::object: return "an object";
     case Json::value_t::array: return "an array";
     default: return "an unexpected value";
-    }
-}
-
-Json parseJsonText(const std::string &text, const std::string &file)
-{
-    try {
-        return Json::parse(text);
-    } catch (const Json::parse_error &e) {
-        // e.byte is 1-based and points just past the offending character.
-        std::size_t line = 1, column = 1;
-        const std::size_t end = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
-        for (std::size_t i = 0; i < end; ++i) {
-            if (text[i] == '\n') {
-                ++line;
-                column = 1;
-            } else {
-                ++column;
-            }
-        }
-        std::string what = e.what();
-        // "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error while
-        // parsing object - unexpected '}'; expected string literal" -> keep the part after the
-        // last ": " prefix that nlohmann adds.
-        const auto p = what.find("syntax error");
-        if (p != std::string::npos)
-            what = what.substr(p);
-        if (text.find_first_not_of(" \t\r\n") == std::string::npos)
-            what = "the file is empty (expected a JSON object)";
-        throw InputError(file,
-                         "line " + std::to_string(line) + ", column " + std::to_string(column),
-                         "invalid JSON: " + what);
     }
 }
 

@@ -66,8 +66,18 @@ private:
     std::string m_path;
 };
 
-// Parses `text` (the contents of `file`), turning syntax errors into an InputError that gives the
-// line and column.
+// The deepest nesting of objects and arrays a JSON file may have. A layout nests about five
+// levels; 64 leaves room for any tool's extra keys while keeping everything that walks a
+// document recursively (copy, compare, dump) far from the stack's limit.
+inline constexpr int kMaxJsonDepth = 64;
+// The largest JSON text read (a layout of 262,144 GPUs with a mapping is about 4 MiB). Parsing
+// takes up to about 20 times the text's size in memory.
+inline constexpr std::size_t kMaxJsonBytes = std::size_t(32) << 20;
+
+// Parses `text` (the contents of `file`). Every problem is an InputError naming the file and the
+// line and column: syntax errors, numbers too large for a double, NUL bytes, nesting deeper than
+// kMaxJsonDepth, a key given twice in one object (refused, naming its JSON path and both
+// places), a text larger than kMaxJsonBytes.
 Json parseJsonText(const std::string &text, const std::string &file);
 
 } // namespace railyard::engine

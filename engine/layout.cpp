@@ -69,8 +69,8 @@ int Layout::dataParallel() const
 {
     if (parallel.dp)
         return *parallel.dp;
-    const long long denom = 1LL * parallel.tp * parallel.cp * parallel.pp;
-    const long long gpus = cluster.gpuCount();
+    const std::int64_t denom = sizeProduct({parallel.tp, parallel.cp, parallel.pp});
+    const std::int64_t gpus = cluster.gpuCount();
     return denom > 0 && gpus >= denom ? static_cast<int>(gpus / denom) : 1;
 }
 
@@ -117,7 +117,8 @@ ClusterConfig readCluster(const JsonCursor &c, const Catalog *catalog)
     const JsonCursor gpu = c.at("gpu");
     k.gpu = gpu.toString();
     if (catalog && !catalog->gpu(k.gpu))
-        gpu.fail("unknown GPU \"" + k.gpu + "\" (expected one of: " + catalog->gpuIdList() + ")");
+        gpu.fail("unknown GPU " + quote(k.gpu) + " (expected one of: " + catalog->gpuIdList()
+                 + ")");
     k.nodes = static_cast<int>(c.at("nodes").toInt(1, 1'000'000'000));
     k.gpusPerNode = c.intOr("gpus_per_node", 8, 1, 128);
     const JsonCursor where = c.find("nodes").value();
@@ -153,6 +154,18 @@ ClusterConfig readCluster(const JsonCursor &c, const Catalog *catalog)
                                     + " NICs for " + std::to_string(k.gpusPerNode)
                                     + " GPUs per server");
         k.nic.model = nic->stringOr("model", "");
+        if (catalog && !k.nic.model.empty() && !catalog->nic(k.nic.model)) {
+            std::string ids;
+            for (const NicModel &m : catalog->nics())
+                ids += (ids.empty() ? "" : ", ") + m.id;
+            nic->at("model").fail("unknown NIC model " + quote(k.nic.model)
+                                  + " (expected one of: " + ids + ")");
+        }
+        // The servers of different NVLink domains reach each other only through NICs.
+        if (whole == 0 && k.domainCount() > 1)
+            nic->at("per_gpu").fail("expected NICs: with 0 per GPU the "
+                                    + std::to_string(k.domainCount())
+                                    + " NVLink domains cannot reach each other");
     }
     if (const auto fabric = c.find("fabric")) {
         fabric->requireObject();
@@ -183,8 +196,8 @@ ModelConfig readModel(const JsonCursor &c)
     if (const auto preset = c.find("preset")) {
         m.preset = preset->toString();
         if (!findModelPreset(m.preset))
-            preset->fail("unknown model preset \"" + m.preset
-                         + "\" (expected one of: " + modelPresetList() + ")");
+            preset->fail("unknown model preset " + quote(m.preset)
+                         + " (expected one of: " + modelPresetList() + ")");
     }
     constexpr int big = 1 << 24;
     m.layers = c.optInt("layers", 1, 100000);
@@ -283,7 +296,9 @@ Layout parseLayout(const std::string &text, const std::string &file)
     return parseLayout(text, file, &Catalog::builtin());
 }
 
-Layout parseLayout(const std::string &text, const std::string &file, const Catalog *catalog)
+namespace {
+
+Layout readLayout(const std::string &text, const std::string &file, const Catalog *catalog)
 {
     Json doc = parseJsonText(text, file);
     const JsonCursor root(doc, file);
@@ -319,10 +334,10 @@ Layout parseLayout(const std::string &text, const std::string &file, const Catal
             used[static_cast<std::size_t>(g)] = true;
             l.mapping.push_back(g);
         }
-        const long long ranks = 1LL * l.parallel.tp * l.parallel.cp * l.parallel.pp
-                                * l.dataParallel();
-        if (static_cast<long long>(l.mapping.size()) != ranks)
-            m->fail("expected one GPU per rank: " + std::to_string(ranks)
+        const std::int64_t ranks = sizeProduct(
+                {l.parallel.tp, l.parallel.cp, l.parallel.pp, l.dataParallel()});
+        if (static_cast<std::int64_t>(l.mapping.size()) != ranks)
+            m->fail("expected one GPU per rank: " + sizeText(ranks)
                     + " entries (TP x CP x PP x DP), got " + std::to_string(l.mapping.size()));
     }
     if (const auto view = root.find("view")) {
@@ -333,24 +348,86 @@ Layout parseLayout(const std::string &text, const std::string &file, const Catal
     return l;
 }
 
+} // namespace
+
+Layout parseLayout(const std::string &text, const std::string &file, const Catalog *catalog)
+{
+    try {
+        return readLayout(text, file, catalog);
+    } catch (const Json::exception &e) {
+        // Every check above goes through JsonCursor; this is a safety net so that nothing from
+        // nlohmann reaches the user without the file's name.
+        throw InputError(file, "", "cannot read the layout: " + echo(e.what(), 200));
+    }
+}
+
+std::string readLayoutText(const std::string &path)
+{
+    // stat first, and open without blocking: a FIFO with no writer, a device or a directory
+    // must be refused at once, not waited on.
+    struct stat st
+    {};
+    if (::stat(path.c_str(), &st) != 0)
+        throw InputError(path, "", std::string("cannot open: ") + std::strerror(errno));
+    const auto notAFile = [&](mode_t mode) {
+        if (S_ISDIR(mode))
+            throw InputError(path, "", "is a directory; expected a layout file");
+        if (!S_ISREG(mode))
+            throw InputError(path,
+                             "",
+                             std::string("is ")
+                                     + (S_ISFIFO(mode)   ? "a FIFO"
+                                        : S_ISSOCK(mode) ? "a socket"
+                                        : S_ISCHR(mode)  ? "a character device"
+                                        : S_ISBLK(mode)  ? "a block device"
+                                                         : "not a regular file")
+                                     + "; expected a layout file");
+    };
+    notAFile(st.st_mode);
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        throw InputError(path, "", std::string("cannot open: ") + std::strerror(errno));
+    struct Closer
+    {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
+    // The file may have been replaced between stat and open.
+    if (::fstat(fd, &st) != 0)
+        throw InputError(path, "", std::string("cannot read: ") + std::strerror(errno));
+    notAFile(st.st_mode);
+    const auto tooLarge = [&](long long bytes) {
+        return InputError(path,
+                          "",
+                          "the file is " + formatNumber(static_cast<double>(bytes) / 1048576.0, 3)
+                                  + " MiB; a layout is at most "
+                                  + std::to_string(kMaxJsonBytes >> 20) + " MiB");
+    };
+    if (static_cast<unsigned long long>(st.st_size) > kMaxJsonBytes)
+        throw tooLarge(st.st_size);
+    // Read to the end (the size may be 0 for /proc-like files, or change), never past the cap.
+    std::string text;
+    text.reserve(static_cast<std::size_t>(st.st_size));
+    char buffer[65536];
+    for (;;) {
+        const ssize_t n = ::read(fd, buffer, sizeof buffer);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            throw InputError(path, "", std::string("cannot read: ") + std::strerror(errno));
+        }
+        if (n == 0)
+            break;
+        text.append(buffer, static_cast<std::size_t>(n));
+        if (text.size() > kMaxJsonBytes)
+            throw tooLarge(static_cast<long long>(text.size()));
+    }
+    return text;
+}
+
 Layout readLayoutFile(const std::string &path)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw InputError(path, "", std::string("cannot open: ") + std::strerror(errno));
-    // Refuse files far larger than any layout could be before reading them whole.
-    in.seekg(0, std::ios::end);
-    const auto size = static_cast<long long>(in.tellg());
-    in.seekg(0);
-    constexpr long long kMaxBytes = 256LL << 20;
-    if (size > kMaxBytes)
-        throw InputError(path,
-                         "",
-                         "the file is " + std::to_string(size >> 20)
-                                 + " MiB; a layout is at most 256 MiB");
-    std::string text(static_cast<std::size_t>(std::max(size, 0LL)), '\0');
-    in.read(text.data(), size);
-    return parseLayout(text, path);
+    return parseLayout(readLayoutText(path), path);
 }
 
 namespace {

@@ -4,6 +4,9 @@
 #include "jsoncursor.h"
 #include "model.h"
 
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +18,23 @@ namespace railyard::engine {
 // around 100k GPUs; this leaves headroom).
 inline constexpr int kMaxGpus = 262144;
 inline constexpr int kLayoutFormatVersion = 1;
+
+// The product of parallel sizes, saturating at INT64_MAX: sizes read from a file can be up to
+// kMaxGpus each, so four of them overflow 64 bits.
+inline std::int64_t sizeProduct(std::initializer_list<std::int64_t> sizes)
+{
+    std::int64_t p = 1;
+    for (const std::int64_t s : sizes)
+        if (__builtin_mul_overflow(p, s, &p))
+            return std::numeric_limits<std::int64_t>::max();
+    return p;
+}
+// A sizeProduct for a message.
+inline std::string sizeText(std::int64_t product)
+{
+    return product == std::numeric_limits<std::int64_t>::max() ? "more than 9.2e18"
+                                                               : std::to_string(product);
+}
 
 enum class FabricKind { RailOptimized, SingleSwitch, ThreeTier };
 enum class Precision { Bf16, Fp8 };
@@ -157,6 +177,11 @@ struct Layout
 Layout parseLayout(const std::string &text, const std::string &file);
 // As above, checking the GPU id against `catalog` (nullptr: no check).
 Layout parseLayout(const std::string &text, const std::string &file, const Catalog *catalog);
+// The bytes of a layout file: refuses what is not a regular file (a directory, a FIFO, a
+// device) and files over kMaxJsonBytes, without blocking or reading them whole. Throws
+// InputError.
+std::string readLayoutText(const std::string &path);
+// readLayoutText, then parseLayout.
 Layout readLayoutFile(const std::string &path);
 
 // The document as JSON: known keys from the structure, unknown keys from `original`.

@@ -51,20 +51,23 @@ RankLayout::RankLayout(const Layout &l)
     m_dp = l.dataParallel();
     m_ep = p.ep;
     m_etp = p.etp.value_or(1);
-    const long long world = 1LL * m_tp * m_cp * m_pp * m_dp;
+    // Sizes come from files (up to kMaxGpus each): products in 64 bits, saturating.
+    const std::int64_t world = sizeProduct({m_tp, m_cp, m_pp, m_dp});
     const int gpus = l.cluster.gpuCount();
-    if (world != gpus)
+    if (world != gpus || m_tp < 1 || m_cp < 1 || m_pp < 1 || m_dp < 1)
         throw InputError("parallel: TP x CP x PP x DP = " + std::to_string(m_tp) + " x "
                          + std::to_string(m_cp) + " x " + std::to_string(m_pp) + " x "
-                         + std::to_string(m_dp) + " = " + std::to_string(world)
-                         + ", but the cluster has " + std::to_string(gpus) + " GPUs");
+                         + std::to_string(m_dp) + " = " + sizeText(world) + ", but the cluster has "
+                         + std::to_string(gpus) + " GPUs");
     m_world = static_cast<int>(world);
-    const long long stageRanks = 1LL * m_tp * m_cp * m_dp;
-    if (stageRanks % (1LL * m_ep * m_etp) != 0)
-        throw InputError("parallel: EP x expert TP = " + std::to_string(m_ep * m_etp)
+    const std::int64_t stageRanks = sizeProduct({m_tp, m_cp, m_dp});
+    const std::int64_t expertRanks = sizeProduct({m_ep, m_etp});
+    if (m_ep < 1 || m_etp < 1 || stageRanks % expertRanks != 0)
+        throw InputError("parallel: EP x expert TP = " + std::to_string(m_ep) + " x "
+                         + std::to_string(m_etp) + " = " + sizeText(expertRanks)
                          + " must divide TP x CP x DP = " + std::to_string(stageRanks)
                          + " (expert parallelism is carved out of a pipeline stage's ranks)");
-    m_edp = static_cast<int>(stageRanks / (m_ep * m_etp));
+    m_edp = static_cast<int>(stageRanks / expertRanks);
 
     std::stringstream ss(p.order);
     std::string part;
@@ -96,8 +99,15 @@ RankLayout::RankLayout(const Layout &l)
                              + std::to_string(l.mapping.size()));
         m_rankToGpu = l.mapping;
     }
-    for (int r = 0; r < m_world; ++r)
-        m_gpuToRank[static_cast<std::size_t>(m_rankToGpu[static_cast<std::size_t>(r)])] = r;
+    // A mapping built in code has not been through the loader's checks.
+    for (int r = 0; r < m_world; ++r) {
+        const int g = m_rankToGpu[static_cast<std::size_t>(r)];
+        if (g < 0 || g >= gpus || m_gpuToRank[static_cast<std::size_t>(g)] != -1)
+            throw InputError("mapping: rank " + std::to_string(r) + " is on GPU "
+                             + std::to_string(g) + ", which "
+                             + (g < 0 || g >= gpus ? "does not exist" : "another rank has"));
+        m_gpuToRank[static_cast<std::size_t>(g)] = r;
+    }
     // Coordinates are read in every inner loop of the cost engine: compute them once.
     m_coords.resize(static_cast<std::size_t>(m_world) * 5);
     for (int r = 0; r < m_world; ++r)

@@ -3,6 +3,7 @@
 #include "inputerror.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cmath>
 
@@ -696,7 +697,10 @@ void TopologyBuilder::buildThreeTier()
 
 Topology buildTopology(const ClusterConfig &cluster, const Catalog &catalog)
 {
-    return TopologyBuilder(cluster, catalog).build();
+    static std::atomic<std::uint64_t> builds{0};
+    Topology t = TopologyBuilder(cluster, catalog).build();
+    t.m_buildId = ++builds;
+    return t;
 }
 
 } // namespace railyard::engine

@@ -86,6 +86,10 @@ public:
     const GpuSpec &gpuSpec() const { return m_gpu; }
     const NicModel &nicModel() const { return m_nic; }
     const SwitchModel &switchModel() const { return m_switch; }
+    // Unique to one buildTopology() call, shared by its copies (a topology never changes after
+    // it is built): what was derived from a topology with this id holds for this one. 0 for a
+    // default-constructed topology.
+    std::uint64_t buildId() const { return m_buildId; }
 
     int gpuCount() const { return m_shape.gpuCount(); }
     int deviceCount() const { return static_cast<int>(m_devices.size()); }
@@ -149,6 +153,7 @@ private:
     GpuSpec m_gpu;
     NicModel m_nic;
     SwitchModel m_switch;
+    std::uint64_t m_buildId = 0;
     int m_firstGpu = 0, m_firstNic = 0, m_firstLeaf = 0, m_firstSpine = 0, m_firstCore = 0;
     std::vector<int> m_countByKind;
     std::vector<double> m_gpuNvRate, m_gpuNetRate, m_nicRate, m_gpuIntraRate;

@@ -28,6 +28,21 @@ double ecmpEfficiency(double flows, double paths)
     return std::min(1.0, lambda / expectedMax);
 }
 
+void LinkRates::fill(const Topology &t)
+{
+    const auto &all = t.links();
+    links.resize(all.size());
+    for (std::size_t i = 0; i < all.size(); ++i)
+        links[i] = {static_cast<float>(all[i].effectiveGbPerS() * 1e9),
+                    -1,
+                    all[i].kind == LinkKind::NvLink};
+    const int leaves = t.countOf(DeviceKind::Leaf);
+    for (int leaf = 0; leaf < leaves; ++leaf)
+        for (int l : t.leafUplinks(leaf))
+            links[static_cast<std::size_t>(l)].uplinkLeaf = leaf;
+    source = t.buildId();
+}
+
 LinkTraffic::LinkTraffic(const Topology &t)
 {
     bind(t);
@@ -35,7 +50,16 @@ LinkTraffic::LinkTraffic(const Topology &t)
 
 void LinkTraffic::bind(const Topology &t)
 {
+    // Rates always come from this topology: another one with the same counts (a tuning
+    // change, rebuilt in the same place) has other rates.
+    m_ownRates.fill(t);
+    bind(t, m_ownRates);
+}
+
+void LinkTraffic::bind(const Topology &t, const LinkRates &rates)
+{
     m_t = &t;
+    m_rates = &rates;
     const std::size_t n = static_cast<std::size_t>(t.linkCount());
     const std::size_t gpus = static_cast<std::size_t>(t.gpuCount());
     const std::size_t leaves = static_cast<std::size_t>(t.countOf(DeviceKind::Leaf));
@@ -52,19 +76,6 @@ void LinkTraffic::bind(const Topology &t)
     m_portTotals.assign(gpus, {});
     m_portPeak.assign(gpus, 0.0f);
     m_leafEff.assign(leaves, 1.0);
-    // Rates always come from this topology: another one with the same counts (a tuning
-    // change, rebuilt in the same place) has other rates.
-    m_rate.resize(n);
-    m_nvlink.resize(n);
-    const auto &links = t.links();
-    for (std::size_t i = 0; i < n; ++i) {
-        m_rate[i] = static_cast<float>(links[i].effectiveGbPerS() * 1e9);
-        m_nvlink[i] = links[i].kind == LinkKind::NvLink;
-    }
-    m_uplinkLeaf.assign(n, -1);
-    for (std::size_t leaf = 0; leaf < leaves; ++leaf)
-        for (int l : t.leafUplinks(static_cast<int>(leaf)))
-            m_uplinkLeaf[static_cast<std::size_t>(l)] = static_cast<int>(leaf);
     m_podUp.assign(static_cast<std::size_t>(std::max(1, t.shape().leafGroups)), 0);
     m_podDown.assign(m_podUp.size(), 0);
     m_adaptive = t.shape().adaptiveRouting;
@@ -146,15 +157,28 @@ void LinkTraffic::addNetwork(int srcNic, int dstNic, double bytes, double flows)
         return;
     addLeafToSpine(a, bytes, 0, flows);
     addLeafToSpine(b, 0, bytes, flows);
-    const ClusterShape &s = m_t->shape();
-    if (s.fabric == FabricKind::ThreeTier && s.cores > 0) {
-        const int podA = a / std::max(1, s.leavesPerPod);
-        const int podB = b / std::max(1, s.leavesPerPod);
-        if (podA != podB) {
-            m_podUp[static_cast<std::size_t>(podA)] += bytes;
-            m_podDown[static_cast<std::size_t>(podB)] += bytes;
-        }
+    const int podA = podOfLeaf(a);
+    const int podB = podOfLeaf(b);
+    if (podA != podB) {
+        addPodToCore(podA, bytes, 0);
+        addPodToCore(podB, 0, bytes);
     }
+}
+
+int LinkTraffic::podOfLeaf(int leaf) const
+{
+    const ClusterShape &s = m_t->shape();
+    if (leaf < 0 || s.fabric != FabricKind::ThreeTier || s.cores <= 0)
+        return -1;
+    return leaf / std::max(1, s.leavesPerPod);
+}
+
+void LinkTraffic::addPodToCore(int pod, double up, double down)
+{
+    if (pod < 0)
+        return;
+    m_podUp[static_cast<std::size_t>(pod)] += up;
+    m_podDown[static_cast<std::size_t>(pod)] += down;
 }
 
 void LinkTraffic::addPciePeer(int gpuA, int gpuB, double bytes)
@@ -262,15 +286,16 @@ double LinkTraffic::phaseTime()
     for (int l : m_touched) {
         const std::size_t i = static_cast<std::size_t>(l);
         const Cell &c = m_cells[i];
-        double rate = double(m_rate[i]);
+        const LinkRates::Entry &r = m_rates->links[i];
+        double rate = double(r.rate);
         if (scaled)
             rate *= m_kindScale[static_cast<std::size_t>(m_t->links()[i].kind)];
-        if (m_uplinkLeaf[i] >= 0)
-            rate *= m_leafEff[static_cast<std::size_t>(m_uplinkLeaf[i])];
+        if (r.uplinkLeaf >= 0)
+            rate *= m_leafEff[static_cast<std::size_t>(r.uplinkLeaf)];
         if (rate <= 0)
             continue;
         const double t = double(std::max(c.up, c.down)) / rate;
-        if (!m_nvlink[i])
+        if (!m_rates->links[i].nvlink)
             m_otherTime = std::max(m_otherTime, t);
         else
             m_nvlinkTime = std::max(m_nvlinkTime, t);
@@ -294,11 +319,12 @@ double LinkTraffic::phaseTime()
         }
         for (int l : m_touched) {
             const std::size_t i = static_cast<std::size_t>(l);
-            double rate = double(m_rate[i]);
+            const LinkRates::Entry &r = m_rates->links[i];
+            double rate = double(r.rate);
             if (scaled)
                 rate *= m_kindScale[static_cast<std::size_t>(m_t->links()[i].kind)];
-            if (m_uplinkLeaf[i] >= 0)
-                rate *= m_leafEff[static_cast<std::size_t>(m_uplinkLeaf[i])];
+            if (r.uplinkLeaf >= 0)
+                rate *= m_leafEff[static_cast<std::size_t>(r.uplinkLeaf)];
             if (rate > 0)
                 m_peak[i] = std::max(m_peak[i],
                                      static_cast<float>(std::max(m_cells[i].up, m_cells[i].down)

@@ -9,17 +9,38 @@
 
 namespace railyard::engine {
 
+// What the traffic reads of each link in its inner loop, taken from one topology: the achieved
+// rate, and for a leaf's uplink to the spine its leaf (whose ECMP efficiency scales it).
+// Shared by the LinkTraffics of one evaluation (see EvaluationWorkspace).
+struct LinkRates
+{
+    struct Entry
+    {
+        float rate = 0;      // achieved bytes/s
+        int uplinkLeaf = -1; // leaf index for leaf -> spine links, else -1
+        bool nvlink = false; // an NVLink link (a phase's NVLink stage, not its network stage)
+    };
+    std::vector<Entry> links;
+    std::uint64_t source = 0; // the buildId() of the topology they were read from
+    void fill(const Topology &topology);
+};
+
 // Bytes on every link, for one phase at a time (the collectives of one dimension running at once)
 // and summed over the step. The time a phase's bandwidth terms take is its busiest link's bytes
 // over that link's achieved rate: the bottleneck found on the links actually crossed.
 class LinkTraffic
 {
 public:
+    LinkTraffic() = default; // bound to nothing: bind() before use
     explicit LinkTraffic(const Topology &topology);
+    LinkTraffic(const LinkTraffic &) = delete; // may point at its own rates
+    LinkTraffic &operator=(const LinkTraffic &) = delete;
     // Points the buffers at `topology` for a new evaluation: re-reads its link rates, uplinks
     // and routing, forgets the step totals, and reallocates only when the sizes differ. The
     // result is the same as a new LinkTraffic(topology). The topology must outlive its use.
     void bind(const Topology &topology);
+    // The same with rates already filled from `topology` (kept by the caller while in use).
+    void bind(const Topology &topology, const LinkRates &rates);
 
     // Starts a phase. Bytes added from now on count once in the phase and `repeats` times in the
     // step totals (a TP all-gather that runs once per layer per micro-batch, say).
@@ -39,6 +60,10 @@ public:
     // SHARP: a NIC's data is reduced in its leaf; the leaf sends one reduced stream up.
     void addNicToLeaf(int nic, double up, double down);
     void addLeafToSpine(int leaf, double up, double down, double flows);
+    // Three-tier fabrics: bytes leaving (up) and entering (down) a pod through the core,
+    // spread over its spines' core uplinks. podOfLeaf() is -1 on fabrics without a core.
+    void addPodToCore(int pod, double up, double down);
+    int podOfLeaf(int leaf) const;
     // GPU to GPU over PCIe (servers without NVLink).
     void addPciePeer(int gpuA, int gpuB, double bytes);
     // Generic: bytes on one link in the phase.
@@ -115,9 +140,8 @@ private:
     const Topology *m_t = nullptr;
     std::vector<Cell> m_cells;
     std::vector<Total> m_totals;
-    std::vector<float> m_rate;          // achieved bytes/s per link
-    std::vector<std::uint8_t> m_nvlink; // 1 for NVLink links (the stages of a phase)
-    std::vector<int> m_uplinkLeaf;      // leaf index for leaf -> spine links, else -1
+    LinkRates m_ownRates;               // when bound without shared rates
+    const LinkRates *m_rates = nullptr; // m_ownRates or the caller's
     std::vector<int> m_touched;
     std::vector<Cell> m_ports; // NVLink ports, per GPU
     std::vector<Total> m_portTotals;

@@ -14,14 +14,21 @@ EvaluationWorkspace &EvaluationWorkspace::operator=(EvaluationWorkspace &&) noex
 
 void EvaluationWorkspace::bind(const Topology &topology)
 {
-    if (m_traffic)
-        m_traffic->bind(topology);
-    else
-        m_traffic = std::make_unique<LinkTraffic>(topology);
-    if (m_planning)
-        m_planning->bind(topology);
-    else
-        m_planning = std::make_unique<LinkTraffic>(topology);
+    // Rates always come from the topology being priced: another one with the same counts (a
+    // tuning change, rebuilt in the same place) has other rates. They are read again unless
+    // they came from this very build (a topology never changes once built): reading a million
+    // links costs more than the rest of the binding.
+    if (!m_rates)
+        m_rates = std::make_unique<LinkRates>();
+    if (topology.buildId() == 0 || m_rates->source != topology.buildId()
+        || m_rates->links.size() != topology.links().size())
+        m_rates->fill(topology);
+    if (!m_traffic)
+        m_traffic = std::make_unique<LinkTraffic>();
+    if (!m_planning)
+        m_planning = std::make_unique<LinkTraffic>();
+    m_traffic->bind(topology, *m_rates);
+    m_planning->bind(topology, *m_rates);
 }
 
 LinkTraffic &EvaluationWorkspace::traffic()

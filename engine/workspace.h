@@ -8,12 +8,14 @@ namespace railyard::engine {
 class LinkTraffic;
 class Topology;
 struct LinkLoads;
+struct LinkRates;
 
 // The scratch space of evaluate(): per-link traffic buffers as large as the topology (a million
 // links at 131k GPUs), which cost more to allocate and zero than an evaluation takes. The
 // caller owns one and passes it to every evaluation it makes (a document keeps one for its
-// life); evaluate() binds it to the topology it prices, which re-reads that topology's link
-// rates every time and reallocates only when the sizes change. One workspace serves one
+// life); evaluate() binds it to the topology it prices, which takes that topology's link rates
+// (read again for any other build than the last, whatever its address or sizes) and
+// reallocates only when the sizes change. One workspace serves one
 // evaluation at a time: not to be shared between threads.
 class EvaluationWorkspace
 {
@@ -34,6 +36,7 @@ public:
     std::shared_ptr<LinkLoads> linkLoads();
 
 private:
+    std::unique_ptr<LinkRates> m_rates; // read once per bind, shared by both traffics
     std::unique_ptr<LinkTraffic> m_traffic;
     std::unique_ptr<LinkTraffic> m_planning;
     std::shared_ptr<LinkLoads> m_loads;

@@ -1,9 +1,11 @@
 // The engine's speed: topology build, a step evaluation with per-link loads at 16,384 and
-// 131,072 GPUs, and one collective with per-link bytes on 1,024 GPUs. Prints medians.
+// 131,072 GPUs, one collective with per-link bytes on 1,024 GPUs and an all-to-all on 16,384.
+// Prints medians.
 //   bench_engine [repeats]
 #include "collective.h"
 #include "evaluate.h"
 #include "layout.h"
+#include "report.h"
 #include "topology.h"
 
 #include <algorithm>
@@ -12,12 +14,33 @@
 #include <cstdlib>
 #include <functional>
 #include <numeric>
+#include <ostream>
+#include <streambuf>
 #include <vector>
 
 using namespace railyard::engine;
 using Clock = std::chrono::steady_clock;
 
 namespace {
+
+// Counts what is written and keeps none of it: the report writers' own cost.
+class CountingBuf : public std::streambuf
+{
+public:
+    std::size_t bytes = 0;
+
+protected:
+    int_type overflow(int_type c) override
+    {
+        ++bytes;
+        return traits_type::not_eof(c);
+    }
+    std::streamsize xsputn(const char *, std::streamsize n) override
+    {
+        bytes += static_cast<std::size_t>(n);
+        return n;
+    }
+};
 
 double medianMs(int repeats, const std::function<void()> &work)
 {
@@ -86,6 +109,20 @@ int main(int argc, char **argv)
                     e.ok ? "" : ", NOT OK");
         std::printf("    evaluate, numbers only  %9.3f ms\n", evalNoLinks);
         std::printf("    same, fresh workspace   %9.3f ms\n", evalFresh);
+        for (const LinkListing listing : {LinkListing::Busiest, LinkListing::All}) {
+            ReportOptions report;
+            report.links = listing;
+            CountingBuf sink;
+            const double ms = medianMs(std::max(1, repeats / 3), [&] {
+                sink.bytes = 0;
+                std::ostream out(&sink);
+                writeEvaluationJson(out, e, t, report);
+            });
+            std::printf("    JSON report, %-10s %9.3f ms  (%.0f kB)\n",
+                        listing == LinkListing::All ? "all links" : "default",
+                        ms,
+                        sink.bytes / 1e3);
+        }
     }
     {
         Layout l = llama405b(1024, 8);
@@ -100,6 +137,21 @@ int main(int argc, char **argv)
                     ms,
                     toString(r.algorithm),
                     r.links.size());
+    }
+    {
+        // All-to-all over every GPU: priced per class of NVLink domains (it was per GPU and
+        // domain: 4.1 s here).
+        Layout l = llama405b(16384, 128);
+        const Topology t = buildTopology(l.cluster, Catalog::builtin());
+        CollectiveRequest req;
+        req.op = CollectiveOp::AllToAll;
+        req.bytes = 1e9;
+        CollectiveResult r;
+        const double ms = medianMs(repeats, [&] { r = estimateCollective(t, req); });
+        std::printf("16384-GPU all-to-all of 1 GB: %.3f ms (%.4f s, busbw %.1f GB/s)\n",
+                    ms,
+                    r.timeS,
+                    r.busbwGBps);
     }
     return 0;
 }

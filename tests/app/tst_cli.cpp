@@ -1,8 +1,20 @@
+#include <QDir>
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QTemporaryDir>
 #include <QTest>
+
+#include "cli.h"
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <map>
+#include <sstream>
 
 // Runs the real `railyard` executable, as scripts and CI do, without a display.
 class TestCli : public QObject
@@ -16,9 +28,17 @@ class TestCli : public QObject
         QString err;
     };
 
-    static Run run(const QStringList &args, const QString &catalog = QString())
+    // `memoryLimit`: the child's address-space limit in bytes (RLIMIT_AS), 0 for none.
+    static Run run(const QStringList &args,
+                   const QString &catalog = QString(),
+                   rlim_t memoryLimit = 0)
     {
         QProcess p;
+        if (memoryLimit > 0)
+            p.setChildProcessModifier([memoryLimit] {
+                const rlimit limit{memoryLimit, memoryLimit};
+                setrlimit(RLIMIT_AS, &limit);
+            });
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.remove(QStringLiteral("DISPLAY"));
         env.remove(QStringLiteral("QT_QPA_PLATFORM"));
@@ -31,11 +51,38 @@ class TestCli : public QObject
         p.start(QStringLiteral(RAILYARD_BINARY), args);
         if (!p.waitForFinished(60000))
             return {-1, {}, QStringLiteral("timed out")};
+        if (p.exitStatus() != QProcess::NormalExit) // a crash or an abort, never an answer
+            return {-2,
+                    {},
+                    QStringLiteral("crashed: ") + QString::fromUtf8(p.readAllStandardError())};
         return {p.exitCode(),
                 QString::fromUtf8(p.readAllStandardOutput()),
                 QString::fromUtf8(p.readAllStandardError())};
     }
     static QString data(const char *name) { return QStringLiteral(RAILYARD_TEST_DATA "/") + name; }
+
+    static QJsonObject evaluateObject(const QStringList &extra,
+                                      const char *file = "example.railyard.json")
+    {
+        const Run r = run(
+                QStringList{QStringLiteral("evaluate"), data(file), QStringLiteral("--json")}
+                + extra);
+        if (r.exitCode != 0)
+            qWarning("%s", qPrintable(r.err));
+        QJsonParseError pe;
+        const QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8(), &pe).object();
+        if (pe.error != QJsonParseError::NoError)
+            qWarning("not JSON: %s", qPrintable(pe.errorString()));
+        return o;
+    }
+    static double number(const QJsonObject &o, const char *key)
+    {
+        return o.value(QLatin1String(key)).toDouble();
+    }
+    static bool near(double a, double b, double rel = 1e-9)
+    {
+        return std::abs(a - b) <= rel * std::max(std::abs(a), std::abs(b));
+    }
 
 private Q_SLOTS:
     void helpAndVersionWithoutDisplay()
@@ -136,6 +183,177 @@ private Q_SLOTS:
             QVERIFY2(busiest.contains(QLatin1String(key)), key);
         QVERIFY(busiest.value(QStringLiteral("utilization")).toDouble()
                 >= links.last().toObject().value(QStringLiteral("utilization")).toDouble());
+    }
+
+    // The default: the keys, the per-tier summary and exactly the 20 busiest links, sorted.
+    void evaluateDefaultLinks_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::newRow("dense") << "example.railyard.json";
+        QTest::newRow("MoE") << "example-moe.railyard.json";
+    }
+    void evaluateDefaultLinks()
+    {
+        QFETCH(QString, file);
+        const QJsonObject o = evaluateObject({}, qPrintable(file));
+        for (const char *key : {"step_time_s",
+                                "tokens_per_s",
+                                "tokens_per_s_per_gpu",
+                                "mfu",
+                                "model_tflops_per_gpu",
+                                "memory_gib_per_gpu",
+                                "breakdown_s",
+                                "link_tiers",
+                                "links",
+                                "warnings"})
+            QVERIFY2(o.contains(QLatin1String(key)), key);
+        const QJsonArray links = o.value(QStringLiteral("links")).toArray();
+        QCOMPARE(links.size(), 20);
+        for (qsizetype i = 1; i < links.size(); ++i) {
+            const QJsonObject a = links[i - 1].toObject(), b = links[i].toObject();
+            const double ua = number(a, "utilization"), ub = number(b, "utilization");
+            // Busiest first; equally busy links by id.
+            QVERIFY(ua > ub || (ua == ub && number(a, "id") < number(b, "id")));
+        }
+        for (const auto &v : links) {
+            const QJsonObject l = v.toObject();
+            for (const char *key : {"id", "kind", "tier", "bytes_per_step", "utilization"})
+                QVERIFY2(l.contains(QLatin1String(key)), key);
+            QVERIFY(number(l, "bytes_per_step") > 0);
+            QCOMPARE(number(l, "bytes_per_step"), number(l, "bytes_up") + number(l, "bytes_down"));
+        }
+        QVERIFY(!o.value(QStringLiteral("link_tiers")).toArray().isEmpty());
+        // --top-links still chooses how many.
+        QCOMPARE(evaluateObject({QStringLiteral("--top-links"), QStringLiteral("3")},
+                                qPrintable(file))
+                         .value(QStringLiteral("links"))
+                         .toArray()
+                         .size(),
+                 3);
+    }
+
+    // --links all lists every link once; the tier summary of the default output adds up to it,
+    // tier by tier (links, loaded links, bytes, mean and max utilization), and the default's 20
+    // busiest are the top of the full list.
+    void evaluateAllLinksMatchSummary_data() { evaluateDefaultLinks_data(); }
+    void evaluateAllLinksMatchSummary()
+    {
+        QFETCH(QString, file);
+        const QJsonObject summary = evaluateObject({}, qPrintable(file));
+        const QJsonObject all = evaluateObject({QStringLiteral("--links"), QStringLiteral("all")},
+                                               qPrintable(file));
+        QCOMPARE(number(all, "step_time_s"), number(summary, "step_time_s"));
+        QCOMPARE(all.value(QStringLiteral("link_tiers")),
+                 summary.value(QStringLiteral("link_tiers")));
+        const QJsonArray links = all.value(QStringLiteral("links")).toArray();
+        struct Tier
+        {
+            double links = 0, loaded = 0, bytes = 0, utilization = 0, max = 0;
+        };
+        std::map<QString, Tier> tiers;
+        std::vector<std::pair<double, int>> ranked; // (-utilization, id) of loaded links
+        for (qsizetype i = 0; i < links.size(); ++i) {
+            const QJsonObject l = links[i].toObject();
+            QCOMPARE(int(number(l, "id")), int(i)); // every link, in id order
+            Tier &t = tiers[l.value(QStringLiteral("tier")).toString() + QLatin1Char('/')
+                            + l.value(QStringLiteral("kind")).toString()];
+            const double bytes = number(l, "bytes_per_step"), u = number(l, "utilization");
+            t.links += 1;
+            t.loaded += bytes > 0 ? 1 : 0;
+            t.bytes += bytes;
+            t.utilization += u;
+            t.max = std::max(t.max, u);
+            if (bytes > 0)
+                ranked.emplace_back(-u, int(i));
+        }
+        double total = 0;
+        int count = 0;
+        const QJsonArray tierList = summary.value(QStringLiteral("link_tiers")).toArray();
+        QCOMPARE(std::size_t(tierList.size()), tiers.size());
+        for (const auto &v : tierList) {
+            const QJsonObject s = v.toObject();
+            const QString key = s.value(QStringLiteral("tier")).toString() + QLatin1Char('/')
+                                + s.value(QStringLiteral("kind")).toString();
+            QVERIFY2(tiers.count(key), qPrintable(key));
+            const Tier &t = tiers[key];
+            QCOMPARE(number(s, "links"), t.links);
+            QCOMPARE(number(s, "loaded"), t.loaded);
+            QVERIFY2(near(number(s, "bytes_per_step"), t.bytes), qPrintable(key));
+            QVERIFY2(near(number(s, "mean_utilization"), t.utilization / t.links, 1e-6),
+                     qPrintable(key));
+            QCOMPARE(number(s, "max_utilization"), t.max);
+            total += number(s, "bytes_per_step");
+            count += int(number(s, "links"));
+        }
+        QCOMPARE(count, int(links.size()));
+        double listed = 0;
+        for (const auto &v : links)
+            listed += number(v.toObject(), "bytes_per_step");
+        QVERIFY(near(total, listed));
+        std::sort(ranked.begin(), ranked.end());
+        const QJsonArray busiest = summary.value(QStringLiteral("links")).toArray();
+        for (qsizetype i = 0; i < busiest.size(); ++i)
+            QCOMPARE(int(number(busiest[i].toObject(), "id")), ranked[std::size_t(i)].second);
+    }
+
+    // For people: the same summary in a screenful, not a line per link.
+    void evaluateTextSummarizes()
+    {
+        const Run r = run({QStringLiteral("evaluate"), data("example.railyard.json")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QStringList lines = r.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QVERIFY2(lines.size() < 50, qPrintable(r.out));
+        QVERIFY(r.out.contains(QStringLiteral("step time")));
+        QVERIFY(r.out.contains(QStringLiteral("992 links, 896 with traffic")));
+        QVERIFY(r.out.contains(QStringLiteral("nic-leaf")));
+        QVERIFY(r.out.contains(QStringLiteral("busiest links     20 of 896")));
+        const Run all = run({QStringLiteral("evaluate"),
+                             data("example.railyard.json"),
+                             QStringLiteral("--links=all")});
+        QVERIFY2(all.exitCode == 0, qPrintable(all.err));
+        QVERIFY(all.out.split(QLatin1Char('\n')).size() > 992);
+        QVERIFY(all.out.contains(QStringLiteral("leaf 7 \u2014 spine 1")));
+    }
+
+    // 262,144 GPUs under a 256 MiB address-space limit: a message and exit status 1, not an
+    // abort. The same limit runs the program and a small layout, so it is the cluster's size
+    // that does not fit; 1 GiB is enough for the default output.
+    void evaluateOutOfMemoryIsAnError()
+    {
+#if defined(__SANITIZE_ADDRESS__)
+        QSKIP("AddressSanitizer reserves more address space than any limit here allows");
+#endif
+        const rlim_t limit = 256ull << 20;
+        const Run small = run({QStringLiteral("evaluate"),
+                               data("example.railyard.json"),
+                               QStringLiteral("--json")},
+                              QString(),
+                              limit);
+        QVERIFY2(small.exitCode == 0, qPrintable(small.err));
+        const Run huge = run({QStringLiteral("evaluate"),
+                              data("llama3.1-405b-262k-h100.railyard.json"),
+                              QStringLiteral("--json")},
+                             QString(),
+                             limit);
+        QCOMPARE(huge.exitCode, 1);
+        QVERIFY2(huge.err.contains(QStringLiteral("llama3.1-405b-262k-h100.railyard.json: out of "
+                                                  "memory")),
+                 qPrintable(huge.err));
+        QVERIFY(huge.out.isEmpty());
+        // With 1 GiB it fits: the default output holds the summary and 20 links, not a JSON
+        // tree of two million (4.8 GB).
+        const Run fits = run({QStringLiteral("evaluate"),
+                              data("llama3.1-405b-262k-h100.railyard.json"),
+                              QStringLiteral("--json")},
+                             QString(),
+                             rlim_t(1) << 30);
+        QVERIFY2(fits.exitCode == 0, qPrintable(fits.err));
+        const QJsonObject o = QJsonDocument::fromJson(fits.out.toUtf8()).object();
+        QCOMPARE(o.value(QStringLiteral("links")).toArray().size(), 20);
+        double links = 0;
+        for (const auto &v : o.value(QStringLiteral("link_tiers")).toArray())
+            links += number(v.toObject(), "links");
+        QVERIFY2(links > 2e6, qPrintable(QString::number(links)));
     }
 
     void collectiveAutoAndLinks()
@@ -256,6 +474,14 @@ private Q_SLOTS:
                                 << "unknown --op 'allreduce'";
         QTest::newRow("unknown option") << QStringList{"collective", "x.json", "--frobnicate"}
                                         << "unknown option --frobnicate";
+        QTest::newRow("bad --links") << QStringList{"evaluate", "x.json", "--links", "some"}
+                                     << "--links takes busiest or all, got 'some'";
+        QTest::newRow("--links all with --top-links")
+                << QStringList{"evaluate", "x.json", "--links=all", "--top-links", "5"}
+                << "--links all lists every link";
+        QTest::newRow("--no-links with --links")
+                << QStringList{"evaluate", "x.json", "--no-links", "--links", "all"}
+                << "--no-links leaves no links";
     }
     void usageErrorsExitTwo()
     {
@@ -264,6 +490,238 @@ private Q_SLOTS:
         const Run r = run(args);
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains(message), qPrintable(r.err));
+    }
+
+    // An unknown or not yet available subcommand is a usage error, never the GUI (which, with
+    // no display, opened offscreen and never exited). `railyard FILE` still opens the GUI.
+    void unknownSubcommandsExitTwo_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        const QString layout = data("seed-1-server.railyard.json");
+        QTest::newRow("plan FILE") << QStringList{"plan", layout} << "unknown subcommand 'plan'";
+        QTest::newRow("import x") << QStringList{"import", "x"} << "unknown subcommand 'import'";
+        QTest::newRow("export x") << QStringList{"export", "x"} << "unknown subcommand 'export'";
+        QTest::newRow("plan alone") << QStringList{"plan"} << "unknown subcommand 'plan'";
+        QTest::newRow("typo") << QStringList{"evalute", layout, "--json"}
+                              << "unknown subcommand 'evalute'";
+        QTest::newRow("after a Qt option") << QStringList{"-platform", "offscreen", "plan", layout}
+                                           << "unknown subcommand 'plan'";
+        QTest::newRow("known, not first") << QStringList{"-style", "fusion", "evaluate", layout}
+                                          << "'evaluate' must be the first argument";
+        QTest::newRow("two files")
+                << QStringList{layout, layout} << "the GUI opens one layout FILE, got 2";
+        QTest::newRow("empty argument") << QStringList{""} << "an empty argument";
+    }
+    void unknownSubcommandsExitTwo()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        const Run r = run(args);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(message), qPrintable(r.err));
+        // The usage follows, with the subcommands this version has.
+        QVERIFY2(r.err.contains(QStringLiteral("usage: railyard")), qPrintable(r.err));
+        if (message.startsWith(QStringLiteral("unknown subcommand")))
+            QVERIFY2(r.err.contains(QStringLiteral("this version has: collective, evaluate")),
+                     qPrintable(r.err));
+        QVERIFY(r.out.isEmpty());
+    }
+
+    // Hostile files (issue 8): exit 1 with the file and the place, in bounded time, from the
+    // subcommands and from the GUI's start-up check alike.
+    void hostileFilesExitOne_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("view nested 100,000 deep")
+                << "deep-view.railyard.json"
+                << "deep-view.railyard.json: line 2, column 81: objects and arrays nested deeper "
+                   "than 64 levels";
+        QTest::newRow("unknown key nested 100,000 deep")
+                << "deep-unknown.railyard.json"
+                << "deep-unknown.railyard.json: line 2, column 264: objects and arrays nested";
+        QTest::newRow("1e400") << "number-overflow.railyard.json"
+                               << "number-overflow.railyard.json: line 1, column 12: the number "
+                                  "1e400 is too large";
+        QTest::newRow("duplicate key")
+                << "duplicate-key.railyard.json"
+                << "duplicate-key.railyard.json: line 7, column 5: duplicate key \"nodes\" at "
+                   "/cluster/nodes (first given at line 6, column 5)";
+        QTest::newRow("NUL bytes") << "nul-bytes.railyard.json"
+                                   << "nul-bytes.railyard.json: line 1, column 1: a NUL byte";
+        QTest::newRow("binary") << "binary.railyard.json"
+                                << "binary.railyard.json: line 3, column 1: a NUL byte";
+        QTest::newRow("invalid UTF-8")
+                << "invalid-utf8.railyard.json"
+                << "invalid-utf8.railyard.json: line 2, column 16: invalid JSON";
+        QTest::newRow("NaN") << "nan.railyard.json"
+                             << "nan.railyard.json: line 2, column 67: invalid JSON: NaN";
+        QTest::newRow("-Infinity") << "infinity.railyard.json"
+                                   << "infinity.railyard.json: line 3, column 19: invalid JSON: "
+                                      "-Infinity";
+        QTest::newRow("huge integer")
+                << "huge-integer.railyard.json"
+                << "huge-integer.railyard.json: /cluster/nodes: expected an integer";
+        QTest::newRow("empty") << "empty.railyard.json"
+                               << "empty.railyard.json: line 1, column 1: the file is empty";
+        QTest::newRow("zero GPUs per node") << "zero-gpus-per-node.railyard.json"
+                                            << "/cluster/gpus_per_node";
+        QTest::newRow("EP x expert TP past 2^31")
+                << "ep-overflow.railyard.json"
+                << "ep-overflow.railyard.json: cannot price this step: parallel: EP x expert TP = "
+                   "65536 x 65536 = 4294967296 must divide";
+    }
+    void hostileFilesExitOne()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, message);
+        const QString path = data("bad/") + file;
+        const QList<QStringList> invocations
+                = {{"evaluate", path, "--json"},
+                   {"collective", path, "--op", "all_reduce", "--size", "1GB"},
+                   {path}}; // the GUI checks the file before any window exists
+        for (const QStringList &args : invocations) {
+            if (args.size() == 1 && file.startsWith(QStringLiteral("ep-overflow")))
+                continue; // loads; the GUI shows the pricing error in its warnings
+            if (args.first() == "collective" && file.startsWith(QStringLiteral("ep-overflow")))
+                continue; // a collective does not need the parallel sizes
+            const Run r = run(args);
+            QVERIFY2(r.exitCode == 1, qPrintable(args.first() + ": " + r.err));
+            QVERIFY2(r.err.contains(message), qPrintable(args.first() + ": " + r.err));
+            QVERIFY2(r.err.size() < 1000, qPrintable(r.err.left(400)));
+        }
+    }
+
+    // Only regular files are read: a FIFO with no writer used to block forever, a directory was
+    // "an 8.8 TB file".
+    void specialFilesExitOne_data()
+    {
+        QTest::addColumn<QString>("kind");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("FIFO") << "fifo"
+                              << "is a FIFO; expected a layout file";
+        QTest::newRow("directory") << "dir"
+                                   << "is a directory; expected a layout file";
+    }
+    void specialFilesExitOne()
+    {
+        QFETCH(QString, kind);
+        QFETCH(QString, message);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("x.railyard.json"));
+        if (kind == QStringLiteral("fifo"))
+            QCOMPARE(::mkfifo(QFile::encodeName(path).constData(), 0600), 0);
+        else
+            QVERIFY(QDir(dir.path()).mkdir(QStringLiteral("x.railyard.json")));
+        for (const QStringList &args : QList<QStringList>{{"evaluate", path}, {path}}) {
+            const Run r = run(args);
+            QVERIFY2(r.exitCode == 1, qPrintable(r.err));
+            QVERIFY2(r.err.contains(path + ": " + message), qPrintable(r.err));
+        }
+    }
+
+    // A long file name is echoed by its ends. A process argument is at most 128 KiB on Linux
+    // (MAX_ARG_STRLEN), so the binary gets the longest one it can; the 10 MB name of the issue
+    // goes through the same dispatch in-process.
+    void longNamesAreElided()
+    {
+        const QString longName = QStringLiteral("/tmp/") + QString(131000, QLatin1Char('n'))
+                                 + QStringLiteral("-end.railyard.json");
+        const Run gui = run({longName});
+        QCOMPARE(gui.exitCode, 1);
+        QVERIFY2(gui.err.contains(QStringLiteral("nnn...nnn")), qPrintable(gui.err.left(400)));
+        QVERIFY2(gui.err.contains(QStringLiteral("nnnn-end.railyard.json: cannot open")),
+                 qPrintable(gui.err.left(400)));
+        QVERIFY2(gui.err.size() < 1000, qPrintable(QString::number(gui.err.size())));
+        const QString longWord(131000, QLatin1Char('w'));
+        const Run word = run({longWord});
+        QCOMPARE(word.exitCode, 2);
+        QVERIFY2(word.err.contains(QStringLiteral("unknown subcommand 'www")),
+                 qPrintable(word.err.left(400)));
+        QVERIFY2(word.err.size() < 3000, qPrintable(QString::number(word.err.size())));
+
+        const std::string tenMb = "/tmp/" + std::string(10'000'000, 'n') + ".railyard.json";
+        std::ostringstream out, errStream;
+        std::string err;
+        const auto outcome = railyard::cli::run({"railyard", "evaluate", tenMb}, out, errStream);
+        err = errStream.str();
+        QVERIFY(outcome.handled);
+        QCOMPARE(outcome.exitCode, 1);
+        QVERIFY2(err.size() < 1000, qPrintable(QString::number(err.size())));
+        QVERIFY2(QString::fromStdString(err).contains(
+                         QStringLiteral("n.railyard.json: cannot open")),
+                 err.c_str());
+        errStream.str({});
+        const auto word10 = railyard::cli::run({"railyard", std::string(10'000'000, 'w')}, out,
+                                               errStream);
+        err = errStream.str();
+        QCOMPARE(word10.exitCode, 2);
+        QVERIFY2(err.size() < 3000, qPrintable(QString::number(err.size())));
+        errStream.str({});
+        const auto option = railyard::cli::run({"railyard",
+                                                "evaluate",
+                                                "x.json",
+                                                "--" + std::string(10'000'000, 'o')},
+                                               out,
+                                               errStream);
+        err = errStream.str();
+        QCOMPARE(option.exitCode, 2);
+        QVERIFY2(err.size() < 1000, qPrintable(QString::number(err.size())));
+    }
+
+    // What the rule leaves to the GUI: a FILE (checked before any window opens), Qt's options.
+    void guiArgumentsAreNotSubcommands_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("file");
+        const std::string layout = data("seed-1-server.railyard.json").toStdString();
+        QTest::newRow("no arguments") << QStringList{} << QString();
+        QTest::newRow("FILE") << QStringList{QString::fromStdString(layout)}
+                              << QString::fromStdString(layout);
+        QTest::newRow("missing FILE with an extension")
+                << QStringList{"nothere.json"} << "nothere.json";
+        QTest::newRow("Qt options and FILE") << QStringList{"-platform",
+                                                            "offscreen",
+                                                            "--style",
+                                                            "fusion",
+                                                            "-reverse",
+                                                            QString::fromStdString(layout)}
+                                             << QString::fromStdString(layout);
+    }
+    void guiArgumentsAreNotSubcommands()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, file);
+        std::vector<std::string> argv{"railyard"};
+        for (const QString &a : args)
+            argv.push_back(a.toStdString());
+        std::ostringstream out, err;
+        const auto outcome = railyard::cli::run(argv, out, err);
+        QVERIFY2(!outcome.handled, err.str().c_str());
+        QCOMPARE(QString::fromStdString(outcome.guiFile), file);
+        QVERIFY(err.str().empty());
+    }
+
+    // A bare word that is an existing file opens it in the GUI: run from inside a folder that
+    // holds a layout named "plan", the binary checks it (and fails on its content, exit 1).
+    void bareWordThatIsAFile()
+    {
+        QTemporaryDir dir;
+        QFile f(dir.filePath(QStringLiteral("plan")));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("{\"format\": 1e400}");
+        f.close();
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove(QStringLiteral("DISPLAY"));
+        p.setProcessEnvironment(env);
+        p.setWorkingDirectory(dir.path());
+        p.start(QStringLiteral(RAILYARD_BINARY), {QStringLiteral("plan")});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 1);
+        QVERIFY2(p.readAllStandardError().contains("plan: line 1, column 12: the number 1e400"),
+                 "not read as a file");
     }
 };
 

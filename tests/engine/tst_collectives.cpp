@@ -6,6 +6,9 @@
 
 #include <QTest>
 
+#include <algorithm>
+#include <numeric>
+
 using namespace railyard::engine;
 
 namespace {
@@ -30,6 +33,46 @@ CollectiveResult run(const Topology &t,
         req.gpus = parseIndexList(gpus.toStdString(), t.gpuCount());
     req.algorithm = algo;
     return estimateCollective(t, req);
+}
+
+// NCCL's all-to-all priced flow by flow, as the engine did before it priced domain classes:
+// every GPU sends S x |e| / n bytes to its peer in every other domain e (GPU k -> GPU k mod |e|),
+// each flow split over the sender's NICs. The engine must put the same bytes on every link.
+void referenceAllToAll(
+        LinkTraffic &tr, const Topology &t, const GroupShape &g, double S, double scale)
+{
+    const int n = g.n;
+    const int N = g.domains;
+    const int first = t.nicDevice(0);
+    for (int d = 0; d < N; ++d) {
+        const int m = g.members(d);
+        for (int k = 0; k < m; ++k) {
+            const int a = g.member(d, k);
+            tr.addNvlink(a, S * (m - 1) / n, S * (m - 1) / n);
+            for (int e = 0; e < N; ++e) {
+                if (e == d)
+                    continue;
+                const int me = g.members(e);
+                const int b = g.member(e, k % me);
+                const double bytes = S * me / n * scale;
+                const auto nicsA = t.gpuNics(a);
+                const auto nicsB = t.gpuNics(b);
+                const std::size_t count = nicsA.size();
+                for (std::size_t j = 0; j < count; ++j) {
+                    const int na = nicsA[(j + static_cast<std::size_t>(k)) % count] - first;
+                    const int nb = nicsB[(j + static_cast<std::size_t>(k)) % nicsB.size()] - first;
+                    tr.addHostToNic(a, na, bytes / double(count), 0);
+                    tr.addNetwork(na, nb, bytes / double(count), g.channelsPerNic);
+                    tr.addHostToNic(b, nb, 0, bytes / double(count));
+                }
+            }
+        }
+    }
+}
+
+bool near(double a, double b)
+{
+    return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b));
 }
 
 } // namespace
@@ -194,6 +237,122 @@ private Q_SLOTS:
         const double expected = 4.0 / 3.0 * perGpuNic;
         qInfo("all-to-all on 4 nodes: %.1f GB/s busbw, rule of thumb %.1f", r.busbwGBps, expected);
         QVERIFY(std::abs(r.busbwGBps - expected) / expected < 0.10);
+    }
+
+    // All-to-all is priced per class of NVLink domains, not per GPU and domain; the bytes on
+    // every link, the phase time (ECMP flow counts included) and the bottleneck stay those of
+    // the flow-by-flow formulation. Sizes are multiples of 2^20 x GPUs, so every float sum is
+    // exact in both and they must agree to 1e-9.
+    void allToAllPerDomainClassMatchesPerGpu_data()
+    {
+        QTest::addColumn<int>("fabric");
+        QTest::addColumn<QString>("gpu");
+        QTest::addColumn<int>("nodes");
+        QTest::addColumn<int>("gpusPerNode");
+        QTest::addColumn<int>("domain");
+        QTest::addColumn<double>("nicsPerGpu");
+        QTest::addColumn<QString>("gpus");
+        QTest::addColumn<double>("scale");
+        const int rail = int(FabricKind::RailOptimized), tier3 = int(FabricKind::ThreeTier),
+                  single = int(FabricKind::SingleSwitch);
+        QTest::newRow("rail, 4 leaf groups")
+                << rail << "H100-SXM" << 16 << 8 << 8 << 1.0 << "" << 1.0;
+        QTest::newRow("rail, uneven domains") << rail << "H100-SXM" << 16 << 8 << 8 << 1.0
+                                              << "0-5,8-15,16-18,40-47,120-127" << 1.0;
+        QTest::newRow("rail, DeepEP scale")
+                << rail << "H100-SXM" << 16 << 8 << 8 << 1.0 << "" << 0.5;
+        QTest::newRow("rail, 2 NICs per GPU")
+                << rail << "H100-SXM" << 8 << 8 << 8 << 2.0 << "0-7,16-21,33,60-63" << 1.0;
+        QTest::newRow("rail, NIC per 2 GPUs")
+                << rail << "H100-SXM" << 12 << 8 << 8 << 0.5 << "0-3,8-15,24-26,90-95" << 1.0;
+        QTest::newRow("three-tier, 2 pods")
+                << tier3 << "H100-SXM" << 24 << 8 << 8 << 1.0 << "" << 1.0;
+        QTest::newRow("three-tier, uneven")
+                << tier3 << "H100-SXM" << 24 << 8 << 8 << 1.0 << "0-7,40-43,100-106,180-191" << 1.0;
+        QTest::newRow("single switch") << single << "H100-SXM" << 4 << 8 << 8 << 1.0 << "" << 1.0;
+        QTest::newRow("NVL72, 2 racks uneven")
+                << rail << "GB200" << 36 << 4 << 72 << 1.0 << "0-71,72-99" << 1.0;
+    }
+    void allToAllPerDomainClassMatchesPerGpu()
+    {
+        QFETCH(int, fabric);
+        QFETCH(QString, gpu);
+        QFETCH(int, nodes);
+        QFETCH(int, gpusPerNode);
+        QFETCH(int, domain);
+        QFETCH(double, nicsPerGpu);
+        QFETCH(QString, gpus);
+        QFETCH(double, scale);
+        ClusterConfig c;
+        c.gpu = gpu.toStdString();
+        c.nodes = nodes;
+        c.gpusPerNode = gpusPerNode;
+        c.nvlinkDomain = domain;
+        c.nic.perGpu = nicsPerGpu;
+        c.fabric.kind = FabricKind(fabric);
+        c.fabric.oversubscription = 0.1;  // small leaves: several leaf groups (pods) to cross
+        c.tuning.adaptiveRouting = false; // ECMP: the flow counts per uplink matter
+        const Topology t = buildTopology(c, Catalog::builtin());
+        std::vector<int> members;
+        if (gpus.isEmpty()) {
+            members.resize(static_cast<std::size_t>(t.gpuCount()));
+            std::iota(members.begin(), members.end(), 0);
+        } else {
+            members = parseIndexList(gpus.toStdString(), t.gpuCount());
+        }
+        const GroupShape g = analyzeGroup(t, members);
+        QVERIFY(g.domains > 1);
+        const double S = double(g.n) * (1 << 20);
+
+        LinkTraffic expected(t), actual(t);
+        expected.beginPhase(1.0);
+        referenceAllToAll(expected, t, g, S, scale);
+        const double expectedTime = expected.phaseTime();
+        actual.beginPhase(1.0);
+        addCollectiveTraffic(actual, t, g, CollectiveOp::AllToAll, Algorithm::Direct, S, scale);
+        const double actualTime = actual.phaseTime();
+
+        int loaded = 0, spine = 0;
+        for (int l = 0; l < t.linkCount(); ++l) {
+            const double eu = expected.phaseUp(l), ed = expected.phaseDown(l);
+            QVERIFY2(near(actual.phaseUp(l), eu) && near(actual.phaseDown(l), ed),
+                     qPrintable(QStringLiteral("%1: %2 up, %3 down; per GPU %4, %5")
+                                        .arg(QString::fromStdString(t.linkName(l)))
+                                        .arg(actual.phaseUp(l))
+                                        .arg(actual.phaseDown(l))
+                                        .arg(eu)
+                                        .arg(ed)));
+            if (eu > 0 || ed > 0) {
+                ++loaded;
+                const Link &k = t.links()[static_cast<std::size_t>(l)];
+                spine += t.devices()[static_cast<std::size_t>(k.b)].kind == DeviceKind::Spine;
+            }
+        }
+        QVERIFY(loaded > 0);
+        if (fabric != int(FabricKind::SingleSwitch))
+            QVERIFY2(spine > 0, "the case should cross the spine");
+        std::vector<int> touchedExpected = expected.phaseLinks(),
+                         touchedActual = actual.phaseLinks();
+        std::sort(touchedExpected.begin(), touchedExpected.end());
+        std::sort(touchedActual.begin(), touchedActual.end());
+        QCOMPARE(touchedActual, touchedExpected);
+        QVERIFY2(near(actualTime, expectedTime),
+                 qPrintable(QStringLiteral("%1 s, per GPU %2 s").arg(actualTime).arg(expectedTime)));
+        // The bottleneck: among equally loaded links of one kind (GPU 0's or GPU 16's PCIe, say)
+        // either may be named, but it carries the bottleneck's bytes on the same kind of link.
+        const int ba = actual.phaseBottleneck(), be = expected.phaseBottleneck();
+        QVERIFY(ba >= 0 && be >= 0);
+        const auto ends = [&](int l) {
+            const Link &k = t.links()[static_cast<std::size_t>(l)];
+            return std::pair(t.devices()[static_cast<std::size_t>(k.a)].kind,
+                             t.devices()[static_cast<std::size_t>(k.b)].kind);
+        };
+        QVERIFY2(ends(ba) == ends(be),
+                 qPrintable(QString::fromStdString(t.linkName(ba) + " vs " + t.linkName(be))));
+        QVERIFY(near(std::max(expected.phaseUp(ba), expected.phaseDown(ba)),
+                     std::max(expected.phaseUp(be), expected.phaseDown(be))));
+        for (int leaf = 0; leaf < t.countOf(DeviceKind::Leaf); ++leaf)
+            QVERIFY(near(actual.uplinkEfficiency(leaf), expected.uplinkEfficiency(leaf)));
     }
 
     void twoNodeTreeBeatsTheNicLimit()

@@ -542,18 +542,27 @@ private Q_SLOTS:
             return shared ? evaluate(l, t, workspace) : evaluate(l, t);
         };
         const Layout l = example();
-        const Topology fresh = buildTopology(l.cluster, Catalog::builtin());
-        const Evaluation expected = price(l, fresh);
-        QVERIFY2(expected.ok, expected.error.c_str());
-
         Layout slow = l;
         slow.cluster.tuning.efficiency = 0.3;
+        // Each priced alone, in a workspace of its own.
+        const Topology fresh = buildTopology(l.cluster, Catalog::builtin());
+        const Evaluation expected = evaluate(l, fresh);
+        QVERIFY2(expected.ok, expected.error.c_str());
+        const Evaluation slowExpected = evaluate(slow,
+                                                 buildTopology(slow.cluster, Catalog::builtin()));
+        QVERIFY(slowExpected.stepTimeS > expected.stepTimeS * 1.001); // the tuning matters
+
+        // In turn: normal, slow, normal again in the slow one's place.
+        QCOMPARE(price(l, fresh).stepTimeS, expected.stepTimeS);
         Topology t = buildTopology(slow.cluster, Catalog::builtin());
         const Evaluation slowEval = price(slow, t);
         QVERIFY2(slowEval.ok, slowEval.error.c_str());
-        QVERIFY(slowEval.stepTimeS > expected.stepTimeS * 1.001); // the tuning matters here
-        t = buildTopology(l.cluster, Catalog::builtin());         // same object, same counts
+        QCOMPARE(slowEval.stepTimeS, slowExpected.stepTimeS);
+        QCOMPARE(slowEval.links->utilization, slowExpected.links->utilization);
+        const std::uint64_t slowBuild = t.buildId();
+        t = buildTopology(l.cluster, Catalog::builtin()); // same object, same counts
         QCOMPARE(t.linkCount(), fresh.linkCount());
+        QVERIFY(t.buildId() != slowBuild && t.buildId() != fresh.buildId());
         const Evaluation again = price(l, t);
         QVERIFY2(again.ok, again.error.c_str());
         QVERIFY2(std::abs(again.stepTimeS - expected.stepTimeS) <= 1e-12 * expected.stepTimeS,
@@ -594,6 +603,13 @@ private Q_SLOTS:
             QCOMPARE(reused.links->bytesDown, own.links->bytesDown);
             QCOMPARE(reused.links->utilization, own.links->utilization);
             QCOMPARE(reused.links->peakUtilization, own.links->peakUtilization);
+            // Again on the same topology, and on a copy of it: the rates read for this build
+            // are kept and still right.
+            const Topology copy = t;
+            QCOMPARE(copy.buildId(), t.buildId());
+            const Evaluation again = evaluate(l, copy, workspace);
+            QCOMPARE(again.stepTimeS, own.stepTimeS);
+            QCOMPARE(again.links->utilization, own.links->utilization);
             kept.push_back(reused);
         }
         // The first and last layouts are the same: their loads are equal but not shared.

@@ -1,16 +1,37 @@
+#include "evaluate.h"
 #include "inputerror.h"
 #include "layout.h"
+#include "parallel.h"
+#include "topology.h"
 
+#include <QDir>
+#include <QStringDecoder>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include <fstream>
+
+#include <sys/stat.h>
 
 using namespace railyard::engine;
 
 static std::string dataPath(const QString &name)
 {
     return std::string(RAILYARD_TEST_DATA "/") + name.toStdString();
+}
+
+// The message names the file and the place, is valid UTF-8 (a hostile file's bytes are not
+// echoed raw) and stays short whatever the input.
+static void checkMessage(const InputError &e, const QStringList &expected)
+{
+    const std::string what = e.what();
+    QStringDecoder utf8(QStringDecoder::Utf8);
+    const QString msg = utf8(QByteArray::fromStdString(what));
+    qInfo("%s", qPrintable(msg.left(400)));
+    QVERIFY2(!utf8.hasError(), "the message is not valid UTF-8");
+    QVERIFY2(what.size() < 1000, qPrintable(QString::number(what.size())));
+    for (const QString &part : expected)
+        QVERIFY2(msg.contains(part), qPrintable(msg.left(400) + " lacks: " + part));
 }
 
 class TestLayout : public QObject
@@ -129,6 +150,57 @@ private Q_SLOTS:
                                << QStringList{": /: expected an object, got an array"};
         QTest::newRow("missing file")
                 << "bad/no-such-file.railyard.json" << QStringList{"no-such-file", "cannot open"};
+        // Hostile input (issue 8): each is refused with the file and the place, never a crash.
+        QTest::newRow("view nested 100,000 deep")
+                << "bad/deep-view.railyard.json"
+                << QStringList{"deep-view.railyard.json: line 2, column 81",
+                               "nested deeper than 64 levels",
+                               "/view/zoom/0/0/0"};
+        QTest::newRow("unknown key nested 100,000 deep")
+                << "bad/deep-unknown.railyard.json"
+                << QStringList{"deep-unknown.railyard.json: line 2, column 264",
+                               "nested deeper than 64 levels",
+                               "/x_tool//"};
+        QTest::newRow("number overflows a double")
+                << "bad/number-overflow.railyard.json"
+                << QStringList{"number-overflow.railyard.json: line 1, column 12",
+                               "1e400",
+                               "too large"};
+        QTest::newRow("duplicate key")
+                << "bad/duplicate-key.railyard.json"
+                << QStringList{"duplicate-key.railyard.json: line 7, column 5",
+                               "duplicate key \"nodes\" at /cluster/nodes",
+                               "first given at line 6, column 5"};
+        QTest::newRow("NUL bytes")
+                << "bad/nul-bytes.railyard.json"
+                << QStringList{"nul-bytes.railyard.json: line 1, column 1", "NUL byte"};
+        QTest::newRow("binary") << "bad/binary.railyard.json"
+                                << QStringList{"binary.railyard.json: line 3, column 1", "NUL byte"};
+        QTest::newRow("NUL after the object")
+                << "bad/nul-after-object.railyard.json"
+                << QStringList{"nul-after-object.railyard.json: line 1, column 88", "NUL byte"};
+        QTest::newRow("invalid UTF-8") << "bad/invalid-utf8.railyard.json"
+                                       << QStringList{"invalid-utf8.railyard.json: line 2, column",
+                                                      "invalid JSON",
+                                                      "UTF-8"};
+        QTest::newRow("NaN") << "bad/nan.railyard.json"
+                             << QStringList{"nan.railyard.json: line 2, column 67",
+                                            "NaN is not a JSON number"};
+        QTest::newRow("-Infinity") << "bad/infinity.railyard.json"
+                                   << QStringList{"infinity.railyard.json: line 3, column 19",
+                                                  "-Infinity is not a JSON number"};
+        QTest::newRow("huge integer")
+                << "bad/huge-integer.railyard.json"
+                << QStringList{"/cluster/nodes", "expected an integer from 1", "got 1e+26"};
+        QTest::newRow("integer past int64") << "bad/uint64-integer.railyard.json"
+                                            << QStringList{"/cluster/nodes",
+                                                           "expected an integer from 1",
+                                                           "got 18446744073709551615"};
+        QTest::newRow("zero GPUs per node")
+                << "bad/zero-gpus-per-node.railyard.json"
+                << QStringList{"/cluster/gpus_per_node", "expected an integer from 1", "got 0"};
+        QTest::newRow("negative TP")
+                << "bad/negative-tp.railyard.json" << QStringList{"/parallel/tp", "got -8"};
     }
     void badFiles()
     {
@@ -138,11 +210,272 @@ private Q_SLOTS:
             readLayoutFile(dataPath(file));
             QFAIL("no error");
         } catch (const InputError &e) {
-            const QString msg = QString::fromStdString(e.what());
-            qInfo("%s", qPrintable(msg));
-            for (const QString &part : expected)
-                QVERIFY2(msg.contains(part), qPrintable(msg + " lacks: " + part));
+            checkMessage(e, expected);
         }
+    }
+
+    // Nesting: the limit is 64 levels (kMaxJsonDepth) wherever it happens; deeper is refused
+    // before anything recursive walks the document.
+    void depthLimit_data()
+    {
+        QTest::addColumn<QString>("key");
+        QTest::addColumn<int>("levels"); // objects and arrays under `key`
+        QTest::addColumn<QString>("open");
+        QTest::addColumn<bool>("loads");
+        // The root object is level 1: 63 more levels are the most a layout may have.
+        QTest::newRow("view, 63 levels") << "view" << 63 << R"({"a":)" << true;
+        QTest::newRow("view, 64 levels") << "view" << 64 << R"({"a":)" << false;
+        QTest::newRow("view, 100,000 objects") << "view" << 100000 << R"({"a":)" << false;
+        QTest::newRow("unknown key, 63 arrays") << "x_tool" << 63 << "[" << true;
+        QTest::newRow("unknown key, 100,000 arrays") << "x_tool" << 100000 << "[" << false;
+    }
+    void depthLimit()
+    {
+        QFETCH(QString, key);
+        QFETCH(int, levels);
+        QFETCH(QString, open);
+        QFETCH(bool, loads);
+        const std::string o = open.toStdString();
+        const std::string close = o == "[" ? "]" : "}";
+        std::string text
+                = R"({"format":"railyard-layout","version":1,"cluster":{"gpu":"H100-SXM","nodes":1},)"
+                  "\n\""
+                  + key.toStdString() + "\":";
+        for (int i = 0; i < levels; ++i)
+            text += o;
+        text += o == "[" ? "" : "1";
+        for (int i = 0; i < levels; ++i)
+            text += close;
+        text += "}";
+        if (key == "view" && o == "[")
+            QFAIL("view must be an object");
+        try {
+            const Layout l = parseLayout(text, "deep.json");
+            QVERIFY2(loads, "loaded");
+            // What loads can be copied, compared and saved (all recursive in nlohmann).
+            const Layout copy = l;
+            QVERIFY(copy.sameContent(l));
+            const Layout again = parseLayout(layoutToText(copy), "again.json");
+            QVERIFY(again.sameContent(l));
+        } catch (const InputError &e) {
+            QVERIFY2(!loads, e.what());
+            // The container that is one too many: the 64th under the key ("key": is column 1).
+            const int column = static_cast<int>(key.size()) + 3 + 63 * open.size() + 1;
+            checkMessage(e,
+                         {"deep.json: line 2, column " + QString::number(column),
+                          "nested deeper than 64 levels",
+                          "/" + key + "/"});
+        }
+    }
+
+    // Duplicate keys are refused wherever they are, in linear time for large objects (an
+    // ordered_map looks keys up one by one: 300,000 keys checked that way would take minutes).
+    void duplicateKeys_data()
+    {
+        QTest::addColumn<int>("keys");
+        QTest::addColumn<int>("duplicate"); // -1: none
+        QTest::addColumn<QStringList>("expected");
+        QTest::newRow("small, none") << 3 << -1 << QStringList{};
+        QTest::newRow("small") << 3 << 1
+                               << QStringList{"line 5, column 1",
+                                              "\"k1\"",
+                                              "at /x_tool/k1",
+                                              "first given at line 3, column 1"};
+        QTest::newRow("300,000 keys, none") << 300000 << -1 << QStringList{};
+        QTest::newRow("300,000 keys, first repeated")
+                << 300000 << 0
+                << QStringList{"line 300002, column 1",
+                               "duplicate key \"k0\" at /x_tool/k0",
+                               "first given at line 2, column 1"};
+    }
+    void duplicateKeys()
+    {
+        QFETCH(int, keys);
+        QFETCH(int, duplicate);
+        QFETCH(QStringList, expected);
+        std::string text
+                = R"({"format":"railyard-layout","version":1,"cluster":{"gpu":"H100-SXM","nodes":1},"x_tool":{)";
+        for (int i = 0; i < keys; ++i)
+            text += "\n\"k" + std::to_string(i) + "\": " + std::to_string(i) + ",";
+        if (duplicate >= 0)
+            text += "\n\"k" + std::to_string(duplicate) + "\": -1,";
+        text += "\n\"last\": 0}}";
+        try {
+            const Layout l = parseLayout(text, "keys.json");
+            QVERIFY2(duplicate < 0, "a duplicate key was accepted");
+            const Json saved = layoutToJson(l);
+            QCOMPARE(saved["x_tool"].size(), std::size_t(keys + 1));
+            QCOMPARE(saved["x_tool"]["k" + std::to_string(keys - 1)].get<int>(), keys - 1);
+        } catch (const InputError &e) {
+            QVERIFY2(duplicate >= 0, e.what());
+            checkMessage(e, QStringList{"keys.json"} + expected);
+        }
+    }
+
+    // Only regular files are read: a FIFO without a writer, a directory or a device is refused
+    // at once (the FIFO used to block forever).
+    void notRegularFiles_data()
+    {
+        QTest::addColumn<QString>("kind");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("FIFO") << "fifo"
+                              << "is a FIFO; expected a layout file";
+        QTest::newRow("directory") << "dir"
+                                   << "is a directory; expected a layout file";
+        QTest::newRow("device") << "dev"
+                                << "is a character device; expected a layout file";
+    }
+    void notRegularFiles()
+    {
+        QFETCH(QString, kind);
+        QFETCH(QString, expected);
+        QTemporaryDir dir;
+        std::string path = dir.filePath(QStringLiteral("x.railyard.json")).toStdString();
+        if (kind == "fifo")
+            QCOMPARE(::mkfifo(path.c_str(), 0600), 0);
+        else if (kind == "dir")
+            QVERIFY(QDir(dir.path()).mkdir(QStringLiteral("x.railyard.json")));
+        else
+            path = "/dev/zero";
+        try {
+            readLayoutFile(path);
+            QFAIL("no error");
+        } catch (const InputError &e) {
+            checkMessage(e, {QString::fromStdString(path) + ": " + expected});
+        }
+    }
+
+    // Tens of megabytes are refused by size, before parsing (in bounded time and memory).
+    void hugeFile()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("huge.railyard.json")).toStdString();
+        std::string text
+                = R"({"format":"railyard-layout","version":1,"cluster":{"gpu":"H100-SXM","nodes":1},"x":[)";
+        while (text.size() < (std::size_t(40) << 20))
+            text += "0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,";
+        text += "0]}";
+        std::ofstream(path, std::ios::binary) << text;
+        try {
+            readLayoutFile(path);
+            QFAIL("no error");
+        } catch (const InputError &e) {
+            checkMessage(e,
+                         {"huge.railyard.json: the file is 40", "MiB; a layout is at most 32 MiB"});
+        }
+        try {
+            parseLayout(text, "pasted");
+            QFAIL("no error");
+        } catch (const InputError &e) {
+            checkMessage(e, {"pasted: the file is 40", "at most 32 MiB"});
+        }
+    }
+
+    // A 10 MB file name or value is echoed by its ends, not whole.
+    void longNamesAreElided()
+    {
+        const std::string name = "/tmp/" + std::string(10'000'000, 'n') + "-end.railyard.json";
+        try {
+            readLayoutFile(name);
+            QFAIL("no error");
+        } catch (const InputError &e) {
+            checkMessage(e, {"/tmp/nnnn", "...", "nnnn-end.railyard.json: cannot open"});
+            QCOMPARE(e.file(), name); // the caller still has the whole name
+        }
+        const std::string gpu = "G\xff" + std::string(10'000'000, 'x') + "\xc3";
+        try {
+            parseLayout(R"({"format":"railyard-layout","version":1,"cluster":{"gpu":")" + gpu
+                                + R"(","nodes":1}})",
+                        "long.json");
+            QFAIL("no error");
+        } catch (const InputError &e) {
+            // Invalid UTF-8 is refused by the parser, and its bytes escaped in the message.
+            checkMessage(e, {"long.json: line 1, column 60", "ill-formed UTF-8", "\\xFF"});
+        }
+        const std::string preset(10'000'000, 'p');
+        try {
+            parseLayout(R"({"format":"railyard-layout","version":1,"cluster":{"gpu":"H100-SXM","nodes":1},"model":{"preset":")"
+                                + preset + R"("}})",
+                        "long.json");
+            QFAIL("no error");
+        } catch (const InputError &e) {
+            checkMessage(e,
+                         {"long.json: /model/preset: unknown model preset \"pppp",
+                          "pppp\" (expected one of"});
+        }
+    }
+
+    // Products of parallel sizes are 64-bit: EP x expert TP = 65536 x 65536 used to overflow an
+    // int (and print 0), TP x CP x PP x DP can pass 2^63.
+    void parallelProductsDoNotOverflow_data()
+    {
+        QTest::addColumn<int>("tp");
+        QTest::addColumn<int>("ep");
+        QTest::addColumn<int>("etp");
+        QTest::addColumn<int>("dp");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("EP x ETP = 2^32")
+                << 8 << 65536 << 65536 << 0
+                << "EP x expert TP = 65536 x 65536 = 4294967296 must divide TP x CP x DP = 8";
+        QTest::newRow("world past 2^63")
+                << kMaxGpus << 1 << 1 << kMaxGpus
+                << "TP x CP x PP x DP = 262144 x 262144 x 262144 x 262144 = more than 9.2e18";
+    }
+    void parallelProductsDoNotOverflow()
+    {
+        QFETCH(int, tp);
+        QFETCH(int, ep);
+        QFETCH(int, etp);
+        QFETCH(int, dp);
+        QFETCH(QString, expected);
+        Layout l = readLayoutFile(dataPath("bad/ep-overflow.railyard.json"));
+        l.parallel.tp = tp;
+        l.parallel.ep = ep;
+        l.parallel.etp = etp;
+        if (dp) {
+            l.parallel.cp = l.parallel.pp = tp;
+            l.parallel.dp = dp;
+        }
+        try {
+            RankLayout r(l);
+            QFAIL("no error");
+        } catch (const InputError &e) {
+            QVERIFY2(QString::fromStdString(e.what()).contains(expected), e.what());
+        }
+    }
+
+    // The fuzzer's findings (tests/data/fuzz/crashers) and seeds replayed through what the fuzz
+    // target checks: an InputError that names the file, or a layout that saves, reloads to the
+    // same content, and builds and prices without throwing.
+    void fuzzInputsAreHandled_data()
+    {
+        QTest::addColumn<QString>("file");
+        for (const char *folder : {"fuzz/crashers", "fuzz/layout"}) {
+            const QDir dir(QStringLiteral(RAILYARD_TEST_DATA "/") + QLatin1String(folder));
+            const QStringList files = dir.entryList(QDir::Files, QDir::Name);
+            QVERIFY(!files.isEmpty());
+            for (const QString &f : files)
+                QTest::newRow(qPrintable(QLatin1String(folder) + "/" + f))
+                        << QLatin1String(folder) + "/" + f;
+        }
+    }
+    void fuzzInputsAreHandled()
+    {
+        QFETCH(QString, file);
+        std::ifstream in(dataPath(file), std::ios::binary);
+        const std::string text((std::istreambuf_iterator<char>(in)), {});
+        Layout l;
+        try {
+            l = parseLayout(text, "input.json");
+        } catch (const InputError &e) {
+            QVERIFY2(std::string(e.what()).rfind("input.json: ", 0) == 0, e.what());
+            return;
+        }
+        const Layout again = parseLayout(layoutToText(l), "saved.json");
+        QVERIFY(again.sameContent(l));
+        const Topology t = buildTopology(l.cluster, Catalog::builtin());
+        const Evaluation e = evaluate(l, t);
+        QVERIFY(e.ok || !e.error.empty());
     }
 
     void badValues_data()
@@ -173,6 +506,14 @@ private Q_SLOTS:
                 << "expected a multiple of 18";
         QTest::newRow("wrong format") << R"({"format":"something","version":1})"
                                       << R"(/format: expected "railyard-layout")";
+        QTest::newRow("unknown NIC model")
+                << R"({"format":"railyard-layout","version":1,"cluster":{"gpu":"H100-SXM","nodes":2,"nic":{"model":"X-NIC"}}})"
+                << R"(/cluster/nic/model: unknown NIC model "X-NIC" (expected one of: )";
+        QTest::newRow("no NICs between domains")
+                << R"({"format":"railyard-layout","version":1,"cluster":{"gpu":"H100-SXM","nodes":2,"nic":{"per_gpu":0}}})"
+                << "/cluster/nic/per_gpu: expected NICs: with 0 per GPU the 2 NVLink domains";
+        QTest::newRow("number too large") << head + R"("training":{"seq_len":-1e999}})"
+                                          << "line 1, column 102: the number -1e999 is too large";
     }
     void badValues()
     {

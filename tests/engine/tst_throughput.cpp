@@ -214,24 +214,25 @@ bool outOfMemory(const Evaluation &e)
 struct Summary
 {
     int n = 0;
-    double median = 0, within10 = 0, within15 = 0, worst = 0;
+    double median = 0, within10 = 0, within15 = 0;
+    double worst = 0; // signed: the error of the run furthest off
     QString worstId;
 };
 
 Summary summarize(const QList<Run> &runs, const QList<Priced> &priced, int part)
 {
-    // part: 0 fitted, 1 held out (both in sections 3/3b), 2 family Z.
+    // part: 0 fitted, 1 held out (both in sections 3/3b), 2 family Z, 3 all of 3/3b.
     QList<double> errs;
     Summary s;
     for (int i = 0; i < runs.size(); ++i) {
         const Run &r = runs[i];
         const int p = r.family == QLatin1Char('Z') ? 2 : r.heldOut ? 1 : 0;
-        if (p != part)
+        if (p != part && !(part == 3 && p != 2))
             continue;
         const double a = std::abs(priced[i].err);
         errs << a;
-        if (a > s.worst) {
-            s.worst = a;
+        if (a > std::abs(s.worst)) {
+            s.worst = priced[i].err;
             s.worstId = r.id;
         }
     }
@@ -362,16 +363,16 @@ private Q_SLOTS:
         // No single run may be far off (a regression guard; the goals are on the summary).
         // Family Z: MoE runs with hundreds of micro-batches, whose host-side dispatch costs the
         // engine does not price (reported, loosely bounded).
-        const double bound = r.family == QLatin1Char('Z') ? 1.0 : r.heldOut ? 0.50 : 0.30;
+        const double bound = r.family == QLatin1Char('Z') ? 1.0 : r.heldOut ? 0.40 : 0.30;
         QVERIFY2(std::abs(err) <= bound, qPrintable(QString::number(100 * err, 'f', 1) + "%"));
     }
 
     // Median |error| and the share within 10% and 15%, fitted and held-out runs apart.
     void summary()
     {
-        const char *names[] = {"fitted (3/3b)", "held out (3/3b)", "family Z (extra)"};
-        Summary s[3];
-        for (int part = 0; part < 3; ++part) {
+        const char *names[] = {"fitted (3/3b)", "held out (3/3b)", "family Z (extra)", "all (3/3b)"};
+        Summary s[4];
+        for (int part = 0; part < 4; ++part) {
             s[part] = summarize(m_runs, m_priced, part);
             qInfo("%-18s %2d runs: median |error| %4.1f%%, within 10%% %3.0f%%, within 15%% "
                   "%3.0f%%, worst %s %+.1f%%",
@@ -383,11 +384,17 @@ private Q_SLOTS:
                   qPrintable(s[part].worstId),
                   100 * s[part].worst);
         }
-        QVERIFY(s[0].n + s[1].n >= 60);
-        // The goals, on the runs the constants were set on: median |error| at most 6%,
-        // 90% of runs within 15%.
+        QCOMPARE(s[0].n + s[1].n, 62);
+        // The goals are median |error| at most 6% and 90% of runs within 15%, on all of
+        // sections 3 and 3b. Reached on the fitted runs; the held-out runs (looked at once, at
+        // the end) reach a 6.0% median but only 9 of 13 within 15%: small dense models (E1, E2,
+        // F9) are priced fast. Asserted: what is reached, with a little room.
         QVERIFY2(s[0].median <= 0.06, "fitted median");
         QVERIFY2(s[0].within15 >= 0.90, "fitted share within 15%");
+        QVERIFY2(s[1].median <= 0.065, "held-out median");
+        QVERIFY2(s[1].within15 >= 0.69, "held-out share within 15%");
+        QVERIFY2(s[3].median <= 0.061, "median over all runs");
+        QVERIFY2(s[3].within15 >= 0.85, "share of all runs within 15%");
     }
 
     // ZeRO-3 at scale: DeepSpeed's GPT-3 175B per-GPU throughput collapses as DP grows (B7-B9),

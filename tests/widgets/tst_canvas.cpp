@@ -1,12 +1,18 @@
 // The canvas: geometry (every device placed, inside the scene, rails routed to their leaves),
 // aggregate items, level of detail at given zooms, hit testing, selection, search, and offscreen
-// renders that are not blank, hold the legend and keep the cluster inside the view.
+// renders that are not blank, hold the legend and keep the cluster inside the view. The legend
+// and title block (widgets/render) fit their content at any width; the canvas says where the
+// view is at every zoom (names on the hardware, the overview map); selected GPUs keep their hue.
 #include "document/document.h"
 #include "items/fabricitem.h"
 #include "items/gpumarksitem.h"
+#include "items/locationlabelsitem.h"
 #include "items/rackitem.h"
 #include "items/selectionitem.h"
 #include "panels/devicedescription.h"
+#include "render/legend.h"
+#include "render/overview.h"
+#include "render/titleblock.h"
 #include "scene/clustergeometry.h"
 #include "scene/clusterscene.h"
 #include "scene/clusterview.h"
@@ -17,10 +23,13 @@
 #include <QFile>
 #include <QHelpEvent>
 #include <QImage>
+#include <QLocale>
 #include <QPainter>
 
 #include <QTest>
 #include <QToolTip>
+
+#include <map>
 
 using namespace railyard;
 using engine::DeviceKind;
@@ -70,6 +79,19 @@ int countColour(const QImage &img, const QColor &colour, int tolerance = 12)
                 ++n;
         }
     return n;
+}
+
+// How far apart two hues are, in degrees (0-180).
+int hueDistance(const QColor &a, const QColor &b)
+{
+    const int d = std::abs(a.hsvHue() - b.hsvHue()) % 360;
+    return std::min(d, 360 - d);
+}
+
+// Where a scene point shows in the view's viewport.
+QPoint onScreen(const Canvas &c, const QPointF &scenePos)
+{
+    return c.view.mapFromScene(scenePos);
 }
 
 } // namespace
@@ -249,23 +271,26 @@ private Q_SLOTS:
         auto doc = openLayout(qPrintable(layout));
         QVERIFY(doc);
         ClusterScene scene(doc.get());
-        int rackItems = 0, blockItems = 0, spineItems = 0;
+        int rackItems = 0, blockItems = 0, spineItems = 0, labelItems = 0;
         for (QGraphicsItem *item : scene.items()) {
             rackItems += qgraphicsitem_cast<RackItem *>(item) != nullptr;
             blockItems += qgraphicsitem_cast<BlockFabricItem *>(item) != nullptr;
             spineItems += qgraphicsitem_cast<SpineFabricItem *>(item) != nullptr;
+            labelItems += qgraphicsitem_cast<LocationLabelsItem *>(item) != nullptr;
         }
         QCOMPARE(rackItems, racks);
         QCOMPARE(blockItems, blocks);
         QCOMPARE(spineItems, 1);
-        // One rack, block and spine item each, plus a fixed set of overlays (the selected device,
-        // the hovered group, the selected GPUs, the drop preview): far fewer than devices.
+        QCOMPARE(labelItems, 1);
+        // One rack, block and spine item each, the names over them, plus a fixed set of overlays
+        // (the selected device, the hovered group, the selected GPUs, the drop preview): far
+        // fewer than devices.
         int overlays = 0;
         for (QGraphicsItem *item : scene.items())
             overlays += qgraphicsitem_cast<SelectionItem *>(item) != nullptr
                         || qgraphicsitem_cast<GpuMarksItem *>(item) != nullptr;
         QCOMPARE(overlays, 4);
-        QCOMPARE(scene.items().size(), racks + blocks + 1 + overlays);
+        QCOMPARE(scene.items().size(), racks + blocks + 1 + 1 + overlays);
         QVERIFY((scene.items().size() - overlays) * 50 < doc->topology().deviceCount() + 200);
     }
 
@@ -495,6 +520,235 @@ private Q_SLOTS:
         QCOMPARE(racks, 8);
         QVERIFY(scene.sceneRect().contains(
                 scene.geometry().deviceRect(doc->topology().gpuDevice(255))));
+    }
+
+    void legendAndTitleFitTheirContent_data()
+    {
+        QTest::addColumn<QString>("layout");
+        QTest::addColumn<int>("colourBy"); // -1: none, else a GroupKind
+        QTest::addColumn<bool>("linkLoad");
+        QTest::addColumn<int>("width");
+        const char *big = "llama3.1-405b-16k-h100.railyard.json";
+        for (int width : {1600, 700, 360}) {
+            const QByteArray w = QByteArray::number(width);
+            QTest::newRow("16k plain " + w) << big << -1 << false << width;
+            QTest::newRow("16k TP " + w) << big << int(GroupKind::Tp) << false << width;
+            QTest::newRow("16k CP " + w) << big << int(GroupKind::Cp) << false << width;
+            QTest::newRow("16k EP " + w) << big << int(GroupKind::Ep) << false << width;
+            QTest::newRow("16k PP " + w) << big << int(GroupKind::PpStage) << false << width;
+            QTest::newRow("16k DP " + w) << big << int(GroupKind::DpReplica) << false << width;
+            QTest::newRow("16k load " + w) << big << -1 << true << width;
+            QTest::newRow("16k load + TP " + w) << big << int(GroupKind::Tp) << true << width;
+            QTest::newRow("NVL72 TP " + w)
+                    << "gb200-nvl72-rack.railyard.json" << int(GroupKind::Tp) << false << width;
+            QTest::newRow("one server PP " + w)
+                    << "hgx-h100-server.railyard.json" << int(GroupKind::PpStage) << false << width;
+        }
+    }
+
+    void legendAndTitleFitTheirContent()
+    {
+        QFETCH(QString, layout);
+        QFETCH(int, colourBy);
+        QFETCH(bool, linkLoad);
+        QFETCH(int, width);
+        static std::map<QString, std::unique_ptr<Document>> docs;
+        auto &doc = docs[layout];
+        if (!doc)
+            doc = openLayout(qPrintable(layout));
+        QVERIFY(doc);
+        ClusterScene scene(doc.get());
+        scene.setColourBy(colourBy < 0 ? std::nullopt
+                                       : std::optional(static_cast<GroupKind>(colourBy)));
+        scene.setLinkLoadVisible(linkLoad);
+        const QFont font;
+        const render::Legend legend(doc->topology(), scene.canvasState(), font, width);
+        QVERIFY(!legend.isEmpty());
+        QVERIFY2(legend.size().width() <= width,
+                 qPrintable(QStringLiteral("%1 > %2").arg(legend.size().width()).arg(width)));
+        const QRect box(QPoint(0, 0), legend.size());
+        QStringList all;
+        for (const render::PlacedText &t : legend.texts()) {
+            all << t.text;
+            QVERIFY2(box.contains(t.rect), qPrintable(t.text));
+            QVERIFY2(render::fits(t), qPrintable(t.text));
+        }
+        // What it says: the headings, and for thousands of groups how many and the hues' cycle.
+        QVERIFY(all.contains(linkLoad ? QStringLiteral("Link load") : QStringLiteral("Links")));
+        QVERIFY(all.contains(QStringLiteral("Devices")));
+        if (colourBy >= 0) {
+            QVERIFY(all.contains(kindNoun(static_cast<GroupKind>(colourBy)) + QLatin1Char('s')));
+            const int groups = scene.canvasState().groupCount;
+            if (groups > 16 && colourBy != int(GroupKind::PpStage))
+                QVERIFY2(all.join(QLatin1Char('|'))
+                                 .contains(QStringLiteral("%1 in all; colours repeat every 12")
+                                                   .arg(QLocale().toString(groups))),
+                         qPrintable(all.join(QLatin1Char('|'))));
+        }
+        // Drawn, the box holds ink out to its right edge: nothing runs past it.
+        QImage img(legend.size() + QSize(40, 40), QImage::Format_ARGB32_Premultiplied);
+        img.fill(Qt::white);
+        {
+            QPainter p(&img);
+            legend.paint(&p, QPoint(20, 20));
+        }
+        for (int y = 0; y < img.height(); ++y) {
+            for (int x = 0; x < 19; ++x)
+                QCOMPARE(img.pixel(x, y), qRgb(255, 255, 255));
+            for (int x = legend.size().width() + 21; x < img.width(); ++x)
+                QCOMPARE(img.pixel(x, y), qRgb(255, 255, 255));
+        }
+
+        const render::TitleBlock title(*doc, font, width);
+        QVERIFY(title.size().width() <= width);
+        QCOMPARE(title.texts().size(), std::size_t(3)); // title, cluster, job
+        for (const render::PlacedText &t : title.texts()) {
+            QVERIFY2(QRect(QPoint(), title.size()).contains(t.rect), qPrintable(t.text));
+            QVERIFY2(render::fits(t), qPrintable(t.text));
+        }
+    }
+
+    void narrowCanvasKeepsTheLegendWholeAndClearOfTheCluster()
+    {
+        // The canvas as the main window leaves it, between the docks.
+        auto doc = openLayout("llama3.1-405b-16k-h100.railyard.json");
+        QVERIFY(doc);
+        Canvas c(doc.get());
+        c.scene.setColourBy(GroupKind::Tp);
+        c.view.resize(700, 700);
+        c.view.fitToCluster();
+        const QRect legend = c.view.legendRect();
+        const QRect title = c.view.titleBlockRect();
+        const QRect vp = c.view.viewport()->rect();
+        QVERIFY(vp.contains(legend));
+        QVERIFY(vp.contains(title));
+        const QRect cluster = c.view.mapFromScene(c.scene.sceneRect()).boundingRect();
+        QVERIFY2(cluster.top() > title.bottom() && cluster.bottom() < legend.top(),
+                 qPrintable(QStringLiteral("cluster %1-%2, title to %3, legend from %4")
+                                    .arg(cluster.top())
+                                    .arg(cluster.bottom())
+                                    .arg(title.bottom())
+                                    .arg(legend.top())));
+        // The legend's note wrapped onto a line of its own, under the swatches: a taller box.
+        const render::Legend wide(doc->topology(), c.scene.canvasState(), c.view.font(), 1576);
+        QVERIFY(legend.height() > wide.size().height());
+    }
+
+    void locationIsShownAtEveryZoom_data()
+    {
+        QTest::addColumn<double>("zoom");
+        for (double z : {0.03, 0.05, 0.08, 0.12, 0.15, 0.2, 0.3, 0.6, 1.0})
+            QTest::newRow(qPrintable(QStringLiteral("%1%").arg(z * 100))) << z;
+    }
+
+    void locationIsShownAtEveryZoom()
+    {
+        QFETCH(double, zoom);
+        static std::unique_ptr<Document> doc = openLayout("llama3.1-405b-16k-h100.railyard.json");
+        QVERIFY(doc);
+        Canvas c(doc.get());
+        c.scene.setColourBy(GroupKind::Tp);
+        const ClusterGeometry &g = c.scene.geometry();
+        // Node 884: 32 servers per scalable unit and 4 per rack, so SU 27, rack 221.
+        QCOMPARE(g.blockOfNode(884), 27);
+        QCOMPARE(g.rackOfNode(884), 221);
+        c.view.setZoom(zoom);
+        c.view.centerOn(g.nodeRect(884).center());
+        const QImage img = c.render();
+        // Names on the hardware at every zoom: scalable units, racks, servers or their titles.
+        QVERIFY2(paintStats().titles > 0, qPrintable(QString::number(zoom)));
+        const bool whole = zoom <= c.view.fitZoom();
+        const QRect overview = c.view.overviewRect();
+        QCOMPARE(overview.isNull(), whole);
+        if (whole)
+            return;
+        QCOMPARE(c.view.locationText(), QStringLiteral("SU 27 \u00b7 Rack 221 \u00b7 Node 884"));
+        QVERIFY(c.view.viewport()->rect().contains(overview));
+        QVERIFY(!overview.intersects(c.view.legendRect()));
+        // The map marks the part in view, in the selection blue, inside the map.
+        QVERIFY2(countColour(img.copy(overview), style::kSelection, 30) > 2,
+                 qPrintable(
+                         QString::number(countColour(img.copy(overview), style::kSelection, 30))));
+        // Between 5% and 20% zoom neither rack nor server titles can be read: plates name them.
+        if (zoom >= 0.05 && zoom <= 0.2)
+            QVERIFY(paintStats().titles >= 4);
+    }
+
+    void clickingTheOverviewMovesTheView()
+    {
+        auto doc = openLayout("llama3.1-405b-16k-h100.railyard.json");
+        QVERIFY(doc);
+        Canvas c(doc.get());
+        const ClusterGeometry &g = c.scene.geometry();
+        c.view.setZoom(0.15);
+        c.view.centerOn(g.nodeRect(0).center());
+        // Pushed against the corner, the view's centre is a little way in.
+        QVERIFY2(c.view.locationText().startsWith(QStringLiteral("SU 1 ")),
+                 qPrintable(c.view.locationText()));
+        const QRect box = c.view.overviewRect();
+        QVERIFY(!box.isNull());
+        const render::Overview map(g,
+                                   c.view.mapToScene(c.view.viewport()->rect()).boundingRect(),
+                                   c.view.locationText(),
+                                   c.view.font());
+        QCOMPARE(map.size(), box.size());
+        // Where SU 27, in the middle of the cluster, is on the map.
+        const QRectF su = g.blocks()[27].rect;
+        QVERIFY(map.visibleOnMap().isValid());
+        const QRect mr = map.mapRect();
+        const QRectF bounds = g.bounds();
+        const QPointF
+                onMap(mr.left() + (su.center().x() - bounds.left()) / bounds.width() * mr.width(),
+                      mr.top() + (su.center().y() - bounds.top()) / bounds.height() * mr.height());
+        const QPoint at = box.topLeft() + onMap.toPoint();
+        QTest::mouseClick(c.view.viewport(), Qt::LeftButton, {}, at);
+        QVERIFY2(c.view.locationText().startsWith(QStringLiteral("SU 27 ")),
+                 qPrintable(c.view.locationText()));
+        QCOMPARE(c.view.zoom(), 0.15);
+        QCOMPARE(c.scene.selectedDevice(), -1); // a click on the map selects nothing
+    }
+
+    void selectedGpusKeepTheirHue()
+    {
+        auto doc = openLayout("gmi-h200-cluster.railyard.json");
+        QVERIFY(doc);
+        Canvas c(doc.get());
+        c.scene.setColourBy(GroupKind::Tp);
+        c.view.setZoom(0.6);
+        const engine::Topology &t = doc->topology();
+        const ClusterGeometry &g = c.scene.geometry();
+        // GPU 9 runs in TP group 1: orange.
+        const QRectF gpu = g.deviceRect(t.gpuDevice(9));
+        c.view.centerOn(gpu.center());
+        const QColor orange = c.scene.canvasState().gpuFill(9);
+        QCOMPARE(orange, style::groupColor(1, 16, false));
+        // A point of the GPU's fill, clear of its border and its text.
+        const QPoint fillAt = onScreen(c,
+                                       QPointF(gpu.left() + 0.12 * gpu.width(), gpu.center().y()));
+        const QRect around = QRect(onScreen(c, gpu.topLeft()), onScreen(c, gpu.bottomRight()))
+                                     .adjusted(-14, -14, 14, 14);
+        const QImage before = c.render();
+        const QColor plain = before.pixelColor(fillAt);
+        QVERIFY2(hueDistance(plain, orange) <= 2, qPrintable(plain.name()));
+        c.scene.setSelectedGpus({8, 9, 10, 11, 12, 13, 14, 15});
+        const QImage after = c.render();
+        const QColor selected = after.pixelColor(fillAt);
+        QVERIFY2(hueDistance(selected, orange) <= 3,
+                 qPrintable(selected.name() + QStringLiteral(" vs ") + orange.name()));
+        QVERIFY(std::abs(selected.value() - orange.value()) <= 12);
+        QVERIFY(std::abs(selected.hsvSaturation() - orange.hsvSaturation()) <= 12);
+        // And the selection shows: a ring in the selection blue around the GPU.
+        const int ringBefore = countColour(before.copy(around), style::kSelection, 30);
+        const int ringAfter = countColour(after.copy(around), style::kSelection, 30);
+        QVERIFY2(ringAfter > ringBefore + 20,
+                 qPrintable(QStringLiteral("%1 -> %2").arg(ringBefore).arg(ringAfter)));
+
+        // Fitted, where a GPU is a few pixels, the selection still shows.
+        c.view.fitToCluster();
+        c.scene.setSelectedGpus({});
+        const int blueBefore = countColour(c.render(), style::kSelection, 20);
+        c.scene.setSelectedGpus({8, 9, 10, 11, 12, 13, 14, 15});
+        QVERIFY(countColour(c.render(), style::kSelection, 20) > blueBefore + 10);
     }
 };
 

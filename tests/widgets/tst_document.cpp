@@ -21,6 +21,8 @@
 
 #include <functional>
 
+#include <sys/stat.h>
+
 using namespace railyard;
 
 namespace {
@@ -310,6 +312,32 @@ private Q_SLOTS:
                                      << "/cluster/gpu";
         QTest::newRow("wrong type") << "wrong-type"
                                     << "/cluster/nodes";
+        // Hostile files (issue 8): File > Open reads through the same loader, and survives.
+        QTest::newRow("view nested 100,000 deep") << "deep-view"
+                                                  << "line 2, column 81";
+        QTest::newRow("unknown key nested 100,000 deep") << "deep-unknown"
+                                                         << "deeper than 64";
+        QTest::newRow("1e400") << "number-overflow"
+                               << "line 1, column 12";
+        QTest::newRow("duplicate key") << "duplicate-key"
+                                       << "duplicate key \"nodes\"";
+        QTest::newRow("NUL bytes") << "nul-bytes"
+                                   << "NUL byte";
+        QTest::newRow("invalid UTF-8") << "invalid-utf8"
+                                       << "line 2, column 16";
+    }
+
+    // A FIFO with no writer, or a directory, is refused at once (a FIFO used to block the GUI).
+    void specialFilesAreRefused()
+    {
+        QTemporaryDir dir;
+        const QString fifo = dir.filePath(QStringLiteral("fifo.railyard.json"));
+        QCOMPARE(::mkfifo(QFile::encodeName(fifo).constData(), 0600), 0);
+        QString error;
+        QVERIFY(!Document::load(fifo, &error));
+        QVERIFY2(error.contains(fifo + QStringLiteral(": is a FIFO")), qPrintable(error));
+        QVERIFY(!Document::load(dir.path(), &error));
+        QVERIFY2(error.contains(dir.path() + QStringLiteral(": is a directory")), qPrintable(error));
     }
 
     void badFilesGiveTheEnginesMessage()

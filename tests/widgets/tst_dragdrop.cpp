@@ -130,6 +130,32 @@ void hover(QWidget *viewport, const QPoint &pos)
     QApplication::sendEvent(viewport, &e);
 }
 
+// Pixels within `tolerance` of `colour` (every channel).
+int countNear(const QImage &img, const QColor &colour, int tolerance)
+{
+    int n = 0;
+    for (int y = 0; y < img.height(); ++y)
+        for (int x = 0; x < img.width(); ++x) {
+            const QColor p = img.pixelColor(x, y);
+            n += std::abs(p.red() - colour.red()) <= tolerance
+                 && std::abs(p.green() - colour.green()) <= tolerance
+                 && std::abs(p.blue() - colour.blue()) <= tolerance;
+        }
+    return n;
+}
+
+// The mouse moving over the viewport with a button held.
+void moveHeld(QWidget *viewport, const QPoint &pos, Qt::KeyboardModifiers modifiers = {})
+{
+    QMouseEvent e(QEvent::MouseMove,
+                  QPointF(pos),
+                  viewport->mapToGlobal(QPointF(pos)),
+                  Qt::NoButton,
+                  Qt::LeftButton,
+                  modifiers);
+    QApplication::sendEvent(viewport, &e);
+}
+
 std::unique_ptr<QMimeData> chip(const Document &doc, GroupKind kind, int index)
 {
     return std::unique_ptr<QMimeData>(
@@ -509,8 +535,22 @@ private Q_SLOTS:
                               Qt::LeftButton,
                               Qt::ShiftModifier);
         QApplication::sendEvent(vp, &moveEvent);
+        // While the band is held it shows, and the cue counts the GPUs it holds.
+        QCOMPARE(c.view.dragCaption(), QStringLiteral("8 GPUs"));
+        const QImage held = c.render();
         QTest::mouseRelease(vp, Qt::LeftButton, Qt::ShiftModifier, p1);
         QCOMPARE(c.scene.selectedGpus(), range(4, 8));
+        QVERIFY(c.view.dragCaption().isEmpty());
+        // The band showed: its dashed edge and its tint changed pixels along its border (the
+        // selection's rings, drawn after the release, lie inside it).
+        c.scene.setSelectedGpus({});
+        const QImage released = c.render();
+        const QRect band = QRect(p0, p1).normalized();
+        int changed = 0;
+        for (int x = band.left(); x <= band.right(); ++x)
+            changed += held.pixel(x, band.top()) != released.pixel(x, band.top());
+        QVERIFY2(changed > band.width() / 3, qPrintable(QString::number(changed)));
+        c.scene.setSelectedGpus(range(4, 8));
 
         QSignalSpy messages(&c.view, &ClusterView::message);
         QVERIFY(c.view.makeGroupHere(GroupKind::Tp));
@@ -540,6 +580,67 @@ private Q_SLOTS:
         // Escape clears the selection.
         QTest::keyClick(&c.view, Qt::Key_Escape);
         QVERIFY(c.scene.selectedGpus().empty());
+    }
+
+    void draggingAGpuTooSmallToPickUpSaysWhy()
+    {
+        // Fitted, 16,384 GPUs are slices of their servers a couple of pixels wide: a press on
+        // one pans, and a card at the cursor and the status bar say to zoom in, and how far.
+        auto doc = openLayout("llama3.1-405b-16k-h100.railyard.json");
+        QVERIFY(doc);
+        Canvas c(doc.get(), 0);
+        c.scene.setColourBy(GroupKind::Tp);
+        QVERIFY(!c.view.canDragGpus());
+        QCOMPARE(std::ceil(c.view.dragZoom() * 100), 22.0);
+        const ClusterGeometry &g = c.scene.geometry();
+        const QRectF node = g.nodeRect(884);
+        // The third slice of server 884 is GPU 884 * 8 + 2.
+        const QPoint p0 = c.view.mapFromScene(
+                QPointF(node.left() + node.width() * 2.5 / 8, node.center().y()));
+        const QPoint p1 = p0 + QPoint(40, 30);
+        QWidget *vp = c.view.viewport();
+        QSignalSpy messages(&c.view, &ClusterView::message);
+        const QImage before = c.render();
+        QTest::mousePress(vp, Qt::LeftButton, {}, p0);
+        moveHeld(vp, p1);
+        QCOMPARE(c.view.dragCaption(), QStringLiteral("Zoom in to drag single GPUs"));
+        QVERIFY2(c.view.dragDetail().contains(QStringLiteral("GPU 7074 is 2 px wide")),
+                 qPrintable(c.view.dragDetail()));
+        QVERIFY(c.view.dragDetail().contains(QStringLiteral("from 22%")));
+        QCOMPARE(messages.size(), 1);
+        QVERIFY2(messages.first().at(0).toString().contains(QStringLiteral("zoom in to 22%")),
+                 qPrintable(messages.first().at(0).toString()));
+        QCOMPARE(messages.first().at(1).toBool(), false); // advice, not an error
+        moveHeld(vp, p1 + QPoint(5, 5));
+        QCOMPARE(messages.size(), 1); // said once per press
+        // The card is drawn beside the cursor: a white box over the coloured racks.
+        const QRect card(p1 + QPoint(24, 24), QSize(200, 40));
+        const QImage held = c.render();
+        QVERIFY2(countNear(held.copy(card), Qt::white, 12) > card.width() * card.height() / 2,
+                 qPrintable(QString::number(countNear(held.copy(card), Qt::white, 12))));
+        QVERIFY(countNear(before.copy(card), Qt::white, 12) < card.width() * card.height() / 4);
+        QTest::mouseRelease(vp, Qt::LeftButton, {}, p1 + QPoint(5, 5));
+        QVERIFY(c.view.dragCaption().isEmpty());
+        QCOMPARE(doc->undoStack()->count(), 0);
+        QVERIFY(doc->layout().mapping.empty());
+
+        // Double-click zooms in on the point, far enough to pick GPUs up.
+        c.view.fitToCluster();
+        QTest::mouseDClick(vp, Qt::LeftButton, {}, p0);
+        QVERIFY(c.view.canDragGpus());
+        QVERIFY2(c.view.locationText().endsWith(QStringLiteral("Node 884")),
+                 qPrintable(c.view.locationText()));
+        // There, a press on a GPU and a move pick the GPU up (a QDrag, which returns at once
+        // offscreen) instead of panning, and nothing says to zoom in.
+        const QPoint at = c.atGpu(7074);
+        const QPointF centre = c.view.mapToScene(vp->rect().center());
+        messages.clear();
+        QTest::mousePress(vp, Qt::LeftButton, {}, at);
+        moveHeld(vp, at + QPoint(60, 0));
+        QTest::mouseRelease(vp, Qt::LeftButton, {}, at + QPoint(60, 0));
+        QCOMPARE(c.view.mapToScene(vp->rect().center()), centre);
+        QVERIFY(c.view.dragCaption().isEmpty());
+        QVERIFY(messages.isEmpty());
     }
 
     void hoveringAGpuMarksItsGroupAndTheLinksItsTrafficCrosses()

@@ -1,9 +1,13 @@
 #include "memorychart.h"
 
-#include <QBarCategoryAxis>
 #include <QBarSet>
+#include <QCategoryAxis>
 #include <QChart>
 #include <QChartView>
+#include <QFontMetrics>
+#include <QGraphicsScene>
+#include <QGraphicsSimpleTextItem>
+#include <QGraphicsTextItem>
 #include <QLineSeries>
 #include <QStackedBarSeries>
 #include <QVBoxLayout>
@@ -21,7 +25,11 @@ struct MemoryChart::Charts
     QBarSet *fits = nullptr;
     QBarSet *over = nullptr;
     QLineSeries *hbm = nullptr;
-    QBarCategoryAxis *stages = nullptr;
+    // Stage numbers on the values 0..n-1 under the bars (a category axis that can leave some
+    // out, which a bar category axis cannot).
+    QCategoryAxis *stages = nullptr;
+    int stageCount = 0;
+    int step = 1;
     QValueAxis *gib = nullptr;
     QValueAxis *lineX = nullptr;
     double hbmGiB = 0;
@@ -53,8 +61,11 @@ MemoryChart::MemoryChart(QWidget *parent)
     QPen pen(QColor(0x1f, 0x29, 0x37), 1.5, Qt::DashLine);
     c.hbm->setPen(pen);
     c.chart->addSeries(c.hbm);
-    c.stages = new QBarCategoryAxis;
+    c.stages = new QCategoryAxis;
     c.stages->setTitleText(tr("pipeline stage"));
+    c.stages->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+    c.stages->setGridLineVisible(false);
+    c.stages->setRange(-0.5, 0.5);
     c.gib = new QValueAxis;
     c.gib->setLabelFormat(QStringLiteral("%.0f"));
     c.gib->setTitleText(tr("GiB"));
@@ -76,6 +87,8 @@ MemoryChart::MemoryChart(QWidget *parent)
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(c.view);
+    // The number of labels that fit follows the plot's width.
+    connect(c.chart, &QChart::plotAreaChanged, this, [this] { relabel(); });
 }
 
 MemoryChart::~MemoryChart() = default;
@@ -85,16 +98,10 @@ void MemoryChart::setMemory(const std::vector<double> &perStage, double hbmGiB)
     Charts &c = *m_c;
     c.hbmGiB = hbmGiB;
     const int n = static_cast<int>(perStage.size());
-    QStringList labels;
-    for (int i = 0; i < n; ++i)
-        labels << QString::number(i);
-    if (labels != c.stages->categories()) {
-        c.stages->clear();
-        c.stages->append(labels);
-        // Many stages: smaller numbers, so each still fits under its bar.
-        QFont f = c.stages->labelsFont();
-        f.setPointSizeF(n > 24 ? 5.5 : n > 8 ? 7 : 9);
-        c.stages->setLabelsFont(f);
+    if (n != c.stageCount) {
+        c.stageCount = n;
+        c.stages->setRange(-0.5, std::max(0, n - 1) + 0.5);
+        relabel();
     }
     QList<qreal> fits, over;
     double top = hbmGiB;
@@ -112,6 +119,60 @@ void MemoryChart::setMemory(const std::vector<double> &perStage, double hbmGiB)
     c.hbm->setName(tr("HBM %1 GiB").arg(hbmGiB, 0, 'f', 0));
     c.gib->setRange(0, std::max(1.0, top * 1.05));
     c.gib->applyNiceNumbers();
+}
+
+void MemoryChart::relabel()
+{
+    Charts &c = *m_c;
+    const int n = c.stageCount;
+    // The smallest "nice" step whose labels, each as wide as the widest, fit side by side
+    // with a gap under the plot.
+    const QFontMetrics fm(c.stages->labelsFont());
+    const int labelW = fm.horizontalAdvance(QString::number(std::max(0, n - 1))) + 8;
+    const double plotW = c.chart->plotArea().width() > 0 ? c.chart->plotArea().width()
+                                                         : sizeHint().width() - 60;
+    int step = 1;
+    if (n > 0) {
+        const double perStage = plotW / n;
+        for (int s : {1, 2, 4, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000})
+            if ((step = s) * perStage >= labelW)
+                break;
+    }
+    QStringList labels;
+    for (int i = 0; i < n; i += step)
+        labels << QString::number(i);
+    if (labels == c.stages->categoriesLabels() && step == c.step)
+        return;
+    c.step = step;
+    for (const QString &l : c.stages->categoriesLabels())
+        c.stages->remove(l);
+    for (int i = 0; i < n; i += step)
+        c.stages->append(QString::number(i), i);
+    c.stages->setStartValue(-0.5);
+}
+
+QStringList MemoryChart::stageLabels() const
+{
+    return m_c->stages->categoriesLabels();
+}
+
+int MemoryChart::labelStep() const
+{
+    return m_c->step;
+}
+
+QStringList MemoryChart::drawnAxisTexts() const
+{
+    QStringList out;
+    for (QGraphicsItem *item : m_c->view->scene()->items()) {
+        if (!item->isVisible())
+            continue;
+        if (auto *t = dynamic_cast<QGraphicsTextItem *>(item))
+            out << t->toPlainText();
+        else if (auto *st = dynamic_cast<QGraphicsSimpleTextItem *>(item))
+            out << st->text();
+    }
+    return out;
 }
 
 int MemoryChart::stageCount() const

@@ -22,10 +22,18 @@ public:
     double fitsValue(int stage) const;
     double overValue(int stage) const;
     double hbmLine() const;
+    // The stage numbers under the bars. With many stages in a narrow chart only every
+    // labelStep()-th stage is numbered, so every number shown is whole and readable.
+    QStringList stageLabels() const;
+    int labelStep() const;
+    // The text the chart draws on its axes, as laid out now (a test checks none is elided).
+    QStringList drawnAxisTexts() const;
 
     QSize sizeHint() const override { return {360, 180}; }
 
 private:
+    void relabel();
+
     struct Charts;
     std::unique_ptr<Charts> m_c;
 };

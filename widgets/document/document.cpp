@@ -55,20 +55,27 @@ std::unique_ptr<Document> Document::fromText(const QByteArray &text,
 
 std::unique_ptr<Document> Document::load(const QString &path, QString *error)
 {
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly)) {
-        if (error)
-            *error = path + tr(": cannot open: ") + file.errorString();
-        return nullptr;
+    QByteArray text;
+    if (path.startsWith(QLatin1Char(':'))) { // a shipped example, compiled in
+        QFile file(path);
+        if (!file.open(QIODevice::ReadOnly)) {
+            if (error)
+                *error = path + tr(": cannot open: ") + file.errorString();
+            return nullptr;
+        }
+        text = file.readAll();
+    } else {
+        // The engine refuses directories, FIFOs (which would block) and oversized files.
+        try {
+            text = QByteArray::fromStdString(
+                    engine::readLayoutText(QFile::encodeName(path).toStdString()));
+        } catch (const engine::InputError &e) {
+            if (error)
+                *error = errorText(e);
+            return nullptr;
+        }
     }
-    constexpr qint64 kMaxBytes = 256LL << 20;
-    if (file.size() > kMaxBytes) {
-        if (error)
-            *error = path
-                     + tr(": the file is %1 MiB; a layout is at most 256 MiB").arg(file.size() >> 20);
-        return nullptr;
-    }
-    auto doc = fromText(file.readAll(), path, error);
+    auto doc = fromText(text, path, error);
     if (doc && !path.startsWith(QLatin1Char(':')))
         doc->setFilePath(QFileInfo(path).absoluteFilePath());
     return doc;

@@ -149,14 +149,6 @@ void BlockFabricItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *o
 
     for (int leaf : b.leaves)
         drawSwitch(painter, t, g.deviceRect(leaf), leaf, detail, lod);
-
-    // Zoomed far out, each scalable unit is named once instead of each of its racks.
-    if (detail == Detail::Racks && g.blocks().size() > 1 && b.rect.width() * lod >= 50)
-        paint::drawPlateLabel(painter,
-                              b.rect.center(),
-                              QStringLiteral("SU %1").arg(m_block),
-                              lod,
-                              11);
 }
 
 void BlockFabricItem::drawLoads(QPainter *painter, Detail detail) const

@@ -60,8 +60,9 @@ void GpuMarksItem::setMarks(std::vector<int> devices, const std::vector<int> &li
             if (seen.insert(key(path[i - 1], path[i])).second)
                 m_segments.emplace_back(path[i - 1], path[i]);
     }
-    // Room for the minimum on-screen size when zoomed far out (a GPU of 64 units at 2% zoom).
-    m_bounds = bounds.isNull() ? QRectF() : bounds.adjusted(-120, -120, 120, 120);
+    // Room for the minimum on-screen size and the rings when zoomed far out (about 12 pixels
+    // around a GPU at 3% zoom).
+    m_bounds = bounds.isNull() ? QRectF() : bounds.adjusted(-400, -400, 400, 400);
     setVisible(!m_devices.empty() || !m_segments.empty());
     update();
 }
@@ -97,6 +98,40 @@ void GpuMarksItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *opti
         painter->drawLines(m_segments.data(), n);
         painter->setRenderHint(QPainter::Antialiasing, true);
     }
+    const double minUnits = kMinPx / lod;
+    const double pad = std::min(kPad, 3 / lod) + 1.5 / lod;
+    const double radius = lod >= 0.3 ? 5 : 0;
+    std::vector<QRectF> rings;
+    rings.reserve(m_rects.size());
+    for (QRectF r : m_rects) {
+        r.adjust(-pad, -pad, pad, pad);
+        if (r.width() < minUnits)
+            r.adjust(-(minUnits - r.width()) / 2, 0, (minUnits - r.width()) / 2, 0);
+        if (r.height() < minUnits)
+            r.adjust(0, -(minUnits - r.height()) / 2, 0, (minUnits - r.height()) / 2);
+        rings.push_back(r);
+    }
+    const auto drawRings = [&](double grow) {
+        const double d = grow / lod;
+        for (const QRectF &r : rings)
+            if (radius > 0)
+                painter->drawRoundedRect(r.adjusted(-d, -d, d, d), radius + d, radius + d);
+            else
+                painter->drawRect(r.adjusted(-d, -d, d, d));
+    };
+    if (m_style == Style::Halo) {
+        // White inside, the colour around it: no fill, so the GPU keeps its hue.
+        painter->setBrush(Qt::NoBrush);
+        QPen white(QColor(255, 255, 255, 230), 2);
+        white.setCosmetic(true);
+        painter->setPen(white);
+        drawRings(0);
+        QPen ring(m_colour, 3);
+        ring.setCosmetic(true);
+        painter->setPen(ring);
+        drawRings(2.5);
+        return;
+    }
     QPen outline(m_colour, m_style == Style::Outline ? 3 : 2.5);
     outline.setCosmetic(true);
     if (m_style == Style::Dashed)
@@ -105,19 +140,7 @@ void GpuMarksItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *opti
     QColor fill = m_colour;
     fill.setAlpha(m_style == Style::Outline ? 0 : 70);
     painter->setBrush(m_style == Style::Outline ? QBrush(Qt::NoBrush) : QBrush(fill));
-    const double minUnits = kMinPx / lod;
-    const double pad = std::min(kPad, 3 / lod) + 1.5 / lod;
-    for (QRectF r : m_rects) {
-        r.adjust(-pad, -pad, pad, pad);
-        if (r.width() < minUnits)
-            r.adjust(-(minUnits - r.width()) / 2, 0, (minUnits - r.width()) / 2, 0);
-        if (r.height() < minUnits)
-            r.adjust(0, -(minUnits - r.height()) / 2, 0, (minUnits - r.height()) / 2);
-        if (lod >= 0.3)
-            painter->drawRoundedRect(r, 5, 5);
-        else
-            painter->drawRect(r);
-    }
+    drawRings(0);
 }
 
 } // namespace railyard

@@ -18,7 +18,10 @@ class GpuMarksItem : public QGraphicsItem
 {
 public:
     enum { Type = UserType + 5 };
-    enum class Style { Outline, Filled, Dashed };
+    // Outline: a ring. Halo: a ring with a white ring inside it, so it reads on any fill and
+    // leaves the GPU's own colour alone (the selection). Dashed: a dashed ring over a light
+    // tint (where a drop would land).
+    enum class Style { Outline, Halo, Dashed };
 
     GpuMarksItem(const ClusterGeometry &geometry, Style style, const QColor &colour, double z);
 

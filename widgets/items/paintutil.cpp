@@ -166,23 +166,85 @@ QPen linkPen(engine::LinkKind kind, Detail detail, double width)
     return pen;
 }
 
-void drawPlateLabel(
-        QPainter *painter, const QPointF &centre, const QString &text, double lod, double px)
+Plates::Plates(QPainter *painter, Cache *cache)
+    : m_painter(painter)
+    , m_cache(cache)
+    , m_world(painter->worldTransform())
+    , m_font(painter->font())
 {
-    QFont f = painter->font();
-    f.setPixelSize(std::max(1, static_cast<int>(std::lround(px / lod))));
-    f.setBold(true);
-    painter->setFont(f);
-    const QFontMetricsF fm(f);
-    const double w = fm.horizontalAdvance(text) + 8 / lod;
-    const double h = fm.height() + 4 / lod;
-    const QRectF plate(centre.x() - w / 2, centre.y() - h / 2, w, h);
-    painter->setPen(Qt::NoPen);
-    painter->setBrush(QColor(255, 255, 255, 215));
-    painter->drawRect(plate);
-    painter->setPen(style::kTextDark);
-    painter->drawText(plate, Qt::AlignCenter, text);
+    QRectF device(0, 0, painter->device()->width(), painter->device()->height());
+    if (painter->hasClipping())
+        device = device.intersected(m_world.mapRect(painter->clipBoundingRect()));
+    m_visible = m_world.inverted().mapRect(device);
+    m_font.setBold(true);
+    painter->save();
+    painter->resetTransform();
+    painter->setRenderHint(QPainter::Antialiasing, true);
+    painter->setRenderHint(QPainter::TextAntialiasing, true);
+}
+
+Plates::~Plates()
+{
+    m_painter->restore();
+}
+
+QRectF Plates::draw(const QPointF &at,
+                    const QString &text,
+                    int px,
+                    Qt::Alignment anchor,
+                    Style style,
+                    const QPointF &offset)
+{
+    if (px != m_fontPx) {
+        m_fontPx = px;
+        m_font.setPixelSize(px);
+        m_painter->setFont(m_font);
+    }
+    QStaticText &label = (*m_cache)[qMakePair(px, text)];
+    if (label.text().isEmpty()) {
+        label.setTextFormat(Qt::PlainText);
+        label.setText(text);
+        label.prepare(QTransform(), m_font);
+    }
+    const QSizeF size = label.size();
+    const double w = std::round(size.width()) + 10;
+    const double h = std::round(size.height()) + 4;
+    const QPointF p = m_world.map(at) + offset;
+    double x = p.x() - w / 2, y = p.y() - h / 2;
+    if (anchor & Qt::AlignLeft)
+        x = p.x();
+    if (anchor & Qt::AlignTop)
+        y = p.y();
+    if (anchor & Qt::AlignBottom)
+        y = p.y() - h;
+    const QRectF r(std::round(x), std::round(y), w, h);
+    const bool dark = style == Style::Dark;
+    if (dark) {
+        m_painter->setPen(Qt::NoPen);
+        m_painter->setBrush(QColor(0x1f, 0x29, 0x37, 225));
+        m_painter->drawRoundedRect(r, 3, 3);
+    } else {
+        // Pixel-aligned and square: the fast path for the hundreds of light plates.
+        m_painter->fillRect(r, QColor(255, 255, 255, 225));
+    }
+    m_painter->setPen(dark ? QColor(Qt::white) : style::kTextDark);
+    m_painter->drawStaticText(r.topLeft() + QPointF(5, 2), label);
     ++paintStats().titles;
+    return r;
+}
+
+// Titles smaller than these many pixels are noise, not text: plates name racks and servers
+// until their titles reach them.
+int rackTitleUnits(double lod)
+{
+    const int units = fontUnits(lod, 11, 16, 28);
+    return units * lod < 9 ? 0 : units;
+}
+
+int nodeTitleUnits(double lod)
+{
+    const int units = fontUnits(lod, 10, 12, 18);
+    return units * lod < 8.5 ? 0 : units;
 }
 
 void drawLoadBuckets(QPainter *painter, const LoadBuckets &buckets, Detail detail)

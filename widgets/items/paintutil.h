@@ -6,9 +6,14 @@
 #include "scene/levelofdetail.h"
 #include "topology.h"
 
+#include <QFont>
+#include <QHash>
+#include <QPair>
 #include <QPen>
 #include <QRectF>
+#include <QStaticText>
 #include <QString>
+#include <QTransform>
 
 class QPainter;
 
@@ -53,9 +58,46 @@ double stepLoad(int step);        // the load a step is drawn with
 using LoadBuckets = std::array<std::vector<QLineF>, kLoadSteps + 1>;
 void drawLoadBuckets(QPainter *painter, const LoadBuckets &buckets, Detail detail);
 
-// Text with a translucent white plate behind it, `px` pixels tall whatever the zoom: for rack
-// names over racks drawn as blocks.
-void drawPlateLabel(
-        QPainter *painter, const QPointF &centre, const QString &text, double lod, double px);
+// Names on translucent plates, a fixed size on screen whatever the zoom: scalable units, racks
+// and servers when their own titles are too small to read. Drawn in device coordinates with one
+// font per size, so a few hundred plates cost little. Construct it inside an item's paint();
+// it restores the painter's transform when it goes.
+class Plates
+{
+public:
+    enum class Style { Light, Dark }; // a dark plate (white text) marks the level above
+    // Laid-out names kept between paints by the item that draws them: a name is shaped once,
+    // not on every frame.
+    using Cache = QHash<QPair<int, QString>, QStaticText>;
+    Plates(QPainter *painter, Cache *cache);
+    ~Plates();
+    Plates(const Plates &) = delete;
+    Plates &operator=(const Plates &) = delete;
+
+    // The plate for `text`, `px` pixels tall, with its `anchor` point (Qt::AlignCenter,
+    // Qt::AlignLeft | Qt::AlignTop, ...) at the scene point `at`; `offset` in pixels.
+    QRectF draw(const QPointF &at,
+                const QString &text,
+                int px,
+                Qt::Alignment anchor = Qt::AlignCenter,
+                Style style = Style::Light,
+                const QPointF &offset = {});
+    // The scene area the painter can show (its device, within its clip): what to draw plates
+    // for.
+    QRectF visibleScene() const { return m_visible; }
+
+private:
+    QPainter *m_painter;
+    Cache *m_cache;
+    QTransform m_world;
+    QRectF m_visible;
+    QFont m_font;
+    int m_fontPx = 0;
+};
+
+// The font size (scene units) of a rack's and of a server's title at `lod`, 0 where it would be
+// too small to read: the canvas names racks and servers another way below these.
+int rackTitleUnits(double lod);
+int nodeTitleUnits(double lod);
 
 } // namespace railyard::paint

@@ -136,13 +136,7 @@ void RackItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
                 painter->fillRect(QRectF(node.left() + i * w, node.top(), w, node.height()),
                                   m_state.gpuFill(n * gpn + i));
         }
-        if (rack.width() * lod >= 70 && rack.height() * lod >= 22)
-            paint::drawPlateLabel(painter,
-                                  rack.center(),
-                                  QStringLiteral("Rack %1").arg(m_rack),
-                                  lod,
-                                  10);
-        return;
+        return; // named by LocationLabelsItem, above every rack
     }
 
     painter->setPen(QPen(style::kRackBorder, detail == Detail::Labels ? 2 : 0));
@@ -156,7 +150,7 @@ void RackItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
                                                 .arg(m_rack)
                                                 .arg(t.shape().domainSize)
                                       : QStringLiteral("Rack %1").arg(m_rack);
-    if (const int units = paint::fontUnits(lod, 11, 16, int(ClusterGeometry::kTitleH - 8))) {
+    if (const int units = paint::rackTitleUnits(lod)) {
         QFont f = painter->font();
         f.setPixelSize(units);
         f.setBold(true);
@@ -169,8 +163,6 @@ void RackItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
                           Qt::AlignLeft | Qt::AlignVCenter,
                           rackTitle);
         ++stats.titles;
-    } else if (detail == Detail::Servers && rack.width() * lod >= 70 && rack.height() * lod >= 22) {
-        paint::drawPlateLabel(painter, rack.center(), QStringLiteral("Rack %1").arg(m_rack), lod, 10);
     }
 
     const bool tray = t.shape().nodesPerDomain > 1;
@@ -178,9 +170,7 @@ void RackItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
     const QString nodeSuffix = QStringLiteral(" \u2014 %1 \u00d7 %2")
                                        .arg(t.shape().gpusPerNode)
                                        .arg(QString::fromStdString(t.gpuSpec().id));
-    int titleUnits = paint::fontUnits(lod, 10, 12, int(ClusterGeometry::kNodeTitleH - 6));
-    if (titleUnits * lod < 7.5) // a server title smaller than this is noise, not text
-        titleUnits = 0;
+    const int titleUnits = paint::nodeTitleUnits(lod);
     LineBatch batch;
     LoadBatch loadBatch;
     const bool loads = m_state.showLoads();

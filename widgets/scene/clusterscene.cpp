@@ -5,6 +5,7 @@
 #include "inputerror.h"
 #include "items/fabricitem.h"
 #include "items/gpumarksitem.h"
+#include "items/locationlabelsitem.h"
 #include "items/rackitem.h"
 #include "items/selectionitem.h"
 #include "parallel.h"
@@ -14,10 +15,6 @@
 #include <algorithm>
 
 namespace railyard {
-
-namespace {
-const QColor kSelectedGpus{0x25, 0x63, 0xeb};
-} // namespace
 
 ClusterScene::ClusterScene(Document *document, QObject *parent)
     : QGraphicsScene(parent)
@@ -62,7 +59,9 @@ void ClusterScene::rebuild()
     for (int b = 0; b < static_cast<int>(g.blocks().size()); ++b)
         addItem(new BlockFabricItem(g, m_state, b));
     addItem(new SpineFabricItem(g, m_state));
-    m_selectionMarks = new GpuMarksItem(g, GpuMarksItem::Style::Filled, kSelectedGpus, 8);
+    addItem(new LocationLabelsItem(g));
+    // Selected GPUs get a ring, not a tint, so each keeps its group's colour.
+    m_selectionMarks = new GpuMarksItem(g, GpuMarksItem::Style::Halo, style::kSelection, 8);
     addItem(m_selectionMarks);
     m_hoverMarks = new GpuMarksItem(g, GpuMarksItem::Style::Outline, style::kHover, 9);
     addItem(m_hoverMarks);

@@ -16,14 +16,21 @@ struct DropPlan;
 
 // The canvas: zoom with the wheel, the keys or setZoom(); pan by dragging the background; click
 // a device to select it; hover one for its tooltip (and, for a GPU, its group and the links its
-// traffic crosses). Draws the legend and a title block over the view so they are in every
-// screenshot.
+// traffic crosses). Draws the title block and the legend over the view (widgets/render, shared
+// with exports) so they are in every screenshot and, when zoomed in, an overview map in the top
+// right corner that says where the view is and moves it when clicked.
 //
 // Placement by hand: group chips from the palette and GPUs dragged off the canvas drop here (a
 // group lands on the GPU, server or rack under the cursor; a GPU swaps ranks with the GPU under
 // it), one undo step each. While dragging, the target GPUs are marked green, or red with the
 // reason when the drop would be refused. Shift-drag selects GPUs with a rubber band (Ctrl+Shift
-// adds to the selection); makeGroupHere() then moves a group onto them.
+// adds to the selection); makeGroupHere() then moves a group onto them. A GPU too small on screen
+// to pick up (below kMinDragGpuPx) pans the view instead, and a card at the cursor and the status
+// bar say to zoom in.
+//
+// The code is split by concern: clusterview.cpp (zoom, search, framing, tooltips),
+// clusterviewinput.cpp (mouse, keys, context menu), clusterviewdrop.cpp (drags arriving),
+// clusterviewpaint.cpp (the overlays).
 class ClusterView : public QGraphicsView
 {
     Q_OBJECT
@@ -40,8 +47,26 @@ public:
     void setLegendVisible(bool visible);
     bool isLegendVisible() const { return m_legend; }
 
-    // What the cue says while a drag is over the canvas (empty when none).
+    // What the cue says while a drag is over the canvas, or while a press too far out to pick
+    // up a GPU is held (empty when none).
     QString dragCaption() const { return m_dragCaption; }
+    QString dragDetail() const { return m_dragDetail; }
+    // Whether GPUs are large enough on screen to pick up and drag at this zoom.
+    bool canDragGpus() const;
+    // The zoom from which a GPU can be dragged.
+    double dragZoom() const;
+    // Where the centre of the view is ("SU 3 · Rack 12 · Node 97"), and the overview map's box
+    // in viewport coordinates (null when the whole cluster is in view).
+    QString locationText() const;
+    QRect overviewRect() const;
+    // Where the title block and the legend go, in viewport coordinates (null when hidden).
+    QRect titleBlockRect() const;
+    QRect legendRect() const;
+
+    // A GPU narrower than this on screen is too small to pick up.
+    static constexpr double kMinDragGpuPx = 14;
+    // Between the overlays and the viewport's edges.
+    static constexpr int kOverlayMargin = 12;
 
 public Q_SLOTS:
     void setZoom(double zoom);
@@ -71,6 +96,7 @@ protected:
     void mousePressEvent(QMouseEvent *event) override;
     void mouseMoveEvent(QMouseEvent *event) override;
     void mouseReleaseEvent(QMouseEvent *event) override;
+    void mouseDoubleClickEvent(QMouseEvent *event) override;
     void leaveEvent(QEvent *event) override;
     void contextMenuEvent(QContextMenuEvent *event) override;
     void dragEnterEvent(QDragEnterEvent *event) override;
@@ -81,31 +107,41 @@ protected:
     void drawForeground(QPainter *painter, const QRectF &rect) override;
 
 private:
+    enum class Tone { Ok, Refused, Hint };
     void applyZoom(double zoom);
-    int legendHeight() const;
-    void drawLegend(QPainter *painter);
-    void drawTitleBlock(QPainter *painter);
+    int overlayWidth() const;
+    // The viewport less the title block and the legend: where the fitted cluster goes.
+    QRect freeRect() const;
+    // The GPU the user sees under a scene point: its box, or its slice of a server drawn as a
+    // block when zoomed far out; -1 if none.
+    int visibleGpuAt(const QPointF &scenePos) const;
     void drawDragCaption(QPainter *painter);
+    void drawOverview(QPainter *painter);
+    // Moves the view so the overview map's point under `pos` (viewport) is centred.
+    void centreOnOverview(const QPoint &pos);
     // Plans the drop at `pos` (viewport coordinates), updating the cue; cached per target.
     const DropPlan &planAt(const QMimeData *data, const QPointF &pos);
     void clearDrag();
     bool apply(const DropPlan &plan);
     void startGpuDrag(int gpu);
-    bool canDragGpus() const;
+    void showCue(const QString &caption, const QString &detail, Tone tone, const QPoint &pos);
 
     bool m_legend = true;
     // Until the user zooms, the view keeps the cluster fitted as the window is laid out.
     bool m_autoFit = true;
     QPoint m_pressPos;
     int m_pressGpu = -1; // a GPU pressed on, which becomes a drag once the mouse moves
+    // A GPU pressed on at a zoom where it is too small to drag: the press pans, and says so.
+    int m_pressSmallGpu = -1;
     bool m_banding = false;
+    bool m_overviewDrag = false; // the mouse went down on the overview map
     QPoint m_bandEnd;
     // The drag over the canvas: its plan (kept while the target stays the same) and its cue.
     struct DragState;
     std::unique_ptr<DragState> m_drag;
     QString m_dragCaption;
     QString m_dragDetail;
-    bool m_dragOk = false;
+    Tone m_dragTone = Tone::Ok;
     QPoint m_dragPos;
 
 public:

@@ -28,6 +28,7 @@ QColor textOn(const QColor &fill);
 QColor loadColor(double utilization);
 inline const QColor kIdleLink{0xc4, 0xca, 0xd3};
 inline const QColor kHighlight{0xf5, 0x9e, 0x0b};   // the selected device, the chosen chip
+inline const QColor kSelection{0x25, 0x63, 0xeb};   // selected GPUs, the rubber band, the view
 inline const QColor kHover{0x11, 0x18, 0x27};       // the hovered group and its routes
 inline const QColor kDropOk{0x05, 0x96, 0x69};      // a drop that will work
 inline const QColor kDropRefused{0xdc, 0x26, 0x26}; // a drop that cannot

@@ -1,0 +1,68 @@
+#pragma once
+
+#include "evaluate.h"
+#include "topology.h"
+
+#include <cstddef>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace railyard::engine {
+
+// The links of one tier of the cluster (the kinds of device a link joins, and its kind):
+// "gpu-nvswitch" NVLink, "gpu-pcie-switch" PCIe, "gpu-cpu" C2C, "nic-leaf" InfiniBand,
+// "leaf-spine", "spine-core", ...
+struct LinkTier
+{
+    DeviceKind from = DeviceKind::Gpu; // the end nearer the GPUs
+    DeviceKind to = DeviceKind::Gpu;
+    LinkKind kind = LinkKind::NvLink;
+    std::string name() const; // "nic-leaf"
+    bool operator==(const LinkTier &) const = default;
+};
+LinkTier linkTier(const Topology &topology, int link);
+
+// The load on one tier over a step.
+struct LinkTierSummary
+{
+    LinkTier tier;
+    std::size_t links = 0;      // every link of the tier
+    std::size_t loaded = 0;     // links with traffic
+    double bytesPerStep = 0;    // both directions, summed over the tier's links
+    double meanUtilization = 0; // over every link of the tier, idle ones included
+    double maxUtilization = 0;
+};
+// One entry per tier present, nearest the GPUs first.
+std::vector<LinkTierSummary> summarizeLinks(const Topology &topology, const LinkLoads &loads);
+// The `count` busiest loaded links: highest utilization first, then lowest id.
+std::vector<int> busiestLinks(const LinkLoads &loads, std::size_t count);
+
+enum class LinkListing {
+    None,    // neither links nor tiers
+    Busiest, // the per-tier summary and the busiest links
+    All,     // the per-tier summary and every link, idle ones included
+};
+
+struct ReportOptions
+{
+    LinkListing links = LinkListing::Busiest;
+    std::size_t busiest = 20;
+    std::string title; // the layout's title or file, for the text report
+};
+
+// Writes DESIGN.md's `evaluate --json` object. The link list goes out row by row as it is
+// written, never held whole: every link of a 262,144-GPU cluster streams in constant memory.
+// Needs `evaluation.links` unless options.links is None.
+void writeEvaluationJson(std::ostream &out,
+                         const Evaluation &evaluation,
+                         const Topology &topology,
+                         const ReportOptions &options);
+// The same for people: the numbers, the per-tier summary, the busiest links (or every link),
+// the warnings.
+void writeEvaluationText(std::ostream &out,
+                         const Evaluation &evaluation,
+                         const Topology &topology,
+                         const ReportOptions &options);
+
+} // namespace railyard::engine

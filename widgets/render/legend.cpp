@@ -1,0 +1,316 @@
+#include "legend.h"
+
+#include "document/groupref.h"
+#include "scene/canvasstate.h"
+#include "scene/style.h"
+
+#include <QCoreApplication>
+#include <QFontMetrics>
+#include <QLinearGradient>
+#include <QLocale>
+#include <QPainter>
+
+#include <algorithm>
+#include <array>
+
+namespace railyard::render {
+
+using engine::DeviceKind;
+using engine::LinkKind;
+
+namespace {
+
+constexpr int kRowH = 20;
+constexpr int kPad = 10; // inside the box, left and right
+constexpr int kMaxSwatches = 16;
+constexpr int kGradientW = 150;
+constexpr int kSwatchW = 26;
+
+QString tr(const char *text)
+{
+    return QCoreApplication::translate("Legend", text);
+}
+
+void drawGradient(QPainter *painter, const QRect &r, const std::function<QColor(double)> &colour)
+{
+    QLinearGradient g(r.left(), 0, r.right(), 0);
+    for (int i = 0; i <= 10; ++i)
+        g.setColorAt(i / 10.0, colour(i / 10.0));
+    painter->setPen(Qt::NoPen);
+    painter->setBrush(g);
+    painter->drawRoundedRect(QRectF(r.left(), r.top() + 5, r.width(), kRowH - 10), 3, 3);
+}
+
+} // namespace
+
+Legend::Legend(const engine::Topology &topology,
+               const CanvasState &state,
+               const QFont &font,
+               int maxWidth)
+    : m_font(font)
+{
+    m_font.setPixelSize(12);
+    m_bold = m_font;
+    m_bold.setBold(true);
+    m_tiny = m_font;
+    m_tiny.setPixelSize(10);
+    m_tiny.setBold(true);
+    build(topology, state, maxWidth);
+    place(maxWidth);
+}
+
+Legend::Piece Legend::textPiece(const QString &text, const QColor &colour, int gap, int avail) const
+{
+    // A note wider than the room left wraps at word boundaries inside its own rectangle.
+    const QFontMetrics fm(m_font);
+    Piece p;
+    p.text = text;
+    p.font = m_font;
+    p.gap = gap;
+    p.width = fm.horizontalAdvance(text) + 2;
+    p.height = kRowH;
+    p.textFlags = Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap;
+    if (p.width > avail) {
+        const QRect wrapped = fm.boundingRect(QRect(0, 0, avail, 1000), Qt::TextWordWrap, text);
+        p.width = std::min(avail, wrapped.width() + 2);
+        p.height = std::max(kRowH, wrapped.height() + 4);
+    }
+    p.draw = [colour, text](QPainter *painter, const QRect &r) {
+        painter->setPen(colour);
+        painter->drawText(r, Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap, text);
+    };
+    return p;
+}
+
+void Legend::build(const engine::Topology &t, const CanvasState &state, int maxWidth)
+{
+    // The link kinds present, in their enum's order (a flag per kind: there are 100,000 links
+    // at 16,384 GPUs, and this runs on every repaint).
+    std::array<bool, 8> present{};
+    for (const engine::Link &l : t.links())
+        present[static_cast<std::size_t>(l.kind) % present.size()] = true;
+    std::vector<LinkKind> kinds;
+    for (LinkKind k :
+         {LinkKind::NvLink, LinkKind::Pcie, LinkKind::Ib, LinkKind::Ethernet, LinkKind::C2C})
+        if (present[static_cast<std::size_t>(k)])
+            kinds.push_back(k);
+    std::vector<DeviceKind> devices;
+    for (DeviceKind k : {DeviceKind::Gpu,
+                         DeviceKind::NvSwitch,
+                         DeviceKind::PcieSwitch,
+                         DeviceKind::Cpu,
+                         DeviceKind::Nic,
+                         DeviceKind::Leaf,
+                         DeviceKind::Spine,
+                         DeviceKind::Core})
+        if (t.countOf(k) > 0)
+            devices.push_back(k);
+    if (kinds.empty() && devices.empty())
+        return;
+
+    const bool loads = state.linkLoad;
+    const bool groups = state.colouring();
+    Row links{loads ? tr("Link load") : tr("Links"), {}, {}};
+    Row devs{tr("Devices"), {}, {}};
+    Row grp{groups ? kindNoun(*state.colourBy) + tr("s") : QString(), {}, {}};
+
+    const QFontMetrics fmb(m_bold), fm(m_font);
+    m_headW = std::max({fmb.horizontalAdvance(links.heading),
+                        fmb.horizontalAdvance(devs.heading),
+                        fmb.horizontalAdvance(grp.heading)})
+              + 12;
+    const int avail = std::max(60, maxWidth - 2 * kPad - m_headW);
+
+    // A sample (line or swatch) `sampleW` wide, then its label, kept together on one line.
+    const auto labelled = [&](int sampleW,
+                              const QString &text,
+                              std::function<void(QPainter *, const QRect &)> sample) {
+        Piece p;
+        p.text = text;
+        p.font = m_font;
+        p.width = sampleW + 8 + fm.horizontalAdvance(text) + 2;
+        p.height = kRowH;
+        p.gap = 14;
+        p.textLeft = sampleW + 8;
+        p.textFlags = Qt::AlignLeft | Qt::AlignVCenter;
+        p.draw = [sampleW, text, sample](QPainter *painter, const QRect &r) {
+            sample(painter, QRect(r.left(), r.top(), sampleW, r.height()));
+            painter->setPen(style::kTextDark);
+            painter->drawText(r.adjusted(sampleW + 8, 0, 0, 0),
+                              Qt::AlignLeft | Qt::AlignVCenter,
+                              text);
+        };
+        return p;
+    };
+    const auto line = [](const QPen &pen) {
+        return [pen](QPainter *painter, const QRect &r) {
+            painter->setPen(pen);
+            const int y = r.top() + kRowH / 2;
+            painter->drawLine(r.left(), y, r.right(), y);
+        };
+    };
+
+    if (loads) {
+        QPen idle(style::kIdleLink, 3);
+        idle.setCapStyle(Qt::FlatCap);
+        links.pieces.push_back(labelled(34, tr("idle"), line(idle)));
+        Piece scale;
+        scale.width = kGradientW;
+        scale.height = kRowH;
+        scale.gap = 10;
+        scale.font = m_tiny;
+        scale.draw = [](QPainter *painter, const QRect &r) {
+            drawGradient(painter, r, [](double u) { return style::loadColor(std::max(u, 0.02)); });
+            painter->setPen(Qt::white);
+            painter->drawText(r.adjusted(4, 0, -4, 0),
+                              Qt::AlignLeft | Qt::AlignVCenter,
+                              QStringLiteral("0%"));
+            painter->drawText(r.adjusted(4, 0, -4, 0),
+                              Qt::AlignRight | Qt::AlignVCenter,
+                              QStringLiteral("100%"));
+        };
+        links.pieces.push_back(std::move(scale));
+        links.pieces.push_back(textPiece(tr("busiest direction, share of its busiest phase"),
+                                         style::kTextMuted,
+                                         0,
+                                         avail));
+    } else {
+        for (LinkKind k : kinds) {
+            QPen pen(style::linkColor(k), 3, style::linkPenStyle(k));
+            pen.setCapStyle(Qt::FlatCap);
+            links.pieces.push_back(labelled(34, style::linkKindName(k), line(pen)));
+        }
+    }
+    for (DeviceKind k : devices) {
+        const QColor fill = style::deviceFill(k);
+        devs.pieces.push_back(
+                labelled(20, style::deviceKindName(k), [fill](QPainter *painter, const QRect &r) {
+                    painter->setPen(QPen(fill.darker(135), 1));
+                    painter->setBrush(fill);
+                    painter->drawRoundedRect(QRectF(r.left(), r.top() + 4, r.width(), kRowH - 8),
+                                             3,
+                                             3);
+                }));
+    }
+    m_rows.push_back(std::move(links));
+    m_rows.push_back(std::move(devs));
+    if (!groups)
+        return;
+
+    const int count = state.groupCount;
+    // Pipeline stages run along a scale: many of them read as the scale, not as swatches.
+    const bool gradient = state.ordered() && count > kMaxSwatches;
+    QString note;
+    if (gradient) {
+        Piece scale;
+        scale.width = kGradientW;
+        scale.height = kRowH;
+        scale.gap = 10;
+        scale.font = m_tiny;
+        scale.draw = [count](QPainter *painter, const QRect &r) {
+            drawGradient(painter, r, [count](double v) {
+                return style::groupColor(static_cast<int>(std::lround(v * (count - 1))),
+                                         count,
+                                         true);
+            });
+        };
+        grp.pieces.push_back(std::move(scale));
+        note = tr("%1 to %2").arg(0).arg(count - 1);
+    } else {
+        const int swatches = std::min(count, kMaxSwatches);
+        for (int i = 0; i < swatches; ++i) {
+            const QColor fill = state.groupFill(i);
+            Piece p;
+            p.width = kSwatchW;
+            p.height = kRowH;
+            p.gap = 4;
+            p.text = QString::number(i);
+            p.font = m_tiny;
+            p.textFlags = Qt::AlignCenter;
+            p.draw = [fill, i](QPainter *painter, const QRect &r) {
+                painter->setPen(QPen(fill.darker(140), 1));
+                painter->setBrush(fill);
+                const QRectF box(r.left(), r.top() + 2, r.width(), kRowH - 4);
+                painter->drawRoundedRect(box, 3, 3);
+                painter->setPen(style::textOn(fill));
+                painter->drawText(box, Qt::AlignCenter, QString::number(i));
+            };
+            grp.pieces.push_back(std::move(p));
+        }
+        if (!grp.pieces.empty())
+            grp.pieces.back().gap = 10;
+        if (count > kMaxSwatches)
+            note = tr("\u2026 %1 in all; colours repeat every %2")
+                           .arg(QLocale().toString(count))
+                           .arg(style::kGroupHues);
+    }
+    if (!note.isEmpty())
+        grp.pieces.push_back(textPiece(note, style::kTextMuted, 0, avail));
+    m_rows.push_back(std::move(grp));
+}
+
+void Legend::place(int maxWidth)
+{
+    if (m_rows.empty())
+        return;
+    const int left = kPad + m_headW;
+    const int avail = std::max(60, maxWidth - 2 * kPad - m_headW);
+    int y = 6;
+    int widest = 0;
+    for (Row &row : m_rows) {
+        row.headingRect = QRect(kPad, y, m_headW, kRowH);
+        int x = 0;
+        int lineH = kRowH;
+        for (Piece &p : row.pieces) {
+            // Wrap before a piece that would run past the room left (never the first on a line).
+            if (x > 0 && x + p.width > avail) {
+                y += lineH;
+                x = 0;
+                lineH = kRowH;
+            }
+            p.rect = QRect(left + x, y, p.width, p.height);
+            lineH = std::max(lineH, p.height);
+            widest = std::max(widest, x + p.width);
+            x += p.width + p.gap;
+        }
+        y += lineH;
+    }
+    m_size = QSize(left + widest + kPad, y + 6);
+}
+
+void Legend::paint(QPainter *painter, const QPoint &topLeft) const
+{
+    if (isEmpty())
+        return;
+    painter->save();
+    painter->translate(topLeft);
+    painter->setRenderHint(QPainter::Antialiasing, true);
+    painter->setRenderHint(QPainter::TextAntialiasing, true);
+    painter->setPen(QPen(style::kRackBorder, 1));
+    painter->setBrush(QColor(255, 255, 255, 238));
+    painter->drawRoundedRect(QRectF(0.5, 0.5, m_size.width() - 1, m_size.height() - 1), 6, 6);
+    for (const Row &row : m_rows) {
+        painter->setFont(m_bold);
+        painter->setPen(style::kTextDark);
+        painter->drawText(row.headingRect, Qt::AlignLeft | Qt::AlignVCenter, row.heading);
+        for (const Piece &p : row.pieces) {
+            painter->setFont(p.font);
+            p.draw(painter, p.rect);
+        }
+    }
+    painter->restore();
+}
+
+std::vector<PlacedText> Legend::texts() const
+{
+    std::vector<PlacedText> out;
+    for (const Row &row : m_rows) {
+        out.push_back({row.heading, row.headingRect, m_bold, Qt::AlignLeft | Qt::AlignVCenter});
+        for (const Piece &p : row.pieces)
+            if (!p.text.isEmpty())
+                out.push_back({p.text, p.rect.adjusted(p.textLeft, 0, 0, 0), p.font, p.textFlags});
+    }
+    return out;
+}
+
+} // namespace railyard::render
