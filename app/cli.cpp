@@ -422,13 +422,12 @@ Outcome run(const std::vector<std::string> &args, std::ostream &out, std::ostrea
     const std::string &first = args[1];
     if (first == "--help" || first == "-h" || first == "help") {
         out << usage();
-        return {true, 0};
+        return {true, 0, {}};
     }
     if (first == "--version" || first == "-v") {
         out << "railyard " << RAILYARD_VERSION << " (layout format "
             << RAILYARD_LAYOUT_FORMAT_VERSION << ")\n";
-        return {true, 0};
-    }
+        return {true, 0, {}};
     }
     if (!kSubcommands.count(first))
         return guiOrUsageError(args, err);

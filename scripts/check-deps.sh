@@ -87,9 +87,26 @@ outside() { grep -E '^/' | grep -v -e "^$source_dir/" -e "^$build/" || true; }
 find "$build" -type f -perm -u+x -exec sh -c 'head -c 4 "$1" | grep -q ELF && echo "$1"' _ {} \; \
     > "$tmp/elves"
 if [ -n "$ld_debug" ]; then
-    cat "$ld_debug"/* 2>/dev/null |
-        grep -oE '(file=|needed by |dynamically loaded by )/[^ ]+' |
-        sed -E 's/^(file=|needed by |dynamically loaded by )//' | sort -u | outside |
+    # binutils (ar, ranlib, ld) loads whatever plugins sit in its bfd-plugins directories, in
+    # directory order; the build uses none of them (no LTO), so a plugin found there, and the
+    # libraries only it pulled in, is what the machine happens to hold, not a dependency.
+    for t in "$ld_debug"/*; do
+        [ -f "$t" ] || continue
+        awk '
+            function base(p) { sub(/.*\//, "", p); return p }
+            !match($0, /file=[^ ]+/) { next }
+            {
+                f = substr($0, RSTART + 5, RLENGTH - 5); b = base(f); by = ""
+                if (match($0, /(needed by|dynamically loaded by) [^ ]+/)) {
+                    by = substr($0, RSTART, RLENGTH); sub(/^[a-z ]* by /, "", by)
+                }
+                if (b in plugin) next
+                if ((f ~ /\/bfd-plugins\// && $0 ~ /dynamically loaded by/) ||
+                    (by != "" && base(by) in plugin)) { plugin[b] = 1; next }
+                if (f ~ /^\//) print f
+                if (by ~ /^\//) print by
+            }' "$t"
+    done | sort -u | outside |
         while read -r f; do if [ -e "$f" ]; then echo "$f"; fi; done |
         tee -a "$tmp/files" >> "$tmp/elves"
 fi

@@ -40,8 +40,8 @@ class TestCli : public QObject
                 setrlimit(RLIMIT_AS, &limit);
             });
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.remove(QStringLiteral("DISPLAY"));
-        env.remove(QStringLiteral("QT_QPA_PLATFORM"));
+        for (const char *var : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"})
+            env.remove(QString::fromLatin1(var));
         env.insert(QStringLiteral("XDG_CONFIG_HOME"), QStringLiteral("/nonexistent"));
         if (catalog.isEmpty())
             env.remove(QStringLiteral("RAILYARD_CATALOG"));
@@ -714,7 +714,10 @@ private Q_SLOTS:
         f.close();
         QProcess p;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.remove(QStringLiteral("DISPLAY"));
+        // Headless (no display, no platform), where a bad FILE fails fast instead of opening
+        // the window with the message.
+        for (const char *var : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"})
+            env.remove(QString::fromLatin1(var));
         p.setProcessEnvironment(env);
         p.setWorkingDirectory(dir.path());
         p.start(QStringLiteral(RAILYARD_BINARY), {QStringLiteral("plan")});
