@@ -70,14 +70,17 @@ private:
 // levels; 64 leaves room for any tool's extra keys while keeping everything that walks a
 // document recursively (copy, compare, dump) far from the stack's limit.
 inline constexpr int kMaxJsonDepth = 64;
-// The largest JSON text read (a layout of 262,144 GPUs with a mapping is about 4 MiB). Parsing
-// takes up to about 20 times the text's size in memory.
+// The largest JSON text read (a layout of 262,144 GPUs with a mapping is about 4 MiB), and the
+// most values (numbers, strings, objects, ...) it may hold: the mapping of that layout has
+// 262,144. Together they bound the time and memory a file can take to parse (about 150 MB and
+// a second or two at worst); a larger file is refused with a message.
 inline constexpr std::size_t kMaxJsonBytes = std::size_t(32) << 20;
+inline constexpr std::size_t kMaxJsonValues = std::size_t(1) << 21;
 
 // Parses `text` (the contents of `file`). Every problem is an InputError naming the file and the
 // line and column: syntax errors, numbers too large for a double, NUL bytes, nesting deeper than
 // kMaxJsonDepth, a key given twice in one object (refused, naming its JSON path and both
-// places), a text larger than kMaxJsonBytes.
+// places), a text larger than kMaxJsonBytes or with more than kMaxJsonValues values.
 Json parseJsonText(const std::string &text, const std::string &file);
 
 } // namespace railyard::engine

@@ -128,6 +128,7 @@ private:
     {
         throw InputError(m_file, placeOf(m_text, offset), message);
     }
+    void count(); // one more value: refuses more than kMaxJsonValues
     bool add(Json &&v);
     bool open(Json &&container);
     bool close()
@@ -146,10 +147,20 @@ private:
     Json m_root;
     std::vector<Frame> m_stack;
     Json *m_member = nullptr; // the object member whose key was read last
+    std::size_t m_values = 0;
 };
+
+void DomBuilder::count()
+{
+    if (++m_values > kMaxJsonValues)
+        fail(m_consumed > 0 ? m_consumed - 1 : 0,
+             "more than " + std::to_string(kMaxJsonValues)
+                     + " values (numbers, strings, objects, arrays); a layout holds far fewer");
+}
 
 bool DomBuilder::add(Json &&v)
 {
+    count();
     if (m_stack.empty()) {
         m_root = std::move(v);
         return true;
@@ -164,6 +175,7 @@ bool DomBuilder::add(Json &&v)
 
 bool DomBuilder::open(Json &&container)
 {
+    count();
     if (m_stack.size() >= static_cast<std::size_t>(kMaxJsonDepth))
         fail(m_consumed - 1,
              "objects and arrays nested deeper than " + std::to_string(kMaxJsonDepth)

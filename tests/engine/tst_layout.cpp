@@ -371,6 +371,23 @@ private Q_SLOTS:
         }
     }
 
+    // Under the size cap, the count of values bounds parsing (nlohmann takes about 1 us and
+    // 50 bytes per value): 3 million zeros in 6 MB are refused.
+    void tooManyValues()
+    {
+        std::string text
+                = R"({"format":"railyard-layout","version":1,"cluster":{"gpu":"H100-SXM","nodes":1},"x":[0)";
+        for (int i = 1; i < 3'000'000; ++i)
+            text += ",0";
+        text += "]}";
+        try {
+            parseLayout(text, "many.json");
+            QFAIL("no error");
+        } catch (const InputError &e) {
+            checkMessage(e, {"many.json: line 1, column ", "more than 2097152 values"});
+        }
+    }
+
     // A 10 MB file name or value is echoed by its ends, not whole.
     void longNamesAreElided()
     {
