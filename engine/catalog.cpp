@@ -35,6 +35,11 @@ GpuSpec readGpu(const JsonCursor &c)
     g.fp8Tflops = c.doubleOr("fp8_tflops", 0, 0, 1e6);
     g.hbmGB = c.at("hbm_gb").toDouble(1, 1e5);
     g.hbmTBPerS = c.at("hbm_tb_per_s").toDouble(0.1, 1e3);
+    // Absent: the datasheet bytes less the ~0.5% the driver keeps (ECC, reserved pages).
+    g.hbmUsableGiB = c.doubleOr("hbm_usable_gib",
+                                g.hbmGB * 1e9 / (1024.0 * 1024.0 * 1024.0) * 0.995,
+                                0.1,
+                                g.hbmGB * 1e9 / (1024.0 * 1024.0 * 1024.0) * 1.1);
     const JsonCursor nv = c.at("nvlink");
     g.nvlink.generation = static_cast<int>(nv.at("generation").toInt(0, 10));
     g.nvlink.links = static_cast<int>(nv.at("links").toInt(0, 1000));
@@ -43,6 +48,7 @@ GpuSpec readGpu(const JsonCursor &c)
     g.nvswitchesPerDomain = c.intOr("nvswitches_per_domain", 0, 0, 1000);
     g.nvls = c.boolOr("nvls", false);
     g.nvlsEfficiency = c.doubleOr("nvls_efficiency", 0, 0, 1);
+    g.netHeadsPerDomain = c.intOr("net_heads_per_domain", 0, 0, 100000);
     g.pcieGen = c.intOr("pcie_gen", 5, 3, 7);
     g.tdpW = c.doubleOr("tdp_w", 0, 0, 1e5);
     g.defaultNic = c.stringOr("default_nic", "CX7-NDR");

@@ -23,13 +23,17 @@ struct GpuSpec
     std::string name;
     std::string architecture; // "ampere", "hopper", "blackwell"
     double bf16Tflops = 0;
-    double fp8Tflops = 0; // 0: no FP8 tensor cores
-    double hbmGB = 0;
+    double fp8Tflops = 0;    // 0: no FP8 tensor cores
+    double hbmGB = 0;        // datasheet capacity, 1e9 bytes
+    double hbmUsableGiB = 0; // what the device exposes to programs (an 80 GB H100: 79.6 GiB)
     double hbmTBPerS = 0;
     NvlinkSpec nvlink;
     int nvswitchesPerDomain = 0;
     bool nvls = false;
     double nvlsEfficiency = 0;
+    // NICs of one NVLink domain that carry a collective's traffic to other domains (NCCL's
+    // network channels, one head GPU each); 0: every NIC of the domain's members.
+    int netHeadsPerDomain = 0;
     int pcieGen = 5;
     double tdpW = 0;
     std::string defaultNic;

@@ -214,6 +214,17 @@ constexpr double kLLMaxSingleNode[4] = {39.0, 87.7, 141.0, 282.0};
 constexpr double kLLMaxMultiNode[2] = {39.0, 20.4}; // Intel hosts: 2 nodes, >= 3 nodes
 // NCCL's Simple-protocol efficiency for the pipelined tree and CollNet algorithms.
 constexpr double kTreeEfficiency = 0.92;
+// NVLink SHARP loses efficiency with the number of GPUs the switches reduce across (their
+// fan-in): eff(p) = nvls_efficiency / (1 + p / kNvlsFanIn). Fitted to the measured NVLS
+// all-reduce of H100 at p = 5..8 (collectives.md S1, S6) and GB200 at p = 8 and 72 (R4, R1).
+constexpr double kNvlsFanIn = 286.0;
+// A hierarchical collective's NVLink and network stages run as a pipeline of chunks, but not
+// perfectly: the shorter stage adds this share of itself (2-node H100 NVLS-tree, M2; 8-node
+// NVLink/NIC balance of the SimAI worked case, collectives.md 4.4).
+constexpr double kStageOverlapLoss = 0.15;
+// Launching an NCCL kernel without CUDA graphs and waiting for it: what a 1 KB all-reduce on
+// one H100 server takes beyond NCCL's own latency model (26 us measured, X3, against 15).
+constexpr double kLaunchUs = 11.0;
 
 int nodeBucket(int domains)
 {
@@ -226,6 +237,24 @@ double log2Nodes(int domains)
 }
 
 } // namespace
+
+double nvlsFanInEfficiency(const GpuSpec &gpu, int gpusPerDomain)
+{
+    const double eff = gpu.nvlsEfficiency > 0 ? gpu.nvlsEfficiency : 1.0;
+    return eff / (1.0 + gpusPerDomain / kNvlsFanIn);
+}
+
+double stageTime(const LinkTraffic &traffic, Algorithm algorithm, int domains)
+{
+    const double nv = traffic.phaseNvlinkTime(), net = traffic.phaseOtherTime();
+    const bool staged = domains > 1
+                        && (algorithm == Algorithm::NvlsTree || algorithm == Algorithm::Tree
+                            || algorithm == Algorithm::Sharp
+                            || algorithm == Algorithm::Hierarchical);
+    if (!staged)
+        return std::max(nv, net);
+    return std::max(nv, net) + kStageOverlapLoss * std::min(nv, net);
+}
 
 GroupShape analyzeGroup(const Topology &t, const std::vector<int> &gpus)
 {
@@ -504,7 +533,7 @@ CollectivePlan planCollective(const Topology &t,
     const int bucket = nodeBucket(g.domains);
     const int channels = g.domains > 1 ? std::max(1, g.nicsPerDomain * g.channelsPerNic)
                                        : (arch >= 2 ? 24 : 12);
-    const double nvlsEff = t.gpuSpec().nvlsEfficiency > 0 ? t.gpuSpec().nvlsEfficiency : 1.0;
+    const double nvlsEff = nvlsFanInEfficiency(t.gpuSpec(), g.ppn);
 
     // The link-bound time of each algorithm does not depend on the protocol: compute it once.
     std::vector<std::pair<Algorithm, double>> bwTimes;
@@ -516,7 +545,8 @@ CollectivePlan planCollective(const Topology &t,
         if (a == Algorithm::Nvls || a == Algorithm::NvlsTree)
             scratch.setKindScale(LinkKind::NvLink, nvlsEff);
         addCollectiveTraffic(scratch, t, g, op, a, bytes, interDomainScale);
-        const double bw = scratch.phaseTime();
+        scratch.phaseTime();
+        const double bw = stageTime(scratch, a, g.domains);
         bwTimes.emplace_back(a, bw);
         return bw;
     };
@@ -548,7 +578,7 @@ CollectivePlan planCollective(const Topology &t,
         double bwTime = bw / eff;
         if (cap > 0)
             bwTime = std::max(bwTime, f * bytes / (cap * 1e9));
-        const double lat = latencyUs(g, op, c.algo, c.proto, bytes) * 1e-6;
+        const double lat = (latencyUs(g, op, c.algo, c.proto, bytes) + kLaunchUs) * 1e-6;
         const double time = lat + bwTime;
         if (time < best.timeS) {
             best.algorithm = c.algo;

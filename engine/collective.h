@@ -87,6 +87,13 @@ double pathLineRate(const Topology &topology, int gpuA, int gpuB);
 
 class LinkTraffic;
 
+// NVLink SHARP's achieved fraction of the NVLink rate for a reduction across `gpusPerDomain`
+// GPUs of one domain (lower as the switches' fan-in grows).
+double nvlsFanInEfficiency(const GpuSpec &gpu, int gpusPerDomain);
+// The bandwidth time of the phase just measured in `traffic`: the slower of its NVLink and
+// network stages, plus a share of the faster where a hierarchical algorithm pipelines them.
+double stageTime(const LinkTraffic &traffic, Algorithm algorithm, int domains);
+
 // How a group of GPUs sits on the topology: the NVLink domains it spans and what each domain
 // can send into the fabric. Members are regrouped by domain, as NCCL builds its rings node by
 // node whatever the rank order.

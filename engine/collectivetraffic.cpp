@@ -12,6 +12,14 @@ namespace railyard::engine {
 
 namespace {
 
+// How many members of a domain carry its traffic to other domains (NCCL's network channels:
+// on NVL72, fewer than the domain's NICs).
+int netWidth(const Topology &t, int members)
+{
+    const int heads = t.gpuSpec().netHeadsPerDomain;
+    return heads > 0 ? std::min(members, heads) : members;
+}
+
 int nicIndex(const Topology &t, int nicDevice)
 {
     return nicDevice - t.nicDevice(0);
@@ -289,7 +297,7 @@ void addCollectiveTraffic(LinkTraffic &tr,
             }
             const int e = (d + 1) % N;
             const int me = g.members(e);
-            const int width = std::max(m, me);
+            const int width = netWidth(t, std::max(m, me));
             for (int k = 0; k < width; ++k)
                 addNetworkFlow(tr,
                                t,
@@ -389,7 +397,7 @@ void addCollectiveTraffic(LinkTraffic &tr,
                 if (p < 0)
                     continue;
                 const int mc = g.members(c), mp = g.members(p);
-                const int width = std::max(mc, mp);
+                const int width = netWidth(t, std::max(mc, mp));
                 const double half = S / 2.0 / width;
                 for (int k = 0; k < width; ++k) {
                     addNetworkFlow(tr, t, g.member(c, k % mc), g.member(p, k % mp), half, k, flows);

@@ -19,11 +19,8 @@ ComputeModel::ComputeModel(const GpuSpec &gpu, Precision precision)
     m_bytesPerElement = m_fp8 ? 1 : 2;
 }
 
-double ComputeModel::gemm(double m, double n, double k, bool fp8) const
+double ComputeModel::gemmCore(double m, double n, double k, bool low) const
 {
-    if (m <= 0 || n <= 0 || k <= 0)
-        return 0;
-    const bool low = fp8 && m_fp8;
     const double peak = low ? m_peakGemm : m_peakBf16;
     const double eff = low ? m_effGemm : m_gpu.gemmEfficiencyBf16;
     // Wave quantization: output tiles run in waves over the SMs and a partial last wave idles
@@ -51,11 +48,35 @@ double ComputeModel::gemm(double m, double n, double k, bool fp8) const
     const double computeS = flops / (peak * eff * waveEff * kEff);
     const double elem = low ? 1.0 : 2.0;
     const double bytes = (m * k + k * n) * elem + m * n * 2.0;
-    const double hbm = m_gpu.hbmTBPerS * 1e12 * m_gpu.memoryEfficiency;
-    const double memoryS = bytes / hbm;
-    // FP8: the BF16 input is scaled and cast before the GEMM (read 2 bytes, write 1).
-    const double castS = low ? m * k * 3.0 / hbm + kKernelOverheadS : 0.0;
-    return std::max(computeS, memoryS) + castS + kKernelOverheadS;
+    const double memoryS = bytes / hbmRate();
+    return std::max(computeS, memoryS) + kKernelOverheadS;
+}
+
+double ComputeModel::gemm(double m, double n, double k, bool fp8) const
+{
+    if (m <= 0 || n <= 0 || k <= 0)
+        return 0;
+    const bool low = fp8 && m_fp8;
+    double t = gemmCore(m, n, k, low);
+    // FP8 (Transformer Engine): the BF16 input is scaled and cast, and transposed for the
+    // weight gradient (read 2 bytes, write 1 + 1), in a kernel of its own. The weights' FP8
+    // copies are cast once a step and cached across micro-batches: not priced.
+    if (low)
+        t += m * k * 4.0 / hbmRate() + kKernelOverheadS;
+    return t;
+}
+
+double ComputeModel::gemmBackward(double m, double n, double k, bool fp8) const
+{
+    if (m <= 0 || n <= 0 || k <= 0)
+        return 0;
+    const bool low = fp8 && m_fp8;
+    // Data gradient (m x n).(n x k) and weight gradient (k x m).(m x n).
+    double t = gemmCore(m, k, n, low) + gemmCore(k, n, m, low);
+    // FP8: the output gradient is cast and transposed (read 2, write 1 + 1).
+    if (low)
+        t += m * n * 4.0 / hbmRate() + kKernelOverheadS;
+    return t;
 }
 
 double ComputeModel::attentionForward(double flops) const
@@ -71,15 +92,16 @@ double ComputeModel::attentionBackward(double flops) const
 
 double ComputeModel::memory(double bytes) const
 {
-    return bytes / (m_gpu.hbmTBPerS * 1e12 * m_gpu.memoryEfficiency);
+    return bytes / hbmRate();
 }
 
 namespace {
 
 struct Pass
 {
-    double gemm = 0;      // GEMM seconds (forward)
-    double tpGemm = 0;    // GEMMs adjacent to TP collectives
+    double gemm = 0;      // GEMM seconds, forward
+    double gemmBack = 0;  // GEMM seconds, backward (data and weight gradients)
+    double tpGemm = 0;    // forward GEMMs adjacent to TP collectives
     double attention = 0; // core attention forward seconds
     double attentionBack = 0;
     double attentionFlops = 0;
@@ -87,6 +109,29 @@ struct Pass
     double gemmFlops = 0;
     double expert = 0;
 };
+
+// Adds one GEMM (m x k).(k x n), forward and backward. A GEMM beside a TP collective runs as
+// TP chunks of its rows when TP communication is overlapped (Transformer Engine's ring
+// exchange), which costs the efficiency of smaller GEMMs.
+double addGemm(Pass &p,
+               const ComputeModel &c,
+               const LayerShard &s,
+               double m,
+               double n,
+               double k,
+               bool tpAdjacent,
+               bool fp8 = true)
+{
+    const int chunks = tpAdjacent && s.tpOverlap && s.sequenceParallel && s.tp > 1 ? s.tp : 1;
+    const double fwd = chunks * c.gemm(m / chunks, n, k, fp8);
+    const double bwd = chunks * c.gemmBackward(m / chunks, n, k, fp8);
+    p.gemm += fwd;
+    p.gemmBack += bwd;
+    if (tpAdjacent)
+        p.tpGemm += fwd;
+    p.gemmFlops += 2 * m * n * k;
+    return fwd;
+}
 
 void attentionBlock(const ModelDims &m, const LayerShard &s, const ComputeModel &c, Pass &p)
 {
@@ -99,21 +144,13 @@ void attentionBlock(const ModelDims &m, const LayerShard &s, const ComputeModel 
     if (m.qLoraRank > 0 || m.kvLoraRank > 0) {
         // MLA: low-rank query and key/value projections (the down-projections are not split
         // by TP).
-        const double g1 = c.gemm(T, m.qLoraRank, h) + c.gemm(T, heads * qkDim, m.qLoraRank);
-        const double g2 = c.gemm(T, m.kvLoraRank + m.qkRopeDim, h)
-                          + c.gemm(T, heads * (m.headDim + vDim), m.kvLoraRank);
-        p.gemm += g1 + g2;
-        p.tpGemm += g1 + g2;
-        p.gemmFlops += 2 * T
-                       * (h * m.qLoraRank + m.qLoraRank * heads * qkDim
-                          + h * (m.kvLoraRank + m.qkRopeDim)
-                          + m.kvLoraRank * heads * (m.headDim + vDim));
+        addGemm(p, c, s, T, m.qLoraRank, h, false);
+        addGemm(p, c, s, T, heads * qkDim, m.qLoraRank, true);
+        addGemm(p, c, s, T, m.kvLoraRank + m.qkRopeDim, h, false);
+        addGemm(p, c, s, T, heads * (m.headDim + vDim), m.kvLoraRank, true);
     } else {
         const double qkv = (double(m.heads) + 2.0 * m.kvHeads) * m.headDim / s.tp;
-        const double g = c.gemm(T, qkv, h);
-        p.gemm += g;
-        p.tpGemm += g;
-        p.gemmFlops += 2 * T * qkv * h;
+        addGemm(p, c, s, T, qkv, h, true);
     }
     // Core attention: QK^T and AV over the whole sequence (ring attention brings the other CP
     // ranks' keys).
@@ -137,10 +174,7 @@ void attentionBlock(const ModelDims &m, const LayerShard &s, const ComputeModel 
         p.attentionBack += 2.0 * gemms + c.memory(12.0 * scores);
     }
     // Output projection.
-    const double o = c.gemm(T, h, heads * vDim);
-    p.gemm += o;
-    p.tpGemm += o;
-    p.gemmFlops += 2 * T * h * heads * vDim;
+    addGemm(p, c, s, T, h, heads * vDim, true);
     // Element-wise: norms, rotary embedding, residual, dropout, reshapes.
     const double tokens = s.sequenceParallel ? T / s.tp : T;
     p.elementBytes += tokens * h * 11
@@ -153,10 +187,8 @@ void mlpBlock(const ModelDims &m, int width, const LayerShard &s, const ComputeM
     const double h = m.hidden;
     const double w = double(width) / s.tp;
     const double up = m.gatedMlp ? 2 * w : w;
-    const double g = c.gemm(T, up, h) + c.gemm(T, h, w);
-    p.gemm += g;
-    p.tpGemm += g;
-    p.gemmFlops += 2 * T * h * (up + w);
+    addGemm(p, c, s, T, up, h, true);
+    addGemm(p, c, s, T, h, w, true);
     const double tokens = s.sequenceParallel ? T / s.tp : T;
     p.elementBytes += tokens * h * 11 + T * w * 2 * (m.gatedMlp ? 3 : 2);
 }
@@ -167,8 +199,7 @@ void moeBlock(const ModelDims &m, const LayerShard &s, const ComputeModel &c, Pa
     const double h = m.hidden;
     const double tokensHere = s.sequenceParallel ? T / s.tp : T; // this rank's tokens
     // Router.
-    p.gemm += c.gemm(tokensHere, m.experts, h, false);
-    p.gemmFlops += 2 * tokensHere * h * m.experts;
+    addGemm(p, c, s, tokensHere, m.experts, h, false, false);
     // Routed experts, balanced: each rank gets its share of the top-k token copies of its EP
     // group, gathered over expert-TP, for its experts.
     const double copies = tokensHere * m.topK * s.etp;
@@ -176,11 +207,13 @@ void moeBlock(const ModelDims &m, const LayerShard &s, const ComputeModel &c, Pa
     const double perExpert = copies / localExperts;
     const double w = double(m.expertFfn) / s.etp;
     const double up = m.gatedMlp ? 2 * w : w;
-    const double one = c.gemm(perExpert, up, h) + c.gemm(perExpert, h, w);
-    const double experts = one * localExperts;
-    p.gemm += experts;
-    p.expert += experts;
-    p.gemmFlops += 2 * copies * h * (up + w);
+    Pass one;
+    addGemm(one, c, s, perExpert, up, h, false);
+    addGemm(one, c, s, perExpert, h, w, false);
+    p.gemm += one.gemm * localExperts;
+    p.gemmBack += one.gemmBack * localExperts;
+    p.gemmFlops += one.gemmFlops * localExperts;
+    p.expert += one.gemm * localExperts;
     // Permute and unpermute the token copies, the activation function.
     p.elementBytes += tokensHere * h * 11 + copies * h * 2 * 4
                       + copies * w * 2 * (m.gatedMlp ? 3 : 2);
@@ -197,9 +230,9 @@ LayerTimes finish(const Pass &p, const LayerShard &s, const ComputeModel &c)
     t.attentionForward = p.attention;
     t.tpGemmForward = p.tpGemm;
     t.expertForward = p.expert;
-    // Backward: data and weight gradients (twice the GEMM work), flash attention backward,
-    // element-wise kernels twice.
-    t.backward = 2 * p.gemm + p.attentionBack + 2 * elementF;
+    // Backward: data and weight gradients, flash attention backward, element-wise kernels
+    // twice.
+    t.backward = p.gemmBack + p.attentionBack + 2 * elementF;
     double recompute = 0;
     if (s.recompute == Recompute::Full)
         recompute = t.forward;
@@ -232,8 +265,7 @@ LayerTimes outputLayerTimes(const ModelDims &m, const LayerShard &s, const Compu
     Pass p;
     const double T = double(s.microBatch) * s.seqLen / s.cp;
     const double v = double(m.vocab) / s.tp;
-    p.gemm = c.gemm(T, v, m.hidden, false); // the output layer usually stays in BF16
-    p.gemmFlops = 2 * T * v * m.hidden;
+    addGemm(p, c, s, T, v, m.hidden, false, false); // the output layer usually stays in BF16
     // Final norm, and the cross-entropy over the vocabulary shard (logits in FP32).
     p.elementBytes = T * m.hidden * 2 * 4 + T * v * 4 * 3;
     LayerShard noRecompute = s;

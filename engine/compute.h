@@ -16,6 +16,8 @@ public:
 
     // One GEMM of (m x k) . (k x n), in seconds. `fp8`: may run on FP8 tensor cores.
     double gemm(double m, double n, double k, bool fp8 = true) const;
+    // Its backward: the data-gradient and weight-gradient GEMMs, each as large as the forward.
+    double gemmBackward(double m, double n, double k, bool fp8 = true) const;
     // Flash attention forward with `flops` of matmul work (after causal masking).
     double attentionForward(double flops) const;
     double attentionBackward(double flops) const; // 2.5x the forward's matmul work
@@ -26,6 +28,9 @@ public:
     double bf16Peak() const { return m_peakBf16; }
 
 private:
+    double gemmCore(double m, double n, double k, bool low) const;
+    double hbmRate() const { return m_gpu.hbmTBPerS * 1e12 * m_gpu.memoryEfficiency; }
+
     const GpuSpec &m_gpu;
     double m_peakBf16 = 0;
     double m_peakGemm = 0;
@@ -43,6 +48,10 @@ struct LayerShard
     int seqLen = 4096;
     Recompute recompute = Recompute::Selective;
     AttentionKernel attention = AttentionKernel::Flash;
+    // TP communication overlapped with the GEMMs beside it (Transformer Engine's userbuffers,
+    // with sequence parallelism): each such GEMM runs as TP chunks of the tokens, each chunk's
+    // GEMM beside the next chunk's transfer.
+    bool tpOverlap = false;
 };
 
 struct LayerTimes

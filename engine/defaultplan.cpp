@@ -1,6 +1,7 @@
 #include "defaultplan.h"
 
 #include "evaluate.h"
+#include "memory.h"
 #include "model.h"
 #include "placement.h"
 #include "units.h"
@@ -10,8 +11,6 @@
 namespace railyard::engine {
 
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // The valid sizes of `dim` for `layout`'s other sizes, up to `most`, smallest first.
 std::vector<int> validSizes(const Layout &layout, Dim dim, int most)
@@ -34,7 +33,7 @@ public:
         m_base.mapping.clear();
         m_plan.parallel = m_base.parallel;
         m_plan.globalBatch = layout.training.globalBatch;
-        m_plan.hbmGiB = topology.gpuSpec().hbmGB * 1e9 / kGiB;
+        m_plan.hbmGiB = usableHbmGiB(topology.gpuSpec()); // as the evaluation reads it
     }
 
     // Prices the sizes; true (and the plan taken) when the memory fits.

@@ -2,6 +2,7 @@
 
 #include "collective.h"
 #include "layout.h"
+#include "memory.h"
 #include "parallel.h"
 #include "topology.h"
 #include "workspace.h"
@@ -63,17 +64,13 @@ struct Warning
     double costS = 0;      // extra seconds per step it costs, when known
 };
 
-struct MemoryBreakdown
+// How sure the step time is: a band from the validation residuals of runs like this one
+// (engine/fidelity.h).
+struct StepTimeBand
 {
-    double weightsGiB = 0;
-    double gradientsGiB = 0;
-    double optimizerGiB = 0;
-    double activationsGiB = 0;
-    double otherGiB = 0; // workspace, communication buffers, fragmentation
-    double totalGiB() const
-    {
-        return weightsGiB + gradientsGiB + optimizerGiB + activationsGiB + otherGiB;
-    }
+    double lowS = 0, highS = 0;
+    double fraction = 0; // half-width as a share of the step time ("18.8 s ±8%")
+    std::string basis;   // what it rests on, in words (also among the assumptions)
 };
 
 struct Evaluation
@@ -81,6 +78,7 @@ struct Evaluation
     bool ok = false;
     std::string error; // why the step cannot be priced (when !ok)
     double stepTimeS = 0;
+    StepTimeBand stepTimeBand;
     double tokensPerStep = 0;
     double tokensPerS = 0;
     double tokensPerSPerGpu = 0;

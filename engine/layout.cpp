@@ -1,5 +1,6 @@
 #include "layout.h"
 
+#include "stack.h"
 #include "units.h"
 
 #include <cerrno>
@@ -227,6 +228,13 @@ TrainingConfig readTraining(const JsonCursor &c)
 {
     c.requireObject();
     TrainingConfig t;
+    // A named stack first: its defaults stand under the keys given beside it.
+    if (const auto st = c.find("stack")) {
+        std::vector<std::string> ids;
+        for (const StackProfile &p : stackProfiles())
+            ids.push_back(p.id);
+        applyStackDefaults(t, *findStack(st->toChoice(ids)));
+    }
     t.seqLen = c.intOr("seq_len", t.seqLen, 1, 1 << 24);
     t.globalBatch = c.intOr("global_batch", t.globalBatch, 1, 1 << 26);
     t.microBatch = c.intOr("micro_batch", t.microBatch, 1, 1 << 20);
@@ -250,7 +258,7 @@ TrainingConfig readTraining(const JsonCursor &c)
         t.optimizer.distributed = o->boolOr("distributed", true);
         t.optimizer.zeroStage = o->intOr("zero_stage", t.optimizer.distributed ? 1 : 0, 0, 3);
         t.optimizer.fsdp = o->boolOr("fsdp", false);
-        t.optimizer.gradReduceFp32 = o->boolOr("grad_reduce_fp32", false);
+        t.optimizer.gradReduceFp32 = o->boolOr("grad_reduce_fp32", t.optimizer.gradReduceFp32);
     }
     if (const auto o = c.find("overlap")) {
         o->requireObject();
@@ -523,6 +531,10 @@ Json layoutToJson(const Layout &l)
 
     const TrainingConfig &t = l.training;
     Json &tj = child(out, "training");
+    if (!t.stack.empty())
+        tj["stack"] = t.stack;
+    else
+        tj.erase("stack");
     tj["seq_len"] = t.seqLen;
     tj["global_batch"] = t.globalBatch;
     tj["micro_batch"] = t.microBatch;

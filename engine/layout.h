@@ -123,6 +123,10 @@ struct OverlapConfig
 
 struct TrainingConfig
 {
+    // A named software stack (engine/stack.h); empty: the engine's generic defaults. Its
+    // defaults for the attention kernel, overlap and gradient type are applied when the
+    // layout is read, under the keys written beside it.
+    std::string stack;
     int seqLen = 4096;
     int globalBatch = 512;
     int microBatch = 1;

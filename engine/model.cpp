@@ -24,6 +24,7 @@ ModelDims dense(const char *name,
     m.headDim = headDim ? headDim : hidden / heads;
     m.vocab = vocab;
     m.gatedMlp = gated;
+    m.dropout = !gated; // the GPT-style presets train with dropout, the gated ones without
     return m;
 }
 
@@ -54,6 +55,7 @@ std::vector<ModelDims> buildPresets()
     p.push_back(dense("llama3-70b", 80, 8192, 28672, 64, 8, 128256, true));
     p.push_back(dense("llama3.1-405b", 126, 16384, 53248, 128, 8, 128256, true));
     p.push_back(dense("nemotron4-340b", 96, 18432, 73728, 96, 8, 256000, false));
+    p.back().dropout = false; // squared-ReLU MLP, trained without dropout (NeMo's config)
     p.push_back(moe(dense("mixtral-8x7b", 32, 4096, 14336, 32, 8, 32000, true), 8, 2, 14336, 0, 32));
     p.push_back(
             moe(dense("mixtral-8x22b", 56, 6144, 16384, 48, 8, 32768, true), 8, 2, 16384, 0, 56));
@@ -181,6 +183,8 @@ ResolvedModel resolveModel(const ModelConfig &c)
     apply(m.vocab, c.vocab);
     if (c.gatedMlp)
         m.gatedMlp = *c.gatedMlp;
+    if (c.preset.empty() || c.gatedMlp)
+        m.dropout = !m.gatedMlp;
     if (c.headDim)
         m.headDim = *c.headDim;
     else if (c.preset.empty() || c.hidden || c.heads)

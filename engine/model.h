@@ -18,6 +18,9 @@ struct ModelDims
     int headDim = 0; // default hidden / heads
     int vocab = 0;
     bool gatedMlp = true; // SwiGLU-style: three FFN matrices instead of two
+    // Dropout after attention and MLP (GPT-3 and Megatron's GPT models: 0.1); Llama-style
+    // models train without, which saves the masks' activation memory.
+    bool dropout = false;
     // Mixture of experts (experts == 0: dense).
     int experts = 0;
     int topK = 0;
@@ -37,6 +40,9 @@ struct ModelDims
     double activeParams() const; // per token: top-k experts plus shared experts
     double attentionParamsPerLayer() const;
     double mlpParamsPerLayer(int width) const;
+    // Weight tensors of one layer as Megatron builds it (fused QKV; GPT-style layers have
+    // biases and LayerNorm's two vectors per norm): what a per-tensor ZeRO-3 gathers one by one.
+    int weightTensorsPerLayer() const { return gatedMlp ? 6 : 12; }
 
     bool operator==(const ModelDims &) const = default;
 };

@@ -260,6 +260,8 @@ void writeEvaluationJson(std::ostream &out,
 {
     Json j;
     j["step_time_s"] = e.stepTimeS;
+    // The uncertainty from validation: the step time's band for runs like this one.
+    j["step_time_band_s"] = {e.stepTimeBand.lowS, e.stepTimeBand.highS};
     j["tokens_per_step"] = e.tokensPerStep;
     j["tokens_per_s"] = e.tokensPerS;
     j["tokens_per_s_per_gpu"] = e.tokensPerSPerGpu;
@@ -335,7 +337,8 @@ void writeEvaluationText(std::ostream &out,
     Buffered b(out);
     std::string &s = b.text();
     s += o.title + "\n";
-    s += "  step time         " + formatSeconds(e.stepTimeS) + "\n";
+    s += "  step time         " + formatSeconds(e.stepTimeS) + " \u00b1"
+         + formatNumber(100 * e.stepTimeBand.fraction, 2) + "%  (" + e.stepTimeBand.basis + ")\n";
     s += "  tokens/s per GPU  " + formatNumber(e.tokensPerSPerGpu, 4) + "  ("
          + formatNumber(e.tokensPerS, 4) + " in all)\n";
     s += "  MFU               " + formatNumber(100 * e.mfu, 3) + "%  ("

@@ -33,7 +33,9 @@ void LinkRates::fill(const Topology &t)
     const auto &all = t.links();
     links.resize(all.size());
     for (std::size_t i = 0; i < all.size(); ++i)
-        links[i] = {static_cast<float>(all[i].effectiveGbPerS() * 1e9), -1};
+        links[i] = {static_cast<float>(all[i].effectiveGbPerS() * 1e9),
+                    -1,
+                    all[i].kind == LinkKind::NvLink};
     const int leaves = t.countOf(DeviceKind::Leaf);
     for (int leaf = 0; leaf < leaves; ++leaf)
         for (int l : t.leafUplinks(leaf))
@@ -265,6 +267,8 @@ double LinkTraffic::phaseTime()
     double worst = 0;
     int worstPort = -1;
     m_bottleneck = -1;
+    m_nvlinkTime = 0;
+    m_otherTime = 0;
     const double nvScale = m_kindScale[static_cast<std::size_t>(LinkKind::NvLink)];
     for (int g : m_touchedPorts) {
         const Cell &c = m_ports[static_cast<std::size_t>(g)];
@@ -277,6 +281,7 @@ double LinkTraffic::phaseTime()
             worstPort = g;
         }
     }
+    m_nvlinkTime = worst;
     const bool scaled = m_kindScale != std::array<double, 5>{1, 1, 1, 1, 1};
     for (int l : m_touched) {
         const std::size_t i = static_cast<std::size_t>(l);
@@ -290,6 +295,10 @@ double LinkTraffic::phaseTime()
         if (rate <= 0)
             continue;
         const double t = double(std::max(c.up, c.down)) / rate;
+        if (!m_rates->links[i].nvlink)
+            m_otherTime = std::max(m_otherTime, t);
+        else
+            m_nvlinkTime = std::max(m_nvlinkTime, t);
         if (t > worst) {
             worst = t;
             m_bottleneck = l;

@@ -18,6 +18,7 @@ struct LinkRates
     {
         float rate = 0;      // achieved bytes/s
         int uplinkLeaf = -1; // leaf index for leaf -> spine links, else -1
+        bool nvlink = false; // an NVLink link (a phase's NVLink stage, not its network stage)
     };
     std::vector<Entry> links;
     std::uint64_t source = 0; // the buildId() of the topology they were read from
@@ -74,6 +75,10 @@ public:
 
     // The phase's bandwidth time: max over the links it touched of bytes / achieved rate.
     double phaseTime();
+    // The phase's time on NVLink ports alone and on every other link alone (after
+    // phaseTime()): the two stages of a hierarchical collective.
+    double phaseNvlinkTime() const { return m_nvlinkTime; }
+    double phaseOtherTime() const { return m_otherTime; }
     // The link that bounds the phase (after phaseTime()); -1 if none.
     int phaseBottleneck() const { return m_bottleneck; }
     // Links the phase touched (after phaseTime()), NVLinks included; at most `limit`.
@@ -156,6 +161,7 @@ private:
     std::vector<double> m_podUp, m_podDown;
     std::vector<double> m_leafEff;
     int m_bottleneck = -1;
+    double m_nvlinkTime = 0, m_otherTime = 0;
     bool m_spread = false;    // uplinks filled for this phase
     bool m_committed = false; // phase added to the totals
     bool m_adaptive = true;

@@ -171,6 +171,11 @@ private Q_SLOTS:
         }
         const double step = o.value(QStringLiteral("step_time_s")).toDouble();
         QVERIFY(sum <= step && sum > 0.95 * step); // the optimizer is the rest
+        // The band from validation: [low, high] around the step time.
+        const QJsonArray band = o.value(QStringLiteral("step_time_band_s")).toArray();
+        QCOMPARE(band.size(), 2);
+        QVERIFY(band.at(0).toDouble() < step && step < band.at(1).toDouble());
+        QVERIFY(band.at(1).toDouble() < 2 * step);
         const QJsonArray links = o.value(QStringLiteral("links")).toArray();
         QCOMPARE(links.size(), 20);
         const QJsonObject busiest = links.first().toObject();

@@ -139,10 +139,9 @@ private Q_SLOTS:
         QTest::newRow("M4 2 nodes RoCE NVLS off") << "h100-roce-2node-nonvls" << AR << "8GiB"
                                                   << "" << autoA << 330.0 << t;
         // M4 with NVLS: the same system measured 430 on one node too, 10% below every other
-        // H100 NVLS point (S1 479, S6 480); the model's NVLS-tree is bound by the NVLS rate
-        // that matches S1/S6, so this row lands ~22% high. Kept visible with a wider bound.
+        // H100 NVLS point (S1 479, S6 480).
         QTest::newRow("M4 2 nodes RoCE NVLS on") << "h100-roce-2node" << AR << "8GiB"
-                                                 << "" << autoA << 430.0 << 0.25;
+                                                 << "" << autoA << 430.0 << t;
         QTest::newRow("M5 4 nodes RoCE") << "h100-roce-4node" << AR << "8GiB"
                                          << "" << autoA << 320.0 << t;
         QTest::newRow("M8 DGX A100 8xHDR ring") << "a100-hdr-4node" << AR << "8GiB"
@@ -152,6 +151,34 @@ private Q_SLOTS:
                                                       << "" << autoA << 84.9 << t;
         QTest::newRow("M10 4x200G multi-node ring") << "a100-4nic-4node" << AR << "4GiB"
                                                     << "" << ring << 96.0 << t;
+
+        // Section 3c (released after the first measurement).
+        const int A2A = int(CollectiveOp::AllToAll);
+        QTest::newRow("X1 GB200 1 tray AR ring") << "gb200-1tray" << AR << "8GiB"
+                                                 << "" << ring << 679.6 << t;
+        QTest::newRow("X2 H100 2 nodes all-to-all") << "h100-ib-2node" << A2A << "4GiB"
+                                                    << "" << autoA << 94.0 << t;
+        QTest::newRow("X2 H100 8 nodes all-to-all") << "h100-ib-8node" << A2A << "4GiB"
+                                                    << "" << autoA << 54.0 << t;
+        QTest::newRow("S3 8xH200 AR default") << "h200-1node" << AR << "4GiB"
+                                              << "" << autoA << 475.0 << t;
+        QTest::newRow("S4 8xH100 AR default") << "h100-1node" << AR << "8GiB"
+                                              << "" << autoA << 476.0 << t;
+        QTest::newRow("M2 H100 2 nodes IB AR default") << "h100-ib-2node" << AR << "8GiB"
+                                                       << "" << autoA << 440.6 << t;
+        // M6: "~350 typical, dips below 300" on 1,984 H200: the spread is the tolerance.
+        QTest::newRow("M6 H200 248 nodes 512MiB") << "h200-248node" << AR << "512MiB"
+                                                  << "" << autoA << 350.0 << 0.15;
+        QTest::newRow("M14 H100 8 nodes AR") << "h100-ib-8node" << AR << "8GiB"
+                                             << "" << autoA << 375.0 << t;
+        QTest::newRow("R1 NVL72 1 rack 8GiB") << "gb200-nvl72-1rack" << AR << "8GiB"
+                                              << "" << autoA << 835.0 << t;
+        QTest::newRow("R2 NVL72 2 racks 16GiB") << "gb200-nvl72-2racks" << AR << "16GiB"
+                                                << "" << autoA << 815.0 << t;
+        QTest::newRow("R3 NVL72 20 racks 16GiB") << "gb200-nvl72-20racks" << AR << "16GiB"
+                                                 << "" << autoA << 405.7 << t;
+        QTest::newRow("R4 GB200 2 trays MNNVL") << "gb200-nvl72-1rack" << AR << "8GiB"
+                                                << "0-7" << autoA << 811.0 << t;
     }
     void measuredBusBandwidth()
     {
@@ -345,6 +372,89 @@ private Q_SLOTS:
         QVERIFY(ring.busbwGBps <= nics * 1.001);
         QVERIFY(best.busbwGBps > nics * 1.2);
         QCOMPARE(best.algorithm, Algorithm::NvlsTree);
+    }
+
+    // X3: a 1 KB all-reduce on one H100 server without CUDA graphs takes about 26 us: NCCL's
+    // latency model plus the launch.
+    void smallMessageLatency()
+    {
+        const Topology t = load(QStringLiteral("h100-1node"));
+        const CollectiveResult r = run(t, CollectiveOp::AllReduce, "1KB", "", Algorithm::Auto);
+        qInfo("1 KB all-reduce on 8 H100: %.1f us (measured about 26)", r.timeS * 1e6);
+        QVERIFY(std::abs(r.timeS * 1e6 - 26.0) / 26.0 <= 0.15);
+    }
+
+    // Section 3c, R1-R3: bus bandwidth across message sizes, printed; the largest size is
+    // checked to 10% above. Below it the measured curves climb more slowly than NCCL's latency
+    // model says (R3 reaches half its plateau only at 1 GiB): a known gap, reported. Checked
+    // here: the model's curve rises with size, and the network phase between racks bounds the
+    // 20-rack all-reduce far below one rack's.
+    void nvl72Racks()
+    {
+        struct Curve
+        {
+            const char *layout;
+            double measured[6]; // 0.5, 1, 2, 4, 8, 16 GiB (0: not measured)
+        };
+        const Curve curves[] = {{"gb200-nvl72-1rack", {586, 681, 758, 839, 835, 0}},
+                                {"gb200-nvl72-2racks", {494, 596, 680, 743, 793, 815}},
+                                {"gb200-nvl72-20racks", {151, 219, 287, 346, 381, 405.7}}};
+        const char *sizes[] = {"512MiB", "1GiB", "2GiB", "4GiB", "8GiB", "16GiB"};
+        for (const Curve &c : curves) {
+            const Topology t = load(QString::fromLatin1(c.layout));
+            double previous = 0;
+            for (int i = 0; i < 6; ++i) {
+                if (c.measured[i] <= 0)
+                    continue;
+                const CollectiveResult r = run(t,
+                                               CollectiveOp::AllReduce,
+                                               QString::fromLatin1(sizes[i]),
+                                               "",
+                                               Algorithm::Auto);
+                qInfo("%-20s %6s model %6.1f GB/s (%s) measured %6.1f error %+5.1f%%",
+                      c.layout,
+                      sizes[i],
+                      r.busbwGBps,
+                      toString(r.algorithm),
+                      c.measured[i],
+                      100 * (r.busbwGBps - c.measured[i]) / c.measured[i]);
+                QVERIFY(r.busbwGBps >= previous);
+                previous = r.busbwGBps;
+            }
+        }
+        const CollectiveResult one = run(load(QStringLiteral("gb200-nvl72-1rack")),
+                                         CollectiveOp::AllReduce,
+                                         "16GiB",
+                                         "",
+                                         Algorithm::Auto);
+        const CollectiveResult twenty = run(load(QStringLiteral("gb200-nvl72-20racks")),
+                                            CollectiveOp::AllReduce,
+                                            "16GiB",
+                                            "",
+                                            Algorithm::Auto);
+        QCOMPARE(QString::fromStdString(twenty.bottleneck), QStringLiteral("NIC uplinks"));
+        QVERIFY(twenty.busbwGBps < 0.6 * one.busbwGBps);
+    }
+
+    // R4: eight GB200 in one NVLink domain all-reduce about ten times faster than the same
+    // eight split over two trays joined by InfiniBand (811 against 85 GB/s measured; the IB
+    // run's NIC setup is not described, so only the order is checked).
+    void multiNodeNvlinkBeatsInfiniBand()
+    {
+        const CollectiveResult nvl = run(load(QStringLiteral("gb200-nvl72-1rack")),
+                                         CollectiveOp::AllReduce,
+                                         "8GiB",
+                                         "0-7",
+                                         Algorithm::Auto);
+        const CollectiveResult ib = run(load(QStringLiteral("gb200-2trays-ib")),
+                                        CollectiveOp::AllReduce,
+                                        "8GiB",
+                                        "",
+                                        Algorithm::Auto);
+        qInfo("8 GB200: one NVLink domain %.1f GB/s, two trays over IB %.1f GB/s",
+              nvl.busbwGBps,
+              ib.busbwGBps);
+        QVERIFY(nvl.busbwGBps > 2.0 * ib.busbwGBps);
     }
 
     void linksCarryTheRingBytes()

@@ -1,6 +1,10 @@
 #include "compare.h"
 #include "evaluate.h"
+#include "fidelity.h"
+#include "inputerror.h"
 #include "layout.h"
+#include "memory.h"
+#include "stack.h"
 #include "topology.h"
 
 #include <QTest>
@@ -18,6 +22,18 @@ Evaluation run(const Layout &l)
 {
     const Topology t = buildTopology(l.cluster, Catalog::builtin());
     return evaluate(l, t);
+}
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+Layout minimal(const std::string &training, const std::string &parallel, int nodes)
+{
+    const std::string text = R"({"format": "railyard-layout", "version": 1,
+        "cluster": {"gpu": "H100-SXM", "nodes": )"
+                             + std::to_string(nodes) + R"(, "gpus_per_node": 8},
+        "model": {"preset": "gpt3-175b"}, "training": )"
+                             + training + R"(, "parallel": )" + parallel + "}";
+    return parseLayout(text, "test.railyard.json");
 }
 
 bool hasWarning(const Evaluation &e, const std::string &code)
@@ -226,6 +242,286 @@ private Q_SLOTS:
         const Evaluation c = run(cp);
         QVERIFY2(c.ok, c.error.c_str());
         QVERIFY(c.total.cp > 0);
+    }
+
+    // Korthikanti et al. 2022, section 4: activation bytes per layer and micro-batch for a GPT
+    // layer (with dropout, materialized attention): sbh(10 + 24/t + 5as/(ht)) with TP t,
+    // sbh/t (34 + 5as/h) with sequence parallelism, 34sbh/t with selective recomputation too,
+    // 2sbh/t (the layer input) with full recomputation.
+    void activationMemoryMatchesKorthikanti_data()
+    {
+        QTest::addColumn<int>("tp");
+        QTest::addColumn<bool>("sp");
+        QTest::addColumn<int>("recompute");
+        QTest::newRow("TP1") << 1 << false << int(Recompute::None);
+        QTest::newRow("TP8") << 8 << false << int(Recompute::None);
+        QTest::newRow("TP8 SP") << 8 << true << int(Recompute::None);
+        QTest::newRow("TP8 SP selective") << 8 << true << int(Recompute::Selective);
+        QTest::newRow("TP8 SP full") << 8 << true << int(Recompute::Full);
+    }
+    void activationMemoryMatchesKorthikanti()
+    {
+        QFETCH(int, tp);
+        QFETCH(bool, sp);
+        QFETCH(int, recompute);
+        const ModelDims m = *findModelPreset("gpt3-175b");
+        TrainingConfig t;
+        t.seqLen = 2048;
+        t.microBatch = 1;
+        t.attention = AttentionKernel::Materialized;
+        t.recompute = Recompute(recompute);
+        MemoryShape shape;
+        shape.tp = tp;
+        shape.sequenceParallel = sp;
+        const double s = t.seqLen, b = t.microBatch, h = m.hidden, a = m.heads;
+        double expected = 0;
+        if (t.recompute == Recompute::Full)
+            expected = 2 * s * b * h / (sp ? tp : 1);
+        else if (sp)
+            expected = s * b * h / tp * (34 + (t.recompute == Recompute::None ? 5 * a * s / h : 0));
+        else
+            expected = s * b * h * (10 + 24.0 / tp + 5 * a * s / (h * tp));
+        const double got = layerActivationBytes(m, t, shape, false);
+        qInfo("%s: %.1f MiB per layer (Korthikanti: %.1f MiB)",
+              QTest::currentDataTag(),
+              got / 1048576,
+              expected / 1048576);
+        QVERIFY(std::abs(got - expected) / expected < 1e-9);
+        // Flash attention keeps no scores: without recomputation it saves the 5as/h term.
+        TrainingConfig kept = t;
+        kept.recompute = Recompute::None;
+        TrainingConfig flash = kept;
+        flash.attention = AttentionKernel::Flash;
+        const double scores = 5 * a * s * s * b / tp;
+        QVERIFY(std::abs(layerActivationBytes(m, kept, shape, false)
+                         - layerActivationBytes(m, flash, shape, false) - scores)
+                < 1e-6 * scores);
+    }
+
+    // The first pipeline stage holds PP micro-batches in 1F1B and PP (1 + (PP - 1)/(PP VP)) with
+    // the interleaved schedule (Korthikanti et al. 2022, section 4.2.3); the last holds one in
+    // 1F1B.
+    void inFlightMicroBatches()
+    {
+        MemoryShape s;
+        s.pp = 16;
+        s.microBatches = 64;
+        QCOMPARE(railyard::engine::inFlightMicroBatches(s, 0), 16.0);
+        QCOMPARE(railyard::engine::inFlightMicroBatches(s, 15), 1.0);
+        s.vp = 4;
+        QCOMPARE(railyard::engine::inFlightMicroBatches(s, 0), 16.0 * (1 + 15.0 / (16 * 4)));
+        s.microBatches = 8; // fewer micro-batches than the warm-up would take
+        QCOMPARE(railyard::engine::inFlightMicroBatches(s, 0), 8.0);
+    }
+
+    // Model states per parameter (Rajbhandari et al. 2020, ZeRO): 16 bytes replicated; ZeRO-1
+    // 4 + 12/N; ZeRO-2 2 + 14/N; ZeRO-3 16/N (plus a layer being computed and one prefetched).
+    void zeroModelStates_data()
+    {
+        QTest::addColumn<int>("stage");
+        QTest::addColumn<double>("bytesPerParam");
+        const double n = 64;
+        QTest::newRow("DDP") << 0 << 16.0;
+        QTest::newRow("ZeRO-1") << 1 << 4 + 12 / n;
+        QTest::newRow("ZeRO-2") << 2 << 2 + 14 / n;
+        QTest::newRow("ZeRO-3") << 3 << 16 / n;
+    }
+    void zeroModelStates()
+    {
+        QFETCH(int, stage);
+        QFETCH(double, bytesPerParam);
+        const ModelDims m = *findModelPreset("gpt3-175b");
+        TrainingConfig t;
+        t.optimizer.distributed = stage > 0;
+        t.optimizer.zeroStage = stage;
+        MemoryShape shape;
+        shape.dp = 64;
+        shape.stageDense = {m.layers};
+        shape.stageMoe = {0};
+        const MemoryBreakdown mb = stageMemory(m, t, shape).front();
+        double states = mb.weightsGiB + mb.gradientsGiB + mb.optimizerGiB;
+        const double params = m.totalParams() - double(m.vocab) * m.hidden; // tied embedding
+        if (stage == 3) // the working set: two layers gathered in full
+            states -= 2 * 2 * (m.attentionParamsPerLayer() + m.mlpParamsPerLayer(m.ffn)) / kGiB;
+        QVERIFY2(std::abs(states * kGiB / params - bytesPerParam) / bytesPerParam < 0.01,
+                 qPrintable(QString::number(states * kGiB / params)));
+    }
+
+    // An 80 GB H100 exposes about 79.6 GiB to programs, not 80e9 bytes = 74.5 GiB.
+    void usableHbm()
+    {
+        const GpuSpec &h100 = *Catalog::builtin().gpu("H100-SXM");
+        QVERIFY(std::abs(usableHbmGiB(h100) - 79.6) < 0.05);
+        GpuSpec custom = h100;
+        custom.hbmUsableGiB = 0;
+        QVERIFY(std::abs(usableHbmGiB(custom) - 80e9 / kGiB) < 0.01);
+    }
+
+    // Configurations that really ran fit: Nemotron-4 340B FP8 on 128 H100 (NeMo 24.07), Llama 3
+    // 70B FP8 on 64 (Megatron-Bridge 25.11), GPT-3 175B on 512 (MLPerf Training v4.0).
+    void publishedRunsFit_data()
+    {
+        QTest::addColumn<QString>("preset");
+        QTest::addColumn<int>("nodes");
+        QTest::addColumn<int>("seq");
+        QTest::addColumn<int>("gbs");
+        QTest::addColumn<int>("mbs");
+        QTest::addColumn<int>("tp");
+        QTest::addColumn<int>("pp");
+        QTest::addColumn<int>("vp");
+        QTest::newRow("F8 Nemotron-4 340B")
+                << "nemotron4-340b" << 16 << 4096 << 32 << 1 << 8 << 8 << 12;
+        QTest::newRow("G3 Llama 3 70B") << "llama3-70b" << 8 << 8192 << 128 << 1 << 4 << 8 << 5;
+        QTest::newRow("K1 GPT-3 175B") << "gpt3-175b" << 64 << 2048 << 2304 << 2 << 4 << 8 << 4;
+    }
+    void publishedRunsFit()
+    {
+        QFETCH(QString, preset);
+        QFETCH(int, nodes);
+        QFETCH(int, seq);
+        QFETCH(int, gbs);
+        QFETCH(int, mbs);
+        QFETCH(int, tp);
+        QFETCH(int, pp);
+        QFETCH(int, vp);
+        Layout l;
+        l.cluster.nodes = nodes;
+        ModelConfig mc;
+        mc.preset = preset.toStdString();
+        l.model = mc;
+        applyStackDefaults(l.training, *findStack("nemo"));
+        l.training.seqLen = seq;
+        l.training.globalBatch = gbs;
+        l.training.microBatch = mbs;
+        l.training.precision = Precision::Fp8;
+        l.training.recompute = Recompute::None;
+        l.parallel.tp = tp;
+        l.parallel.pp = pp;
+        l.parallel.vp = vp;
+        const Evaluation e = run(l);
+        QVERIFY2(e.ok, e.error.c_str());
+        qInfo("%s: %.1f GiB of %.1f (weights %.1f, gradients %.1f, optimizer %.1f, activations "
+              "%.1f, other %.1f)",
+              QTest::currentDataTag(),
+              e.memory.totalGiB(),
+              e.hbmGiB,
+              e.memory.weightsGiB,
+              e.memory.gradientsGiB,
+              e.memory.optimizerGiB,
+              e.memory.activationsGiB,
+              e.memory.otherGiB);
+        QVERIFY(!hasWarning(e, "out-of-memory"));
+        QVERIFY(e.memory.totalGiB() > 0.6 * e.hbmGiB); // and not by a wide margin
+    }
+
+    // training.stack sets documented defaults; keys written beside it win; an unknown name is
+    // refused with the place and the choices.
+    void namedStacks()
+    {
+        const Layout old = minimal(R"({"stack": "megatron-2021"})", R"({"tp": 8, "dp": 1})", 1);
+        QCOMPARE(old.training.stack, std::string("megatron-2021"));
+        QCOMPARE(old.training.attention, AttentionKernel::Materialized);
+        QVERIFY(!old.training.overlap.dp);
+        const Layout mixed = minimal(R"({"stack": "megatron-2021", "attention": "flash",
+                                       "overlap": {"dp": true}})",
+                                     R"({"tp": 8, "dp": 1})",
+                                     1);
+        QCOMPARE(mixed.training.attention, AttentionKernel::Flash);
+        QVERIFY(mixed.training.overlap.dp);
+        QVERIFY(!mixed.training.overlap.tp); // still the stack's
+        const Layout core = minimal(R"({"stack": "megatron-core"})", R"({"tp": 8, "dp": 1})", 1);
+        QVERIFY(core.training.overlap.tp);
+        QVERIFY(core.training.optimizer.gradReduceFp32);
+        // Saved and read back, the stack stays.
+        const Layout again = parseLayout(layoutToText(old), "again.railyard.json");
+        QCOMPARE(again.training.stack, std::string("megatron-2021"));
+        QVERIFY(again.sameContent(old));
+        try {
+            minimal(R"({"stack": "megatron-1999"})", R"({"tp": 8, "dp": 1})", 1);
+            QFAIL("an unknown stack was accepted");
+        } catch (const InputError &err) {
+            const QString what = QString::fromUtf8(err.what());
+            QVERIFY2(what.contains(QStringLiteral("/training/stack"))
+                             && what.contains(QStringLiteral("megatron-core")),
+                     err.what());
+        }
+        // The same run is slower on the 2021 stack (materialized attention, no DP overlap).
+        Layout a = minimal(R"({"stack": "megatron-core", "seq_len": 2048, "global_batch": 64})",
+                           R"({"tp": 8, "pp": 2, "dp": 2})",
+                           4);
+        Layout b = a;
+        applyStackDefaults(b.training, *findStack("megatron-2021"));
+        QVERIFY(run(b).stepTimeS > run(a).stepTimeS);
+    }
+
+    // Every evaluation carries a band from the validation residuals of its regime, and says
+    // what it rests on; a GPU with no validation runs gets a wider one.
+    void uncertaintyBand()
+    {
+        const Evaluation e = run(example());
+        QVERIFY(e.ok);
+        const StepTimeBand &b = e.stepTimeBand;
+        QVERIFY(b.fraction >= 0.05 && b.fraction < 0.5);
+        QVERIFY(b.lowS < e.stepTimeS && e.stepTimeS < b.highS);
+        QVERIFY(std::abs((b.highS - b.lowS) / 2 - b.fraction * e.stepTimeS) < 1e-9);
+        bool said = false;
+        for (const std::string &a : e.assumptions)
+            said = said || a.find("step time band") != std::string::npos;
+        QVERIFY(said);
+        QVERIFY(validationRuns().size() >= 60);
+
+        // The fallback from specific to general regimes, on a made-up residual set.
+        std::vector<ValidationRun> runs;
+        for (int i = 0; i < 6; ++i)
+            runs.push_back({"h" + std::to_string(i),
+                            "hopper",
+                            "bf16",
+                            64,
+                            false,
+                            false,
+                            false,
+                            false,
+                            0.02 * (i + 1)});
+        for (int i = 0; i < 6; ++i)
+            runs.push_back({"a" + std::to_string(i),
+                            "ampere",
+                            "bf16",
+                            64,
+                            false,
+                            false,
+                            false,
+                            false,
+                            0.1 * (i + 1)});
+        Regime hopper{"hopper", "bf16", 64, false, false, false};
+        const UncertaintyBand hb = railyard::engine::uncertaintyBand(hopper, runs);
+        QCOMPARE(hb.runs, 6);
+        QVERIFY(std::abs(hb.fraction - 0.10) < 1e-9); // 80th percentile of 2..12%
+        Regime blackwell{"blackwell", "bf16", 64, false, false, false};
+        const UncertaintyBand bb = railyard::engine::uncertaintyBand(blackwell, runs);
+        QCOMPARE(bb.runs, 12);
+        QVERIFY(bb.fraction > hb.fraction);
+        QVERIFY(bb.basis.find("widened") != std::string::npos);
+    }
+
+    // The shipped Llama 3.1 405B layout is the Llama 3 paper's 16,384-GPU configuration: it
+    // fits, and lands within 10% of the published 400 TFLOP/s per GPU.
+    void llama405bPreset()
+    {
+        const Layout l = readLayoutFile(RAILYARD_TEST_DATA
+                                        "/../../layouts/llama3.1-405b-16k-h100.railyard.json");
+        QCOMPARE(l.cluster.gpuCount(), 16384);
+        QCOMPARE(l.parallel.tp, 8);
+        QCOMPARE(l.parallel.pp, 16);
+        QCOMPARE(l.dataParallel(), 128);
+        const Evaluation e = run(l);
+        QVERIFY2(e.ok, e.error.c_str());
+        qInfo("Llama 3.1 405B, 16,384 H100: %.0f TFLOP/s per GPU (published 400), %.1f GiB of "
+              "%.1f",
+              e.modelTflopsPerGpu,
+              e.memory.totalGiB(),
+              e.hbmGiB);
+        QVERIFY(!hasWarning(e, "out-of-memory"));
+        QVERIFY(std::abs(e.modelTflopsPerGpu - 400) / 400 <= 0.10);
     }
 
     // A new topology built into the same object (same address, same counts) but with other

@@ -350,11 +350,14 @@ private Q_SLOTS:
             for (int x = 0; x < img.width(); x += 3)
                 colours.insert(img.pixel(x, y));
         QVERIFY2(colours.size() > 20, qPrintable(QString::number(colours.size())));
-        // GPUs (green) and InfiniBand (blue) are both visible.
+        // GPUs (green) and the network (InfiniBand, or Ethernet on the Llama 3 RoCE layout)
+        // are both visible.
         QVERIFY(countColour(img, style::deviceFill(DeviceKind::Gpu).lighter(165), 20)
                         + countColour(img, style::deviceFill(DeviceKind::Gpu))
                 > 50);
-        QVERIFY(countColour(img, style::linkColor(engine::LinkKind::Ib), 30) > 50);
+        QVERIFY(countColour(img, style::linkColor(engine::LinkKind::Ib), 30)
+                        + countColour(img, style::linkColor(engine::LinkKind::Ethernet), 30)
+                > 50);
         // The legend sits at the bottom left: near-white with the NVLink swatch in it.
         const QColor corner = img.pixelColor(20, img.height() - 20);
         QVERIFY(corner.lightness() > 200);

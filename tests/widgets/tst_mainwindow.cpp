@@ -515,7 +515,7 @@ private Q_SLOTS:
             QVERIFY(gib <= e.hbmGiB);
         // The dialog said what it would start at, with the memory against HBM.
         QVERIFY2(plan.contains(QStringLiteral("TP %1").arg(l.parallel.tp)), qPrintable(plan));
-        QVERIFY2(plan.contains(QStringLiteral("of 131 GiB")), qPrintable(plan));
+        QVERIFY2(plan.contains(QStringLiteral("of 140 GiB")), qPrintable(plan));
         checkCanvas(w, QStringLiteral("new cluster"));
     }
 };

@@ -320,7 +320,12 @@ void PricingPanel::sync()
         m_error->show();
     } else {
         m_error->hide();
-        m_step->setText(tr("Step %1").arg(seconds(now.stepTimeS)));
+        // With the band validation gives runs like this one: "Step 18.8 s ±8%".
+        m_step->setText(tr("Step %1 \u00b1%2%")
+                                .arg(seconds(now.stepTimeS))
+                                .arg(qRound(100 * now.stepTimeBand.fraction)));
+        m_step->setToolTip(
+                tr("Step time band: %1").arg(QString::fromStdString(now.stepTimeBand.basis)));
         if (base) {
             m_change->setText(changeWords(base->stepTimeS, now.stepTimeS, tr("step time"))
                               + (pinned ? tr(" vs A") : QString()));

@@ -1,0 +1,55 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace railyard::engine {
+
+// How far the engine's step time has been from published measurements, by regime: the
+// residuals of every run in the validation set (tests/data/throughput/runs.txt), kept in
+// resources/fidelity.json. Regenerate that file after any change to the model:
+//   RAILYARD_WRITE_RESIDUALS=resources/fidelity.json build/tests/engine/tst_throughput
+struct ValidationRun
+{
+    std::string id;
+    std::string architecture; // "ampere", "hopper", "blackwell"
+    std::string precision;    // "bf16", "fp8"
+    int gpus = 0;
+    bool moe = false;
+    bool zero3 = false; // ZeRO-3 or FSDP
+    bool contextParallel = false;
+    bool heldOut = false;
+    double error = 0; // (model - measured) / measured, tokens per second per GPU
+};
+
+// What an evaluation is: the regime its band is taken from.
+struct Regime
+{
+    std::string architecture;
+    std::string precision;
+    int gpus = 0;
+    bool moe = false;
+    bool zero3 = false;
+    bool contextParallel = false;
+};
+
+struct UncertaintyBand
+{
+    double fraction = 0; // half-width, as a fraction of the step time
+    int runs = 0;        // validation runs it rests on
+    std::string basis;   // in words: which runs, and what was widened ("the 80th percentile ...")
+};
+
+// The built-in validation residuals.
+const std::vector<ValidationRun> &validationRuns();
+// Parses a residual file (resources/fidelity.json's format); throws InputError.
+std::vector<ValidationRun> parseValidationRuns(const std::string &text, const std::string &file);
+
+// The band for `regime`: the 80th percentile of |error| over the validation runs of the most
+// specific matching group that holds at least five runs (architecture, precision and features,
+// then scale; then architecture and precision; then architecture; then all runs), widened by
+// half where no run shares the regime's architecture or features.
+UncertaintyBand uncertaintyBand(const Regime &regime,
+                                const std::vector<ValidationRun> &runs = validationRuns());
+
+} // namespace railyard::engine

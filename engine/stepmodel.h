@@ -1,0 +1,157 @@
+#pragma once
+
+// The step model's internals, shared by the files that implement it (evaluate.cpp: the
+// orchestration; stepchecks.cpp: configuration checks and placement warnings; stepcomm.cpp:
+// groups and collectives; stepcompose.cpp: the step from its parts; steptimeline.cpp: the
+// timeline). Not part of the engine's interface.
+
+#include "collective.h"
+#include "compute.h"
+#include "evaluate.h"
+#include "memory.h"
+#include "parallel.h"
+#include "stack.h"
+#include "traffic.h"
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace railyard::engine::detail {
+
+// What one kind of collective costs: every group of that kind running it at the same time.
+struct DimPrice
+{
+    double latencyS = 0;
+    double bwTimeS = 0;
+    double bytes = 0;
+    std::vector<int> groupDomains;  // NVLink domains each group spans
+    double timeS = 0;               // one instance, all groups at once
+    std::vector<double> groupTimeS; // each group alone
+    std::vector<int> sampleLinks;   // links one group loads (for the timeline)
+    double bestGroupS = 0;
+    Algorithm algorithm = Algorithm::Ring;
+};
+
+// All groups of one kind, flat: group i is gpus[i * size, (i + 1) * size).
+struct Groups
+{
+    int size = 0;
+    std::vector<int> gpus;
+    std::size_t count() const
+    {
+        return size > 0 ? gpus.size() / static_cast<std::size_t>(size) : 0;
+    }
+    bool empty() const { return gpus.empty(); }
+    std::span<const int> operator[](std::size_t i) const
+    {
+        return {gpus.data() + i * static_cast<std::size_t>(size), static_cast<std::size_t>(size)};
+    }
+    std::span<const int> front() const { return (*this)[0]; }
+};
+
+// The collectives of one step, priced.
+struct StepComm
+{
+    DimPrice tpAg, tpRs, tpAr;    // TP: all-gather + reduce-scatter (SP) or all-reduce
+    DimPrice cpRing;              // CP: ring-attention send/recv
+    DimPrice epA2a;               // EP: dispatch / combine all-to-all
+    DimPrice ppP2p;               // PP: activations and gradients between stages
+    DimPrice dpRs, dpAg, dpAr;    // DP: gradients and parameters of the dense weights
+    DimPrice edpRs, edpAg, edpAr; // the same for expert weights
+    double act = 0;               // one activation tensor, bytes
+    double cpKvBytes = 0;
+    double a2aBytes = 0;
+    double tpPerLayerS = 0; // exposed-before-overlap TP seconds per layer and micro-batch
+    double tpHiddenPerLayerS = 0;
+    double cpPerLayerS = 0;
+    double epPerMoeLayerS = 0;
+    double denseParamsGpu = 0, expertParamsGpu = 0; // the largest stage's, per GPU
+    double gradBytes = 2;                           // per gradient element on the wire
+    bool shardedGrads = false, zero2 = false, zero3 = false;
+    double dpGradS = 0;           // gradient reduction, per step, all collectives
+    double dpParamS = 0;          // parameter gathers, per step, all collectives
+    double dpOps = 0, edpOps = 0; // buckets: collectives per step of dpRs/dpAg/dpAr, edp*
+    // ZeRO-3 / FSDP: collectives per layer, and their seconds per layer and micro-batch.
+    double zeroUnits = 0;
+    double zeroFwdPerLayerS = 0, zeroBwdPerLayerS = 0;
+    double zeroEmbedS = 0; // the embedding's (first and last stage), per micro-batch
+};
+
+class StepModel
+{
+public:
+    StepModel(const Layout &l, const Topology &t, EvaluationWorkspace &w, const EvaluateOptions &o);
+
+    Evaluation run();
+
+private:
+    // stepchecks.cpp
+    bool validate();
+    void warnPlacement(const Groups &groups,
+                       const DimPrice &p,
+                       Dim dim,
+                       CollectiveOp op,
+                       double bytes,
+                       double perStep);
+    void warnPlacements();
+    // stepcomm.cpp
+    void buildGroups();
+    DimPrice price(const Groups &groups, CollectiveOp op, double bytes, double perStep);
+    DimPrice priceSamePattern(const DimPrice &like, double bytes, double perStep);
+    void priceCommunication();
+    // stepdata.cpp
+    void priceDataParallel();
+    // stepcompose.cpp
+    void composeStep();
+    void throughput();
+    void memory();
+    // steptimeline.cpp
+    void buildTimeline();
+    // evaluate.cpp
+    void fillLinks();
+
+    void warn(Severity s,
+              std::string code,
+              std::string message,
+              std::vector<int> gpus = {},
+              double cost = 0)
+    {
+        e.warnings.push_back({s, std::move(code), std::move(message), std::move(gpus), cost});
+    }
+
+    const Layout &layout;
+    const Topology &topo;
+    const EvaluateOptions &options;
+    EvaluationWorkspace &workspace;
+    LinkTraffic &traffic;  // the step's phases
+    LinkTraffic &planning; // scratch for choosing algorithms
+    Evaluation e;
+    ModelDims m;
+    const StackProfile *stack = nullptr;
+    std::unique_ptr<RankLayout> ranks;
+    std::unique_ptr<ComputeModel> cm;
+    int tp = 1, cp = 1, pp = 1, vp = 1, dp = 1, ep = 1, etp = 1, micro = 1;
+    bool sp = false;
+    Groups tpGroups, cpGroups, epGroups, ppGroups, dpGroups, edpGroups;
+    std::vector<int> stageDense, stageMoe;
+    LayerTimes dense, moe, out; // one micro-batch of one layer
+    StepComm c;
+    double stageCompute = 0; // the slowest stage, one micro-batch
+    struct PlanKey
+    {
+        CollectiveOp op;
+        double bytes, scale;
+        int n, domains, ppn, ppnMin, nics;
+        double intra, net;
+        bool operator==(const PlanKey &) const = default;
+    };
+    std::vector<std::pair<PlanKey, CollectivePlan>> planCache;
+    GroupShape m_shape;           // reused for every group
+    double m_dispatchScale = 1.0; // inter-node share of an all-to-all (DeepEP)
+};
+
+std::string pct(double x); // "+41%"
+
+} // namespace railyard::engine::detail
