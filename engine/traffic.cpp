@@ -11,11 +11,15 @@ double ecmpEfficiency(double flows, double paths)
         return 1.0;
     const double lambda = flows / paths;
     // E[max] of `paths` independent Poisson(lambda) loads (the balls-into-bins approximation):
-    // sum over t >= 1 of P(max >= t) = 1 - P(X < t)^paths.
-    double expectedMax = 0;
-    double pmf = std::exp(-lambda); // P(X = 0)
-    double cdf = pmf;               // P(X <= t - 1) while summing P(max >= t)
-    for (int t = 1; t < 100000; ++t) {
+    // sum over t >= 1 of P(max >= t) = 1 - P(X < t)^paths. Below t0, twelve standard deviations
+    // under the mean, P(X < t) is under e^-70, so each term is 1: start the sum there, with the
+    // pmf from its logarithm (exp(-lambda) alone underflows to 0 past lambda = 745, which once
+    // left the sum at its cap of 100,000 terms: a wrong answer, slowly).
+    const int t0 = static_cast<int>(std::max(0.0, std::floor(lambda - 12 * std::sqrt(lambda))));
+    double expectedMax = t0;
+    double pmf = std::exp(-lambda + t0 * std::log(lambda) - std::lgamma(t0 + 1.0)); // P(X = t0)
+    double cdf = pmf; // P(X <= t - 1) while summing P(max >= t); the mass below t0 is negligible
+    for (int t = t0 + 1; t < t0 + 100000; ++t) {
         const double pMaxAtLeastT = 1.0 - std::pow(cdf, paths);
         expectedMax += pMaxAtLeastT;
         if (pMaxAtLeastT < 1e-9 && t > lambda)

@@ -508,6 +508,16 @@ private Q_SLOTS:
         QVERIFY(one > 0.2 && one < 0.45);
         QVERIFY(four > one * 1.3);
         QCOMPARE(ecmpEfficiency(1, 1), 1.0);
+        // Many flows per uplink average out: the busiest uplink carries about lambda + 2.07
+        // sqrt(lambda) flows (2.07: the expected largest of 32 standard normals), so 1,000 flows
+        // per uplink over 32 uplinks give 1 / (1 + 2.07 / sqrt(1000)) = 0.939, and 10,000 give
+        // 0.980. (exp(-lambda) underflowed past 745 flows per uplink and the sum ran to its cap
+        // of 100,000 terms: 0.01, after a second.)
+        const double many = ecmpEfficiency(32 * 1000, 32), more = ecmpEfficiency(32 * 10000, 32);
+        qInfo("ECMP efficiency, 32 uplinks: 1,000 flows each %.3f, 10,000 each %.3f", many, more);
+        QVERIFY2(std::abs(many - 0.939) < 0.01, qPrintable(QString::number(many)));
+        QVERIFY2(std::abs(more - 0.980) < 0.005, qPrintable(QString::number(more)));
+        QVERIFY(more > many && many > four);
     }
 
     void impossibleRequests()
