@@ -60,9 +60,14 @@ std::vector<StackProfile> buildStacks()
         p.description = "Megatron-Core (2024-) with Transformer Engine: flash attention, "
                         "overlapped gradient reduce-scatter and parameter all-gather, TP "
                         "communication overlap, FP32 gradient reduction (Megatron-LM's default "
-                        "for BF16)";
+                        "for BF16); with FSDP (Megatron-FSDP) gradients reduced in BF16, as its "
+                        "user guide recommends";
         p.overlap = overlap(true, true, true, false);
         p.gradReduceFp32 = true;
+        // Megatron-FSDP's recommended configuration (docs/discussions/megatron-fsdp-user-guide,
+        // and its DeepSeek-V3 example script) adds --grad-reduce-in-bf16: every micro-batch
+        // reduce-scatters its gradients, so their type sets most of FSDP's traffic.
+        p.fsdpGradReduceFp32 = false;
         s.push_back(p);
     }
     {
@@ -132,7 +137,12 @@ void applyStackDefaults(TrainingConfig &t, const StackProfile &p)
     t.stack = p.id;
     t.attention = p.attention;
     t.overlap = p.overlap;
-    t.optimizer.gradReduceFp32 = p.gradReduceFp32;
+    t.optimizer.gradReduceFp32 = stackGradReduceFp32(p, t.optimizer.fsdp);
+}
+
+bool stackGradReduceFp32(const StackProfile &p, bool fsdp)
+{
+    return fsdp && p.fsdpGradReduceFp32 ? *p.fsdpGradReduceFp32 : p.gradReduceFp32;
 }
 
 } // namespace railyard::engine

@@ -2,6 +2,7 @@
 
 #include "layout.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ struct StackProfile
     AttentionKernel attention = AttentionKernel::Flash;
     OverlapConfig overlap;
     bool gradReduceFp32 = false;
+    // The gradient type when the weights are sharded with FSDP (the stack's FSDP path may
+    // recommend another); unset: as gradReduceFp32.
+    std::optional<bool> fsdpGradReduceFp32;
     // Engine constants.
     // Achieved fraction of the catalog's GEMM and attention efficiency (the catalog's values
     // are for current cuBLAS/cuDNN/Transformer Engine kernels).
@@ -48,7 +52,10 @@ const StackProfile *findStack(const std::string &id);
 const StackProfile &genericStack();
 std::string stackList(); // "megatron-2021, megatron-2022, ..." for messages
 
-// Sets the layout defaults that `stack` implies (attention, overlap, gradient type).
+// Sets the layout defaults that `stack` implies (attention, overlap, gradient type). The
+// gradient type depends on training.optimizer.fsdp: set that first.
 void applyStackDefaults(TrainingConfig &training, const StackProfile &stack);
+// The gradient type `stack` reduces in, with or without FSDP.
+bool stackGradReduceFp32(const StackProfile &stack, bool fsdp);
 
 } // namespace railyard::engine

@@ -156,6 +156,7 @@ Layout layoutFor(const Run &r)
             r.stack == QLatin1String("generic") ? std::string() : r.stack.toStdString());
     if (!stack)
         bad(r.id, QStringLiteral("unknown stack ") + r.stack);
+    t.optimizer.fsdp = r.shard == QLatin1String("fsdp");
     applyStackDefaults(t, *stack);
     t.seqLen = r.seq;
     t.globalBatch = r.gbs;
