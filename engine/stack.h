@@ -39,10 +39,15 @@ struct StackProfile
     // ZeRO-3 / FSDP: the gathers are prefetched and the reduce-scatters run asynchronously, so
     // they hide behind the compute of the same micro-batch; false: each collective waits.
     bool zeroPrefetch = true;
-    // Host-side cost per rank of each ZeRO-3 collective, microseconds: DeepSpeed (2021) passed
-    // torch.distributed.all_gather a list of per-rank partitions, which PyTorch flattens and
-    // copies back one tensor per rank.
-    double zeroPerRankUs = 0;
+    // ZeRO-3 / FSDP: the most bytes per second one GPU's parameter gathers and gradient
+    // reduce-scatters move, whatever the links (0: the links alone bound them). DeepSpeed's
+    // 2021 partitioned collectives went through per-rank tensor lists, flattened and copied
+    // back, submodule by submodule.
+    double zeroCollectiveGBps = 0;
+    // ZeRO-3 / FSDP: each submodule's parameters are released after its forward, so full
+    // recomputation gathers them again before the backward's own gather (DeepSpeed); false:
+    // the recomputed forward reuses the backward's gather (FSDP units around each block).
+    bool zeroRegatherForRecompute = false;
 };
 
 // Known stacks, in documentation order.
