@@ -117,8 +117,7 @@ ClusterConfig readCluster(const JsonCursor &c, const Catalog *catalog)
     const JsonCursor gpu = c.at("gpu");
     k.gpu = gpu.toString();
     if (catalog && !catalog->gpu(k.gpu))
-        gpu.fail("unknown GPU " + quote(k.gpu) + " (expected one of: " + catalog->gpuIdList()
-                 + ")");
+        gpu.fail("unknown GPU " + quote(k.gpu) + " (expected one of: " + catalog->gpuIdList() + ")");
     k.nodes = static_cast<int>(c.at("nodes").toInt(1, 1'000'000'000));
     k.gpusPerNode = c.intOr("gpus_per_node", 8, 1, 128);
     const JsonCursor where = c.find("nodes").value();
@@ -229,11 +228,13 @@ TrainingConfig readTraining(const JsonCursor &c)
     c.requireObject();
     TrainingConfig t;
     // A named stack first: its defaults stand under the keys given beside it.
+    const StackProfile *stack = nullptr;
     if (const auto st = c.find("stack")) {
         std::vector<std::string> ids;
         for (const StackProfile &p : stackProfiles())
             ids.push_back(p.id);
-        applyStackDefaults(t, *findStack(st->toChoice(ids)));
+        stack = findStack(st->toChoice(ids));
+        applyStackDefaults(t, *stack);
     }
     t.seqLen = c.intOr("seq_len", t.seqLen, 1, 1 << 24);
     t.globalBatch = c.intOr("global_batch", t.globalBatch, 1, 1 << 26);
@@ -258,6 +259,8 @@ TrainingConfig readTraining(const JsonCursor &c)
         t.optimizer.distributed = o->boolOr("distributed", true);
         t.optimizer.zeroStage = o->intOr("zero_stage", t.optimizer.distributed ? 1 : 0, 0, 3);
         t.optimizer.fsdp = o->boolOr("fsdp", false);
+        if (stack)
+            t.optimizer.gradReduceFp32 = stackGradReduceFp32(*stack, t.optimizer.fsdp);
         t.optimizer.gradReduceFp32 = o->boolOr("grad_reduce_fp32", t.optimizer.gradReduceFp32);
     }
     if (const auto o = c.find("overlap")) {

@@ -2,6 +2,7 @@
 
 #include "layout.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ struct StackProfile
     AttentionKernel attention = AttentionKernel::Flash;
     OverlapConfig overlap;
     bool gradReduceFp32 = false;
+    // The gradient type when the weights are sharded with FSDP (the stack's FSDP path may
+    // recommend another); unset: as gradReduceFp32.
+    std::optional<bool> fsdpGradReduceFp32;
     // Engine constants.
     // Achieved fraction of the catalog's GEMM and attention efficiency (the catalog's values
     // are for current cuBLAS/cuDNN/Transformer Engine kernels).
@@ -35,10 +39,15 @@ struct StackProfile
     // ZeRO-3 / FSDP: the gathers are prefetched and the reduce-scatters run asynchronously, so
     // they hide behind the compute of the same micro-batch; false: each collective waits.
     bool zeroPrefetch = true;
-    // Host-side cost per rank of each ZeRO-3 collective, microseconds: DeepSpeed (2021) passed
-    // torch.distributed.all_gather a list of per-rank partitions, which PyTorch flattens and
-    // copies back one tensor per rank.
-    double zeroPerRankUs = 0;
+    // ZeRO-3 / FSDP: the most bytes per second one GPU's parameter gathers and gradient
+    // reduce-scatters move, whatever the links (0: the links alone bound them). DeepSpeed's
+    // 2021 partitioned collectives went through per-rank tensor lists, flattened and copied
+    // back, submodule by submodule.
+    double zeroCollectiveGBps = 0;
+    // ZeRO-3 / FSDP: each submodule's parameters are released after its forward, so full
+    // recomputation gathers them again before the backward's own gather (DeepSpeed); false:
+    // the recomputed forward reuses the backward's gather (FSDP units around each block).
+    bool zeroRegatherForRecompute = false;
 };
 
 // Known stacks, in documentation order.
@@ -48,7 +57,10 @@ const StackProfile *findStack(const std::string &id);
 const StackProfile &genericStack();
 std::string stackList(); // "megatron-2021, megatron-2022, ..." for messages
 
-// Sets the layout defaults that `stack` implies (attention, overlap, gradient type).
+// Sets the layout defaults that `stack` implies (attention, overlap, gradient type). The
+// gradient type depends on training.optimizer.fsdp: set that first.
 void applyStackDefaults(TrainingConfig &training, const StackProfile &stack);
+// The gradient type `stack` reduces in, with or without FSDP.
+bool stackGradReduceFp32(const StackProfile &stack, bool fsdp);
 
 } // namespace railyard::engine

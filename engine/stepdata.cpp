@@ -108,24 +108,31 @@ void StepModel::priceDataParallel()
         c.edpRs = priceSamePattern(c.edpAg, expertLayer * c.gradBytes / units, perStep);
     }
     // Per layer and micro-batch: a gather before the forward; a gather and a reduce-scatter
-    // around the backward (the recomputed forward, if any, reuses the backward's gather). The
-    // stack's host-side cost per rank comes on top of each collective.
-    const double host = stack->zeroPerRankUs * 1e-6;
-    const double ag = c.dpAg.timeS + (c.dpAg.bytes > 0 ? host * dpGroups.size : 0) + c.edpAg.timeS
-                      + (c.edpAg.bytes > 0 ? host * edpGroups.size : 0);
-    const double rs = c.dpRs.timeS + (c.dpRs.bytes > 0 ? host * dpGroups.size : 0) + c.edpRs.timeS
-                      + (c.edpRs.bytes > 0 ? host * edpGroups.size : 0);
+    // around the backward. The recomputed forward reuses the backward's gather, unless the
+    // stack releases each submodule's parameters after its forward (then it gathers again).
+    // A stack whose collectives move at most `zeroCollectiveGBps` per GPU takes at least
+    // bytes / rate for each.
+    const double rate = stack->zeroCollectiveGBps * 1e9;
+    const auto timed = [&](const DimPrice &p) {
+        return p.bytes > 0 && rate > 0 ? std::max(p.timeS, p.bytes / rate) : p.timeS;
+    };
+    const double ag = timed(c.dpAg) + timed(c.edpAg);
+    const double rs = timed(c.dpRs) + timed(c.edpRs);
+    const double gathers = t.recompute == Recompute::Full && stack->zeroRegatherForRecompute ? 2.0
+                                                                                             : 1.0;
     c.zeroFwdPerLayerS = units * ag;
-    c.zeroBwdPerLayerS = units * (ag + rs);
+    c.zeroBwdPerLayerS = units * (gathers * ag + rs);
     // The embedding and output layer go the same way, on the first and last stages.
     if (!dpGroups.empty() && c.dpAg.bytes > 0) {
         const double embed = embedParams / tp;
         const double scale = embed * 2.0 / c.dpAg.bytes;
         c.zeroEmbedS = (2 * c.dpAg.latencyS + c.dpRs.latencyS)
                        + scale * (2 * c.dpAg.bwTimeS + c.dpRs.bwTimeS * c.gradBytes / 2.0);
+        if (rate > 0)
+            c.zeroEmbedS = std::max(c.zeroEmbedS, embed * (2 * 2.0 + c.gradBytes) / rate);
     }
-    c.dpGradS = microBatches * layers * units * (c.dpRs.timeS + c.edpRs.timeS);
-    c.dpParamS = microBatches * layers * units * 2 * (c.dpAg.timeS + c.edpAg.timeS);
+    c.dpGradS = microBatches * layers * units * rs;
+    c.dpParamS = microBatches * layers * units * (1 + gathers) * ag;
 }
 
 } // namespace railyard::engine::detail

@@ -432,6 +432,16 @@ private Q_SLOTS:
         const Layout core = minimal(R"({"stack": "megatron-core"})", R"({"tp": 8, "dp": 1})", 1);
         QVERIFY(core.training.overlap.tp);
         QVERIFY(core.training.optimizer.gradReduceFp32);
+        // Megatron-FSDP reduces in BF16 (its recommended configuration); a key beside it wins.
+        const Layout fsdp = minimal(R"({"stack": "megatron-core", "optimizer": {"fsdp": true}})",
+                                    R"({"tp": 8, "dp": 1})",
+                                    1);
+        QVERIFY(!fsdp.training.optimizer.gradReduceFp32);
+        const Layout fsdp32 = minimal(
+                R"({"stack": "megatron-core", "optimizer": {"fsdp": true, "grad_reduce_fp32": true}})",
+                R"({"tp": 8, "dp": 1})",
+                1);
+        QVERIFY(fsdp32.training.optimizer.gradReduceFp32);
         // Saved and read back, the stack stays.
         const Layout again = parseLayout(layoutToText(old), "again.railyard.json");
         QCOMPARE(again.training.stack, std::string("megatron-2021"));

@@ -156,6 +156,7 @@ Layout layoutFor(const Run &r)
             r.stack == QLatin1String("generic") ? std::string() : r.stack.toStdString());
     if (!stack)
         bad(r.id, QStringLiteral("unknown stack ") + r.stack);
+    t.optimizer.fsdp = r.shard == QLatin1String("fsdp");
     applyStackDefaults(t, *stack);
     t.seqLen = r.seq;
     t.globalBatch = r.gbs;
@@ -386,15 +387,16 @@ private Q_SLOTS:
         }
         QCOMPARE(s[0].n + s[1].n, 62);
         // The goals are median |error| at most 6% and 90% of runs within 15%, on all of
-        // sections 3 and 3b. Reached on the fitted runs; the held-out runs (looked at once, at
-        // the end) reach a 6.0% median but only 9 of 13 within 15%: small dense models (E1, E2,
-        // F9) are priced fast. Asserted: what is reached, with a little room.
-        QVERIFY2(s[0].median <= 0.06, "fitted median");
-        QVERIFY2(s[0].within15 >= 0.90, "fitted share within 15%");
+        // sections 3 and 3b: reached (5.3%, 56 of 62). The fitted runs: 4.9%, 47 of 49 (E4 and
+        // I2 outside). The held-out runs (looked at once, at the end) reach a 6.0% median but
+        // only 9 of 13 within 15%: small dense models (E1, E2, F9) are priced fast. Asserted:
+        // what is reached, with a little room.
+        QVERIFY2(s[0].median <= 0.055, "fitted median");
+        QVERIFY2(s[0].within15 >= 0.93, "fitted share within 15%");
         QVERIFY2(s[1].median <= 0.065, "held-out median");
         QVERIFY2(s[1].within15 >= 0.69, "held-out share within 15%");
-        QVERIFY2(s[3].median <= 0.061, "median over all runs");
-        QVERIFY2(s[3].within15 >= 0.85, "share of all runs within 15%");
+        QVERIFY2(s[3].median <= 0.056, "median over all runs");
+        QVERIFY2(s[3].within15 >= 0.90, "share of all runs within 15%");
     }
 
     // ZeRO-3 at scale: DeepSpeed's GPT-3 175B per-GPU throughput collapses as DP grows (B7-B9),
