@@ -95,13 +95,10 @@ std::vector<MemoryBreakdown> stageMemory(const ModelDims &m,
 {
     const OptimizerConfig &opt = t.optimizer;
     const int tp = s.tp, pp = s.pp;
-    const double attnParams = m.attentionParamsPerLayer();
-    const double denseMlp = m.mlpParamsPerLayer(m.ffn);
-    const double sharedMlp = m.isMoe() ? m.mlpParamsPerLayer(m.expertFfn) * m.sharedExperts
-                                                 + double(m.hidden) * m.experts
-                                       : 0;
-    const double expertMlp = m.isMoe() ? m.mlpParamsPerLayer(m.expertFfn) * m.experts : 0;
-    const double embed = double(m.vocab) * m.hidden;
+    const ModelDims::LayerParams lp = m.layerParams();
+    const double attnParams = lp.attention, denseMlp = lp.denseMlp, sharedMlp = lp.sharedMlp;
+    const double expertMlp = lp.expertMlp;
+    const double embed = lp.embedding;
     const double T = double(t.microBatch) * t.seqLen / s.cp;
     // Model states per parameter (Rajbhandari et al. 2020, ZeRO): BF16 weights 2 bytes, the
     // gradient buffer 2 (or 4 when gradients are kept and reduced in FP32), FP32 master weights

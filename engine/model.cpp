@@ -111,6 +111,18 @@ double ModelDims::mlpParamsPerLayer(int width) const
     return (gatedMlp ? 3.0 : 2.0) * hidden * width;
 }
 
+ModelDims::LayerParams ModelDims::layerParams() const
+{
+    LayerParams p;
+    p.attention = attentionParamsPerLayer();
+    p.denseMlp = mlpParamsPerLayer(ffn);
+    p.sharedMlp = isMoe() ? mlpParamsPerLayer(expertFfn) * sharedExperts + double(hidden) * experts
+                          : 0;
+    p.expertMlp = isMoe() ? mlpParamsPerLayer(expertFfn) * experts : 0;
+    p.embedding = double(vocab) * hidden;
+    return p;
+}
+
 double ModelDims::totalParams() const
 {
     const double embed = 2.0 * vocab * hidden;

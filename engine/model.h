@@ -40,6 +40,16 @@ struct ModelDims
     double activeParams() const; // per token: top-k experts plus shared experts
     double attentionParamsPerLayer() const;
     double mlpParamsPerLayer(int width) const;
+    // One layer's parameters by kind, as the memory and data-parallel accounts split them.
+    struct LayerParams
+    {
+        double attention = 0;
+        double denseMlp = 0;  // a dense layer's MLP
+        double sharedMlp = 0; // an MoE layer's shared experts and router
+        double expertMlp = 0; // an MoE layer's routed experts, all of them
+        double embedding = 0; // one embedding (or output) matrix
+    };
+    LayerParams layerParams() const;
     // Weight tensors of one layer as Megatron builds it (fused QKV; GPT-style layers have
     // biases and LayerNorm's two vectors per norm): what a per-tensor ZeRO-3 gathers one by one.
     int weightTensorsPerLayer() const { return gatedMlp ? 6 : 12; }

@@ -15,13 +15,10 @@ void StepModel::priceDataParallel()
 {
     const TrainingConfig &t = layout.training;
     const double microBatches = micro;
-    const double attnParams = m.attentionParamsPerLayer();
-    const double denseMlp = m.mlpParamsPerLayer(m.ffn);
-    const double sharedMlp = m.isMoe() ? m.mlpParamsPerLayer(m.expertFfn) * m.sharedExperts
-                                                 + double(m.hidden) * m.experts
-                                       : 0;
-    const double expertMlp = m.isMoe() ? m.mlpParamsPerLayer(m.expertFfn) * m.experts : 0;
-    const double embedParams = double(m.vocab) * m.hidden;
+    const ModelDims::LayerParams lp = m.layerParams();
+    const double attnParams = lp.attention, denseMlp = lp.denseMlp, sharedMlp = lp.sharedMlp;
+    const double expertMlp = lp.expertMlp;
+    const double embedParams = lp.embedding;
     // The largest stage's parameters per GPU (first or last stage holds an embedding).
     for (int s = 0; s < pp; ++s) {
         const double d = stageDense[static_cast<std::size_t>(s)] * (attnParams + denseMlp)

@@ -653,7 +653,8 @@ private Q_SLOTS:
                          QStringLiteral("n.railyard.json: cannot open")),
                  err.c_str());
         errStream.str({});
-        const auto word10 = railyard::cli::run({"railyard", std::string(10'000'000, 'w')}, out,
+        const auto word10 = railyard::cli::run({"railyard", std::string(10'000'000, 'w')},
+                                               out,
                                                errStream);
         err = errStream.str();
         QCOMPARE(word10.exitCode, 2);
