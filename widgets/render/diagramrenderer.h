@@ -55,12 +55,15 @@ public:
     QRect legendRect() const { return m_legendRect; }
     const TitleBlock *titleBlock() const { return m_title.get(); }
     const Legend *legend() const { return m_legend.get(); }
+    // How much the title block and the legend are enlarged on a wide page (1 up to ~1400 units).
+    double overlayScale() const { return m_overlayScale; }
 
 private:
     ClusterScene &m_scene;
     QRectF m_source;
     QRect m_diagram, m_titleRect, m_legendRect;
     QSize m_size;
+    double m_overlayScale = 1;
     std::unique_ptr<TitleBlock> m_title;
     std::unique_ptr<Legend> m_legend;
 };
