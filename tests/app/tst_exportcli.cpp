@@ -163,6 +163,21 @@ private Q_SLOTS:
         QCOMPARE(s.out, md);
     }
 
+    void namesThatBreakTablesAreEscaped()
+    {
+        QByteArray layout = read(data("example.railyard.json"));
+        const QByteArray title = "\"title\": \"Llama 3 70B on a GMI-style H200 cluster\"";
+        QVERIFY(layout.contains(title));
+        layout.replace(title, "\"title\": \"Pipes | and, \\\"quotes\\\"\"");
+        QFile f(out("odd.railyard.json"));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(layout);
+        f.close();
+        const Run r = run({out("odd.railyard.json"), QStringLiteral("-o"), out("odd.md")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY(read(out("odd.md")).startsWith("# Pipes \\| and, \"quotes\"\n"));
+    }
+
     void diagramsWithoutADisplay()
     {
         Run r = run({data("example.railyard.json"), QStringLiteral("-o"), out("d.svg")});
