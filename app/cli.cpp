@@ -1,4 +1,5 @@
 #include "cli.h"
+#include "cli_p.h"
 
 #include "collective.h"
 #include "evaluate.h"
@@ -22,48 +23,7 @@ namespace railyard::cli {
 
 using namespace railyard::engine;
 
-namespace {
-
-struct UsageError : std::runtime_error
-{
-    using std::runtime_error::runtime_error;
-};
-
-// Memory ran out: what was being done, for the message (the work's memory is already freed
-// when this is caught).
-struct OutOfMemory : std::runtime_error
-{
-    using std::runtime_error::runtime_error;
-};
-
-// Runs `work`; a std::bad_alloc inside becomes OutOfMemory naming `what`. The work's own
-// locals (topology, link loads) are gone by the time the message is built.
-template<class F>
-int guardMemory(const std::string &what, F work)
-{
-    try {
-        return work();
-    } catch (const std::bad_alloc &) {
-        throw OutOfMemory(what);
-    }
-}
-
-// Options of one subcommand: "--name value", "--name=value" or a bare flag.
-struct Options
-{
-    std::vector<std::string> positional;
-    std::map<std::string, std::string> values;
-    std::set<std::string> flags;
-
-    bool flag(const std::string &name) const { return flags.count(name) > 0; }
-    std::optional<std::string> value(const std::string &name) const
-    {
-        const auto it = values.find(name);
-        if (it == values.end())
-            return std::nullopt;
-        return it->second;
-    }
-};
+namespace detail {
 
 Options parseOptions(const std::vector<std::string> &args,
                      std::size_t first,
@@ -107,6 +67,34 @@ const std::string &oneFile(const Options &o, const char *subcommand)
         throw UsageError(std::string(subcommand)
                          + (o.positional.empty() ? " needs a layout FILE" : " takes one FILE"));
     return o.positional[0];
+}
+
+} // namespace detail
+
+namespace {
+
+using detail::oneFile;
+using detail::Options;
+using detail::parseOptions;
+using detail::UsageError;
+
+// Memory ran out: what was being done, for the message (the work's memory is already freed
+// when this is caught).
+struct OutOfMemory : std::runtime_error
+{
+    using std::runtime_error::runtime_error;
+};
+
+// Runs `work`; a std::bad_alloc inside becomes OutOfMemory naming `what`. The work's own
+// locals (topology, link loads) are gone by the time the message is built.
+template<class F>
+int guardMemory(const std::string &what, F work)
+{
+    try {
+        return work();
+    } catch (const std::bad_alloc &) {
+        throw OutOfMemory(what);
+    }
 }
 
 std::string jsonText(const Json &j)
@@ -312,9 +300,9 @@ int runEvaluate(const std::vector<std::string> &args, std::ostream &out)
                        [&] { return evaluateFile(o, file, out); });
 }
 
-// The subcommands this version runs (DESIGN.md also plans plan, export and import: until they
+// The subcommands this version runs (DESIGN.md also plans plan and import: until they
 // exist they are usage errors like any unknown word, never the GUI).
-const std::set<std::string> kSubcommands = {"collective", "evaluate"};
+const std::set<std::string> kSubcommands = {"collective", "evaluate", "export"};
 
 // Qt's own options that take a value (QGuiApplication, QApplication and the xcb platform), in
 // their one- and two-dash forms.
@@ -403,6 +391,7 @@ std::string usage()
            "server)\n"
            "       railyard evaluate FILE [--json]\n"
            "       railyard collective FILE --op OP --size SIZE [options] [--json]\n"
+           "       railyard export FILE -o OUT.svg|png|pdf|md|csv|json [options]\n"
            "       railyard --help | --version\n"
            "\n"
            "Railyard shows where a distributed training job's traffic goes on a GPU cluster and\n"
@@ -410,11 +399,14 @@ std::string usage()
            "describes each. Exit status: 0 success, 1 bad input, 2 usage error.\n";
 }
 
-Outcome run(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
+Outcome run(const std::vector<std::string> &args,
+            std::ostream &out,
+            std::ostream &err,
+            const DiagramWriter &diagram)
 {
     Outcome result;
     if (!Catalog::userCatalogError().empty() && args.size() >= 2
-        && (args[1] == "collective" || args[1] == "evaluate"))
+        && (args[1] == "collective" || args[1] == "evaluate" || args[1] == "export"))
         err << "railyard: warning: " << Catalog::userCatalogError()
             << " (using the built-in catalog)\n";
     if (args.size() < 2)
@@ -437,6 +429,8 @@ Outcome run(const std::vector<std::string> &args, std::ostream &out, std::ostrea
             result.exitCode = runCollective(args, out);
         else if (first == "evaluate")
             result.exitCode = runEvaluate(args, out);
+        else if (first == "export")
+            result.exitCode = detail::runExport(args, out, diagram);
     } catch (const UsageError &e) {
         err << "railyard " << first << ": " << bounded(e.what()) << "\n(see railyard " << first
             << " --help)\n";

@@ -1,6 +1,7 @@
 #include "mainwindow.h"
 
 #include "docklayout.h"
+#include "export/diagramexport.h"
 #include "document/autosaver.h"
 #include "document/document.h"
 #include "palette/grouppalette.h"
@@ -159,16 +160,9 @@ void MainWindow::setDocument(std::unique_ptr<Document> document)
     std::unique_ptr<Document> oldDocument = std::move(m_document);
     m_document = std::move(document);
     m_scene = new ClusterScene(m_document.get(), this);
-    // Colour by the first dimension that splits the job, so its placement shows at once; a
-    // layout's "view": {"color_by": ...} says otherwise (applyViewSettings).
-    if (const engine::RankLayout *ranks = m_scene->ranks()) {
-        for (GroupKind kind :
-             {GroupKind::Tp, GroupKind::Ep, GroupKind::Cp, GroupKind::PpStage, GroupKind::DpReplica})
-            if (ranks->size(dimOf(kind)) > 1) {
-                m_scene->setColourBy(kind);
-                break;
-            }
-    }
+    // Colour by the first dimension that splits the job, so its placement shows at once, or as
+    // the layout's "view" says: the same colouring a headless export draws.
+    applyLayoutView(*m_scene);
     m_view = new ClusterView(m_scene, m_canvas);
     m_view->setLegendVisible(m_legendAction->isChecked());
     m_canvas->layout()->addWidget(m_view);

@@ -13,6 +13,7 @@ class QDockWidget;
 class QLabel;
 class QLineEdit;
 class QMenu;
+class QPrinter;
 class QSlider;
 
 namespace railyard {
@@ -84,6 +85,15 @@ public:
     static QStringList exampleLayouts();
     static QStringList recentFiles();
 
+    // mainwindowexport.cpp. What File > Export writes (the format from the suffix; a .md,
+    // .csv or .json file is the report): returns false and shows the message on failure, the
+    // document untouched. `what` is an ExportDialog::What.
+    bool exportTo(const QString &path, int what = 0, double scale = 1);
+    // Where File > Export offers to write: beside the document, named after it.
+    QString suggestedExportPath(const QString &suffix = QStringLiteral("svg")) const;
+    // Prints the whole cluster with its legend and title on one page of `printer`.
+    bool printTo(QPrinter *printer);
+
     // Runs the search box's query: centres and selects the device, or says nothing matched.
     bool search(const QString &query);
 
@@ -117,6 +127,9 @@ private:
     bool saveAs();
     void open();
     void newCluster();
+    // mainwindowexport.cpp
+    void exportWithDialog();
+    void print();
     // mainwindow.cpp
     void updateTitle();
     void updateStatus();

@@ -79,6 +79,17 @@ void MainWindow::createActions()
                                "actionSaveAs");
     saveAsAct->setShortcut(QKeySequence::SaveAs);
     file->addSeparator();
+    QAction *exportAct = named(file->addAction(tr("&Export\u2026"),
+                                               this,
+                                               &MainWindow::exportWithDialog),
+                               "actionExport");
+    exportAct->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    exportAct->setStatusTip(tr("Write the diagram (SVG, PNG, PDF), a chart or the report "
+                               "(Markdown, CSV, JSON)"));
+    QAction *printAct = named(file->addAction(tr("&Print\u2026"), this, &MainWindow::print),
+                              "actionPrint");
+    printAct->setShortcut(QKeySequence::Print);
+    file->addSeparator();
     QAction *quit = named(file->addAction(tr("&Quit"), this, &QWidget::close), "actionQuit");
     quit->setShortcut(QKeySequence::Quit);
 
@@ -146,7 +157,7 @@ void MainWindow::createActions()
                                                             false);
                                             }),
                          "actionPin");
-    pin->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_P));
+    pin->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P)); // Ctrl+P prints
     named(compare->addAction(tr("&Restore A"), this, [this] { m_pricing->restoreA(); }),
           "actionRestoreA");
     named(compare->addAction(tr("&Unpin A"), this, [this] { m_pricing->unpin(); }), "actionUnpin");

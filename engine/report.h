@@ -65,4 +65,21 @@ void writeEvaluationText(std::ostream &out,
                          const Topology &topology,
                          const ReportOptions &options);
 
+// The same as a Markdown document for a design review: a table of the numbers, the exposed
+// seconds, the per-tier summary, the busiest links (or every link) and the warnings. Cells that
+// hold names are escaped (`|` and line breaks), so the tables stay tables.
+void writeEvaluationMarkdown(std::ostream &out,
+                             const Evaluation &evaluation,
+                             const Topology &topology,
+                             const ReportOptions &options);
+
+// The per-link loads as CSV (RFC 4180, comma-separated, a header row): one row per link with
+// traffic (every link, idle ones too, with `allLinks`), in link order. Columns: id, name, kind, tier,
+// bytes_per_step, bytes_up, bytes_down, utilization, peak_utilization. Streams row by row.
+// Needs `evaluation.links`.
+void writeLinkLoadsCsv(std::ostream &out,
+                       const Evaluation &evaluation,
+                       const Topology &topology,
+                       bool allLinks = false);
+
 } // namespace railyard::engine

@@ -501,7 +501,6 @@ private Q_SLOTS:
         const QString layout = data("seed-1-server.railyard.json");
         QTest::newRow("plan FILE") << QStringList{"plan", layout} << "unknown subcommand 'plan'";
         QTest::newRow("import x") << QStringList{"import", "x"} << "unknown subcommand 'import'";
-        QTest::newRow("export x") << QStringList{"export", "x"} << "unknown subcommand 'export'";
         QTest::newRow("plan alone") << QStringList{"plan"} << "unknown subcommand 'plan'";
         QTest::newRow("typo") << QStringList{"evalute", layout, "--json"}
                               << "unknown subcommand 'evalute'";

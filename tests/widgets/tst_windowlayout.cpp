@@ -298,7 +298,7 @@ private Q_SLOTS:
         QVERIFY(quick);
         QVERIFY(quick->isVisible());
         const QString text = quick->browser()->toPlainText();
-        QVERIFY(text.contains(QStringLiteral("Pin as A (Ctrl+P)")));
+        QVERIFY(text.contains(QStringLiteral("Pin as A (Ctrl+Shift+P)")));
         QVERIFY(text.contains(QStringLiteral("Link Load (Ctrl+L)")));
         QVERIFY(text.contains(QStringLiteral("Keyboard Shortcuts (Ctrl+/)")));
     }
