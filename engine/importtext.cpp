@@ -3,6 +3,7 @@
 #include "inputerror.h"
 #include "units.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -98,6 +99,13 @@ void checkImportText(std::string_view text, const std::string &file)
     const auto starts = [&](std::string_view bom) { return text.substr(0, bom.size()) == bom; };
     if (starts("\xFF\xFE") || starts("\xFE\xFF") || starts(std::string_view("\0\0\xFE\xFF", 4)))
         throw InputError(file, "line 1", "the file is UTF-16 or UTF-32 text; save it as UTF-8");
+    // NUL bytes first: a binary file is named as such, not by its first non-UTF-8 byte.
+    if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
+        const auto lines = std::count(text.begin(), text.begin() + static_cast<long>(nul), '\n');
+        throw InputError(file,
+                         lineRef(static_cast<std::size_t>(lines) + 1),
+                         "a NUL byte: this is a binary file, not a text export");
+    }
     std::size_t line = 1;
     for (std::size_t i = 0; i < text.size();) {
         const auto c = static_cast<unsigned char>(text[i]);

@@ -149,8 +149,8 @@ ImportedMachine TopoMatrixFilter::read(const std::vector<std::string> &lines,
             throw InputError(file,
                              where,
                              "row " + quote(f[0]) + " has " + std::to_string(f.size() - 1)
-                                     + " cells; the header names " + std::to_string(d)
-                                     + " devices (is the paste cut short?)");
+                                     + (f.size() == 2 ? " cell" : " cells") + "; the header names "
+                                     + std::to_string(d) + " devices (is the paste cut short?)");
         for (std::size_t c = 0; c < d; ++c) {
             int nv = 0;
             if (!validCell(f[c + 1], nv))
