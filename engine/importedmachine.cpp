@@ -1,6 +1,17 @@
 #include "importedmachine.h"
 
+#include "inputerror.h"
+
 namespace railyard::engine {
+
+namespace {
+
+std::string safe(const std::string &s)
+{
+    return echo(s, 1000);
+}
+
+} // namespace
 
 std::map<std::string, int> ImportedMachine::linkCounts() const
 {
@@ -32,7 +43,7 @@ Json importSummary(const ImportedMachine &m)
 {
     Json j = Json::object();
     j["format"] = m.format;
-    j["file"] = m.file;
+    j["file"] = safe(m.file);
     if (!m.hosts.empty())
         j["hosts"] = m.hosts.size();
     j["gpus"] = m.gpus.size();
@@ -54,14 +65,14 @@ Json importSummary(const ImportedMachine &m)
     if (m.numaNodes > 0)
         j["numa_nodes"] = m.numaNodes;
     if (!m.collective.empty()) {
-        j["collective"] = m.collective;
+        j["collective"] = safe(m.collective);
         j["ranks"] = m.ranks;
         Json ms = Json::array();
         for (const Measurement &x : m.measurements)
-            ms.push_back({{"op", x.op},
+            ms.push_back({{"op", safe(x.op)},
                           {"size_bytes", x.sizeBytes},
                           {"count", x.count},
-                          {"type", x.type},
+                          {"type", safe(x.type)},
                           {"time_us", x.timeUs},
                           {"algbw_gbps", x.algbwGBps},
                           {"busbw_gbps", x.busbwGBps},
@@ -75,16 +86,19 @@ Json importSummary(const ImportedMachine &m)
             for (const NcclChannel &c : g.channels)
                 ch.push_back({{"gpus", c.gpus}, {"nets", c.nets}});
             gs.push_back({{"id", g.id},
-                          {"pattern", g.pattern},
+                          {"pattern", safe(g.pattern)},
                           {"speed_intra_gbps", g.speedIntra},
                           {"speed_inter_gbps", g.speedInter},
-                          {"type_intra", g.typeIntra},
-                          {"type_inter", g.typeInter},
+                          {"type_intra", safe(g.typeIntra)},
+                          {"type_inter", safe(g.typeInter)},
                           {"channels", ch}});
         }
         j["graphs"] = gs;
     }
-    j["notes"] = m.notes;
+    Json notes = Json::array();
+    for (const std::string &n : m.notes)
+        notes.push_back(safe(n));
+    j["notes"] = notes;
     return j;
 }
 

@@ -26,6 +26,12 @@ std::string lower(std::string s)
     return s;
 }
 
+// Text from the file as it may go into JSON and messages: valid UTF-8, no control characters.
+std::string safeText(const std::string &s)
+{
+    return echo(s, 1000);
+}
+
 bool looksLikeXml(std::string_view text)
 {
     std::size_t i = text.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
@@ -142,17 +148,17 @@ Json devicesJson(const ImportedMachine &m)
 {
     Json gpus = Json::array();
     for (const ImportedGpu &g : m.gpus) {
-        Json j = {{"label", g.label}};
+        Json j = {{"label", safeText(g.label)}};
         if (!g.host.empty())
-            j["host"] = g.host;
+            j["host"] = safeText(g.host);
         if (!g.busId.empty())
-            j["bus_id"] = g.busId;
+            j["bus_id"] = safeText(g.busId);
         if (!g.model.empty())
-            j["model"] = g.model;
+            j["model"] = safeText(g.model);
         if (!g.cpuAffinity.empty())
-            j["cpu_affinity"] = g.cpuAffinity;
+            j["cpu_affinity"] = safeText(g.cpuAffinity);
         if (!g.numaAffinity.empty())
-            j["numa_affinity"] = g.numaAffinity;
+            j["numa_affinity"] = safeText(g.numaAffinity);
         if (g.numa >= 0)
             j["numa"] = g.numa;
         j["nvlinks"] = g.nvlinks;
@@ -160,12 +166,12 @@ Json devicesJson(const ImportedMachine &m)
     }
     Json nics = Json::array();
     for (const ImportedNic &n : m.nics) {
-        Json j = {{"label", n.label}, {"name", n.name}};
+        Json j = {{"label", safeText(n.label)}, {"name", safeText(n.name)}};
         if (n.gbitPerS > 0)
             j["gbps"] = n.gbitPerS;
         if (n.nearestGpu >= 0) {
             j["nearest_gpu"] = n.nearestGpu;
-            j["path"] = n.nearestPath;
+            j["path"] = safeText(n.nearestPath);
         }
         nics.push_back(j);
     }
@@ -419,7 +425,7 @@ Layout layoutFromImport(const ImportedMachine &m, const Catalog &cat, const Impo
             text += "\n- " + d;
     }
     for (const std::string &n : notes)
-        text += "\n" + n;
+        text += "\n" + safeText(n);
     l.notes = text;
 
     Json imported = {{"format", m.format},

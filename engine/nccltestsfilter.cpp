@@ -142,7 +142,10 @@ ImportedMachine NcclTestsFilter::read(const std::vector<std::string> &lines, con
                         it += 2;
                     }
                     if (it != g.end() && it->front() == '[') {
-                        gpu.busId = std::string(it->substr(1, it->size() > 2 ? it->size() - 2 : 0));
+                        std::string_view bus = it->substr(1);
+                        if (!bus.empty() && bus.back() == ']')
+                            bus.remove_suffix(1);
+                        gpu.busId = std::string(bus);
                         ++it;
                     }
                     std::string name;

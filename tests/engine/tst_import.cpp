@@ -524,6 +524,25 @@ private Q_SLOTS:
         expectError(wide + "\tCPU Affinity\n", "wide.txt", {"line 1", "4097 device columns"});
     }
 
+    // Inputs the fuzzers found (tests/data/fuzz/import-crashers/): each imports or fails with
+    // an InputError, and what imports saves as valid JSON and loads again.
+    void fuzzCrashers()
+    {
+        const std::string dir = RAILYARD_TEST_DATA "/fuzz/import-crashers/";
+        for (const char *name : {"log-cut-utf8-busid"}) {
+            ImportedMachine m;
+            try {
+                m = importFile(dir + name);
+            } catch (const InputError &) {
+                continue;
+            }
+            const Layout l = layoutFromImport(m, Catalog::builtin());
+            const std::string text = layoutToText(l); // threw on a cut UTF-8 sequence
+            QVERIFY(parseLayout(text, name).sameContent(l));
+            QVERIFY(!importSummary(m).dump().empty());
+        }
+    }
+
     void readFileErrors()
     {
         try {
