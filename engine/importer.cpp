@@ -1,6 +1,7 @@
 #include "importer.h"
 
 #include "collective.h"
+#include "defaultplan.h"
 #include "importtext.h"
 #include "inputerror.h"
 #include "nccltestsfilter.h"
@@ -439,8 +440,16 @@ Layout layoutFromImport(const ImportedMachine &m, const Catalog &cat, const Impo
         calibrate(l, m, cat, imported);
     l.original = Json::object();
     l.original["imported"] = imported;
-    // Check the layout builds (it must price).
-    buildTopology(l.cluster, cat);
+    // A workload so the imported cluster prices at once: Llama 3 8B on the default plan's
+    // parallel sizes (the user changes both in the Workload panel).
+    ModelConfig model;
+    model.preset = "llama3-8b";
+    l.model = model;
+    const Topology topology = buildTopology(l.cluster, cat);
+    const DefaultPlan plan = defaultPlan(l, topology);
+    l = withPlan(l, plan);
+    l.notes += "\nWorkload: Llama 3 8B as a starting point (a file describes the machine, not "
+               "the training run).";
     return l;
 }
 
