@@ -1,5 +1,6 @@
 #include "cli.h"
 #include "cli_p.h"
+#include "cliimport.h"
 
 #include "collective.h"
 #include "evaluate.h"
@@ -300,9 +301,9 @@ int runEvaluate(const std::vector<std::string> &args, std::ostream &out)
                        [&] { return evaluateFile(o, file, out); });
 }
 
-// The subcommands this version runs (DESIGN.md also plans plan and import: until they
-// exist they are usage errors like any unknown word, never the GUI).
-const std::set<std::string> kSubcommands = {"collective", "evaluate", "export"};
+// The subcommands this version runs (DESIGN.md also plans plan: until it exists it is a usage
+// error like any unknown word, never the GUI).
+const std::set<std::string> kSubcommands = {"collective", "evaluate", "export", "import"};
 
 // Qt's own options that take a value (QGuiApplication, QApplication and the xcb platform), in
 // their one- and two-dash forms.
@@ -392,6 +393,7 @@ std::string usage()
            "       railyard evaluate FILE [--json]\n"
            "       railyard collective FILE --op OP --size SIZE [options] [--json]\n"
            "       railyard export FILE -o OUT.svg|png|pdf|md|csv|json [options]\n"
+           "       railyard import IN -o OUT.railyard.json [--gpu ID] [--json]\n"
            "       railyard --help | --version\n"
            "\n"
            "Railyard shows where a distributed training job's traffic goes on a GPU cluster and\n"
@@ -431,6 +433,11 @@ Outcome run(const std::vector<std::string> &args,
             result.exitCode = runEvaluate(args, out);
         else if (first == "export")
             result.exitCode = detail::runExport(args, out, diagram);
+        else if (first == "import")
+            result.exitCode = runImport(args, out, err);
+    } catch (const ImportUsageError &e) {
+        err << "railyard import: " << bounded(e.what()) << "\n(see railyard import --help)\n";
+        result.exitCode = 2;
     } catch (const UsageError &e) {
         err << "railyard " << first << ": " << bounded(e.what()) << "\n(see railyard " << first
             << " --help)\n";

@@ -36,6 +36,7 @@ struct PathPrompts
 {
     std::function<QString(QWidget *parent)> open;
     std::function<QString(QWidget *parent, const QString &suggestedName)> save;
+    std::function<QString(QWidget *parent)> importFrom; // File > Import...
 };
 
 // The main window: the cluster canvas in the middle, the workload, cluster and group docks on
@@ -76,6 +77,10 @@ public:
     // Opens a file; on failure shows the message (without blocking), keeps the current document
     // and returns false. lastError() holds the message.
     bool openFile(const QString &path);
+    // Imports a cluster's own file (nvidia-smi topo -m, NCCL topology or graph XML, an
+    // nccl-tests log) as a new untitled document the user can price, edit and save; on failure
+    // shows the message naming the file and line, keeps the current document and returns false.
+    bool importFile(const QString &path);
     // The built-in HGX H100 server, as the window starts.
     void openDefaultDocument();
     QString lastError() const { return m_lastError; }
@@ -130,6 +135,7 @@ private:
     // mainwindowexport.cpp
     void exportWithDialog();
     void print();
+    void importDialog();
     // mainwindow.cpp
     void updateTitle();
     void updateStatus();

@@ -53,6 +53,10 @@ void MainWindow::createActions()
     QAction *openAct = named(file->addAction(tr("&Open\u2026"), this, &MainWindow::open),
                              "actionOpen");
     openAct->setShortcut(QKeySequence::Open);
+    QAction *importAct = named(file->addAction(tr("&Import\u2026"), this, &MainWindow::importDialog),
+                               "actionImport");
+    importAct->setStatusTip(tr("Read nvidia-smi topo -m, NCCL topology XML or an nccl-tests log "
+                               "into a new layout"));
     QMenu *examples = file->addMenu(tr("Open &Example"));
     examples->setObjectName(QStringLiteral("menuOpenExample"));
     for (const QString &path : exampleLayouts()) {

@@ -500,7 +500,6 @@ private Q_SLOTS:
         QTest::addColumn<QString>("message");
         const QString layout = data("seed-1-server.railyard.json");
         QTest::newRow("plan FILE") << QStringList{"plan", layout} << "unknown subcommand 'plan'";
-        QTest::newRow("import x") << QStringList{"import", "x"} << "unknown subcommand 'import'";
         QTest::newRow("plan alone") << QStringList{"plan"} << "unknown subcommand 'plan'";
         QTest::newRow("typo") << QStringList{"evalute", layout, "--json"}
                               << "unknown subcommand 'evalute'";
@@ -725,6 +724,97 @@ private Q_SLOTS:
         QCOMPARE(p.exitCode(), 1);
         QVERIFY2(p.readAllStandardError().contains("plan: line 1, column 12: the number 1e400"),
                  "not read as a file");
+    }
+    void importWritesAPricedLayout()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("imported.railyard.json"));
+        const Run r = run({QStringLiteral("import"),
+                           data("import/nccl-tests/"
+                                "h100-2node-16gpu-allreduce-srun-prefixed-nccltests290.txt"),
+                           QStringLiteral("-o"),
+                           out,
+                           QStringLiteral("--json")});
+        QCOMPARE(r.exitCode, 0);
+        const QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QCOMPARE(o.value(QStringLiteral("gpus")).toInt(), 16);
+        QCOMPARE(o.value(QStringLiteral("nics")).toInt(), 0);
+        QVERIFY(o.value(QStringLiteral("links")).isObject());
+        const QJsonArray ms = o.value(QStringLiteral("measurements")).toArray();
+        QCOMPARE(ms.size(), 22);
+        const QJsonObject last = ms.at(20).toObject(); // the largest size, out-of-place
+        QCOMPARE(last.value(QStringLiteral("op")).toString(), QStringLiteral("all_reduce"));
+        QCOMPARE(last.value(QStringLiteral("size_bytes")).toDouble(), 8589934592.0);
+        QCOMPARE(last.value(QStringLiteral("time_us")).toDouble(), 103530.0);
+        QCOMPARE(last.value(QStringLiteral("algbw_gbps")).toDouble(), 82.97);
+        QCOMPARE(last.value(QStringLiteral("busbw_gbps")).toDouble(), 155.57);
+        QCOMPARE(last.value(QStringLiteral("in_place")).toBool(), false);
+        QCOMPARE(ms.at(21).toObject().value(QStringLiteral("in_place")).toBool(), true);
+        // The layout it wrote prices the same all-reduce near the measured bus bandwidth.
+        const Run c = run({QStringLiteral("collective"),
+                           out,
+                           QStringLiteral("--op"),
+                           QStringLiteral("all_reduce"),
+                           QStringLiteral("--size"),
+                           QStringLiteral("8GiB"),
+                           QStringLiteral("--json")});
+        QCOMPARE(c.exitCode, 0);
+        const double busbw = QJsonDocument::fromJson(c.out.toUtf8())
+                                     .object()
+                                     .value(QStringLiteral("busbw_gbps"))
+                                     .toDouble();
+        QVERIFY2(near(busbw, 155.57, 0.01), qPrintable(QString::number(busbw)));
+    }
+
+    void importTopologyCounts()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("h800.railyard.json"));
+        const Run r = run({QStringLiteral("import"),
+                           data("import/topo-m/hgx-h800-8gpu-nv8-9nic-sglang28424.txt"),
+                           QStringLiteral("-o"),
+                           out});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.err.contains(QStringLiteral("8 GPUs, 9 NICs")), qPrintable(r.err));
+        QVERIFY2(r.err.contains(QStringLiteral("28 nvlink")), qPrintable(r.err));
+        QFile f(out);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject doc = QJsonDocument::fromJson(f.readAll()).object();
+        const QJsonObject cluster = doc.value(QStringLiteral("cluster")).toObject();
+        QCOMPARE(cluster.value(QStringLiteral("gpu")).toString(), QStringLiteral("H800-SXM"));
+        QCOMPARE(cluster.value(QStringLiteral("gpus_per_node")).toInt(), 8);
+        QVERIFY(doc.value(QStringLiteral("imported")).toObject().contains(QStringLiteral("devices")));
+    }
+
+    void importErrors_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<int>("exitCode");
+        QTest::addColumn<QString>("message");
+        const QString out = QDir::temp().filePath(QStringLiteral("railyard-tst-import.json"));
+        QTest::newRow("no -o") << QStringList{"import",
+                                              data("import/topo-m/pcie-2x2080ti-pix-autodl.txt")}
+                               << 2 << "needs -o";
+        QTest::newRow("no file") << QStringList{"import", "-o", out} << 2 << "needs a file";
+        QTest::newRow("unknown option") << QStringList{"import", "x.txt", "-o", out, "--frob"} << 2
+                                        << "unknown option --frob";
+        QTest::newRow("unknown gpu")
+                << QStringList{"import", "x.txt", "-o", out, "--gpu", "Z9"} << 2 << "unknown --gpu";
+        QTest::newRow("layout is not an import")
+                << QStringList{"import", data("example.railyard.json"), "-o", out} << 1
+                << "example.railyard.json: line 1: not a format";
+        QTest::newRow("missing file") << QStringList{"import", data("import/none.txt"), "-o", out}
+                                      << 1 << "none.txt: cannot open";
+    }
+    void importErrors()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(int, exitCode);
+        QFETCH(QString, message);
+        const Run r = run(args);
+        QCOMPARE(r.exitCode, exitCode);
+        QVERIFY2(r.err.contains(message), qPrintable(r.err));
+        QVERIFY(r.out.isEmpty());
     }
 };
 
