@@ -25,6 +25,7 @@ class ClusterView;
 class DockLayout;
 class Document;
 class GroupPalette;
+class GuidedTourPanel;
 class InspectorPanel;
 class PricingPanel;
 class WarningsPanel;
@@ -63,6 +64,8 @@ public:
     GroupPalette *palette() const { return m_palette; }
     PricingPanel *pricingPanel() const { return m_pricing; }
     WarningsPanel *warningsPanel() const { return m_warnings; }
+    GuidedTourPanel *tourPanel() const { return m_tour; }
+    QDockWidget *tourDock() const { return m_tourDock; }
     DockLayout *dockLayout() const { return m_docks.get(); }
     QComboBox *colourBox() const { return m_colourBox; }
     QAction *linkLoadAction() const { return m_linkLoadAction; }
@@ -123,6 +126,8 @@ private:
     void syncColourControls();
     void showShortcuts();
     void showQuickGuide();
+    // mainwindowtour.cpp
+    void createTourDock();
     // mainwindowfiles.cpp
     void addRecentFile(const QString &path);
     void rebuildRecentMenu();
@@ -153,6 +158,8 @@ private:
     GroupPalette *m_palette = nullptr;
     PricingPanel *m_pricing = nullptr;
     WarningsPanel *m_warnings = nullptr;
+    GuidedTourPanel *m_tour = nullptr;
+    QDockWidget *m_tourDock = nullptr;
     std::unique_ptr<DockLayout> m_docks;
     QComboBox *m_colourBox = nullptr;
     QAction *m_linkLoadAction = nullptr;
