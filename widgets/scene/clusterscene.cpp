@@ -9,8 +9,8 @@
 #include "items/rackitem.h"
 #include "items/selectionitem.h"
 #include "parallel.h"
+#include "routes.h"
 #include "style.h"
-#include "trafficpaths.h"
 
 #include <algorithm>
 
@@ -212,7 +212,7 @@ void ClusterScene::syncHover()
     m_hoveredGroup = group;
     m_hoveredGpus = groupGpus(*m_ranks, group);
     const engine::LinkLoads *loads = m_state.loads.get();
-    std::vector<int> links = groupTrafficLinks(m_document->topology(), m_hoveredGpus, loads);
+    std::vector<int> links = engine::groupTrafficLinks(m_document->topology(), m_hoveredGpus, loads);
     // A pipeline stage of a 16k-GPU job crosses thousands of links: draw a readable share.
     constexpr std::size_t kMaxLinks = 6000;
     if (links.size() > kMaxLinks)
