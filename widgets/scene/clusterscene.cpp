@@ -2,6 +2,7 @@
 
 #include "clustergeometry.h"
 #include "document/document.h"
+#include "document/viewstate.h"
 #include "inputerror.h"
 #include "items/fabricitem.h"
 #include "items/gpumarksitem.h"
@@ -111,9 +112,37 @@ void ClusterScene::syncColours()
     Q_EMIT placementChanged();
 }
 
+void ClusterScene::setViewState(ViewState *view)
+{
+    if (m_view)
+        disconnect(m_view, nullptr, this, nullptr);
+    m_view = view;
+    if (m_view)
+        connect(m_view, &ViewState::changed, this, [this](ViewState::Changes what) {
+            if (what & ViewState::Playback)
+                syncMoment();
+        });
+    syncMoment();
+}
+
+void ClusterScene::syncMoment()
+{
+    const engine::Evaluation &e = m_document->evaluation();
+    if (m_view && m_view->hasMoment() && !e.timeline.empty())
+        engine::utilizationAt(e.timeline,
+                              m_document->topology(),
+                              m_view->playbackTime(),
+                              m_state.moment);
+    else
+        m_state.moment.clear();
+    if (m_state.linkLoad)
+        update();
+}
+
 void ClusterScene::syncLoads()
 {
     m_state.loads = m_document->evaluation().links;
+    syncMoment();
     syncHover(); // the links a group's traffic crosses follow the loads
     if (m_state.linkLoad)
         update();
