@@ -149,6 +149,9 @@ int collective(const Options &o, const std::string &file, std::ostream &out)
         throw UsageError("unknown --algo '" + algoText
                          + "' (expected auto, ring, tree, nvls, sharp, hierarchical or "
                            "flat-ring)");
+    report.timeline = o.flag("timeline");
+    if (report.timeline && !o.flag("json"))
+        throw UsageError("--timeline is part of the JSON report: add --json");
 
     const Layout layout = readLayoutFile(file);
     const Topology topology = buildTopology(layout.cluster, Catalog::builtin());
@@ -289,9 +292,6 @@ int evaluateFile(const Options &o, const std::string &file, std::ostream &out)
     const Topology topology = buildTopology(layout.cluster, Catalog::builtin());
     EvaluateOptions options;
     options.linkLoads = report.links != LinkListing::None;
-    report.timeline = o.flag("timeline");
-    if (report.timeline && !o.flag("json"))
-        throw UsageError("--timeline is part of the JSON report: add --json");
     options.timeline = report.timeline;
     EvaluationWorkspace workspace;
     const Evaluation e = evaluate(layout, topology, workspace, options);
