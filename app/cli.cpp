@@ -149,10 +149,6 @@ int collective(const Options &o, const std::string &file, std::ostream &out)
         throw UsageError("unknown --algo '" + algoText
                          + "' (expected auto, ring, tree, nvls, sharp, hierarchical or "
                            "flat-ring)");
-    report.timeline = o.flag("timeline");
-    if (report.timeline && !o.flag("json"))
-        throw UsageError("--timeline is part of the JSON report: add --json");
-
     const Layout layout = readLayoutFile(file);
     const Topology topology = buildTopology(layout.cluster, Catalog::builtin());
     CollectiveRequest req;
@@ -287,6 +283,10 @@ int evaluateFile(const Options &o, const std::string &file, std::ostream &out)
             throw UsageError("--no-links leaves no links to list");
         report.links = LinkListing::None;
     }
+
+    report.timeline = o.flag("timeline");
+    if (report.timeline && !o.flag("json"))
+        throw UsageError("--timeline is part of the JSON report: add --json");
 
     const Layout layout = readLayoutFile(file);
     const Topology topology = buildTopology(layout.cluster, Catalog::builtin());

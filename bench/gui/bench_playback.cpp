@@ -103,14 +103,6 @@ void benchFrames(const char *label, const QByteArray &json, int frames)
                 s.doc->topology().linkCount());
 }
 
-const engine::Phase *firstPhase(const engine::StepTimeline &tl, engine::PhaseKind kind, bool exposed)
-{
-    for (const engine::Phase &p : tl.phases)
-        if (p.kind == kind && p.exposed == exposed && p.pattern >= 0)
-            return &p;
-    return nullptr;
-}
-
 void shots(const QString &dir)
 {
     Shown s = openAndShow(readLayout(
@@ -120,7 +112,11 @@ void shots(const QString &dir)
     panel.resize(1600, 170);
     panel.show();
     const engine::StepTimeline &tl = s.doc->evaluation().timeline;
-    const engine::Phase *tp = firstPhase(tl, engine::PhaseKind::Tp, false);
+    // A TP collective after the parameter all-gather at the start (stage 0's second).
+    const engine::Phase *tp = nullptr;
+    for (const engine::Phase &p : tl.phases)
+        if (!tp && p.kind == engine::PhaseKind::Tp && p.stage == 0 && p.start > 0)
+            tp = &p;
     const engine::Phase *dp = nullptr;
     for (const engine::Phase &p : tl.phases)
         if (p.kind == engine::PhaseKind::Dp && !p.exposed && p.share >= 1.0)
