@@ -27,6 +27,8 @@ class Document;
 class GroupPalette;
 class InspectorPanel;
 class PricingPanel;
+class TimelinePanel;
+class ViewState;
 class WarningsPanel;
 class WorkloadPanel;
 
@@ -56,6 +58,8 @@ public:
     void setDocument(std::unique_ptr<Document> document);
     Document *document() const { return m_document.get(); }
     ClusterScene *scene() const { return m_scene; }
+    ViewState *viewState() const { return m_viewState; }
+    TimelinePanel *timeline() const { return m_timeline; }
     ClusterView *view() const { return m_view; }
     ClusterPanel *clusterPanel() const { return m_clusterPanel; }
     InspectorPanel *inspector() const { return m_inspector; }
@@ -145,6 +149,8 @@ private:
 
     std::unique_ptr<Document> m_document;
     ClusterScene *m_scene = nullptr;
+    ViewState *m_viewState = nullptr;    // the document's view state (playback, hover)
+    TimelinePanel *m_timeline = nullptr; // under the canvas
     ClusterView *m_view = nullptr;
     QWidget *m_canvas = nullptr; // the central widget: holds whichever view is current
     ClusterPanel *m_clusterPanel = nullptr;
