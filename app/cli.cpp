@@ -138,7 +138,6 @@ int collective(const Options &o, const std::string &file, std::ostream &out)
         throw UsageError("unknown --algo '" + algoText
                          + "' (expected auto, ring, tree, nvls, sharp, hierarchical or "
                            "flat-ring)");
-
     const Layout layout = readLayoutFile(file);
     const Topology topology = buildTopology(layout.cluster, Catalog::builtin());
     CollectiveRequest req;
@@ -229,7 +228,7 @@ int runCollective(const std::vector<std::string> &args, std::ostream &out)
 
 const char *kEvaluateHelp
         = "usage: railyard evaluate FILE [--json] [--links busiest|all] [--top-links N] "
-          "[--no-links]\n"
+          "[--no-links] [--timeline]\n"
           "\n"
           "Prices one training step of the layout FILE's workload on its cluster: step time and "
           "its\n"
@@ -241,7 +240,10 @@ const char *kEvaluateHelp
           "  --links WHICH   busiest (default): the per-tier summary and the busiest links;\n"
           "                  all: the summary and every link, idle ones too (streamed)\n"
           "  --top-links N   how many busiest links to list (default 20)\n"
-          "  --no-links      skip per-link loads (no summary, no links)\n";
+          "  --no-links      skip per-link loads (no summary, no links)\n"
+          "  --timeline      with --json: add the step's timeline, phase by phase per pipeline "
+          "stage,\n"
+          "                  with the bytes each phase puts on each link (streamed)\n";
 
 int evaluateFile(const Options &o, const std::string &file, std::ostream &out)
 {
@@ -271,11 +273,15 @@ int evaluateFile(const Options &o, const std::string &file, std::ostream &out)
         report.links = LinkListing::None;
     }
 
+    report.timeline = o.flag("timeline");
+    if (report.timeline && !o.flag("json"))
+        throw UsageError("--timeline is part of the JSON report: add --json");
+
     const Layout layout = readLayoutFile(file);
     const Topology topology = buildTopology(layout.cluster, Catalog::builtin());
     EvaluateOptions options;
     options.linkLoads = report.links != LinkListing::None;
-    options.timeline = false;
+    options.timeline = report.timeline;
     EvaluationWorkspace workspace;
     const Evaluation e = evaluate(layout, topology, workspace, options);
     if (!e.ok)
@@ -291,7 +297,10 @@ int evaluateFile(const Options &o, const std::string &file, std::ostream &out)
 
 int runEvaluate(const std::vector<std::string> &args, std::ostream &out)
 {
-    const Options o = parseOptions(args, 2, {"top-links", "links"}, {"json", "no-links", "help"});
+    const Options o = parseOptions(args,
+                                   2,
+                                   {"top-links", "links"},
+                                   {"json", "no-links", "timeline", "help"});
     if (o.flag("help")) {
         out << kEvaluateHelp;
         return 0;

@@ -28,6 +28,8 @@ class GroupPalette;
 class GuidedTourPanel;
 class InspectorPanel;
 class PricingPanel;
+class TimelinePanel;
+class ViewState;
 class WarningsPanel;
 class WorkloadPanel;
 
@@ -57,6 +59,8 @@ public:
     void setDocument(std::unique_ptr<Document> document);
     Document *document() const { return m_document.get(); }
     ClusterScene *scene() const { return m_scene; }
+    ViewState *viewState() const { return m_viewState; }
+    TimelinePanel *timeline() const { return m_timeline; }
     ClusterView *view() const { return m_view; }
     ClusterPanel *clusterPanel() const { return m_clusterPanel; }
     InspectorPanel *inspector() const { return m_inspector; }
@@ -150,6 +154,8 @@ private:
 
     std::unique_ptr<Document> m_document;
     ClusterScene *m_scene = nullptr;
+    ViewState *m_viewState = nullptr;    // the document's view state (playback, hover)
+    TimelinePanel *m_timeline = nullptr; // under the canvas
     ClusterView *m_view = nullptr;
     QWidget *m_canvas = nullptr; // the central widget: holds whichever view is current
     ClusterPanel *m_clusterPanel = nullptr;

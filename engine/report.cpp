@@ -129,6 +129,46 @@ void appendLinkJson(
     s += '}';
 }
 
+// `"timeline": [...]`, phase by phase, each phase's links on its own lines.
+void appendTimelineJson(std::string &s, Buffered &b, const StepTimeline &tl)
+{
+    s += ",\n  \"timeline\": [";
+    bool first = true;
+    for (const Phase &p : tl.phases) {
+        s += first ? "\n    " : ",\n    ";
+        first = false;
+        s += "{\"stage\": ";
+        appendNumber(s, p.stage);
+        s += ", \"kind\": \"";
+        s += toString(p.kind);
+        s += "\", \"name\": ";
+        appendJsonString(s, p.name);
+        s += ", \"exposed\": ";
+        s += p.exposed ? "true" : "false";
+        s += ", \"start_s\": ";
+        appendNumber(s, p.start);
+        s += ", \"end_s\": ";
+        appendNumber(s, p.end);
+        s += ", \"links\": [";
+        if (p.pattern >= 0) {
+            bool firstLink = true;
+            const float share = static_cast<float>(p.share);
+            for (const LinkShare &l : tl.patterns[static_cast<std::size_t>(p.pattern)].links) {
+                s += firstLink ? "{\"id\": " : ", {\"id\": ";
+                firstLink = false;
+                appendNumber(s, l.link);
+                s += ", \"bytes\": ";
+                appendNumber(s, double(l.up * share) + double(l.down * share));
+                s += '}';
+                b.maybeFlush();
+            }
+        }
+        s += "]}";
+        b.maybeFlush();
+    }
+    s += first ? "]" : "\n  ]";
+}
+
 const char *severityName(Severity s)
 {
     return s == Severity::Error ? "error" : s == Severity::Warning ? "warning" : "info";
@@ -326,7 +366,10 @@ void writeEvaluationJson(std::ostream &out,
         for (int id : busiestLinks(*e.links, o.busiest))
             row(id);
     }
-    s += first ? "]\n}\n" : "\n  ]\n}\n";
+    s += first ? "]" : "\n  ]";
+    if (o.timeline)
+        appendTimelineJson(s, b, e.timeline);
+    s += "\n}\n";
 }
 
 void writeEvaluationText(std::ostream &out,

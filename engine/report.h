@@ -48,12 +48,14 @@ struct ReportOptions
 {
     LinkListing links = LinkListing::Busiest;
     std::size_t busiest = 20;
-    std::string title; // the layout's title or file, for the text report
+    std::string title;     // the layout's title or file, for the text report
+    bool timeline = false; // write `timeline` (needs evaluation.timeline)
 };
 
 // Writes DESIGN.md's `evaluate --json` object. The link list goes out row by row as it is
 // written, never held whole: every link of a 262,144-GPU cluster streams in constant memory.
-// Needs `evaluation.links` unless options.links is None.
+// Needs `evaluation.links` unless options.links is None. With options.timeline, `timeline`
+// follows the links: every phase with the bytes it puts on each link, streamed the same way.
 void writeEvaluationJson(std::ostream &out,
                          const Evaluation &evaluation,
                          const Topology &topology,

@@ -13,6 +13,7 @@
 #include "stack.h"
 #include "traffic.h"
 
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <string>
@@ -29,7 +30,10 @@ struct DimPrice
     std::vector<int> groupDomains;  // NVLink domains each group spans
     double timeS = 0;               // one instance, all groups at once
     std::vector<double> groupTimeS; // each group alone
-    std::vector<int> sampleLinks;   // links one group loads (for the timeline)
+    // For the timeline: the bytes one instance puts on each link, per pipeline stage (the
+    // stage's groups; one entry for the pipeline's own send/recv), and instances per step.
+    std::vector<std::vector<LinkShare>> stageBytes;
+    double perStep = 0;
     double bestGroupS = 0;
     Algorithm algorithm = Algorithm::Ring;
 };
@@ -99,6 +103,8 @@ private:
     // stepcomm.cpp
     void buildGroups();
     DimPrice price(const Groups &groups, CollectiveOp op, double bytes, double perStep);
+    void recordStages(
+            const Groups &groups, CollectiveOp op, double bytes, bool wholePipeline, DimPrice &out);
     DimPrice priceSamePattern(const DimPrice &like, double bytes, double perStep);
     void priceCommunication();
     // stepdata.cpp
@@ -109,6 +115,7 @@ private:
     void memory();
     // steptimeline.cpp
     void buildTimeline();
+    int addPattern(PhaseKind kind, int stage, std::initializer_list<const DimPrice *> parts);
     // evaluate.cpp
     void fillLinks();
 
@@ -148,8 +155,11 @@ private:
         bool operator==(const PlanKey &) const = default;
     };
     std::vector<std::pair<PlanKey, CollectivePlan>> planCache;
-    GroupShape m_shape;           // reused for every group
-    double m_dispatchScale = 1.0; // inter-node share of an all-to-all (DeepEP)
+    GroupShape m_shape;            // reused for every group
+    std::vector<int> m_groupPlan;  // per group of the collective being priced: its plan
+    std::vector<int> m_stageOfGpu; // pipeline stage of each GPU (-1: no rank)
+    std::vector<LinkShare> m_sum;  // scratch: a pattern's bytes, dense by link
+    double m_dispatchScale = 1.0;  // inter-node share of an all-to-all (DeepEP)
 };
 
 std::string pct(double x); // "+41%"

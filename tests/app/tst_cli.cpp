@@ -4,8 +4,10 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+
 #include <QTemporaryDir>
 #include <QTest>
+#include <set>
 
 #include "cli.h"
 
@@ -297,6 +299,49 @@ private Q_SLOTS:
     }
 
     // For people: the same summary in a screenful, not a line per link.
+    // --timeline: phases per pipeline stage whose per-link bytes add up to each link's bytes
+    // per step; without it no timeline (the default output stays small).
+    void evaluateTimeline()
+    {
+        const QJsonObject plain = evaluateObject({}, "gmi-h200-cluster.railyard.json");
+        QVERIFY(!plain.contains(QStringLiteral("timeline")));
+        const QJsonObject o = evaluateObject({QStringLiteral("--timeline"),
+                                              QStringLiteral("--links"),
+                                              QStringLiteral("all")},
+                                             "gmi-h200-cluster.railyard.json");
+        const double step = number(o, "step_time_s");
+        QCOMPARE(step, number(plain, "step_time_s"));
+        const QJsonArray phases = o.value(QStringLiteral("timeline")).toArray();
+        const QJsonArray links = o.value(QStringLiteral("links")).toArray();
+        QVERIFY(phases.size() > 100);
+        const QStringList kinds{"compute", "tp", "cp", "ep", "pp_p2p", "dp", "optimizer", "bubble"};
+        std::vector<double> sum(static_cast<std::size_t>(links.size()), 0.0);
+        std::set<QString> seen;
+        std::set<int> stages;
+        for (const QJsonValue &v : phases) {
+            const QJsonObject p = v.toObject();
+            const QString kind = p.value(QStringLiteral("kind")).toString();
+            QVERIFY2(kinds.contains(kind), qPrintable(kind));
+            seen.insert(kind);
+            stages.insert(int(number(p, "stage")));
+            const double start = number(p, "start_s"), end = number(p, "end_s");
+            QVERIFY(start >= 0 && start <= end && end <= step * (1 + 1e-12));
+            for (const QJsonValue &l : p.value(QStringLiteral("links")).toArray()) {
+                const int id = l.toObject().value(QStringLiteral("id")).toInt(-1);
+                QVERIFY(id >= 0 && id < links.size());
+                sum[static_cast<std::size_t>(id)] += number(l.toObject(), "bytes");
+            }
+        }
+        QCOMPARE(stages, (std::set<int>{0, 1, 2, 3}));
+        for (const char *k : {"compute", "tp", "pp_p2p", "dp", "optimizer", "bubble"})
+            QVERIFY2(seen.count(QLatin1String(k)), k);
+        for (qsizetype i = 0; i < links.size(); ++i) {
+            const double bytes = number(links[i].toObject(), "bytes_per_step");
+            QVERIFY2(std::abs(sum[static_cast<std::size_t>(i)] - bytes) <= 1e-4 * bytes + 1,
+                     qPrintable(QString("link %1: %2 vs %3").arg(i).arg(sum[i]).arg(bytes)));
+        }
+    }
+
     void evaluateTextSummarizes()
     {
         const Run r = run({QStringLiteral("evaluate"), data("example.railyard.json")});
@@ -479,6 +524,9 @@ private Q_SLOTS:
         QTest::newRow("--links all with --top-links")
                 << QStringList{"evaluate", "x.json", "--links=all", "--top-links", "5"}
                 << "--links all lists every link";
+        QTest::newRow("--timeline without --json")
+                << QStringList{"evaluate", "x.json", "--timeline"}
+                << "--timeline is part of the JSON report: add --json";
         QTest::newRow("--no-links with --links")
                 << QStringList{"evaluate", "x.json", "--no-links", "--links", "all"}
                 << "--no-links leaves no links";

@@ -120,6 +120,7 @@ private Q_SLOTS:
                               asked << next;
                               return next;
                           },
+                          {},
                           {}});
         w.resize(size);
         w.show();
