@@ -21,6 +21,7 @@ void MainWindow::createTourDock()
     addDockWidget(Qt::LeftDockWidgetArea, m_tourDock);
     tabifyDockWidget(m_docks->docks().inspector, m_tourDock);
     m_tourDock->hide();
+    m_docks->docks().groups->raise(); // tabifying brought another tab forward
 
     QAction *toggle = m_tourDock->toggleViewAction();
     toggle->setObjectName(QStringLiteral("actionGuidedTour"));
