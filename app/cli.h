@@ -25,6 +25,7 @@ struct DiagramRequest
     std::string output; // where the diagram goes
     std::string format; // "svg", "png" or "pdf"
     double scale = 1;   // PNG: pixels per scene unit
+    double at = -1;     // >= 0: the link load at that moment of the step, not the average
 };
 using DiagramWriter = std::function<void(const DiagramRequest &)>;
 

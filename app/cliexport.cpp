@@ -9,6 +9,7 @@
 #include "layout.h"
 #include "report.h"
 #include "topology.h"
+#include "units.h"
 
 #include <unistd.h>
 
@@ -43,7 +44,14 @@ const char *kExportHelp
           "  -o, --output OUT  the file to write (replaced whole, never left half written)\n"
           "  --scale S         PNG only: 0.1 to 8 (2 doubles the width and height)\n"
           "  --all-links       Markdown and CSV: every link, idle ones included\n"
-          "  --at SECONDS      the link load at that moment of the step (not yet available)\n";
+          "  --at SECONDS      the link load at that moment of the step: a diagram draws it, a\n"
+          "                    report adds utilization_at per link (JSON also at_s)\n";
+
+std::string momentPastStep(double at, double stepS)
+{
+    return "--at " + formatSeconds(at) + " is past the end of the step, which lasts "
+           + formatSeconds(stepS) + "; give a time from 0 to the step time";
+}
 
 std::string lower(std::string s)
 {
@@ -88,25 +96,29 @@ void writeReport(const std::string &format,
                  const std::string &file,
                  const std::string &output,
                  bool allLinks,
+                 double at,
                  std::ostream &out)
 {
     const Layout layout = readLayoutFile(file);
     const Topology topology = buildTopology(layout.cluster, Catalog::builtin());
     EvaluateOptions options;
     options.linkLoads = true;
-    options.timeline = false;
+    options.timeline = at >= 0;
     EvaluationWorkspace workspace;
     const Evaluation e = evaluate(layout, topology, workspace, options);
     if (!e.ok)
         throw InputError(file, "", "cannot price this step: " + e.error);
+    if (at > e.stepTimeS)
+        throw InputError(file, "", momentPastStep(at, e.stepTimeS));
     ReportOptions report;
     report.title = layout.title.empty() ? file : layout.title;
     report.links = format == "json" || allLinks ? LinkListing::All : LinkListing::Busiest;
+    report.at = at;
     const auto write = [&](std::ostream &s) {
         if (format == "md")
             writeEvaluationMarkdown(s, e, topology, report);
         else if (format == "csv")
-            writeLinkLoadsCsv(s, e, topology, allLinks);
+            writeLinkLoadsCsv(s, e, topology, allLinks, at);
         else
             writeEvaluationJson(s, e, topology, report);
     };
@@ -159,34 +171,34 @@ int runExport(const std::vector<std::string> &argsIn,
     if (o.flag("all-links") && isDiagram)
         throw UsageError(
                 "--all-links lists links in a report (.md, .csv); a diagram shows them all");
-    if (const auto at = o.value("at")) {
+    double at = -1;
+    if (const auto atText = o.value("at")) {
         std::size_t used = 0;
         double t = -1;
         try {
-            t = std::stod(*at, &used);
+            t = std::stod(*atText, &used);
         } catch (...) {
             used = 0;
         }
-        if (used != at->size() || !std::isfinite(t) || t < 0)
+        if (used != atText->size() || !std::isfinite(t) || t < 0)
             throw UsageError("--at takes a time in seconds from the start of the step, got '"
-                             + echo(*at) + "'");
-        throw UsageError("--at is not yet available: the step timeline is being built (issue "
-                         "10); export the whole step without --at");
+                             + echo(*atText) + "'");
+        at = t;
     }
 
     if (*output == "-") {
         if (isDiagram)
             throw UsageError("a diagram goes to a file: -o OUT.svg, .png or .pdf");
-        writeReport("md", file, "-", o.flag("all-links"), out);
+        writeReport("md", file, "-", o.flag("all-links"), at, out);
         return 0;
     }
     if (isReport) {
-        writeReport(format, file, *output, o.flag("all-links"), out);
+        writeReport(format, file, *output, o.flag("all-links"), at, out);
         return 0;
     }
     if (!diagram)
         throw InputError(*output + ": this build cannot draw diagrams (no DiagramWriter)");
-    diagram(DiagramRequest{file, *output, format, scale});
+    diagram(DiagramRequest{file, *output, format, scale, at});
     return 0;
 }
 

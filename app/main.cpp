@@ -44,6 +44,7 @@ void writeDiagram(int argc, char **argv, const railyard::cli::DiagramRequest &re
     if (!railyard::exportLayoutDiagram(QString::fromStdString(request.file),
                                        QString::fromStdString(request.output),
                                        request.scale,
+                                       request.at,
                                        &error))
         throw railyard::engine::InputError(error.toStdString());
 }

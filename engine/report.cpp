@@ -1,6 +1,8 @@
 #include "report.h"
 
 #include "jsoncursor.h"
+#include "reportformat_p.h"
+#include "timeline.h"
 #include "units.h"
 
 #include <algorithm>
@@ -12,99 +14,17 @@
 
 namespace railyard::engine {
 
+using namespace reportformat;
+
 namespace {
 
-constexpr int kDeviceKinds = 8; // DeviceKind's values
-constexpr int kLinkKinds = 5;   // LinkKind's values
-
-int tierKey(const LinkTier &t)
-{
-    return (static_cast<int>(t.from) * kDeviceKinds + static_cast<int>(t.to)) * kLinkKinds
-           + static_cast<int>(t.kind);
-}
-
-// Text is gathered in a buffer and handed to the stream in large pieces: a million small
-// writes to std::cout cost more than formatting them.
-class Buffered
-{
-public:
-    explicit Buffered(std::ostream &out)
-        : m_out(out)
-    {
-        m_buf.reserve(kChunk + 1024);
-    }
-    ~Buffered() { flush(); }
-    std::string &text() { return m_buf; }
-    void maybeFlush()
-    {
-        if (m_buf.size() >= kChunk)
-            flush();
-    }
-    void flush()
-    {
-        m_out.write(m_buf.data(), static_cast<std::streamsize>(m_buf.size()));
-        m_buf.clear();
-    }
-
-private:
-    static constexpr std::size_t kChunk = 1 << 16;
-    std::ostream &m_out;
-    std::string m_buf;
-};
-
-template<class T>
-void appendNumber(std::string &s, T v)
-{
-    if constexpr (std::is_floating_point_v<T>) {
-        if (!std::isfinite(v)) {
-            s += "null"; // JSON has no NaN or infinity
-            return;
-        }
-    }
-    char b[40];
-    const auto r = std::to_chars(b, b + sizeof b, v); // shortest text that reads back exactly
-    s.append(b, r.ptr);
-}
-
-void appendJsonString(std::string &s, const std::string &text)
-{
-    s += '"';
-    for (const char ch : text) {
-        const unsigned char c = static_cast<unsigned char>(ch);
-        if (c == '"' || c == '\\') {
-            s += '\\';
-            s += ch;
-        } else if (c < 0x20) {
-            static const char *hex = "0123456789abcdef";
-            s += "\\u00";
-            s += hex[c >> 4];
-            s += hex[c & 15];
-        } else {
-            s += ch;
-        }
-    }
-    s += '"';
-}
-
-// Tier names, made once per tier rather than once per link.
-class TierNames
-{
-public:
-    const std::string &operator()(const LinkTier &tier)
-    {
-        std::string &name = m_names[static_cast<std::size_t>(tierKey(tier))];
-        if (name.empty())
-            name = tier.name();
-        return name;
-    }
-
-private:
-    std::array<std::string, kDeviceKinds * kDeviceKinds * kLinkKinds> m_names;
-};
-
 // One link as a one-line JSON object.
-void appendLinkJson(
-        std::string &s, const Topology &t, const LinkLoads &loads, TierNames &tiers, int id)
+void appendLinkJson(std::string &s,
+                    const Topology &t,
+                    const LinkLoads &loads,
+                    const std::vector<float> &moment,
+                    TierNames &tiers,
+                    int id)
 {
     const std::size_t i = static_cast<std::size_t>(id);
     const float up = loads.bytesUp[i], down = loads.bytesDown[i];
@@ -126,6 +46,10 @@ void appendLinkJson(
     appendNumber(s, double(loads.utilization[i]));
     s += ", \"peak_utilization\": ";
     appendNumber(s, double(loads.peakUtilization[i]));
+    if (!moment.empty()) {
+        s += ", \"utilization_at\": ";
+        appendNumber(s, double(moment[i]));
+    }
     s += '}';
 }
 
@@ -169,11 +93,6 @@ void appendTimelineJson(std::string &s, Buffered &b, const StepTimeline &tl)
     s += first ? "]" : "\n  ]";
 }
 
-const char *severityName(Severity s)
-{
-    return s == Severity::Error ? "error" : s == Severity::Warning ? "warning" : "info";
-}
-
 Json tiersJson(const std::vector<LinkTierSummary> &tiers)
 {
     Json out = Json::array();
@@ -188,43 +107,15 @@ Json tiersJson(const std::vector<LinkTierSummary> &tiers)
     return out;
 }
 
-// 131072 -> "131,072".
-std::string grouped(std::size_t n)
+} // namespace
+
+std::vector<float> linkLoadsAt(const Evaluation &e, const Topology &t, double at)
 {
-    std::string digits = std::to_string(n), out;
-    for (std::size_t i = 0; i < digits.size(); ++i) {
-        if (i > 0 && (digits.size() - i) % 3 == 0)
-            out += ',';
-        out += digits[i];
-    }
+    std::vector<float> out;
+    if (at >= 0 && !e.timeline.empty())
+        utilizationAt(e.timeline, t, at, out);
     return out;
 }
-
-std::string percent(double x)
-{
-    return formatNumber(100 * x, 3) + "%";
-}
-
-// Bytes in powers of 1000 with three significant digits: "4.49 TB".
-std::string bytesText(double bytes)
-{
-    static const char *units[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
-    std::size_t u = 0;
-    while (std::abs(bytes) >= 999.5 && u + 1 < std::size(units)) {
-        bytes /= 1000;
-        ++u;
-    }
-    return formatNumber(bytes, 3) + " " + units[u];
-}
-
-std::string padded(std::string s, std::size_t width, bool right = false)
-{
-    if (s.size() < width)
-        s.insert(right ? 0 : s.size(), width - s.size(), ' ');
-    return s;
-}
-
-} // namespace
 
 std::string LinkTier::name() const
 {
@@ -343,6 +234,9 @@ void writeEvaluationJson(std::ostream &out,
     j["assumptions"] = e.assumptions;
     const bool links = o.links != LinkListing::None && e.links;
     j["link_tiers"] = links ? tiersJson(summarizeLinks(t, *e.links)) : Json::array();
+    const std::vector<float> moment = links ? linkLoadsAt(e, t, o.at) : std::vector<float>{};
+    if (!moment.empty())
+        j["at_s"] = o.at;
 
     // Everything but the links as one object, left open; the links follow row by row.
     std::string head = j.dump(2);
@@ -356,7 +250,7 @@ void writeEvaluationJson(std::ostream &out,
     const auto row = [&](int id) {
         s += first ? "\n    " : ",\n    ";
         first = false;
-        appendLinkJson(s, t, *e.links, tierNames, id);
+        appendLinkJson(s, t, *e.links, moment, tierNames, id);
         b.maybeFlush();
     };
     if (links && o.links == LinkListing::All) {
@@ -432,168 +326,6 @@ void writeEvaluationText(std::ostream &out,
     }
     for (const Warning &w : e.warnings)
         s += std::string("  ") + severityName(w.severity) + ": " + w.message + "\n";
-}
-
-namespace {
-
-// A Markdown table cell: '|' escaped, line breaks folded, so a name never breaks the table.
-std::string cell(const std::string &text)
-{
-    std::string out;
-    out.reserve(text.size());
-    for (const char c : text) {
-        if (c == '|')
-            out += "\\|";
-        else if (c == '\n' || c == '\r')
-            out += ' ';
-        else
-            out += c;
-    }
-    return out;
-}
-
-// A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break.
-void appendCsvField(std::string &s, const std::string &text)
-{
-    if (text.find_first_of(",\"\r\n") == std::string::npos) {
-        s += text;
-        return;
-    }
-    s += '"';
-    for (const char c : text) {
-        if (c == '"')
-            s += '"';
-        s += c;
-    }
-    s += '"';
-}
-
-} // namespace
-
-void writeEvaluationMarkdown(std::ostream &out,
-                             const Evaluation &e,
-                             const Topology &t,
-                             const ReportOptions &o)
-{
-    Buffered b(out);
-    std::string &s = b.text();
-    s += "# " + cell(o.title) + "\n\n";
-    s += "| Quantity | Value |\n|---|---|\n";
-    s += "| Step time | " + formatSeconds(e.stepTimeS) + " \u00b1"
-         + formatNumber(100 * e.stepTimeBand.fraction, 2) + "% ("
-         + formatSeconds(e.stepTimeBand.lowS) + " to " + formatSeconds(e.stepTimeBand.highS)
-         + ") |\n";
-    s += "| Tokens per step | " + formatNumber(e.tokensPerStep, 4) + " |\n";
-    s += "| Tokens/s | " + formatNumber(e.tokensPerS, 4) + " ("
-         + formatNumber(e.tokensPerSPerGpu, 4) + " per GPU) |\n";
-    s += "| MFU | " + formatNumber(100 * e.mfu, 3) + "% (" + formatNumber(e.modelTflopsPerGpu, 4)
-         + " model TFLOP/s per GPU) |\n";
-    s += "| Memory per GPU | " + formatNumber(e.memory.totalGiB(), 3) + " GiB of "
-         + formatNumber(e.hbmGiB, 3) + " GiB |\n";
-    if (e.costPerStep > 0)
-        s += "| Cost | $" + formatNumber(e.costPerStep, 4) + " per step, $"
-             + formatNumber(e.costPerMillionTokens, 3) + " per million tokens |\n";
-    if (!e.stepTimeBand.basis.empty())
-        s += "\nStep-time band: " + cell(e.stepTimeBand.basis) + "\n";
-
-    s += "\n## Where the step goes (exposed seconds)\n\n| Part | Exposed | Total "
-         "|\n|---|---:|---:|\n";
-    const StepBreakdown &x = e.exposed, &tot = e.total;
-    const std::pair<const char *, double StepBreakdown::*> parts[]
-            = {{"Compute", &StepBreakdown::compute},
-               {"TP", &StepBreakdown::tp},
-               {"CP", &StepBreakdown::cp},
-               {"EP", &StepBreakdown::ep},
-               {"PP bubble", &StepBreakdown::ppBubble},
-               {"PP p2p", &StepBreakdown::ppP2p},
-               {"DP", &StepBreakdown::dp},
-               {"Optimizer", &StepBreakdown::optimizer}};
-    for (const auto &[name, member] : parts)
-        s += std::string("| ") + name + " | " + formatSeconds(x.*member) + " | "
-             + formatSeconds(tot.*member) + " |\n";
-
-    if (o.links != LinkListing::None && e.links) {
-        const LinkLoads &loads = *e.links;
-        s += "\n## Links\n\n" + grouped(loads.size()) + " links, " + grouped(loads.loaded)
-             + " with traffic. Utilization = busiest direction / (rate \u00d7 step time).\n\n";
-        s += "| Tier | Kind | Links | Loaded | Bytes/step | Mean | Max |\n"
-             "|---|---|---:|---:|---:|---:|---:|\n";
-        for (const LinkTierSummary &tier : summarizeLinks(t, loads))
-            s += "| " + tier.tier.name() + " | " + toString(tier.tier.kind) + " | "
-                 + grouped(tier.links) + " | " + grouped(tier.loaded) + " | "
-                 + bytesText(tier.bytesPerStep) + " | " + percent(tier.meanUtilization) + " | "
-                 + percent(tier.maxUtilization) + " |\n";
-        std::vector<int> ids;
-        if (o.links == LinkListing::All) {
-            s += "\n### Every link\n\n";
-        } else {
-            ids = busiestLinks(loads, o.busiest);
-            if (!ids.empty())
-                s += "\n### Busiest links (" + std::to_string(ids.size()) + " of "
-                     + grouped(loads.loaded) + " with traffic)\n\n";
-        }
-        const auto row = [&](int id) {
-            const std::size_t i = static_cast<std::size_t>(id);
-            s += "| " + cell(t.linkName(id)) + " | " + toString(t.links()[i].kind) + " | "
-                 + bytesText(double(loads.bytesUp[i]) + double(loads.bytesDown[i])) + " | "
-                 + percent(loads.utilization[i]) + " | " + percent(loads.peakUtilization[i])
-                 + " |\n";
-            b.maybeFlush();
-        };
-        if (o.links == LinkListing::All || !ids.empty())
-            s += "| Link | Kind | Bytes/step | Utilization | Peak |\n|---|---|---:|---:|---:|\n";
-        if (o.links == LinkListing::All)
-            for (std::size_t i = 0; i < loads.size(); ++i)
-                row(static_cast<int>(i));
-        for (int id : ids)
-            row(id);
-    }
-    if (!e.warnings.empty()) {
-        s += "\n## Warnings\n\n";
-        for (const Warning &w : e.warnings)
-            s += std::string("- **") + severityName(w.severity) + "**: " + cell(w.message) + "\n";
-    }
-    if (!e.assumptions.empty()) {
-        s += "\n## Assumptions\n\n";
-        for (const std::string &a : e.assumptions)
-            s += "- " + cell(a) + "\n";
-    }
-}
-
-void writeLinkLoadsCsv(std::ostream &out, const Evaluation &e, const Topology &t, bool allLinks)
-{
-    Buffered b(out);
-    std::string &s = b.text();
-    s += "id,name,kind,tier,bytes_per_step,bytes_up,bytes_down,utilization,peak_utilization\r\n";
-    if (!e.links)
-        return;
-    const LinkLoads &loads = *e.links;
-    TierNames tiers;
-    for (std::size_t i = 0; i < loads.size(); ++i) {
-        const float up = loads.bytesUp[i], down = loads.bytesDown[i];
-        if (!allLinks && up == 0 && down == 0)
-            continue;
-        const int id = static_cast<int>(i);
-        appendNumber(s, id);
-        s += ',';
-        appendCsvField(s, t.linkName(id));
-        s += ',';
-        s += toString(t.links()[i].kind);
-        s += ',';
-        s += tiers(linkTier(t, id));
-        s += ',';
-        appendNumber(s, double(up) + double(down));
-        s += ',';
-        appendNumber(s, double(up));
-        s += ',';
-        appendNumber(s, double(down));
-        s += ',';
-        appendNumber(s, double(loads.utilization[i]));
-        s += ',';
-        appendNumber(s, double(loads.peakUtilization[i]));
-        s += "\r\n";
-        b.maybeFlush();
-    }
 }
 
 } // namespace railyard::engine

@@ -50,7 +50,14 @@ struct ReportOptions
     std::size_t busiest = 20;
     std::string title;     // the layout's title or file, for the text report
     bool timeline = false; // write `timeline` (needs evaluation.timeline)
+    // >= 0: also each link's utilization at that moment of the step, in seconds from its start
+    // (`utilization_at`; needs evaluation.timeline). Negative: the step average only.
+    double at = -1;
 };
+
+// Per link, dense by link id, the utilization at `at` seconds into the step (utilizationAt on
+// the evaluation's timeline); empty when `at` is negative or there is no timeline.
+std::vector<float> linkLoadsAt(const Evaluation &evaluation, const Topology &topology, double at);
 
 // Writes DESIGN.md's `evaluate --json` object. The link list goes out row by row as it is
 // written, never held whole: every link of a 262,144-GPU cluster streams in constant memory.
@@ -77,11 +84,12 @@ void writeEvaluationMarkdown(std::ostream &out,
 
 // The per-link loads as CSV (RFC 4180, comma-separated, a header row): one row per link with
 // traffic (every link, idle ones too, with `allLinks`), in link order. Columns: id, name, kind, tier,
-// bytes_per_step, bytes_up, bytes_down, utilization, peak_utilization. Streams row by row.
-// Needs `evaluation.links`.
+// bytes_per_step, bytes_up, bytes_down, utilization, peak_utilization, and utilization_at when
+// `at` >= 0 (see ReportOptions::at). Streams row by row. Needs `evaluation.links`.
 void writeLinkLoadsCsv(std::ostream &out,
                        const Evaluation &evaluation,
                        const Topology &topology,
-                       bool allLinks = false);
+                       bool allLinks = false,
+                       double at = -1);
 
 } // namespace railyard::engine

@@ -10,6 +10,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QSet>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -260,12 +261,12 @@ private Q_SLOTS:
                                                     QStringLiteral("--scale"),
                                                     QStringLiteral("0")}
                                      << "0.1 to 8";
-        QTest::newRow("at") << QStringList{f,
-                                           QStringLiteral("-o"),
-                                           QStringLiteral("x.csv"),
-                                           QStringLiteral("--at"),
-                                           QStringLiteral("1.5")}
-                            << "not yet available: the step timeline is being built (issue 10)";
+        QTest::newRow("at negative") << QStringList{f,
+                                                    QStringLiteral("-o"),
+                                                    QStringLiteral("x.csv"),
+                                                    QStringLiteral("--at"),
+                                                    QStringLiteral("-1")}
+                                     << "--at takes a time in seconds";
         QTest::newRow("at not a time") << QStringList{f,
                                                       QStringLiteral("-o"),
                                                       QStringLiteral("x.csv"),
@@ -291,6 +292,117 @@ private Q_SLOTS:
         QVERIFY2(r.err.contains(says), qPrintable(r.err));
         QVERIFY2(r.err.contains(QStringLiteral("railyard export --help")), qPrintable(r.err));
         QVERIFY(!QFile::exists(m_dir.filePath(QStringLiteral("x.svg"))));
+    }
+
+    // --at: the load at one moment. The links loaded then are exactly the links of the phases
+    // running then (evaluate --timeline), in the CSV, the JSON and the diagram.
+    void momentAt()
+    {
+        const char *layout = "gmi-h200-cluster.railyard.json";
+        QProcess p;
+        p.start(QStringLiteral(RAILYARD_BINARY),
+                {QStringLiteral("evaluate"),
+                 data(layout),
+                 QStringLiteral("--json"),
+                 QStringLiteral("--timeline")});
+        QVERIFY(p.waitForFinished(120000));
+        const QJsonObject e = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
+        const double step = e.value(QStringLiteral("step_time_s")).toDouble();
+        QVERIFY(step > 0);
+        const QJsonArray phases = e.value(QStringLiteral("timeline")).toArray();
+        // The middle of stage 0's first TP phase and of its first DP phase with traffic.
+        const auto middleOf = [&](const char *kind) {
+            for (const QJsonValue v : phases) {
+                const QJsonObject ph = v.toObject();
+                if (ph.value(QStringLiteral("stage")).toInt() == 0
+                    && ph.value(QStringLiteral("kind")).toString() == QLatin1String(kind)
+                    && !ph.value(QStringLiteral("links")).toArray().isEmpty())
+                    return (ph.value(QStringLiteral("start_s")).toDouble()
+                            + ph.value(QStringLiteral("end_s")).toDouble())
+                           / 2;
+            }
+            return -1.0;
+        };
+        const double tpAt = middleOf("tp"), dpAt = middleOf("dp");
+        QVERIFY(tpAt > 0 && dpAt > 0 && tpAt < step && dpAt < step);
+        // The links of every phase running at `t`.
+        const auto busyAt = [&](double t) {
+            QSet<int> ids;
+            for (const QJsonValue v : phases) {
+                const QJsonObject ph = v.toObject();
+                if (ph.value(QStringLiteral("start_s")).toDouble() <= t
+                    && t < ph.value(QStringLiteral("end_s")).toDouble())
+                    for (const QJsonValue l : ph.value(QStringLiteral("links")).toArray())
+                        if (l.toObject().value(QStringLiteral("bytes")).toDouble() > 0)
+                            ids.insert(l.toObject().value(QStringLiteral("id")).toInt());
+            }
+            return ids;
+        };
+        const QString at = QString::number(tpAt, 'g', 17);
+        Run r = run({data(layout),
+                     QStringLiteral("-o"),
+                     out("at.csv"),
+                     QStringLiteral("--all-links"),
+                     QStringLiteral("--at"),
+                     at});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QList<QByteArray> lines = read(out("at.csv")).split('\n');
+        QVERIFY(lines.first().trimmed().endsWith(",peak_utilization,utilization_at"));
+        QSet<int> loadedThen;
+        for (qsizetype i = 1; i < lines.size(); ++i) {
+            const QList<QByteArray> f = lines[i].trimmed().split(',');
+            if (f.size() < 10)
+                continue;
+            QVERIFY(f[9].toDouble() >= 0);
+            if (f[9].toDouble() > 0)
+                loadedThen.insert(f[0].toInt());
+        }
+        const QSet<int> expected = busyAt(tpAt);
+        QVERIFY(!expected.isEmpty());
+        QCOMPARE(loadedThen, expected);
+
+        r = run({data(layout), QStringLiteral("-o"), out("at.json"), QStringLiteral("--at"), at});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QJsonObject j = QJsonDocument::fromJson(read(out("at.json"))).object();
+        QCOMPARE(j.value(QStringLiteral("at_s")).toDouble(), tpAt);
+        int momentLinks = 0;
+        for (const QJsonValue l : j.value(QStringLiteral("links")).toArray())
+            momentLinks += l.toObject().value(QStringLiteral("utilization_at")).toDouble() > 0;
+        QCOMPARE(momentLinks, expected.size());
+
+        // The diagram at two moments: different pictures, and the title block says when.
+        for (const auto &[name, t] : {std::pair{"tp.png", tpAt}, std::pair{"dp.png", dpAt}}) {
+            r = run({data(layout),
+                     QStringLiteral("-o"),
+                     out(name),
+                     QStringLiteral("--at"),
+                     QString::number(t, 'g', 17)});
+            QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        }
+        const QImage tp(out("tp.png")), dp(out("dp.png"));
+        QVERIFY(!tp.isNull() && tp.size() == dp.size());
+        QVERIFY(tp != dp);
+        r = run({data(layout), QStringLiteral("-o"), out("tp.svg"), QStringLiteral("--at"), at});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QString error;
+        const QString text = xmlText(out("tp.svg"), &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QVERIFY2(text.contains(QStringLiteral("Link load at")), qPrintable(text.left(2000)));
+        QVERIFY(text.contains(QStringLiteral("utilization at this moment")));
+
+        // Past the end of the step: exit 1, naming the file and the step's length.
+        for (const char *name : {"late.csv", "late.svg"}) {
+            r = run({data(layout),
+                     QStringLiteral("-o"),
+                     out(name),
+                     QStringLiteral("--at"),
+                     QString::number(step * 2)});
+            QCOMPARE(r.exitCode, 1);
+            QVERIFY2(r.err.contains(QLatin1String(layout))
+                             && r.err.contains(QStringLiteral("past the end")),
+                     qPrintable(r.err));
+            QVERIFY(!QFile::exists(out(name)));
+        }
     }
 
     void helpNamesEveryFormat()

@@ -2,10 +2,12 @@
 
 #include "document/document.h"
 #include "document/groupref.h"
+#include "document/viewstate.h"
 #include "parallel.h"
 #include "render/diagramrenderer.h"
 #include "report.h"
 #include "scene/clusterscene.h"
+#include "units.h"
 
 #include <railyard/version.h>
 
@@ -261,7 +263,26 @@ void applyLayoutView(ClusterScene &scene)
         scene.setLinkLoadVisible(it->get<bool>());
 }
 
-bool exportLayoutDiagram(const QString &layoutPath, const QString &out, double scale, QString *error)
+QString momentFooter(const engine::Evaluation &e, double at)
+{
+    // What stage 0 is doing then (the phases of the other stages are alike, shifted).
+    QStringList doing;
+    for (int i : e.timeline.runningAt(at)) {
+        const engine::Phase &p = e.timeline.phases[static_cast<std::size_t>(i)];
+        if (p.stage == 0 || p.stage < 0)
+            doing << QString::fromStdString(p.name);
+    }
+    doing.removeDuplicates();
+    QString line = tr("Link load at %1 of the %2 step")
+                           .arg(QString::fromStdString(engine::formatSeconds(at)),
+                                QString::fromStdString(engine::formatSeconds(e.stepTimeS)));
+    if (!doing.isEmpty())
+        line += tr(" (stage 0: %1)").arg(doing.join(QStringLiteral("; ")));
+    return line + QStringLiteral(" \u00b7 ") + defaultFooter();
+}
+
+bool exportLayoutDiagram(
+        const QString &layoutPath, const QString &out, double scale, double at, QString *error)
 {
     std::unique_ptr<Document> doc = Document::load(layoutPath, error);
     if (!doc)
@@ -270,7 +291,31 @@ bool exportLayoutDiagram(const QString &layoutPath, const QString &out, double s
     applyLayoutView(scene);
     DiagramExportOptions options;
     options.scale = scale;
-    return exportDiagram(scene, out, options, error);
+    ViewState view;
+    if (at >= 0) {
+        const engine::Evaluation &e = doc->evaluation();
+        if (e.timeline.empty()) {
+            *error = tr("%1: the step has no timeline to take a moment from (%2)")
+                             .arg(layoutPath, QString::fromStdString(e.error));
+            return false;
+        }
+        if (at > e.stepTimeS) {
+            *error = tr("%1: --at %2 is past the end of the step, which lasts %3; give a time "
+                        "from 0 to the step time")
+                             .arg(layoutPath,
+                                  QString::fromStdString(engine::formatSeconds(at)),
+                                  QString::fromStdString(engine::formatSeconds(e.stepTimeS)));
+            return false;
+        }
+        view.setStepLength(e.stepTimeS);
+        view.setPlaybackTime(at);
+        scene.setViewState(&view);
+        scene.setLinkLoadVisible(true);
+        options.footer = momentFooter(e, at);
+    }
+    const bool ok = exportDiagram(scene, out, options, error);
+    scene.setViewState(nullptr);
+    return ok;
 }
 
 } // namespace railyard

@@ -47,11 +47,11 @@ bool exportWidget(QWidget *widget, const QString &path, double scale, QString *e
 // the layout's "view" names a colouring; the link-load view as the layout says.
 void applyLayoutView(ClusterScene &scene);
 
-// Headless: reads the layout FILE, prices it and writes its diagram to `out`. Needs a
-// QGuiApplication. Returns false and sets `error` (naming the file) on failure.
-bool exportLayoutDiagram(const QString &layoutPath,
-                         const QString &out,
-                         double scale,
-                         QString *error);
+// Headless: reads the layout FILE, prices it and writes its diagram to `out`; `at` >= 0 draws
+// the link load at that moment of the step (the title block says when, and what runs then)
+// rather than the step average. Needs a QGuiApplication. Returns false and sets `error`
+// (naming the file) on failure.
+bool exportLayoutDiagram(
+        const QString &layoutPath, const QString &out, double scale, double at, QString *error);
 
 } // namespace railyard
