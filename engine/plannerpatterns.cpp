@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <numeric>
 
 namespace railyard::engine {
 
@@ -14,7 +15,31 @@ CollectivePatterns::CollectivePatterns(const Topology &topology)
     : m_topology(topology)
     , m_traffic(topology)
     , m_scratch(topology)
-{}
+{
+    m_period = periodGpus();
+}
+
+int CollectivePatterns::periodGpus() const
+{
+    const ClusterShape &s = m_topology.shape();
+    const int world = m_topology.gpuCount();
+    int unit = 0;
+    if (!s.hasFabric) {
+        unit = s.gpusPerNode;
+    } else if (s.fabric == FabricKind::RailOptimized && s.nodesPerLeafGroup > 0
+               && s.nodes % s.nodesPerLeafGroup == 0) {
+        unit = s.nodesPerLeafGroup * s.gpusPerNode;
+    } else if (s.fabric == FabricKind::ThreeTier && s.leavesPerPod > 0 && s.nicsPerLeaf > 0) {
+        const int nics = m_topology.nicCount();
+        const long long podNics = 1LL * s.nicsPerLeaf * s.leavesPerPod;
+        if (nics % podNics == 0 && (podNics * world) % nics == 0)
+            unit = static_cast<int>(podNics * world / nics);
+    }
+    if (unit <= 0)
+        return 0;
+    unit = std::lcm(unit, std::lcm(std::max(1, s.domainSize), std::max(1, s.gpusPerNode)));
+    return world % unit == 0 ? unit : 0;
+}
 
 CollectivePatterns::~CollectivePatterns() = default;
 
@@ -23,16 +48,19 @@ void CollectivePatterns::forEachGroup(const Pattern &p, F &&f) const
 {
     // Groups of n ranks at stride s tile the ranks in blocks of n x s: in each block, the
     // groups start at its first s ranks. Rank r runs on GPU r.
-    const int world = m_topology.gpuCount();
     const int block = p.n * p.stride;
     int index = 0;
-    for (int b = 0; b + block <= world; b += block)
+    for (int b = 0; b + block <= p.window; b += block)
         for (int j = 0; j < p.stride; ++j)
             f(index++, b + j);
 }
 
 int CollectivePatterns::find(CollectiveOp op, int n, int stride, const ModelDims *deepEp)
 {
+    // A reduce-scatter is an all-gather backwards: the same candidates, latencies and bytes on
+    // every link (ring only), so the two share a pattern.
+    if (op == CollectiveOp::ReduceScatter)
+        op = CollectiveOp::AllGather;
     const std::uint64_t key = std::uint64_t(static_cast<int>(op)) | std::uint64_t(n) << 4
                               | std::uint64_t(stride) << 24 | std::uint64_t(deepEp ? 1 : 0) << 44;
     if (const auto it = m_index.find(key); it != m_index.end())
@@ -42,6 +70,17 @@ int CollectivePatterns::find(CollectiveOp op, int n, int stride, const ModelDims
     p.op = op;
     p.n = n;
     p.stride = stride;
+    // Groups are translates of one another, and so is the topology every `m_period` GPUs: its
+    // leaves, pods and their uplinks belong to one period, and a phase's time is its busiest
+    // link's. The first whole number of periods and group blocks has that link's load, so only
+    // the groups there are priced.
+    const int world = m_topology.gpuCount();
+    p.window = world;
+    if (m_period > 0) {
+        const long long window = std::lcm(1LL * n * stride, 1LL * m_period);
+        if (window < world && world % window == 0)
+            p.window = static_cast<int>(window);
+    }
     m_members.resize(static_cast<std::size_t>(n));
     const auto membersOf = [&](int base) {
         for (int i = 0; i < n; ++i)

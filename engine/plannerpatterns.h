@@ -46,7 +46,8 @@ private:
         int n = 0, stride = 0;
         double dispatchScale = 1;
         std::vector<Class> classes;
-        std::vector<int> classOfGroup; // per group, in the order the evaluation walks them
+        std::vector<int> classOfGroup; // per group priced, in the order the evaluation walks them
+        int window = 0; // the groups priced: those in the first `window` GPUs (see find())
         int maxDomains = 0;
         // Link-bound seconds per byte of every group at once, NVLink and other links apart, for
         // each choice of algorithm per class (usually one class: one entry per algorithm).
@@ -61,7 +62,12 @@ private:
     template<class F>
     void forEachGroup(const Pattern &p, F &&f) const;
 
+    // The GPUs after which the topology repeats (a scalable unit or pod, whole NVLink domains
+    // and servers); 0 if it does not (a partial last unit, one switch).
+    int periodGpus() const;
+
     const Topology &m_topology;
+    int m_period = 0;
     LinkTraffic m_traffic;
     LinkTraffic m_scratch;
     GroupShape m_shape;

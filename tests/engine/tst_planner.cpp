@@ -105,19 +105,28 @@ private Q_SLOTS:
         QTest::newRow("dense-h200-rail") << example("example.railyard.json") << 250 << 1u;
         // An MoE model (128 experts, top 8) in FP8 on 16 H100.
         QTest::newRow("moe-h100") << example("example-moe.railyard.json") << 250 << 2u;
-        // The same dense model on 512 GPUs behind a three-tier fabric, 2:1 oversubscribed,
-        // ECMP hashing (no adaptive routing).
+        // The same on 1,024 GPUs: four scalable units, so the fast path prices the groups of
+        // one period of the topology (plannerpatterns.cpp) where the evaluation prices all.
+        Layout units = example("example.railyard.json");
+        units.cluster.nodes = 128;
+        QTest::newRow("dense-h200-rail-1024") << units << 100 << 5u;
+        // Spine 2:1 oversubscribed (42 servers per unit: no period, every group priced), ECMP
+        // hashing (no adaptive routing).
+        units.cluster.fabric.oversubscription = 2;
+        units.cluster.tuning.adaptiveRouting = false;
+        QTest::newRow("dense-h200-rail-1024-oversubscribed") << units << 100 << 6u;
+        // The same dense model on 2,048 GPUs behind a three-tier fabric: two pods of 32 leaves
+        // (one period each), ECMP hashing.
         Layout tiers = example("example.railyard.json");
-        tiers.cluster.nodes = 64;
+        tiers.cluster.nodes = 256;
         tiers.cluster.fabric.kind = FabricKind::ThreeTier;
-        tiers.cluster.fabric.oversubscription = 2;
         tiers.cluster.tuning.adaptiveRouting = false;
         tiers.training.globalBatch = 512;
-        QTest::newRow("dense-three-tier") << tiers << 250 << 3u;
+        QTest::newRow("dense-three-tier") << tiers << 100 << 3u;
         // MoE on two GB200 NVL72 racks over InfiniBand, with DeepEP's dispatcher.
         Layout nvl = shipped("gb200-nvl72-two-racks-ib.railyard.json");
         nvl.training.moeDispatcher = MoeDispatcher::DeepEP;
-        QTest::newRow("nvl72-two-racks") << nvl << 250 << 4u;
+        QTest::newRow("nvl72-two-racks") << nvl << 200 << 4u;
     }
 
     void fastPathAgreesWithEvaluation()
