@@ -1,4 +1,5 @@
 #include "cli.h"
+#include "cliplan.h"
 
 #include "collective.h"
 #include "evaluate.h"
@@ -314,7 +315,7 @@ int runEvaluate(const std::vector<std::string> &args, std::ostream &out)
 
 // The subcommands this version runs (DESIGN.md also plans plan, export and import: until they
 // exist they are usage errors like any unknown word, never the GUI).
-const std::set<std::string> kSubcommands = {"collective", "evaluate"};
+const std::set<std::string> kSubcommands = {"collective", "evaluate", "plan"};
 
 // Qt's own options that take a value (QGuiApplication, QApplication and the xcb platform), in
 // their one- and two-dash forms.
@@ -403,6 +404,7 @@ std::string usage()
            "server)\n"
            "       railyard evaluate FILE [--json]\n"
            "       railyard collective FILE --op OP --size SIZE [options] [--json]\n"
+           "       railyard plan FILE [--top N] [--objective OBJ] [--json] | --buy [options]\n"
            "       railyard --help | --version\n"
            "\n"
            "Railyard shows where a distributed training job's traffic goes on a GPU cluster and\n"
@@ -437,6 +439,8 @@ Outcome run(const std::vector<std::string> &args, std::ostream &out, std::ostrea
             result.exitCode = runCollective(args, out);
         else if (first == "evaluate")
             result.exitCode = runEvaluate(args, out);
+        else if (first == "plan")
+            result.exitCode = runPlan(args, out, err);
     } catch (const UsageError &e) {
         err << "railyard " << first << ": " << bounded(e.what()) << "\n(see railyard " << first
             << " --help)\n";
