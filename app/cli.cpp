@@ -1,4 +1,6 @@
 #include "cli.h"
+#include "cli_p.h"
+#include "cliimport.h"
 #include "cliplan.h"
 
 #include "collective.h"
@@ -23,48 +25,7 @@ namespace railyard::cli {
 
 using namespace railyard::engine;
 
-namespace {
-
-struct UsageError : std::runtime_error
-{
-    using std::runtime_error::runtime_error;
-};
-
-// Memory ran out: what was being done, for the message (the work's memory is already freed
-// when this is caught).
-struct OutOfMemory : std::runtime_error
-{
-    using std::runtime_error::runtime_error;
-};
-
-// Runs `work`; a std::bad_alloc inside becomes OutOfMemory naming `what`. The work's own
-// locals (topology, link loads) are gone by the time the message is built.
-template<class F>
-int guardMemory(const std::string &what, F work)
-{
-    try {
-        return work();
-    } catch (const std::bad_alloc &) {
-        throw OutOfMemory(what);
-    }
-}
-
-// Options of one subcommand: "--name value", "--name=value" or a bare flag.
-struct Options
-{
-    std::vector<std::string> positional;
-    std::map<std::string, std::string> values;
-    std::set<std::string> flags;
-
-    bool flag(const std::string &name) const { return flags.count(name) > 0; }
-    std::optional<std::string> value(const std::string &name) const
-    {
-        const auto it = values.find(name);
-        if (it == values.end())
-            return std::nullopt;
-        return it->second;
-    }
-};
+namespace detail {
 
 Options parseOptions(const std::vector<std::string> &args,
                      std::size_t first,
@@ -110,6 +71,34 @@ const std::string &oneFile(const Options &o, const char *subcommand)
     return o.positional[0];
 }
 
+} // namespace detail
+
+namespace {
+
+using detail::oneFile;
+using detail::Options;
+using detail::parseOptions;
+using detail::UsageError;
+
+// Memory ran out: what was being done, for the message (the work's memory is already freed
+// when this is caught).
+struct OutOfMemory : std::runtime_error
+{
+    using std::runtime_error::runtime_error;
+};
+
+// Runs `work`; a std::bad_alloc inside becomes OutOfMemory naming `what`. The work's own
+// locals (topology, link loads) are gone by the time the message is built.
+template<class F>
+int guardMemory(const std::string &what, F work)
+{
+    try {
+        return work();
+    } catch (const std::bad_alloc &) {
+        throw OutOfMemory(what);
+    }
+}
+
 std::string jsonText(const Json &j)
 {
     return j.dump(2) + "\n";
@@ -150,7 +139,6 @@ int collective(const Options &o, const std::string &file, std::ostream &out)
         throw UsageError("unknown --algo '" + algoText
                          + "' (expected auto, ring, tree, nvls, sharp, hierarchical or "
                            "flat-ring)");
-
     const Layout layout = readLayoutFile(file);
     const Topology topology = buildTopology(layout.cluster, Catalog::builtin());
     CollectiveRequest req;
@@ -241,7 +229,7 @@ int runCollective(const std::vector<std::string> &args, std::ostream &out)
 
 const char *kEvaluateHelp
         = "usage: railyard evaluate FILE [--json] [--links busiest|all] [--top-links N] "
-          "[--no-links]\n"
+          "[--no-links] [--timeline]\n"
           "\n"
           "Prices one training step of the layout FILE's workload on its cluster: step time and "
           "its\n"
@@ -253,7 +241,10 @@ const char *kEvaluateHelp
           "  --links WHICH   busiest (default): the per-tier summary and the busiest links;\n"
           "                  all: the summary and every link, idle ones too (streamed)\n"
           "  --top-links N   how many busiest links to list (default 20)\n"
-          "  --no-links      skip per-link loads (no summary, no links)\n";
+          "  --no-links      skip per-link loads (no summary, no links)\n"
+          "  --timeline      with --json: add the step's timeline, phase by phase per pipeline "
+          "stage,\n"
+          "                  with the bytes each phase puts on each link (streamed)\n";
 
 int evaluateFile(const Options &o, const std::string &file, std::ostream &out)
 {
@@ -283,11 +274,15 @@ int evaluateFile(const Options &o, const std::string &file, std::ostream &out)
         report.links = LinkListing::None;
     }
 
+    report.timeline = o.flag("timeline");
+    if (report.timeline && !o.flag("json"))
+        throw UsageError("--timeline is part of the JSON report: add --json");
+
     const Layout layout = readLayoutFile(file);
     const Topology topology = buildTopology(layout.cluster, Catalog::builtin());
     EvaluateOptions options;
     options.linkLoads = report.links != LinkListing::None;
-    options.timeline = false;
+    options.timeline = report.timeline;
     EvaluationWorkspace workspace;
     const Evaluation e = evaluate(layout, topology, workspace, options);
     if (!e.ok)
@@ -303,7 +298,10 @@ int evaluateFile(const Options &o, const std::string &file, std::ostream &out)
 
 int runEvaluate(const std::vector<std::string> &args, std::ostream &out)
 {
-    const Options o = parseOptions(args, 2, {"top-links", "links"}, {"json", "no-links", "help"});
+    const Options o = parseOptions(args,
+                                   2,
+                                   {"top-links", "links"},
+                                   {"json", "no-links", "timeline", "help"});
     if (o.flag("help")) {
         out << kEvaluateHelp;
         return 0;
@@ -313,9 +311,8 @@ int runEvaluate(const std::vector<std::string> &args, std::ostream &out)
                        [&] { return evaluateFile(o, file, out); });
 }
 
-// The subcommands this version runs (DESIGN.md also plans plan, export and import: until they
-// exist they are usage errors like any unknown word, never the GUI).
-const std::set<std::string> kSubcommands = {"collective", "evaluate", "plan"};
+// The subcommands this version runs.
+const std::set<std::string> kSubcommands = {"collective", "evaluate", "export", "import", "plan"};
 
 // Qt's own options that take a value (QGuiApplication, QApplication and the xcb platform), in
 // their one- and two-dash forms.
@@ -404,6 +401,8 @@ std::string usage()
            "server)\n"
            "       railyard evaluate FILE [--json]\n"
            "       railyard collective FILE --op OP --size SIZE [options] [--json]\n"
+           "       railyard export FILE -o OUT.svg|png|pdf|md|csv|json [options]\n"
+           "       railyard import IN -o OUT.railyard.json [--gpu ID] [--json]\n"
            "       railyard plan FILE [--top N] [--objective OBJ] [--json] | --buy [options]\n"
            "       railyard --help | --version\n"
            "\n"
@@ -412,11 +411,14 @@ std::string usage()
            "describes each. Exit status: 0 success, 1 bad input, 2 usage error.\n";
 }
 
-Outcome run(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
+Outcome run(const std::vector<std::string> &args,
+            std::ostream &out,
+            std::ostream &err,
+            const DiagramWriter &diagram)
 {
     Outcome result;
     if (!Catalog::userCatalogError().empty() && args.size() >= 2
-        && (args[1] == "collective" || args[1] == "evaluate"))
+        && (args[1] == "collective" || args[1] == "evaluate" || args[1] == "export"))
         err << "railyard: warning: " << Catalog::userCatalogError()
             << " (using the built-in catalog)\n";
     if (args.size() < 2)
@@ -441,6 +443,13 @@ Outcome run(const std::vector<std::string> &args, std::ostream &out, std::ostrea
             result.exitCode = runEvaluate(args, out);
         else if (first == "plan")
             result.exitCode = runPlan(args, out, err);
+        else if (first == "export")
+            result.exitCode = detail::runExport(args, out, diagram);
+        else if (first == "import")
+            result.exitCode = runImport(args, out, err);
+    } catch (const ImportUsageError &e) {
+        err << "railyard import: " << bounded(e.what()) << "\n(see railyard import --help)\n";
+        result.exitCode = 2;
     } catch (const UsageError &e) {
         err << "railyard " << first << ": " << bounded(e.what()) << "\n(see railyard " << first
             << " --help)\n";

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -15,13 +16,30 @@ struct Outcome
     std::string guiFile; // when not handled: the layout FILE to open (empty: the default one)
 };
 
+// A diagram `railyard export` asks for (SVG, PNG or PDF). Drawing needs Qt, which this layer
+// does not use: the executable supplies a DiagramWriter (main.cpp), which throws
+// engine::InputError or std::runtime_error with a message naming the file on failure.
+struct DiagramRequest
+{
+    std::string file;   // the layout
+    std::string output; // where the diagram goes
+    std::string format; // "svg", "png" or "pdf"
+    double scale = 1;   // PNG: pixels per scene unit
+    double at = -1;     // >= 0: the link load at that moment of the step, not the average
+};
+using DiagramWriter = std::function<void(const DiagramRequest &)>;
+
 // The rule that keeps a mistyped or future subcommand out of the GUI: the GUI takes Qt's own
 // options and at most one FILE. A first argument that is not an option, not an existing file
 // and a bare word (no '/' and no '.') is a subcommand: a known one runs, any other is a usage
 // error (exit 2) that names it and lists the subcommands; so is a second FILE.
 // Output goes to `out` as it is made (every link of a large cluster is streamed, not gathered),
 // messages to `err`.
-Outcome run(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
+// `diagram` draws the diagrams of `railyard export` (without one, they are an error).
+Outcome run(const std::vector<std::string> &args,
+            std::ostream &out,
+            std::ostream &err,
+            const DiagramWriter &diagram = {});
 
 // The usage text printed by --help.
 std::string usage();

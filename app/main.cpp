@@ -1,10 +1,13 @@
 #include "cli.h"
+#include "export/diagramexport.h"
+#include "inputerror.h"
 #include "layout.h"
 #include "mainwindow.h"
 
 #include <railyard/version.h>
 
 #include <QApplication>
+#include <QGuiApplication>
 #include <QScreen>
 #include <QTimer>
 
@@ -29,6 +32,23 @@ bool haveDisplay(int argc, char **argv)
     return false;
 }
 
+// `railyard export FILE -o OUT.svg|png|pdf`: drawing needs a QApplication but no window;
+// without a display it draws on Qt's offscreen platform.
+void writeDiagram(int argc, char **argv, const railyard::cli::DiagramRequest &request)
+{
+    if (!haveDisplay(argc, argv))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    int qtArgc = 1;                 // Qt sees no arguments: they were the subcommand's
+    QApplication app(qtArgc, argv); // the scene (Qt Widgets) needs a QApplication
+    QString error;
+    if (!railyard::exportLayoutDiagram(QString::fromStdString(request.file),
+                                       QString::fromStdString(request.output),
+                                       request.scale,
+                                       request.at,
+                                       &error))
+        throw railyard::engine::InputError(error.toStdString());
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -36,7 +56,13 @@ int main(int argc, char **argv)
     std::string file;
     {
         const std::vector<std::string> args(argv, argv + argc);
-        const auto outcome = railyard::cli::run(args, std::cout, std::cerr);
+        const auto outcome = railyard::cli::run(args,
+                                                std::cout,
+                                                std::cerr,
+                                                [argc,
+                                                 argv](const railyard::cli::DiagramRequest &r) {
+                                                    writeDiagram(argc, argv, r);
+                                                });
         if (outcome.handled)
             return outcome.exitCode;
         file = outcome.guiFile;

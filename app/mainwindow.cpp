@@ -1,12 +1,15 @@
 #include "mainwindow.h"
 
 #include "docklayout.h"
+#include "export/diagramexport.h"
 #include "document/autosaver.h"
 #include "document/document.h"
+#include "document/viewstate.h"
 #include "palette/grouppalette.h"
 #include "panels/clusterpanel.h"
 #include "panels/inspectorpanel.h"
 #include "panels/pricingpanel.h"
+#include "panels/timelinepanel.h"
 #include "panels/warningspanel.h"
 #include "panels/workloadpanel.h"
 #include "parallel.h"
@@ -148,6 +151,7 @@ MainWindow::MainWindow(QWidget *parent, const QString &recoveryDirectory)
 MainWindow::~MainWindow()
 {
     // The scene refers to the document; let it go first.
+    delete m_timeline;
     delete m_view;
     delete m_scene;
 }
@@ -156,25 +160,28 @@ void MainWindow::setDocument(std::unique_ptr<Document> document)
 {
     ClusterView *oldView = m_view;
     ClusterScene *oldScene = m_scene;
+    TimelinePanel *oldTimeline = m_timeline;
+    ViewState *oldViewState = m_viewState;
     std::unique_ptr<Document> oldDocument = std::move(m_document);
     m_document = std::move(document);
     m_scene = new ClusterScene(m_document.get(), this);
-    // Colour by the first dimension that splits the job, so its placement shows at once; a
-    // layout's "view": {"color_by": ...} says otherwise (applyViewSettings).
-    if (const engine::RankLayout *ranks = m_scene->ranks()) {
-        for (GroupKind kind :
-             {GroupKind::Tp, GroupKind::Ep, GroupKind::Cp, GroupKind::PpStage, GroupKind::DpReplica})
-            if (ranks->size(dimOf(kind)) > 1) {
-                m_scene->setColourBy(kind);
-                break;
-            }
-    }
+    // Colour by the first dimension that splits the job, so its placement shows at once, or as
+    // the layout's "view" says: the same colouring a headless export draws.
+    applyLayoutView(*m_scene);
+    m_viewState = new ViewState(this);
+    m_scene->setViewState(m_viewState);
     m_view = new ClusterView(m_scene, m_canvas);
     m_view->setLegendVisible(m_legendAction->isChecked());
     m_canvas->layout()->addWidget(m_view);
     m_view->show();
+    m_timeline = new TimelinePanel(m_document.get(), m_viewState, m_canvas);
+    m_timeline->setFixedHeight(170);
+    m_canvas->layout()->addWidget(m_timeline);
+    m_timeline->show();
+    delete oldTimeline;
     delete oldView;
     delete oldScene;
+    delete oldViewState;
     oldDocument.reset();
     // The view takes the canvas's size now, so it fits the cluster at that size.
     m_canvas->layout()->activate();

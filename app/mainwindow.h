@@ -13,6 +13,7 @@ class QDockWidget;
 class QLabel;
 class QLineEdit;
 class QMenu;
+class QPrinter;
 class QSlider;
 
 namespace railyard {
@@ -26,6 +27,8 @@ class Document;
 class GroupPalette;
 class InspectorPanel;
 class PricingPanel;
+class TimelinePanel;
+class ViewState;
 class WarningsPanel;
 class WorkloadPanel;
 
@@ -35,6 +38,7 @@ struct PathPrompts
 {
     std::function<QString(QWidget *parent)> open;
     std::function<QString(QWidget *parent, const QString &suggestedName)> save;
+    std::function<QString(QWidget *parent)> importFrom; // File > Import...
 };
 
 // The main window: the cluster canvas in the middle, the workload, cluster and group docks on
@@ -54,6 +58,8 @@ public:
     void setDocument(std::unique_ptr<Document> document);
     Document *document() const { return m_document.get(); }
     ClusterScene *scene() const { return m_scene; }
+    ViewState *viewState() const { return m_viewState; }
+    TimelinePanel *timeline() const { return m_timeline; }
     ClusterView *view() const { return m_view; }
     ClusterPanel *clusterPanel() const { return m_clusterPanel; }
     InspectorPanel *inspector() const { return m_inspector; }
@@ -75,6 +81,10 @@ public:
     // Opens a file; on failure shows the message (without blocking), keeps the current document
     // and returns false. lastError() holds the message.
     bool openFile(const QString &path);
+    // Imports a cluster's own file (nvidia-smi topo -m, NCCL topology or graph XML, an
+    // nccl-tests log) as a new untitled document the user can price, edit and save; on failure
+    // shows the message naming the file and line, keeps the current document and returns false.
+    bool importFile(const QString &path);
     // The built-in HGX H100 server, as the window starts.
     void openDefaultDocument();
     QString lastError() const { return m_lastError; }
@@ -83,6 +93,15 @@ public:
     // The built-in examples (File > Open Example), as resource paths.
     static QStringList exampleLayouts();
     static QStringList recentFiles();
+
+    // mainwindowexport.cpp. What File > Export writes (the format from the suffix; a .md,
+    // .csv or .json file is the report): returns false and shows the message on failure, the
+    // document untouched. `what` is an ExportDialog::What.
+    bool exportTo(const QString &path, int what = 0, double scale = 1);
+    // Where File > Export offers to write: beside the document, named after it.
+    QString suggestedExportPath(const QString &suffix = QStringLiteral("svg")) const;
+    // Prints the whole cluster with its legend and title on one page of `printer`.
+    bool printTo(QPrinter *printer);
 
     // Runs the search box's query: centres and selects the device, or says nothing matched.
     bool search(const QString &query);
@@ -117,6 +136,10 @@ private:
     bool saveAs();
     void open();
     void newCluster();
+    // mainwindowexport.cpp
+    void exportWithDialog();
+    void print();
+    void importDialog();
     // mainwindow.cpp
     void updateTitle();
     void updateStatus();
@@ -126,6 +149,8 @@ private:
 
     std::unique_ptr<Document> m_document;
     ClusterScene *m_scene = nullptr;
+    ViewState *m_viewState = nullptr;    // the document's view state (playback, hover)
+    TimelinePanel *m_timeline = nullptr; // under the canvas
     ClusterView *m_view = nullptr;
     QWidget *m_canvas = nullptr; // the central widget: holds whichever view is current
     ClusterPanel *m_clusterPanel = nullptr;

@@ -53,6 +53,10 @@ void MainWindow::createActions()
     QAction *openAct = named(file->addAction(tr("&Open\u2026"), this, &MainWindow::open),
                              "actionOpen");
     openAct->setShortcut(QKeySequence::Open);
+    QAction *importAct = named(file->addAction(tr("&Import\u2026"), this, &MainWindow::importDialog),
+                               "actionImport");
+    importAct->setStatusTip(tr("Read nvidia-smi topo -m, NCCL topology XML or an nccl-tests log "
+                               "into a new layout"));
     QMenu *examples = file->addMenu(tr("Open &Example"));
     examples->setObjectName(QStringLiteral("menuOpenExample"));
     for (const QString &path : exampleLayouts()) {
@@ -78,6 +82,17 @@ void MainWindow::createActions()
     QAction *saveAsAct = named(file->addAction(tr("Save &As\u2026"), this, &MainWindow::saveAs),
                                "actionSaveAs");
     saveAsAct->setShortcut(QKeySequence::SaveAs);
+    file->addSeparator();
+    QAction *exportAct = named(file->addAction(tr("&Export\u2026"),
+                                               this,
+                                               &MainWindow::exportWithDialog),
+                               "actionExport");
+    exportAct->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    exportAct->setStatusTip(tr("Write the diagram (SVG, PNG, PDF), a chart or the report "
+                               "(Markdown, CSV, JSON)"));
+    QAction *printAct = named(file->addAction(tr("&Print\u2026"), this, &MainWindow::print),
+                              "actionPrint");
+    printAct->setShortcut(QKeySequence::Print);
     file->addSeparator();
     QAction *quit = named(file->addAction(tr("&Quit"), this, &QWidget::close), "actionQuit");
     quit->setShortcut(QKeySequence::Quit);
@@ -146,7 +161,7 @@ void MainWindow::createActions()
                                                             false);
                                             }),
                          "actionPin");
-    pin->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_P));
+    pin->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P)); // Ctrl+P prints
     named(compare->addAction(tr("&Restore A"), this, [this] { m_pricing->restoreA(); }),
           "actionRestoreA");
     named(compare->addAction(tr("&Unpin A"), this, [this] { m_pricing->unpin(); }), "actionUnpin");

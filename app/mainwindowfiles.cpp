@@ -3,6 +3,8 @@
 
 #include "document/autosaver.h"
 #include "document/document.h"
+#include "importer.h"
+#include "inputerror.h"
 #include "panels/newclusterdialog.h"
 #include "scene/clusterscene.h"
 
@@ -107,6 +109,50 @@ void MainWindow::open()
                                                                    "(*.railyard.json *.json)"));
     if (!path.isEmpty())
         openFile(path);
+}
+
+bool MainWindow::importFile(const QString &path)
+{
+    if (!maybeSave())
+        return false;
+    QString error;
+    std::unique_ptr<Document> doc;
+    try {
+        const engine::ImportedMachine machine = engine::importFile(path.toStdString());
+        doc = Document::create(engine::layoutFromImport(machine, engine::Catalog::builtin()),
+                               &error);
+    } catch (const engine::InputError &e) {
+        error = QString::fromStdString(e.what());
+    } catch (const std::bad_alloc &) {
+        error = path + tr(": out of memory while importing");
+    }
+    if (!doc) {
+        showError(tr("Cannot import"), error);
+        return false;
+    }
+    m_lastError.clear();
+    setDocument(std::move(doc));
+    statusBar()->showMessage(tr("Imported %1 as a new layout: see its notes for what the "
+                                "layout could not carry")
+                                     .arg(QFileInfo(path).fileName()),
+                             10000);
+    return true;
+}
+
+void MainWindow::importDialog()
+{
+    const QString path
+            = m_prompts.importFrom
+                      ? m_prompts.importFrom(this)
+                      : QFileDialog::getOpenFileName(
+                              this,
+                              tr("Import"),
+                              QString(),
+                              tr("Cluster files (*.txt *.log *.xml);;nvidia-smi topo -m (*.txt);;"
+                                 "NCCL topology or graph XML (*.xml);;nccl-tests logs (*.txt "
+                                 "*.log);;All files (*)"));
+    if (!path.isEmpty())
+        importFile(path);
 }
 
 void MainWindow::newCluster()

@@ -9,7 +9,7 @@ class QTextBrowser;
 namespace railyard {
 
 // Help > Quick Guide (F1): what the window shows and the five things people do with it, in a
-// page. The shortcuts it mentions come from the actions (`keyOf("actionPin")` -> "Ctrl+P").
+// page. The shortcuts it mentions come from the actions (`keyOf("actionPin")` -> "Ctrl+Shift+P").
 class QuickGuide : public QDialog
 {
     Q_OBJECT

@@ -4,6 +4,7 @@
 #include "layout.h"
 #include "memory.h"
 #include "parallel.h"
+#include "timeline.h"
 #include "topology.h"
 #include "workspace.h"
 
@@ -40,17 +41,6 @@ struct LinkLoads
     std::vector<float> peakUtilization;
     std::size_t loaded = 0; // links with any traffic
     std::size_t size() const { return utilization.size(); }
-};
-
-// One phase of the step for the timeline: what runs, when, and which links it loads.
-struct Phase
-{
-    std::string name;  // "forward", "TP all-gather", "DP reduce-scatter", ...
-    Dim dim = Dim::TP; // the dimension for communication phases
-    bool communication = false;
-    double start = 0; // seconds from the start of the step (one pipeline stage's view)
-    double end = 0;
-    std::vector<int> links; // links this phase loads (a representative group's)
 };
 
 enum class Severity { Info, Warning, Error };
@@ -93,7 +83,7 @@ struct Evaluation
     double costPerStep = 0; // dollars, from price_per_gpu_hour (0 if unknown)
     double costPerMillionTokens = 0;
     std::shared_ptr<const LinkLoads> links; // null unless asked for
-    std::vector<Phase> timeline;
+    StepTimeline timeline;                  // empty unless asked for
     std::vector<Warning> warnings;
     std::vector<std::string> assumptions; // where the model is unsure, in words
 };
@@ -101,6 +91,8 @@ struct Evaluation
 struct EvaluateOptions
 {
     bool linkLoads = true; // per-link bytes (the costliest part at 100k+ GPUs)
+    // The step's phases per pipeline stage with the bytes each puts on each link (costs about
+    // as much again as pricing the communication).
     bool timeline = true;
 };
 

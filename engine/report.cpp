@@ -1,6 +1,8 @@
 #include "report.h"
 
 #include "jsoncursor.h"
+#include "reportformat_p.h"
+#include "timeline.h"
 #include "units.h"
 
 #include <algorithm>
@@ -12,99 +14,17 @@
 
 namespace railyard::engine {
 
+using namespace reportformat;
+
 namespace {
 
-constexpr int kDeviceKinds = 8; // DeviceKind's values
-constexpr int kLinkKinds = 5;   // LinkKind's values
-
-int tierKey(const LinkTier &t)
-{
-    return (static_cast<int>(t.from) * kDeviceKinds + static_cast<int>(t.to)) * kLinkKinds
-           + static_cast<int>(t.kind);
-}
-
-// Text is gathered in a buffer and handed to the stream in large pieces: a million small
-// writes to std::cout cost more than formatting them.
-class Buffered
-{
-public:
-    explicit Buffered(std::ostream &out)
-        : m_out(out)
-    {
-        m_buf.reserve(kChunk + 1024);
-    }
-    ~Buffered() { flush(); }
-    std::string &text() { return m_buf; }
-    void maybeFlush()
-    {
-        if (m_buf.size() >= kChunk)
-            flush();
-    }
-    void flush()
-    {
-        m_out.write(m_buf.data(), static_cast<std::streamsize>(m_buf.size()));
-        m_buf.clear();
-    }
-
-private:
-    static constexpr std::size_t kChunk = 1 << 16;
-    std::ostream &m_out;
-    std::string m_buf;
-};
-
-template<class T>
-void appendNumber(std::string &s, T v)
-{
-    if constexpr (std::is_floating_point_v<T>) {
-        if (!std::isfinite(v)) {
-            s += "null"; // JSON has no NaN or infinity
-            return;
-        }
-    }
-    char b[40];
-    const auto r = std::to_chars(b, b + sizeof b, v); // shortest text that reads back exactly
-    s.append(b, r.ptr);
-}
-
-void appendJsonString(std::string &s, const std::string &text)
-{
-    s += '"';
-    for (const char ch : text) {
-        const unsigned char c = static_cast<unsigned char>(ch);
-        if (c == '"' || c == '\\') {
-            s += '\\';
-            s += ch;
-        } else if (c < 0x20) {
-            static const char *hex = "0123456789abcdef";
-            s += "\\u00";
-            s += hex[c >> 4];
-            s += hex[c & 15];
-        } else {
-            s += ch;
-        }
-    }
-    s += '"';
-}
-
-// Tier names, made once per tier rather than once per link.
-class TierNames
-{
-public:
-    const std::string &operator()(const LinkTier &tier)
-    {
-        std::string &name = m_names[static_cast<std::size_t>(tierKey(tier))];
-        if (name.empty())
-            name = tier.name();
-        return name;
-    }
-
-private:
-    std::array<std::string, kDeviceKinds * kDeviceKinds * kLinkKinds> m_names;
-};
-
 // One link as a one-line JSON object.
-void appendLinkJson(
-        std::string &s, const Topology &t, const LinkLoads &loads, TierNames &tiers, int id)
+void appendLinkJson(std::string &s,
+                    const Topology &t,
+                    const LinkLoads &loads,
+                    const std::vector<float> &moment,
+                    TierNames &tiers,
+                    int id)
 {
     const std::size_t i = static_cast<std::size_t>(id);
     const float up = loads.bytesUp[i], down = loads.bytesDown[i];
@@ -126,12 +46,51 @@ void appendLinkJson(
     appendNumber(s, double(loads.utilization[i]));
     s += ", \"peak_utilization\": ";
     appendNumber(s, double(loads.peakUtilization[i]));
+    if (!moment.empty()) {
+        s += ", \"utilization_at\": ";
+        appendNumber(s, double(moment[i]));
+    }
     s += '}';
 }
 
-const char *severityName(Severity s)
+// `"timeline": [...]`, phase by phase, each phase's links on its own lines.
+void appendTimelineJson(std::string &s, Buffered &b, const StepTimeline &tl)
 {
-    return s == Severity::Error ? "error" : s == Severity::Warning ? "warning" : "info";
+    s += ",\n  \"timeline\": [";
+    bool first = true;
+    for (const Phase &p : tl.phases) {
+        s += first ? "\n    " : ",\n    ";
+        first = false;
+        s += "{\"stage\": ";
+        appendNumber(s, p.stage);
+        s += ", \"kind\": \"";
+        s += toString(p.kind);
+        s += "\", \"name\": ";
+        appendJsonString(s, p.name);
+        s += ", \"exposed\": ";
+        s += p.exposed ? "true" : "false";
+        s += ", \"start_s\": ";
+        appendNumber(s, p.start);
+        s += ", \"end_s\": ";
+        appendNumber(s, p.end);
+        s += ", \"links\": [";
+        if (p.pattern >= 0) {
+            bool firstLink = true;
+            const float share = static_cast<float>(p.share);
+            for (const LinkShare &l : tl.patterns[static_cast<std::size_t>(p.pattern)].links) {
+                s += firstLink ? "{\"id\": " : ", {\"id\": ";
+                firstLink = false;
+                appendNumber(s, l.link);
+                s += ", \"bytes\": ";
+                appendNumber(s, double(l.up * share) + double(l.down * share));
+                s += '}';
+                b.maybeFlush();
+            }
+        }
+        s += "]}";
+        b.maybeFlush();
+    }
+    s += first ? "]" : "\n  ]";
 }
 
 Json tiersJson(const std::vector<LinkTierSummary> &tiers)
@@ -148,43 +107,15 @@ Json tiersJson(const std::vector<LinkTierSummary> &tiers)
     return out;
 }
 
-// 131072 -> "131,072".
-std::string grouped(std::size_t n)
+} // namespace
+
+std::vector<float> linkLoadsAt(const Evaluation &e, const Topology &t, double at)
 {
-    std::string digits = std::to_string(n), out;
-    for (std::size_t i = 0; i < digits.size(); ++i) {
-        if (i > 0 && (digits.size() - i) % 3 == 0)
-            out += ',';
-        out += digits[i];
-    }
+    std::vector<float> out;
+    if (at >= 0 && !e.timeline.empty())
+        utilizationAt(e.timeline, t, at, out);
     return out;
 }
-
-std::string percent(double x)
-{
-    return formatNumber(100 * x, 3) + "%";
-}
-
-// Bytes in powers of 1000 with three significant digits: "4.49 TB".
-std::string bytesText(double bytes)
-{
-    static const char *units[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
-    std::size_t u = 0;
-    while (std::abs(bytes) >= 999.5 && u + 1 < std::size(units)) {
-        bytes /= 1000;
-        ++u;
-    }
-    return formatNumber(bytes, 3) + " " + units[u];
-}
-
-std::string padded(std::string s, std::size_t width, bool right = false)
-{
-    if (s.size() < width)
-        s.insert(right ? 0 : s.size(), width - s.size(), ' ');
-    return s;
-}
-
-} // namespace
 
 std::string LinkTier::name() const
 {
@@ -303,6 +234,9 @@ void writeEvaluationJson(std::ostream &out,
     j["assumptions"] = e.assumptions;
     const bool links = o.links != LinkListing::None && e.links;
     j["link_tiers"] = links ? tiersJson(summarizeLinks(t, *e.links)) : Json::array();
+    const std::vector<float> moment = links ? linkLoadsAt(e, t, o.at) : std::vector<float>{};
+    if (!moment.empty())
+        j["at_s"] = o.at;
 
     // Everything but the links as one object, left open; the links follow row by row.
     std::string head = j.dump(2);
@@ -316,7 +250,7 @@ void writeEvaluationJson(std::ostream &out,
     const auto row = [&](int id) {
         s += first ? "\n    " : ",\n    ";
         first = false;
-        appendLinkJson(s, t, *e.links, tierNames, id);
+        appendLinkJson(s, t, *e.links, moment, tierNames, id);
         b.maybeFlush();
     };
     if (links && o.links == LinkListing::All) {
@@ -326,7 +260,10 @@ void writeEvaluationJson(std::ostream &out,
         for (int id : busiestLinks(*e.links, o.busiest))
             row(id);
     }
-    s += first ? "]\n}\n" : "\n  ]\n}\n";
+    s += first ? "]" : "\n  ]";
+    if (o.timeline)
+        appendTimelineJson(s, b, e.timeline);
+    s += "\n}\n";
 }
 
 void writeEvaluationText(std::ostream &out,

@@ -48,12 +48,21 @@ struct ReportOptions
 {
     LinkListing links = LinkListing::Busiest;
     std::size_t busiest = 20;
-    std::string title; // the layout's title or file, for the text report
+    std::string title;     // the layout's title or file, for the text report
+    bool timeline = false; // write `timeline` (needs evaluation.timeline)
+    // >= 0: also each link's utilization at that moment of the step, in seconds from its start
+    // (`utilization_at`; needs evaluation.timeline). Negative: the step average only.
+    double at = -1;
 };
+
+// Per link, dense by link id, the utilization at `at` seconds into the step (utilizationAt on
+// the evaluation's timeline); empty when `at` is negative or there is no timeline.
+std::vector<float> linkLoadsAt(const Evaluation &evaluation, const Topology &topology, double at);
 
 // Writes DESIGN.md's `evaluate --json` object. The link list goes out row by row as it is
 // written, never held whole: every link of a 262,144-GPU cluster streams in constant memory.
-// Needs `evaluation.links` unless options.links is None.
+// Needs `evaluation.links` unless options.links is None. With options.timeline, `timeline`
+// follows the links: every phase with the bytes it puts on each link, streamed the same way.
 void writeEvaluationJson(std::ostream &out,
                          const Evaluation &evaluation,
                          const Topology &topology,
@@ -64,5 +73,23 @@ void writeEvaluationText(std::ostream &out,
                          const Evaluation &evaluation,
                          const Topology &topology,
                          const ReportOptions &options);
+
+// The same as a Markdown document for a design review: a table of the numbers, the exposed
+// seconds, the per-tier summary, the busiest links (or every link) and the warnings. Cells that
+// hold names are escaped (`|` and line breaks), so the tables stay tables.
+void writeEvaluationMarkdown(std::ostream &out,
+                             const Evaluation &evaluation,
+                             const Topology &topology,
+                             const ReportOptions &options);
+
+// The per-link loads as CSV (RFC 4180, comma-separated, a header row): one row per link with
+// traffic (every link, idle ones too, with `allLinks`), in link order. Columns: id, name, kind, tier,
+// bytes_per_step, bytes_up, bytes_down, utilization, peak_utilization, and utilization_at when
+// `at` >= 0 (see ReportOptions::at). Streams row by row. Needs `evaluation.links`.
+void writeLinkLoadsCsv(std::ostream &out,
+                       const Evaluation &evaluation,
+                       const Topology &topology,
+                       bool allLinks = false,
+                       double at = -1);
 
 } // namespace railyard::engine

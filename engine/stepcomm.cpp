@@ -25,6 +25,9 @@ void StepModel::buildGroups()
         collect(Dim::PP, ppGroups);
     if (ep > 1 && m.isMoe())
         collect(Dim::EP, epGroups);
+    m_stageOfGpu.assign(static_cast<std::size_t>(topo.gpuCount()), -1);
+    for (int r = 0; r < world; ++r)
+        m_stageOfGpu[static_cast<std::size_t>(ranks->gpuOfRank(r))] = ranks->coord(r, Dim::PP);
     // Gradients are reduced over DP x CP (the ranks that hold the same weights): one group per
     // (TP, PP) position, members in (DP, CP) order.
     if (dp * cp > 1) {
@@ -66,6 +69,7 @@ DimPrice StepModel::price(const Groups &groups, CollectiveOp op, double bytes, d
     // together: groups that share links slow each other down.
     out.groupTimeS.resize(groups.count());
     out.groupDomains.resize(groups.count());
+    m_groupPlan.resize(groups.count());
     traffic.beginPhase(perStep);
     double nvScale = 1, worstEff = 1, worstLat = 0, cap = 0;
     out.bestGroupS = std::numeric_limits<double>::infinity();
@@ -91,6 +95,7 @@ DimPrice StepModel::price(const Groups &groups, CollectiveOp op, double bytes, d
                     key,
                     planCollective(topo, g, op, bytes, Algorithm::Auto, planning, m_dispatchScale));
         const CollectivePlan &p = planCache[k].second;
+        m_groupPlan[i] = static_cast<int>(k);
         if (firstPlan < 0)
             firstPlan = static_cast<int>(k);
         out.groupTimeS[i] = p.timeS;
@@ -113,9 +118,41 @@ DimPrice StepModel::price(const Groups &groups, CollectiveOp op, double bytes, d
     const int n = static_cast<int>(groups.front().size());
     static_cast<CollectiveCost &>(out)
             = groupsCost(op, n, bytes, bw, worstLat, worstEff, cap, algorithm);
-    if (options.timeline)
-        out.sampleLinks = traffic.phaseLinks(4096); // to light up in the timeline
+    if (options.timeline) {
+        out.perStep = perStep;
+        recordStages(groups, op, bytes, &groups == &ppGroups, out);
+    }
     return out;
+}
+
+void StepModel::recordStages(
+        const Groups &groups, CollectiveOp op, double bytes, bool wholePipeline, DimPrice &out)
+{
+    // The same groups' bytes again, stage by stage, in the scratch traffic (the plans are
+    // cached, so `planning` is free): additive, so the stages add up to the step's phase.
+    const int stages = wholePipeline ? 1 : pp;
+    out.stageBytes.assign(static_cast<std::size_t>(stages), {});
+    for (int s = 0; s < stages; ++s) {
+        planning.beginPhase(1.0);
+        bool any = false;
+        for (std::size_t i = 0; i < groups.count(); ++i) {
+            if (!wholePipeline && m_stageOfGpu[static_cast<std::size_t>(groups[i][0])] != s)
+                continue;
+            analyzeGroup(topo, groups[i], m_shape);
+            addCollectiveTraffic(planning,
+                                 topo,
+                                 m_shape,
+                                 op,
+                                 planCache[static_cast<std::size_t>(m_groupPlan[i])].second.algorithm,
+                                 bytes,
+                                 m_dispatchScale);
+            any = true;
+        }
+        if (!any)
+            continue;
+        planning.phaseTime();
+        planning.phaseBytes(out.stageBytes[static_cast<std::size_t>(s)]);
+    }
 }
 
 DimPrice StepModel::priceSamePattern(const DimPrice &like, double bytes, double perStep)
@@ -130,6 +167,12 @@ DimPrice StepModel::priceSamePattern(const DimPrice &like, double bytes, double 
     for (double &t : out.groupTimeS)
         t = like.latencyS + (t - like.latencyS) * scale;
     traffic.repeatPhase(perStep * scale);
+    out.perStep = perStep;
+    for (auto &stage : out.stageBytes)
+        for (LinkShare &l : stage) {
+            l.up = static_cast<float>(l.up * scale);
+            l.down = static_cast<float>(l.down * scale);
+        }
     return out;
 }
 

@@ -14,6 +14,7 @@
 #include "stepcost.h"
 #include "traffic.h"
 
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <string>
@@ -27,7 +28,10 @@ struct DimPrice : CollectiveCost
 {
     std::vector<int> groupDomains;  // NVLink domains each group spans
     std::vector<double> groupTimeS; // each group alone
-    std::vector<int> sampleLinks;   // links one group loads (for the timeline)
+    // For the timeline: the bytes one instance puts on each link, per pipeline stage (the
+    // stage's groups; one entry for the pipeline's own send/recv), and instances per step.
+    std::vector<std::vector<LinkShare>> stageBytes;
+    double perStep = 0;
     double bestGroupS = 0;
 };
 
@@ -96,6 +100,8 @@ private:
     // stepcomm.cpp
     void buildGroups();
     DimPrice price(const Groups &groups, CollectiveOp op, double bytes, double perStep);
+    void recordStages(
+            const Groups &groups, CollectiveOp op, double bytes, bool wholePipeline, DimPrice &out);
     DimPrice priceSamePattern(const DimPrice &like, double bytes, double perStep);
     void priceCommunication();
     // stepcompose.cpp
@@ -104,6 +110,7 @@ private:
     void memory();
     // steptimeline.cpp
     void buildTimeline();
+    int addPattern(PhaseKind kind, int stage, std::initializer_list<const DimPrice *> parts);
     // evaluate.cpp
     void fillLinks();
 
@@ -145,8 +152,11 @@ private:
         bool operator==(const PlanKey &) const = default;
     };
     std::vector<std::pair<PlanKey, CollectivePlan>> planCache;
-    GroupShape m_shape;           // reused for every group
-    double m_dispatchScale = 1.0; // inter-node share of an all-to-all (DeepEP)
+    GroupShape m_shape;            // reused for every group
+    std::vector<int> m_groupPlan;  // per group of the collective being priced: its plan
+    std::vector<int> m_stageOfGpu; // pipeline stage of each GPU (-1: no rank)
+    std::vector<LinkShare> m_sum;  // scratch: a pattern's bytes, dense by link
+    double m_dispatchScale = 1.0;  // inter-node share of an all-to-all (DeepEP)
 };
 
 std::string pct(double x); // "+41%"

@@ -388,6 +388,25 @@ std::vector<int> LinkTraffic::phaseLinks(std::size_t limit) const
     return out;
 }
 
+void LinkTraffic::phaseBytes(std::vector<LinkShare> &out) const
+{
+    for (int g : m_touchedPorts) {
+        const Cell &c = m_ports[static_cast<std::size_t>(g)];
+        const auto links = m_t->gpuNvlinks(g);
+        double lanes = 0;
+        for (int l : links)
+            lanes += m_t->links()[static_cast<std::size_t>(l)].lanes;
+        for (int l : links) {
+            const double share = m_t->links()[static_cast<std::size_t>(l)].lanes / lanes;
+            out.push_back({l, static_cast<float>(c.up * share), static_cast<float>(c.down * share)});
+        }
+    }
+    for (int l : m_touched) {
+        const Cell &c = m_cells[static_cast<std::size_t>(l)];
+        out.push_back({l, c.up, c.down});
+    }
+}
+
 void LinkTraffic::repeatPhase(double factor)
 {
     spreadUplinks();

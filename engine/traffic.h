@@ -1,5 +1,6 @@
 #pragma once
 
+#include "timeline.h"
 #include "topology.h"
 
 #include <array>
@@ -83,6 +84,9 @@ public:
     int phaseBottleneck() const { return m_bottleneck; }
     // Links the phase touched (after phaseTime()), NVLinks included; at most `limit`.
     std::vector<int> phaseLinks(std::size_t limit = std::numeric_limits<std::size_t>::max()) const;
+    // The phase's bytes per link (after phaseTime()), NVLink ports spread over their GPU's
+    // NVLinks by lanes, appended to `out`: unsorted, a link may appear more than once.
+    void phaseBytes(std::vector<LinkShare> &out) const;
     double phaseUp(int link) const;
     double phaseDown(int link) const;
     // Adds the current phase's bytes `factor` more times to the step totals (another

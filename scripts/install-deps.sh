@@ -16,6 +16,9 @@ packages=(
     qt6-qpa-plugins fonts-dejavu-core
     # Packaging checks run by the tests
     desktop-file-utils appstream dpkg-dev file
+    # The export tests open exported SVG and PDF files as other programs do (rsvg-convert,
+    # pdftoppm, pdftotext)
+    librsvg2-bin poppler-utils
 )
 if [ "${1:-}" = "--list" ]; then
     printf '%s\n' "${packages[@]}"

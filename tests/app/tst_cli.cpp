@@ -4,8 +4,10 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+
 #include <QTemporaryDir>
 #include <QTest>
+#include <set>
 
 #include "cli.h"
 
@@ -297,6 +299,49 @@ private Q_SLOTS:
     }
 
     // For people: the same summary in a screenful, not a line per link.
+    // --timeline: phases per pipeline stage whose per-link bytes add up to each link's bytes
+    // per step; without it no timeline (the default output stays small).
+    void evaluateTimeline()
+    {
+        const QJsonObject plain = evaluateObject({}, "gmi-h200-cluster.railyard.json");
+        QVERIFY(!plain.contains(QStringLiteral("timeline")));
+        const QJsonObject o = evaluateObject({QStringLiteral("--timeline"),
+                                              QStringLiteral("--links"),
+                                              QStringLiteral("all")},
+                                             "gmi-h200-cluster.railyard.json");
+        const double step = number(o, "step_time_s");
+        QCOMPARE(step, number(plain, "step_time_s"));
+        const QJsonArray phases = o.value(QStringLiteral("timeline")).toArray();
+        const QJsonArray links = o.value(QStringLiteral("links")).toArray();
+        QVERIFY(phases.size() > 100);
+        const QStringList kinds{"compute", "tp", "cp", "ep", "pp_p2p", "dp", "optimizer", "bubble"};
+        std::vector<double> sum(static_cast<std::size_t>(links.size()), 0.0);
+        std::set<QString> seen;
+        std::set<int> stages;
+        for (const QJsonValue &v : phases) {
+            const QJsonObject p = v.toObject();
+            const QString kind = p.value(QStringLiteral("kind")).toString();
+            QVERIFY2(kinds.contains(kind), qPrintable(kind));
+            seen.insert(kind);
+            stages.insert(int(number(p, "stage")));
+            const double start = number(p, "start_s"), end = number(p, "end_s");
+            QVERIFY(start >= 0 && start <= end && end <= step * (1 + 1e-12));
+            for (const QJsonValue &l : p.value(QStringLiteral("links")).toArray()) {
+                const int id = l.toObject().value(QStringLiteral("id")).toInt(-1);
+                QVERIFY(id >= 0 && id < links.size());
+                sum[static_cast<std::size_t>(id)] += number(l.toObject(), "bytes");
+            }
+        }
+        QCOMPARE(stages, (std::set<int>{0, 1, 2, 3}));
+        for (const char *k : {"compute", "tp", "pp_p2p", "dp", "optimizer", "bubble"})
+            QVERIFY2(seen.count(QLatin1String(k)), k);
+        for (qsizetype i = 0; i < links.size(); ++i) {
+            const double bytes = number(links[i].toObject(), "bytes_per_step");
+            QVERIFY2(std::abs(sum[static_cast<std::size_t>(i)] - bytes) <= 1e-4 * bytes + 1,
+                     qPrintable(QString("link %1: %2 vs %3").arg(i).arg(sum[i]).arg(bytes)));
+        }
+    }
+
     void evaluateTextSummarizes()
     {
         const Run r = run({QStringLiteral("evaluate"), data("example.railyard.json")});
@@ -479,6 +524,9 @@ private Q_SLOTS:
         QTest::newRow("--links all with --top-links")
                 << QStringList{"evaluate", "x.json", "--links=all", "--top-links", "5"}
                 << "--links all lists every link";
+        QTest::newRow("--timeline without --json")
+                << QStringList{"evaluate", "x.json", "--timeline"}
+                << "--timeline is part of the JSON report: add --json";
         QTest::newRow("--no-links with --links")
                 << QStringList{"evaluate", "x.json", "--no-links", "--links", "all"}
                 << "--no-links leaves no links";
@@ -501,8 +549,6 @@ private Q_SLOTS:
         const QString layout = data("seed-1-server.railyard.json");
         QTest::newRow("simulate FILE")
                 << QStringList{"simulate", layout} << "unknown subcommand 'simulate'";
-        QTest::newRow("import x") << QStringList{"import", "x"} << "unknown subcommand 'import'";
-        QTest::newRow("export x") << QStringList{"export", "x"} << "unknown subcommand 'export'";
         QTest::newRow("simulate alone")
                 << QStringList{"simulate"} << "unknown subcommand 'simulate'";
         QTest::newRow("typo") << QStringList{"evalute", layout, "--json"}
@@ -729,6 +775,97 @@ private Q_SLOTS:
         QCOMPARE(p.exitCode(), 1);
         QVERIFY2(p.readAllStandardError().contains("cluster: line 1, column 12: the number 1e400"),
                  "not read as a file");
+    }
+    void importWritesAPricedLayout()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("imported.railyard.json"));
+        const Run r = run({QStringLiteral("import"),
+                           data("import/nccl-tests/"
+                                "h100-2node-16gpu-allreduce-srun-prefixed-nccltests290.txt"),
+                           QStringLiteral("-o"),
+                           out,
+                           QStringLiteral("--json")});
+        QCOMPARE(r.exitCode, 0);
+        const QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QCOMPARE(o.value(QStringLiteral("gpus")).toInt(), 16);
+        QCOMPARE(o.value(QStringLiteral("nics")).toInt(), 0);
+        QVERIFY(o.value(QStringLiteral("links")).isObject());
+        const QJsonArray ms = o.value(QStringLiteral("measurements")).toArray();
+        QCOMPARE(ms.size(), 22);
+        const QJsonObject last = ms.at(20).toObject(); // the largest size, out-of-place
+        QCOMPARE(last.value(QStringLiteral("op")).toString(), QStringLiteral("all_reduce"));
+        QCOMPARE(last.value(QStringLiteral("size_bytes")).toDouble(), 8589934592.0);
+        QCOMPARE(last.value(QStringLiteral("time_us")).toDouble(), 103530.0);
+        QCOMPARE(last.value(QStringLiteral("algbw_gbps")).toDouble(), 82.97);
+        QCOMPARE(last.value(QStringLiteral("busbw_gbps")).toDouble(), 155.57);
+        QCOMPARE(last.value(QStringLiteral("in_place")).toBool(), false);
+        QCOMPARE(ms.at(21).toObject().value(QStringLiteral("in_place")).toBool(), true);
+        // The layout it wrote prices the same all-reduce near the measured bus bandwidth.
+        const Run c = run({QStringLiteral("collective"),
+                           out,
+                           QStringLiteral("--op"),
+                           QStringLiteral("all_reduce"),
+                           QStringLiteral("--size"),
+                           QStringLiteral("8GiB"),
+                           QStringLiteral("--json")});
+        QCOMPARE(c.exitCode, 0);
+        const double busbw = QJsonDocument::fromJson(c.out.toUtf8())
+                                     .object()
+                                     .value(QStringLiteral("busbw_gbps"))
+                                     .toDouble();
+        QVERIFY2(near(busbw, 155.57, 0.01), qPrintable(QString::number(busbw)));
+    }
+
+    void importTopologyCounts()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("h800.railyard.json"));
+        const Run r = run({QStringLiteral("import"),
+                           data("import/topo-m/hgx-h800-8gpu-nv8-9nic-sglang28424.txt"),
+                           QStringLiteral("-o"),
+                           out});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.err.contains(QStringLiteral("8 GPUs, 9 NICs")), qPrintable(r.err));
+        QVERIFY2(r.err.contains(QStringLiteral("28 nvlink")), qPrintable(r.err));
+        QFile f(out);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject doc = QJsonDocument::fromJson(f.readAll()).object();
+        const QJsonObject cluster = doc.value(QStringLiteral("cluster")).toObject();
+        QCOMPARE(cluster.value(QStringLiteral("gpu")).toString(), QStringLiteral("H800-SXM"));
+        QCOMPARE(cluster.value(QStringLiteral("gpus_per_node")).toInt(), 8);
+        QVERIFY(doc.value(QStringLiteral("imported")).toObject().contains(QStringLiteral("devices")));
+    }
+
+    void importErrors_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<int>("exitCode");
+        QTest::addColumn<QString>("message");
+        const QString out = QDir::temp().filePath(QStringLiteral("railyard-tst-import.json"));
+        QTest::newRow("no -o") << QStringList{"import",
+                                              data("import/topo-m/pcie-2x2080ti-pix-autodl.txt")}
+                               << 2 << "needs -o";
+        QTest::newRow("no file") << QStringList{"import", "-o", out} << 2 << "needs a file";
+        QTest::newRow("unknown option") << QStringList{"import", "x.txt", "-o", out, "--frob"} << 2
+                                        << "unknown option --frob";
+        QTest::newRow("unknown gpu")
+                << QStringList{"import", "x.txt", "-o", out, "--gpu", "Z9"} << 2 << "unknown --gpu";
+        QTest::newRow("layout is not an import")
+                << QStringList{"import", data("example.railyard.json"), "-o", out} << 1
+                << "example.railyard.json: line 1: not a format";
+        QTest::newRow("missing file") << QStringList{"import", data("import/none.txt"), "-o", out}
+                                      << 1 << "none.txt: cannot open";
+    }
+    void importErrors()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(int, exitCode);
+        QFETCH(QString, message);
+        const Run r = run(args);
+        QCOMPARE(r.exitCode, exitCode);
+        QVERIFY2(r.err.contains(message), qPrintable(r.err));
+        QVERIFY(r.out.isEmpty());
     }
 };
 

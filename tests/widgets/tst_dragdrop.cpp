@@ -10,12 +10,12 @@
 #include "palette/groupmime.h"
 #include "palette/grouppalette.h"
 #include "parallel.h"
+#include "routes.h"
 #include "scene/clustergeometry.h"
 #include "scene/clusterscene.h"
 #include "scene/clusterview.h"
 #include "scene/levelofdetail.h"
 #include "scene/style.h"
-#include "scene/trafficpaths.h"
 
 #include "testlayouts.h"
 #include <QAbstractButton>
@@ -681,13 +681,13 @@ private Q_SLOTS:
         const engine::Topology &t = doc->topology();
         const auto kindsOf = [&](const std::vector<int> &gpus) {
             std::set<engine::LinkKind> kinds;
-            for (int l : groupTrafficLinks(t, gpus, doc->evaluation().links.get()))
+            for (int l : engine::groupTrafficLinks(t, gpus, doc->evaluation().links.get()))
                 kinds.insert(t.links()[static_cast<std::size_t>(l)].kind);
             return kinds;
         };
         // TP group 0 inside server 0: only its GPUs' NVLinks.
         QCOMPARE(kindsOf(range(0, 8)), std::set<engine::LinkKind>{engine::LinkKind::NvLink});
-        QCOMPARE(groupTrafficLinks(t, range(0, 8)).size(), t.gpuNvlinks(0).size() * 8);
+        QCOMPARE(engine::groupTrafficLinks(t, range(0, 8)).size(), t.gpuNvlinks(0).size() * 8);
         // Across two servers: the NICs' PCIe paths and their InfiniBand uplinks too.
         const auto spanning = kindsOf({4, 5, 6, 7, 8, 9, 10, 11});
         QVERIFY(spanning.count(engine::LinkKind::NvLink));

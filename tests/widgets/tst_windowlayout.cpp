@@ -120,6 +120,7 @@ private Q_SLOTS:
                               asked << next;
                               return next;
                           },
+                          {},
                           {}});
         w.resize(size);
         w.show();
@@ -298,7 +299,7 @@ private Q_SLOTS:
         QVERIFY(quick);
         QVERIFY(quick->isVisible());
         const QString text = quick->browser()->toPlainText();
-        QVERIFY(text.contains(QStringLiteral("Pin as A (Ctrl+P)")));
+        QVERIFY(text.contains(QStringLiteral("Pin as A (Ctrl+Shift+P)")));
         QVERIFY(text.contains(QStringLiteral("Link Load (Ctrl+L)")));
         QVERIFY(text.contains(QStringLiteral("Keyboard Shortcuts (Ctrl+/)")));
     }

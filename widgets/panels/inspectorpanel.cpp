@@ -56,6 +56,28 @@ QString InspectorPanel::headerText() const
     return m_header->text();
 }
 
+// "4.49 GB per step · 12% of the step · carries TP, PP send/recv", from the evaluation.
+static QString linkLoadText(const engine::Evaluation &e, int link)
+{
+    if (!e.links || link < 0 || static_cast<std::size_t>(link) >= e.links->size())
+        return {};
+    const std::size_t i = static_cast<std::size_t>(link);
+    const double bytes = double(e.links->bytesUp[i]) + double(e.links->bytesDown[i]);
+    if (bytes <= 0)
+        return QObject::tr("idle in the step");
+    QStringList kinds;
+    const unsigned mask = engine::kindsOnLink(e.timeline, link);
+    for (int k = 0; k < engine::kPhaseKinds; ++k)
+        if (mask & (1u << unsigned(k)))
+            kinds << QString::fromLatin1(engine::toString(engine::PhaseKind(k))).toUpper();
+    QString text = QObject::tr("%1 GB per step · %2% utilization (step average)")
+                           .arg(bytes / 1e9, 0, 'g', 3)
+                           .arg(100.0 * e.links->utilization[i], 0, 'g', 3);
+    if (!kinds.isEmpty())
+        text += QObject::tr(" · carries %1").arg(kinds.join(QStringLiteral(", ")));
+    return text;
+}
+
 void InspectorPanel::showDevice(int device)
 {
     m_device = device;
@@ -81,6 +103,10 @@ void InspectorPanel::showDevice(int device)
         item->setText(3, QLocale().toString(l.lanes, 'g', 3));
         item->setTextAlignment(3, Qt::AlignRight | Qt::AlignVCenter);
         item->setToolTip(0, QString::fromStdString(t.linkName(link)));
+        const QString load = linkLoadText(m_scene->document()->evaluation(), link);
+        if (!load.isEmpty())
+            for (int c = 0; c < 4; ++c)
+                item->setToolTip(c, QString::fromStdString(t.linkName(link)) + "\n" + load);
     }
 }
 

@@ -166,14 +166,20 @@ void Legend::build(const engine::Topology &t, const CanvasState &state, int maxW
                               Qt::AlignLeft | Qt::AlignVCenter,
                               QStringLiteral("0%"));
             painter->drawText(r.adjusted(4, 0, -4, 0),
+                              Qt::AlignHCenter | Qt::AlignVCenter,
+                              QStringLiteral("25%"));
+            painter->setPen(style::kTextDark);
+            painter->drawText(r.adjusted(4, 0, -4, 0),
                               Qt::AlignRight | Qt::AlignVCenter,
                               QStringLiteral("100%"));
         };
         links.pieces.push_back(std::move(scale));
-        links.pieces.push_back(textPiece(tr("busiest direction, share of its busiest phase"),
-                                         style::kTextMuted,
-                                         0,
-                                         avail));
+        links.pieces.push_back(
+                textPiece(state.moment.empty() ? tr("utilization, step average (busiest direction)")
+                                               : tr("utilization at this moment of the step"),
+                          style::kTextMuted,
+                          0,
+                          avail));
     } else {
         for (LinkKind k : kinds) {
             QPen pen(style::linkColor(k), 3, style::linkPenStyle(k));

@@ -45,7 +45,8 @@ QString clusterLine(const engine::Topology &t)
     return line;
 }
 
-// "llama3.1-405b · TP 8 · PP 16 (VP 4) · DP 128 · step 9.2 s · MFU 30%", or empty with no model.
+// "llama3.1-405b · TP 8 · PP 16 (VP 4) · DP 128 · step 9.2 s ±8% · MFU 30%", or empty with no
+// model. The ± is the step time's band from validation.
 QString jobLine(const Document &doc)
 {
     const engine::Layout &l = doc.layout();
@@ -67,15 +68,17 @@ QString jobLine(const Document &doc)
         job += tr(" \u00b7 placed by hand");
     const engine::Evaluation &e = doc.evaluation();
     if (e.ok)
-        job += tr(" \u00b7 step %1 \u00b7 MFU %2%")
+        job += tr(" \u00b7 step %1 \u00b1%2% \u00b7 MFU %3%")
                        .arg(QString::fromStdString(engine::formatSeconds(e.stepTimeS)))
+                       .arg(QString::fromStdString(
+                               engine::formatNumber(100 * e.stepTimeBand.fraction, 2)))
                        .arg(e.mfu * 100, 0, 'f', 0);
     return job;
 }
 
 } // namespace
 
-TitleBlock::TitleBlock(const Document &doc, const QFont &font, int maxWidth)
+TitleBlock::TitleBlock(const Document &doc, const QFont &font, int maxWidth, const QString &footer)
 {
     QString title = QString::fromStdString(doc.layout().title);
     if (title.isEmpty())
@@ -97,6 +100,8 @@ TitleBlock::TitleBlock(const Document &doc, const QFont &font, int maxWidth)
                                {clusterLine(doc.topology()), small, style::kTextMuted}};
     if (const QString job = jobLine(doc); !job.isEmpty())
         lines.push_back({job, smallBold, style::kTextDark});
+    if (!footer.isEmpty())
+        lines.push_back({footer, small, style::kTextMuted});
 
     const int avail = std::max(80, maxWidth - 2 * kPadX);
     const int flags = Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap;

@@ -24,6 +24,9 @@ struct CanvasState
     int groupCount = 0;
     bool linkLoad = false;
     std::shared_ptr<const engine::LinkLoads> loads;
+    // While the step plays or is scrubbed: each link's utilization at that moment (dense by
+    // link id, from engine::utilizationAt); empty: the step average.
+    std::vector<float> moment;
 
     bool colouring() const { return colourBy.has_value() && !gpuGroup.empty(); }
     bool ordered() const { return colourBy == GroupKind::PpStage; }
@@ -34,13 +37,19 @@ struct CanvasState
     QString gpuCaption(int gpu) const;
 
     bool showLoads() const { return linkLoad && loads && loads->size() > 0; }
-    // The link's load in the link-load view: its share of the busiest phase it carries, so a
-    // link that saturates while its collective runs reads as full (0 when idle or unknown).
+    // The link's load in the link-load view: its utilization averaged over the step (bytes
+    // per step over what it could carry in the step), or at the playback moment while the step
+    // plays; 0 when idle or unknown.
     double load(int link) const
     {
-        if (!loads || link < 0 || static_cast<std::size_t>(link) >= loads->size())
+        if (link < 0)
             return 0;
-        return loads->peakUtilization[static_cast<std::size_t>(link)];
+        const std::size_t i = static_cast<std::size_t>(link);
+        if (!moment.empty())
+            return i < moment.size() ? moment[i] : 0.0;
+        if (!loads || i >= loads->size())
+            return 0;
+        return loads->utilization[i];
     }
 };
 

@@ -2,6 +2,7 @@
 
 #include "clustergeometry.h"
 #include "document/document.h"
+#include "document/viewstate.h"
 #include "inputerror.h"
 #include "items/fabricitem.h"
 #include "items/gpumarksitem.h"
@@ -9,8 +10,8 @@
 #include "items/rackitem.h"
 #include "items/selectionitem.h"
 #include "parallel.h"
+#include "routes.h"
 #include "style.h"
-#include "trafficpaths.h"
 
 #include <algorithm>
 
@@ -111,9 +112,37 @@ void ClusterScene::syncColours()
     Q_EMIT placementChanged();
 }
 
+void ClusterScene::setViewState(ViewState *view)
+{
+    if (m_view)
+        disconnect(m_view, nullptr, this, nullptr);
+    m_view = view;
+    if (m_view)
+        connect(m_view, &ViewState::changed, this, [this](ViewState::Changes what) {
+            if (what & ViewState::Playback)
+                syncMoment();
+        });
+    syncMoment();
+}
+
+void ClusterScene::syncMoment()
+{
+    const engine::Evaluation &e = m_document->evaluation();
+    if (m_view && m_view->hasMoment() && !e.timeline.empty())
+        engine::utilizationAt(e.timeline,
+                              m_document->topology(),
+                              m_view->playbackTime(),
+                              m_state.moment);
+    else
+        m_state.moment.clear();
+    if (m_state.linkLoad)
+        update();
+}
+
 void ClusterScene::syncLoads()
 {
     m_state.loads = m_document->evaluation().links;
+    syncMoment();
     syncHover(); // the links a group's traffic crosses follow the loads
     if (m_state.linkLoad)
         update();
@@ -212,7 +241,7 @@ void ClusterScene::syncHover()
     m_hoveredGroup = group;
     m_hoveredGpus = groupGpus(*m_ranks, group);
     const engine::LinkLoads *loads = m_state.loads.get();
-    std::vector<int> links = groupTrafficLinks(m_document->topology(), m_hoveredGpus, loads);
+    std::vector<int> links = engine::groupTrafficLinks(m_document->topology(), m_hoveredGpus, loads);
     // A pipeline stage of a 16k-GPU job crosses thousands of links: draw a readable share.
     constexpr std::size_t kMaxLinks = 6000;
     if (links.size() > kMaxLinks)

@@ -29,6 +29,8 @@ class SelectionItem;
 // Beside the hardware it holds what the user is looking at: colouring by a parallel dimension,
 // the link-load view, the hovered GPU (its group and the links its traffic crosses are marked),
 // the selected GPUs and the GPUs a drag would drop on.
+class ViewState;
+
 class ClusterScene : public QGraphicsScene
 {
     Q_OBJECT
@@ -55,6 +57,9 @@ public:
     void setColourBy(std::optional<GroupKind> kind);
     bool isLinkLoadVisible() const { return m_state.linkLoad; }
     void setLinkLoadVisible(bool visible);
+    // The view state whose playback time the link-load view shows (the step average without
+    // one, or while it has no moment).
+    void setViewState(ViewState *view);
 
     // Hovering a GPU marks its group (of the colouring dimension, TP when not colouring) across
     // the cluster and the links that group's traffic crosses.
@@ -92,10 +97,12 @@ private:
     void syncRanks();
     void syncColours();
     void syncLoads();
+    void syncMoment();
     void syncHover();
     std::vector<int> gpuDevices(const std::vector<int> &gpus) const;
 
     Document *m_document;
+    ViewState *m_view = nullptr;
     std::unique_ptr<ClusterGeometry> m_geometry;
     std::unique_ptr<engine::RankLayout> m_ranks;
     CanvasState m_state;

@@ -151,12 +151,19 @@ QColor loadColor(double u)
 {
     if (!(u > 0))
         return kIdleLink;
-    static const std::array<QColor, 4> stops = {QColor(0x22, 0xa0, 0x4b),
-                                                QColor(0xe0, 0xc0, 0x20),
-                                                QColor(0xf0, 0x7a, 0x10),
-                                                QColor(0xd0, 0x1c, 0x1c)};
-    // A gentle curve: a link busy a third of the step is already one to look at.
-    return along(stops, std::pow(std::min(u, 1.0), 0.6));
+    // Viridis (perceptually uniform, readable without red-green vision), on a square-root
+    // scale: 25% sits mid-way, so a link busy a tenth of the step already stands out from one
+    // busy a hundredth.
+    static const std::array<QColor, 9> stops = {QColor(0x44, 0x01, 0x54),
+                                                QColor(0x47, 0x2c, 0x7a),
+                                                QColor(0x3b, 0x51, 0x8b),
+                                                QColor(0x2c, 0x71, 0x8e),
+                                                QColor(0x21, 0x90, 0x8d),
+                                                QColor(0x27, 0xad, 0x81),
+                                                QColor(0x5c, 0xc8, 0x63),
+                                                QColor(0xaa, 0xdc, 0x32),
+                                                QColor(0xfd, 0xe7, 0x25)};
+    return along(stops, std::sqrt(std::min(u, 1.0)));
 }
 
 } // namespace railyard::style

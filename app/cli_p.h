@@ -1,0 +1,52 @@
+#pragma once
+// The command line's option parsing, shared by the subcommands' files (cli.cpp, cliexport.cpp).
+// Not part of the CLI's interface.
+
+#include "cli.h"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace railyard::cli::detail {
+
+// A usage error: exit status 2, with the subcommand's --help hint.
+struct UsageError : std::runtime_error
+{
+    using std::runtime_error::runtime_error;
+};
+
+// Options of one subcommand: "--name value", "--name=value" or a bare flag.
+struct Options
+{
+    std::vector<std::string> positional;
+    std::map<std::string, std::string> values;
+    std::set<std::string> flags;
+
+    bool flag(const std::string &name) const { return flags.count(name) > 0; }
+    std::optional<std::string> value(const std::string &name) const
+    {
+        const auto it = values.find(name);
+        if (it == values.end())
+            return std::nullopt;
+        return it->second;
+    }
+};
+
+Options parseOptions(const std::vector<std::string> &args,
+                     std::size_t first,
+                     const std::set<std::string> &valued,
+                     const std::set<std::string> &flags);
+
+// The one layout FILE a subcommand takes (usage error otherwise).
+const std::string &oneFile(const Options &o, const char *subcommand);
+
+// `railyard export` (cliexport.cpp).
+int runExport(const std::vector<std::string> &args, std::ostream &out, const DiagramWriter &diagram);
+
+} // namespace railyard::cli::detail

@@ -1,0 +1,205 @@
+// `railyard export`: a layout's diagram (SVG, PNG, PDF, drawn by the executable's
+// DiagramWriter) or its report (Markdown, CSV of the per-link loads, JSON of every number),
+// written without a display.
+#include "cli.h"
+#include "cli_p.h"
+
+#include "evaluate.h"
+#include "inputerror.h"
+#include "layout.h"
+#include "report.h"
+#include "topology.h"
+#include "units.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+
+namespace railyard::cli::detail {
+
+using namespace railyard::engine;
+
+namespace {
+
+const char *kExportHelp
+        = "usage: railyard export FILE -o OUT [--scale S] [--all-links] [--at SECONDS]\n"
+          "\n"
+          "Writes the layout FILE as a diagram or a report; the format is OUT's suffix:\n"
+          "  .svg .pdf        the whole cluster with its legend and title block (text stays "
+          "text)\n"
+          "  .png             the same as an image, --scale S pixels per diagram unit (default "
+          "1)\n"
+          "  .md              the priced step as a Markdown report (numbers, breakdown, links, "
+          "warnings)\n"
+          "  .csv             the load on every link with traffic, one row per link\n"
+          "  .json            every number (evaluate --json with every link)\n"
+          "With -o - the Markdown report goes to standard output.\n"
+          "  -o, --output OUT  the file to write (replaced whole, never left half written)\n"
+          "  --scale S         PNG only: 0.1 to 8 (2 doubles the width and height)\n"
+          "  --all-links       Markdown and CSV: every link, idle ones included\n"
+          "  --at SECONDS      the link load at that moment of the step: a diagram draws it, a\n"
+          "                    report adds utilization_at per link (JSON also at_s)\n";
+
+std::string momentPastStep(double at, double stepS)
+{
+    return "--at " + formatSeconds(at) + " is past the end of the step, which lasts "
+           + formatSeconds(stepS) + "; give a time from 0 to the step time";
+}
+
+std::string lower(std::string s)
+{
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) {
+        return static_cast<char>(std::tolower(c));
+    });
+    return s;
+}
+
+// Writes through a temporary file beside `path`, renamed over it only when complete: a failed
+// export never leaves a truncated file where a good one was.
+template<class F>
+void writeAtomically(const std::string &path, F write)
+{
+    namespace fs = std::filesystem;
+    const fs::path target(path);
+    const fs::path temp = target.parent_path()
+                          / ("." + target.filename().string() + ".part-"
+                             + std::to_string(::getpid()));
+    {
+        std::ofstream file(temp, std::ios::binary | std::ios::trunc);
+        if (!file)
+            throw InputError(path + ": cannot write the file (" + std::strerror(errno) + ")");
+        write(file);
+        file.flush();
+        if (!file) {
+            std::error_code ec;
+            fs::remove(temp, ec);
+            throw InputError(path + ": cannot write the file (disk full?)");
+        }
+    }
+    std::error_code ec;
+    fs::rename(temp, target, ec);
+    if (ec) {
+        std::error_code ignored;
+        fs::remove(temp, ignored);
+        throw InputError(path + ": cannot write the file (" + ec.message() + ")");
+    }
+}
+
+void writeReport(const std::string &format,
+                 const std::string &file,
+                 const std::string &output,
+                 bool allLinks,
+                 double at,
+                 std::ostream &out)
+{
+    const Layout layout = readLayoutFile(file);
+    const Topology topology = buildTopology(layout.cluster, Catalog::builtin());
+    EvaluateOptions options;
+    options.linkLoads = true;
+    options.timeline = at >= 0;
+    EvaluationWorkspace workspace;
+    const Evaluation e = evaluate(layout, topology, workspace, options);
+    if (!e.ok)
+        throw InputError(file, "", "cannot price this step: " + e.error);
+    if (at > e.stepTimeS)
+        throw InputError(file, "", momentPastStep(at, e.stepTimeS));
+    ReportOptions report;
+    report.title = layout.title.empty() ? file : layout.title;
+    report.links = format == "json" || allLinks ? LinkListing::All : LinkListing::Busiest;
+    report.at = at;
+    const auto write = [&](std::ostream &s) {
+        if (format == "md")
+            writeEvaluationMarkdown(s, e, topology, report);
+        else if (format == "csv")
+            writeLinkLoadsCsv(s, e, topology, allLinks, at);
+        else
+            writeEvaluationJson(s, e, topology, report);
+    };
+    if (output == "-")
+        write(out);
+    else
+        writeAtomically(output, write);
+}
+
+} // namespace
+
+int runExport(const std::vector<std::string> &argsIn,
+              std::ostream &out,
+              const DiagramWriter &diagram)
+{
+    std::vector<std::string> args = argsIn;
+    for (std::size_t i = 2; i < args.size(); ++i)
+        if (args[i] == "-o")
+            args[i] = "--output";
+    const Options o = parseOptions(args, 2, {"output", "scale", "at"}, {"all-links", "help"});
+    if (o.flag("help")) {
+        out << kExportHelp;
+        return 0;
+    }
+    const std::string &file = oneFile(o, "export");
+    const auto output = o.value("output");
+    if (!output || output->empty())
+        throw UsageError("export needs -o OUT (OUT.svg, .png, .pdf, .md, .csv or .json)");
+    const std::string ext = lower(std::filesystem::path(*output).extension().string());
+    const std::string format = ext.empty() ? std::string() : ext.substr(1);
+    const bool isDiagram = format == "svg" || format == "png" || format == "pdf";
+    const bool isReport = format == "md" || format == "csv" || format == "json";
+    if (*output != "-" && !isDiagram && !isReport)
+        throw UsageError("cannot tell the format of '" + echo(*output)
+                         + "': give it the suffix .svg, .png, .pdf, .md, .csv or .json");
+    double scale = 1;
+    if (const auto s = o.value("scale")) {
+        std::size_t used = 0;
+        try {
+            scale = std::stod(*s, &used);
+        } catch (...) {
+            used = 0;
+        }
+        if (used != s->size() || !std::isfinite(scale) || scale < 0.1 || scale > 8)
+            throw UsageError("--scale takes a number from 0.1 to 8, got '" + echo(*s) + "'");
+        if (format != "png")
+            throw UsageError("--scale sets a PNG's size; " + echo(*output)
+                             + " is not a PNG (SVG and PDF are vector)");
+    }
+    if (o.flag("all-links") && isDiagram)
+        throw UsageError(
+                "--all-links lists links in a report (.md, .csv); a diagram shows them all");
+    double at = -1;
+    if (const auto atText = o.value("at")) {
+        std::size_t used = 0;
+        double t = -1;
+        try {
+            t = std::stod(*atText, &used);
+        } catch (...) {
+            used = 0;
+        }
+        if (used != atText->size() || !std::isfinite(t) || t < 0)
+            throw UsageError("--at takes a time in seconds from the start of the step, got '"
+                             + echo(*atText) + "'");
+        at = t;
+    }
+
+    if (*output == "-") {
+        if (isDiagram)
+            throw UsageError("a diagram goes to a file: -o OUT.svg, .png or .pdf");
+        writeReport("md", file, "-", o.flag("all-links"), at, out);
+        return 0;
+    }
+    if (isReport) {
+        writeReport(format, file, *output, o.flag("all-links"), at, out);
+        return 0;
+    }
+    if (!diagram)
+        throw InputError(*output + ": this build cannot draw diagrams (no DiagramWriter)");
+    diagram(DiagramRequest{file, *output, format, scale, at});
+    return 0;
+}
+
+} // namespace railyard::cli::detail

@@ -1,0 +1,122 @@
+// MainWindow: File > Export and File > Print, through the renderer the headless export uses.
+#include "mainwindow.h"
+
+#include "charts/memorychart.h"
+#include "charts/stepchart.h"
+#include "document/document.h"
+#include "export/diagramexport.h"
+#include "exportdialog.h"
+#include "panels/pricingpanel.h"
+#include "render/diagramrenderer.h"
+#include "scene/clusterscene.h"
+#include "scene/clusterview.h"
+
+#include <QDate>
+#include <QDir>
+#include <QFileInfo>
+#include <QLocale>
+#include <QPageLayout>
+#include <QPainter>
+#include <QPrintDialog>
+#include <QPrinter>
+#include <QRegularExpression>
+#include <QStatusBar>
+
+namespace railyard {
+
+QString MainWindow::suggestedExportPath(const QString &suffix) const
+{
+    const QString file = m_document->filePath();
+    QString base;
+    QString dir = QDir::currentPath();
+    if (!file.isEmpty() && !file.startsWith(QLatin1Char(':'))) {
+        const QFileInfo info(file);
+        dir = info.absolutePath();
+        base = info.fileName();
+        for (const char *ext : {".railyard.json", ".json"})
+            if (base.endsWith(QLatin1String(ext))) {
+                base.chop(int(qstrlen(ext)));
+                break;
+            }
+    }
+    if (base.isEmpty()) {
+        // A title makes a file name: "GMI-style H200 cluster" -> "GMI-style-H200-cluster".
+        base = QString::fromStdString(m_document->layout().title)
+                       .simplified()
+                       .replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")),
+                                QStringLiteral("-"));
+        if (base.isEmpty())
+            base = QStringLiteral("cluster");
+    }
+    return QDir(dir).filePath(base + QLatin1Char('.') + suffix);
+}
+
+bool MainWindow::exportTo(const QString &path, int what, double scale)
+{
+    QString error;
+    bool ok = false;
+    const auto format = exportFormatForPath(path);
+    const auto kind = ExportDialog::What(what);
+    if (format && !isDiagramFormat(*format)) {
+        ok = exportReport(*m_document, path, &error);
+    } else if (kind == ExportDialog::What::StepChart || kind == ExportDialog::What::MemoryChart) {
+        QWidget *chart = kind == ExportDialog::What::StepChart
+                                 ? static_cast<QWidget *>(m_pricing->stepChart())
+                                 : static_cast<QWidget *>(m_pricing->memoryChart());
+        if (chart->width() < 200 || chart->height() < 120)
+            chart->resize(std::max(chart->width(), 640), std::max(chart->height(), 360));
+        ok = exportWidget(chart, path, scale, &error);
+    } else {
+        DiagramExportOptions options;
+        options.scale = scale;
+        if (kind == ExportDialog::What::VisibleArea)
+            options.source = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
+        ok = exportDiagram(*m_scene, path, options, &error);
+    }
+    if (!ok) {
+        m_lastError = error;
+        showError(tr("Cannot export"), error);
+        return false;
+    }
+    statusBar()->showMessage(tr("Exported %1").arg(QDir::toNativeSeparators(path)), 5000);
+    return true;
+}
+
+void MainWindow::exportWithDialog()
+{
+    ExportDialog dialog(suggestedExportPath(), this);
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    exportTo(dialog.path(), int(dialog.what()), dialog.scale());
+}
+
+bool MainWindow::printTo(QPrinter *printer)
+{
+    render::DiagramOptions options;
+    options.footer = QLocale().toString(QDate::currentDate(), QLocale::LongFormat);
+    const render::DiagramRenderer renderer(*m_scene, font(), options);
+    QPainter painter;
+    if (!painter.begin(printer)) {
+        m_lastError = tr("Cannot print: the printer did not start");
+        showError(tr("Cannot print"), m_lastError);
+        return false;
+    }
+    // One page: the diagram scaled to the printable area, its proportions kept.
+    renderer.paint(&painter, QRectF(0, 0, printer->width(), printer->height()));
+    painter.end();
+    return true;
+}
+
+void MainWindow::print()
+{
+    QPrinter printer(QPrinter::HighResolution);
+    const QRectF bounds = m_scene->sceneRect();
+    printer.setPageOrientation(bounds.width() > bounds.height() ? QPageLayout::Landscape
+                                                                : QPageLayout::Portrait);
+    printer.setDocName(m_document->displayName());
+    QPrintDialog dialog(&printer, this);
+    if (dialog.exec() == QDialog::Accepted && printTo(&printer))
+        statusBar()->showMessage(tr("Sent to the printer"), 4000);
+}
+
+} // namespace railyard

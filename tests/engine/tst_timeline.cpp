@@ -1,0 +1,272 @@
+// The step timeline (issue 10): phases per pipeline stage that tile the step, the bytes each
+// puts on each link adding up to the link's bytes per step, the load at a moment, and the links
+// a group's traffic crosses.
+#include "evaluate.h"
+#include "layout.h"
+#include "report.h"
+#include "routes.h"
+#include "timeline.h"
+#include "topology.h"
+
+#include <QTest>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+using namespace railyard::engine;
+
+namespace {
+
+// Two HGX H100 servers, TP 8 inside each, PP 2 across them: stage s runs on server s.
+Layout twoServers(int micro)
+{
+    const std::string text = R"({"format": "railyard-layout", "version": 1,
+        "cluster": {"gpu": "H100-SXM", "nodes": 2, "gpus_per_node": 8},
+        "model": {"preset": "llama3-8b"},
+        "training": {"seq_len": 4096, "global_batch": )"
+                             + std::to_string(micro) + R"(, "micro_batch": 1,
+                     "recompute": "selective",
+                     "overlap": {"dp": true, "tp": false, "pp": true, "ep": false}},
+        "parallel": {"tp": 8, "pp": 2, "dp": 1, "sequence_parallel": true,
+                     "order": "tp-cp-ep-dp-pp"}})";
+    return parseLayout(text, "two-servers.railyard.json");
+}
+
+Layout gmi()
+{
+    return readLayoutFile(RAILYARD_TEST_DATA "/gmi-h200-cluster.railyard.json");
+}
+
+// TP group 0 on GPUs 0-3 and 8-11 (two servers), group 1 on 4-7 and 12-15; the rest as before.
+Layout tpSplit(Layout l, int gpus)
+{
+    l.mapping.resize(static_cast<std::size_t>(gpus));
+    std::iota(l.mapping.begin(), l.mapping.end(), 0);
+    for (int i = 4; i < 8; ++i)
+        std::swap(l.mapping[static_cast<std::size_t>(i)],
+                  l.mapping[static_cast<std::size_t>(i + 4)]);
+    return l;
+}
+
+struct Priced
+{
+    Topology topology;
+    Evaluation e;
+};
+
+Priced price(const Layout &l, bool timeline = true)
+{
+    Priced p{buildTopology(l.cluster, Catalog::builtin()), {}};
+    EvaluateOptions o;
+    o.timeline = timeline;
+    p.e = evaluate(l, p.topology, o);
+    return p;
+}
+
+double nicLeafMean(const Priced &p)
+{
+    for (const LinkTierSummary &s : summarizeLinks(p.topology, *p.e.links))
+        if (s.tier.name() == "nic-leaf")
+            return s.meanUtilization;
+    return -1;
+}
+
+const Phase *firstPhase(const StepTimeline &tl, int stage, PhaseKind kind)
+{
+    for (const Phase &p : tl.phases)
+        if (p.stage == stage && p.kind == kind)
+            return &p;
+    return nullptr;
+}
+
+} // namespace
+
+class TestTimeline : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void exposedPhasesTileTheStepOnEveryStage_data()
+    {
+        QTest::addColumn<QString>("which");
+        QTest::newRow("two servers, 4 micro-batches") << "small4";
+        QTest::newRow("two servers, 40 micro-batches (grouped)") << "small40";
+        QTest::newRow("gmi-h200-cluster") << "gmi";
+    }
+    void exposedPhasesTileTheStepOnEveryStage()
+    {
+        QFETCH(QString, which);
+        const Priced p = price(which == "gmi"      ? gmi()
+                               : which == "small4" ? twoServers(4)
+                                                   : twoServers(40));
+        QVERIFY2(p.e.ok, p.e.error.c_str());
+        const StepTimeline &tl = p.e.timeline;
+        QCOMPARE(tl.stages, which == "gmi" ? 4 : 2);
+        QCOMPARE(tl.stepS, p.e.stepTimeS);
+        for (int s = 0; s < tl.stages; ++s) {
+            std::vector<const Phase *> main;
+            for (const Phase &ph : tl.phases) {
+                QVERIFY(ph.start >= 0 && ph.end <= tl.stepS && ph.start <= ph.end);
+                if (ph.stage == s && ph.exposed)
+                    main.push_back(&ph);
+            }
+            QVERIFY(main.size() >= 3);
+            std::sort(main.begin(), main.end(), [](auto *a, auto *b) {
+                return a->start < b->start;
+            });
+            const double tol = 1e-9 * tl.stepS;
+            QVERIFY(std::abs(main.front()->start) < tol);
+            for (std::size_t i = 1; i < main.size(); ++i)
+                QVERIFY2(std::abs(main[i]->start - main[i - 1]->end) < tol, main[i]->name.c_str());
+            QVERIFY(std::abs(main.back()->end - tl.stepS) < tol);
+            QVERIFY(firstPhase(tl, s, PhaseKind::Compute));
+            QVERIFY(firstPhase(tl, s, PhaseKind::Tp));
+            QVERIFY(firstPhase(tl, s, PhaseKind::PpP2p));
+            QVERIFY(firstPhase(tl, s, PhaseKind::Optimizer));
+            QVERIFY(firstPhase(tl, s, PhaseKind::Bubble));
+        }
+        // At most 16 compute phases per direction and stage.
+        const auto computes = std::count_if(tl.phases.begin(), tl.phases.end(), [](const Phase &ph) {
+            return ph.stage == 0 && ph.kind == PhaseKind::Compute;
+        });
+        QCOMPARE(int(computes), which == "small4" ? 8 : which == "small40" ? 32 : 2 * 16);
+    }
+
+    void phaseBytesAddUpToEachLinksBytesPerStep_data()
+    {
+        exposedPhasesTileTheStepOnEveryStage_data();
+    }
+    void phaseBytesAddUpToEachLinksBytesPerStep()
+    {
+        QFETCH(QString, which);
+        const Priced p = price(which == "gmi"      ? gmi()
+                               : which == "small4" ? twoServers(4)
+                                                   : twoServers(40));
+        QVERIFY2(p.e.ok, p.e.error.c_str());
+        const LinkLoads &loads = *p.e.links;
+        std::vector<double> sum(loads.size(), 0.0);
+        for (const Phase &ph : p.e.timeline.phases)
+            for (const LinkShare &l : p.e.timeline.phaseLinks(ph))
+                sum[static_cast<std::size_t>(l.link)] += double(l.up) + double(l.down);
+        std::size_t checked = 0;
+        for (std::size_t i = 0; i < loads.size(); ++i) {
+            const double step = double(loads.bytesUp[i]) + double(loads.bytesDown[i]);
+            QVERIFY2(std::abs(sum[i] - step) <= 1e-4 * step + 1.0,
+                     qPrintable(
+                             QString("link %1: phases %2 B, step %3 B").arg(i).arg(sum[i]).arg(step)));
+            checked += step > 0;
+        }
+        QCOMPARE(checked, loads.loaded);
+        QVERIFY(checked > 100);
+    }
+
+    void settingTheTimeLightsTheRunningPhasesLinks()
+    {
+        // Two servers, stage 0 on server 0. At the start of the step stage 0 runs its first
+        // forward with its TP all-gathers; stage 1 waits for its input (the pipeline fill).
+        const Priced p = price(twoServers(4));
+        QVERIFY2(p.e.ok, p.e.error.c_str());
+        const StepTimeline &tl = p.e.timeline;
+        const Topology &t = p.topology;
+        const Phase *tp = firstPhase(tl, 0, PhaseKind::Tp);
+        QVERIFY(tp);
+        QCOMPARE(tp->start, 0.0);
+        const double at = tp->duration() / 2;
+        QVERIFY(firstPhase(tl, 1, PhaseKind::Bubble)->end > at);
+        std::vector<float> util;
+        utilizationAt(tl, t, at, util);
+        QCOMPARE(util.size(), std::size_t(t.linkCount()));
+        // GPU 0's NVLinks carry TP bytes only: forward is 4 of SP's 10 collectives per layer,
+        // spread over 4 micro-batch phases, each over its phase's length.
+        for (int l : t.gpuNvlinks(0)) {
+            const std::size_t i = static_cast<std::size_t>(l);
+            const double busiest = std::max(p.e.links->bytesUp[i], p.e.links->bytesDown[i]);
+            const double rate = t.links()[i].effectiveGbPerS() * 1e9;
+            const double expected = busiest * (4.0 / 10.0) / 4.0 / tp->duration() / rate;
+            QVERIFY(expected > 0.01);
+            QVERIFY2(std::abs(util[i] - expected) < 1e-3 * expected,
+                     qPrintable(QString("%1 vs %2").arg(util[i]).arg(expected)));
+        }
+        // Stage 1 (server 1) is idle: its NVLinks are dark.
+        for (int l : t.gpuNvlinks(8))
+            QCOMPARE(util[static_cast<std::size_t>(l)], 0.0f);
+        // After the step nothing runs.
+        utilizationAt(tl, t, tl.stepS * 1.01, util);
+        QVERIFY(std::all_of(util.begin(), util.end(), [](float u) { return u == 0; }));
+        // A PP send of stage 0 lights GPU 0's NIC uplink while it runs.
+        const Phase *send = firstPhase(tl, 0, PhaseKind::PpP2p);
+        QVERIFY(send);
+        utilizationAt(tl, t, (send->start + send->end) / 2, util);
+        const int nic = t.devices()[static_cast<std::size_t>(t.gpuNics(0)[0])].index;
+        QVERIFY(util[static_cast<std::size_t>(t.nicUplink(nic))] > 0);
+    }
+
+    void nicLeafUtilizationShowsATpGroupSplitAcrossServers()
+    {
+        const Priced good = price(gmi(), false);
+        const Priced split = price(tpSplit(gmi(), 128), false);
+        QVERIFY2(good.e.ok && split.e.ok, split.e.error.c_str());
+        const double a = nicLeafMean(good), b = nicLeafMean(split);
+        QVERIFY(a >= 0 && b >= 0);
+        // The split TP group puts every layer's all-gathers on its NICs.
+        QVERIFY2(b > 3 * a, qPrintable(QString("good %1, split %2").arg(a).arg(b)));
+        // Step-average utilization: loaded links differ, none is saturated the whole step.
+        const LinkLoads &l = *good.e.links;
+        float lo = 1e9f, hi = 0;
+        for (std::size_t i = 0; i < l.size(); ++i)
+            if (l.bytesUp[i] + l.bytesDown[i] > 0) {
+                lo = std::min(lo, l.utilization[i]);
+                hi = std::max(hi, l.utilization[i]);
+            }
+        QVERIFY(hi < 1.0f);
+        QVERIFY2(hi > 2 * lo, qPrintable(QString("%1 .. %2").arg(lo).arg(hi)));
+    }
+
+    void groupLinksCrossTheCoreInThreeTierFabrics()
+    {
+        ClusterConfig c;
+        c.gpu = "H100-SXM";
+        c.nodes = 24;
+        c.gpusPerNode = 8;
+        c.nvlinkDomain = 8;
+        c.fabric.kind = FabricKind::ThreeTier;
+        c.fabric.oversubscription = 0.1; // small leaves: several pods
+        const Topology t = buildTopology(c, Catalog::builtin());
+        QVERIFY(t.shape().leafGroups > 1);
+        const int last = t.gpuCount() - 1;
+        const std::vector<int> gpus{0, last};
+        const std::vector<int> links = groupTrafficLinks(t, gpus);
+        const auto has = [&](int l) { return std::binary_search(links.begin(), links.end(), l); };
+        for (int l : t.gpuNvlinks(0))
+            QVERIFY(has(l));
+        const int nic0 = t.devices()[static_cast<std::size_t>(t.gpuNics(0)[0])].index;
+        QVERIFY(has(t.nicUplink(nic0)));
+        bool leafUp = false, core = false;
+        for (int leaf = 0; leaf < t.countOf(DeviceKind::Leaf); ++leaf)
+            for (int l : t.leafUplinks(leaf))
+                leafUp = leafUp || has(l);
+        for (int s = 0; s < t.countOf(DeviceKind::Spine); ++s)
+            for (int l : t.spineUplinks(s))
+                core = core || has(l);
+        QVERIFY(leafUp);
+        QVERIFY(core);
+        // Inside one server: its NVLinks only.
+        const std::vector<int> inside{0, 1, 2, 3};
+        QCOMPARE(groupTrafficLinks(t, inside).size(), t.gpuNvlinks(0).size() * 4);
+    }
+
+    void kindsOnALinkNameWhatCrossesIt()
+    {
+        const Priced p = price(twoServers(4));
+        const Topology &t = p.topology;
+        const unsigned nv = kindsOnLink(p.e.timeline, t.gpuNvlinks(0)[0]);
+        QVERIFY(nv & (1u << unsigned(PhaseKind::Tp)));
+        const int nic = t.devices()[static_cast<std::size_t>(t.gpuNics(0)[0])].index;
+        const unsigned ib = kindsOnLink(p.e.timeline, t.nicUplink(nic));
+        QCOMPARE(ib, 1u << unsigned(PhaseKind::PpP2p));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestTimeline)
+#include "tst_timeline.moc"

@@ -1,0 +1,285 @@
+// Export of the canvas (SVG, PNG, PDF) through render::DiagramRenderer, File > Export and
+// File > Print: the files open in other programs (rsvg-convert, pdftoppm, pdftotext) and show
+// the cluster, its legend and its title.
+#include "document/document.h"
+#include "export/diagramexport.h"
+#include "exportcheck.h"
+#include "exportdialog.h"
+#include "mainwindow.h"
+#include "render/diagramrenderer.h"
+#include "scene/clusterscene.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QFile>
+#include <QImage>
+#include <QImageReader>
+#include <QPrinter>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <memory>
+
+using namespace railyard;
+using railyard::test::inkPixels;
+using railyard::test::runTool;
+using railyard::test::squeezed;
+using railyard::test::xmlText;
+
+class TestExport : public QObject
+{
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    QTemporaryDir m_recovery;
+    std::unique_ptr<Document> m_doc;
+    std::unique_ptr<ClusterScene> m_scene;
+
+    // Every export here names its footer, so the pages match a renderer made with it.
+    static DiagramExportOptions options(double scale = 1)
+    {
+        DiagramExportOptions o;
+        o.scale = scale;
+        o.footer = QStringLiteral("Exported by tst_export");
+        return o;
+    }
+    std::unique_ptr<render::DiagramRenderer> renderer() const
+    {
+        render::DiagramOptions o;
+        o.footer = options().footer;
+        return std::make_unique<render::DiagramRenderer>(*m_scene, QApplication::font(), o);
+    }
+
+    QString out(const char *name) const { return m_dir.filePath(QLatin1String(name)); }
+    static QString layout() { return QStringLiteral(RAILYARD_TEST_DATA "/example.railyard.json"); }
+    QString title() const { return QString::fromStdString(m_doc->layout().title); }
+    // Every piece of legend text (headings, labels, group numbers).
+    QStringList legendTexts() const
+    {
+        QStringList list;
+        for (const render::PlacedText &t : renderer()->legend()->texts())
+            list << t.text;
+        return list;
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        QImageReader::setAllocationLimit(1024); // MB: the scale-2 PNG is 7,556 pixels wide
+        QString error;
+        m_doc = Document::load(layout(), &error);
+        QVERIFY2(m_doc, qPrintable(error));
+        m_scene = std::make_unique<ClusterScene>(m_doc.get());
+        applyLayoutView(*m_scene);
+        QVERIFY(m_scene->canvasState().colouring()); // TP groups coloured, as the window shows
+    }
+
+    void pageLayoutKeepsPartsApart()
+    {
+        const render::DiagramRenderer r(*m_scene, QApplication::font());
+        const QRect page(QPoint(0, 0), r.size());
+        QVERIFY(r.titleBlock() && r.legend());
+        for (const QRect &part : {r.titleRect(), r.diagramRect(), r.legendRect()})
+            QVERIFY2(page.contains(part), "a part of the page falls off it");
+        QVERIFY(!r.titleRect().intersects(r.diagramRect()));
+        QVERIFY(!r.legendRect().intersects(r.diagramRect()));
+        QVERIFY(m_scene->sceneRect().contains(r.sceneSource()));
+        QVERIFY(r.sceneSource().contains(m_scene->itemsBoundingRect()));
+        QCOMPARE(r.diagramRect().width(), int(std::ceil(r.sceneSource().width())));
+        // A wide cluster enlarges its title and legend so they read at document width.
+        QVERIFY(r.overlayScale() > 1.5);
+        for (const render::PlacedText &t : r.titleBlock()->texts())
+            QVERIFY2(render::fits(t), qPrintable(t.text));
+        for (const render::PlacedText &t : r.legend()->texts())
+            QVERIFY2(render::fits(t), qPrintable(t.text));
+    }
+
+    void svgIsXmlWithTheLegendAndTitle()
+    {
+        QString error;
+        QVERIFY2(exportDiagram(*m_scene, out("cluster.svg"), options(), &error), qPrintable(error));
+        const QString text = xmlText(out("cluster.svg"), &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QVERIFY(text.contains(title()));
+        QVERIFY(text.contains(QStringLiteral("128 GPUs")));
+        QVERIFY(text.contains(QStringLiteral("\u00b1"))); // the step time's band
+        QVERIFY(text.contains(options().footer));
+        const QStringList legend = legendTexts();
+        QVERIFY(legend.contains(QStringLiteral("NVLink")));
+        for (const QString &t : legend)
+            QVERIFY2(text.contains(t), qPrintable(t));
+    }
+
+    void svgRendersInRsvg()
+    {
+        QString error;
+        QVERIFY2(exportDiagram(*m_scene, out("r.svg"), options(), &error), qPrintable(error));
+        const auto tool = runTool(QStringLiteral("rsvg-convert"),
+                                  {out("r.svg"), QStringLiteral("-o"), out("r.svg.png")});
+        QVERIFY2(tool.ok, qPrintable(tool.output));
+        const QImage image(out("r.svg.png"));
+        const auto keep = renderer();
+        const render::DiagramRenderer &r = *keep;
+        QVERIFY(std::abs(image.width() - r.size().width()) <= 1);
+        QVERIFY(std::abs(image.height() - r.size().height()) <= 1);
+        // Not blank: the diagram's racks, the title and the legend all leave ink.
+        QVERIFY(inkPixels(image) > qint64(image.width()) * image.height() / 50);
+        QVERIFY(inkPixels(image.copy(r.titleRect())) > 500);
+        QVERIFY(inkPixels(image.copy(r.legendRect())) > 500);
+    }
+
+    void pdfRendersInPoppler()
+    {
+        QString error;
+        QVERIFY2(exportDiagram(*m_scene, out("c.pdf"), options(), &error), qPrintable(error));
+        auto tool = runTool(QStringLiteral("pdftoppm"),
+                            {QStringLiteral("-r"),
+                             QStringLiteral("96"),
+                             QStringLiteral("-png"),
+                             QStringLiteral("-singlefile"),
+                             out("c.pdf"),
+                             out("c.pdf")});
+        QVERIFY2(tool.ok, qPrintable(tool.output));
+        const QImage image(out("c.pdf.png"));
+        const auto keep = renderer();
+        const render::DiagramRenderer &r = *keep;
+        QVERIFY2(std::abs(image.width() - r.size().width()) <= 2,
+                 qPrintable(QString::number(image.width())));
+        QVERIFY(std::abs(image.height() - r.size().height()) <= 2);
+        QVERIFY(inkPixels(image) > qint64(image.width()) * image.height() / 50);
+        QVERIFY(inkPixels(image.copy(r.legendRect())) > 500);
+        tool = runTool(QStringLiteral("pdftotext"), {out("c.pdf"), QStringLiteral("-")});
+        QVERIFY2(tool.ok, qPrintable(tool.output));
+        const QString text = squeezed(tool.output);
+        QVERIFY2(text.contains(title()), qPrintable(text.left(300)));
+        for (const QString &t : legendTexts())
+            QVERIFY2(text.contains(squeezed(t)), qPrintable(t));
+    }
+
+    void pngScaleTwoDoublesTheSize()
+    {
+        QString error;
+        const DiagramExportOptions one = options(), two = options(2);
+        QVERIFY2(exportDiagram(*m_scene, out("one.png"), one, &error), qPrintable(error));
+        QVERIFY2(exportDiagram(*m_scene, out("two.png"), two, &error), qPrintable(error));
+        const QImage a(out("one.png")), b(out("two.png"));
+        QCOMPARE(a.size(), renderer()->size());
+        QVERIFY(std::abs(b.width() - 2 * a.width()) <= 1);
+        QVERIFY(std::abs(b.height() - 2 * a.height()) <= 1);
+        // The same picture: about four times the ink.
+        const double ratio = double(inkPixels(b)) / double(inkPixels(a));
+        QVERIFY2(ratio > 3.2 && ratio < 4.8, qPrintable(QString::number(ratio)));
+    }
+
+    void visibleAreaDrawsThatPart()
+    {
+        const QRectF all = m_scene->itemsBoundingRect();
+        render::DiagramOptions o;
+        o.source = QRectF(all.topLeft(), all.size() / 2);
+        const render::DiagramRenderer part(*m_scene, QApplication::font(), o);
+        const render::DiagramRenderer whole(*m_scene, QApplication::font());
+        QCOMPARE(part.sceneSource(), o.source);
+        QCOMPARE(part.diagramRect().size(), (all.size() / 2).toSize());
+        QVERIFY(part.size().width() < whole.size().width());
+    }
+
+    void failedExportKeepsTheOldFile()
+    {
+        QString error;
+        QVERIFY(exportDiagram(*m_scene, out("keep.png"), options(), &error));
+        QFile f(out("keep.png"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray before = f.readAll();
+        f.close();
+        const DiagramExportOptions huge = options(5000); // no such image can be made
+        QVERIFY(!exportDiagram(*m_scene, out("keep.png"), huge, &error));
+        QVERIFY2(error.contains(out("keep.png")), qPrintable(error));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QCOMPARE(f.readAll(), before);
+        // A folder that cannot exist: the message names the file.
+        const QString bad = out("keep.png") + QStringLiteral("/inside.svg");
+        QVERIFY(!exportDiagram(*m_scene, bad, options(), &error));
+        QVERIFY2(error.contains(bad), qPrintable(error));
+        QVERIFY(!exportDiagram(*m_scene, out("cluster.txt"), options(), &error));
+        QVERIFY2(error.contains(QStringLiteral(".svg")), qPrintable(error));
+    }
+
+    void windowExportsDiagramChartsAndReport()
+    {
+        MainWindow w(nullptr, m_recovery.path());
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(w.openFile(layout()));
+        QCOMPARE(w.suggestedExportPath(), QStringLiteral(RAILYARD_TEST_DATA "/example.svg"));
+        QVERIFY(w.exportTo(out("w.svg"), int(ExportDialog::What::WholeCluster)));
+        QVERIFY(w.exportTo(out("v.png"), int(ExportDialog::What::VisibleArea), 1));
+        QVERIFY(w.exportTo(out("step.png"), int(ExportDialog::What::StepChart), 2));
+        QVERIFY(w.exportTo(out("memory.svg"), int(ExportDialog::What::MemoryChart)));
+        const QImage chart(out("step.png"));
+        QVERIFY(!chart.isNull());
+        QVERIFY(inkPixels(chart) > qint64(chart.width()) * chart.height() / 100);
+        QVERIFY(w.exportTo(out("w.md")));
+        QFile md(out("w.md"));
+        QVERIFY(md.open(QIODevice::ReadOnly));
+        QVERIFY(md.readAll().startsWith("# " + title().toUtf8()));
+        // A bad name: the message names it, the document stays as it was.
+        QVERIFY(!w.exportTo(out("w.doc")));
+        QVERIFY(w.lastError().contains(QStringLiteral("w.doc")));
+        QVERIFY(!w.document()->isModified());
+        for (QWidget *top : QApplication::topLevelWidgets())
+            if (top->inherits("QMessageBox"))
+                top->close();
+    }
+
+    void printGoesThroughTheRenderer()
+    {
+        MainWindow w(nullptr, m_recovery.path());
+        QVERIFY(w.openFile(layout()));
+        QPrinter printer(QPrinter::HighResolution);
+        printer.setOutputFormat(QPrinter::PdfFormat);
+        printer.setOutputFileName(out("print.pdf"));
+        QVERIFY(w.printTo(&printer));
+        const auto tool = runTool(QStringLiteral("pdftotext"),
+                                  {out("print.pdf"), QStringLiteral("-")});
+        QVERIFY2(tool.ok, qPrintable(tool.output));
+        QVERIFY(squeezed(tool.output).contains(title()));
+        QVERIFY(squeezed(tool.output).contains(QStringLiteral("NVLink")));
+    }
+
+    void shortcuts()
+    {
+        MainWindow w(nullptr, m_recovery.path());
+        QCOMPARE(w.action(QStringLiteral("actionExport"))->shortcut(),
+                 QKeySequence(Qt::CTRL | Qt::Key_E));
+        QCOMPARE(w.action(QStringLiteral("actionPrint"))->shortcut(), QKeySequence::Print);
+        // No two actions share a shortcut (Pin moved off Ctrl+P for Print).
+        QMap<QString, QString> seen;
+        for (QAction *a : w.findChildren<QAction *>()) {
+            for (const QKeySequence &k : a->shortcuts()) {
+                const QString key = k.toString();
+                QVERIFY2(!seen.contains(key),
+                         qPrintable(key + QStringLiteral(": ") + seen.value(key)
+                                    + QStringLiteral(" and ") + a->objectName()));
+                seen.insert(key, a->objectName());
+            }
+        }
+    }
+
+    void dialogTakesTheFormatFromTheSuffix()
+    {
+        ExportDialog d(out("x.svg"));
+        QVERIFY(d.problem().isEmpty());
+        d.setPath(out("x.docx"));
+        QVERIFY(d.problem().contains(QStringLiteral(".svg")));
+        d.setPath(out("x.csv"));
+        QVERIFY(d.problem().isEmpty());
+        QVERIFY(!d.findChild<QWidget *>(QStringLiteral("exportWhat"))->isEnabled());
+        QVERIFY(!d.findChild<QWidget *>(QStringLiteral("exportScale"))->isEnabled());
+        d.setPath(out("x.png"));
+        QVERIFY(d.findChild<QWidget *>(QStringLiteral("exportScale"))->isEnabled());
+    }
+};
+
+QTEST_MAIN(TestExport)
+#include "tst_export.moc"

@@ -1,0 +1,148 @@
+// Playing one step (issue 10): the view state's playback time drives the canvas's link loads
+// (the links busy at that moment, with the engine's numbers), pause and scrub, and the timeline
+// panel's Gantt (phases as the engine's, clicking scrubs).
+#include "document/document.h"
+#include "document/viewstate.h"
+#include "panels/timelinepanel.h"
+#include "scene/clusterscene.h"
+#include "timeline.h"
+
+#include "testlayouts.h"
+
+#include <QSignalSpy>
+#include <QTest>
+
+using namespace railyard;
+using engine::PhaseKind;
+
+namespace {
+const engine::Phase *firstPhase(const engine::StepTimeline &tl, int stage, PhaseKind kind)
+{
+    for (const engine::Phase &p : tl.phases)
+        if (p.stage == stage && p.kind == kind)
+            return &p;
+    return nullptr;
+}
+} // namespace
+
+class TestPlayback : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void settingTheTimeLightsTheBusyLinks()
+    {
+        // TP group 0 sits on GPUs 4-11 across both servers and is pipeline stage 0; stage 1
+        // (GPUs 0-3 and 12-15) waits for its first input at the start of the step.
+        auto doc = test::openLayout("tp-across-servers.railyard.json");
+        QVERIFY(doc);
+        ClusterScene scene(doc.get());
+        ViewState view;
+        scene.setViewState(&view);
+        scene.setLinkLoadVisible(true);
+        const engine::Evaluation &e = doc->evaluation();
+        const engine::Topology &t = doc->topology();
+        QVERIFY(!e.timeline.empty());
+        QCOMPARE(view.stepLength(), 0.0); // the panel sets it; here by hand
+        view.setStepLength(e.timeline.stepS);
+        const engine::Phase *tp = firstPhase(e.timeline, 0, PhaseKind::Tp);
+        QVERIFY(tp);
+        const engine::Phase *fill = firstPhase(e.timeline, 1, PhaseKind::Bubble);
+        QVERIFY(fill && fill->start == 0 && tp->start == 0);
+        const double at = std::min(tp->end, fill->end) / 2; // both running
+
+        // The step average first: every loaded link at its utilization over the step.
+        const int nv4 = t.gpuNvlinks(4)[0], nv0 = t.gpuNvlinks(0)[0];
+        QCOMPARE(scene.canvasState().load(nv4),
+                 double(e.links->utilization[static_cast<std::size_t>(nv4)]));
+        QVERIFY(scene.canvasState().load(nv0) > 0);
+
+        QSignalSpy spy(&view, &ViewState::changed);
+        view.setPlaybackTime(at);
+        QCOMPARE(spy.count(), 1);
+        QCOMPARE(spy[0][0].value<ViewState::Changes>(), ViewState::Changes(ViewState::Playback));
+        std::vector<float> expected;
+        engine::utilizationAt(e.timeline, t, at, expected);
+        // GPU 4 (stage 0) runs its TP all-gather: its NVLinks and its NIC's uplink are busy,
+        // with the bytes of that phase over its length.
+        const int nic4 = t.devices()[static_cast<std::size_t>(t.gpuNics(4)[0])].index;
+        const int ib4 = t.nicUplink(nic4);
+        for (int l : {nv4, ib4}) {
+            QVERIFY(expected[static_cast<std::size_t>(l)] > 0.01);
+            QCOMPARE(scene.canvasState().load(l), double(expected[static_cast<std::size_t>(l)]));
+        }
+        // The bytes behind it: the phase's share of the link's TP bytes per step.
+        double bytes = 0;
+        for (const engine::LinkShare &l : e.timeline.phaseLinks(*tp))
+            if (l.link == ib4)
+                bytes = std::max(l.up, l.down);
+        const double rate = t.links()[static_cast<std::size_t>(ib4)].effectiveGbPerS() * 1e9;
+        QVERIFY(std::abs(scene.canvasState().load(ib4) - bytes / tp->duration() / rate)
+                < 1e-3 * scene.canvasState().load(ib4));
+        // GPU 0 (stage 1) is still in the pipeline fill: dark.
+        QCOMPARE(scene.canvasState().load(nv0), 0.0);
+
+        // Back to the step average.
+        view.clearPlaybackTime();
+        QVERIFY(scene.canvasState().moment.empty());
+        QVERIFY(scene.canvasState().load(nv0) > 0);
+    }
+
+    void pauseAndScrub()
+    {
+        ViewState view;
+        view.play();
+        QVERIFY(!view.isPlaying()); // nothing to play yet
+        view.setStepLength(2.0);
+        view.play();
+        QVERIFY(view.isPlaying());
+        view.setPlaybackTime(1.25); // scrubbing pauses
+        QVERIFY(!view.isPlaying());
+        QCOMPARE(view.playbackTime(), 1.25);
+        view.setPlaybackTime(5.0); // kept inside the step
+        QCOMPARE(view.playbackTime(), 2.0);
+        view.setSpeed(4);
+        QCOMPARE(view.speed(), 4.0);
+        view.play();
+        QVERIFY(view.isPlaying());
+        view.pause();
+        QVERIFY(!view.isPlaying());
+        QCOMPARE(view.playbackTime(), 2.0);
+    }
+
+    void timelinePanelShowsTheEnginesPhasesAndScrubs()
+    {
+        auto doc = test::openLayout("gmi-h200-cluster.railyard.json");
+        QVERIFY(doc);
+        ViewState view;
+        TimelinePanel panel(doc.get(), &view);
+        panel.resize(1200, 200);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        const engine::StepTimeline &tl = doc->evaluation().timeline;
+        QCOMPARE(view.stepLength(), tl.stepS);
+        GanttView *g = panel.gantt();
+        // The chart paints the phases in the Pricing chart's colours.
+        const QImage img = g->grab().toImage();
+        const QColor tp = GanttView::kindColor(PhaseKind::Tp);
+        int tpPixels = 0;
+        for (int y = 0; y < img.height(); ++y)
+            for (int xx = 0; xx < img.width(); xx += 2)
+                tpPixels += img.pixelColor(xx, y).rgb() == tp.rgb();
+        QVERIFY(tpPixels > 50);
+        // A click in the chart scrubs to the moment under it.
+        const double x = g->xOf(tl.stepS * 0.5);
+        QTest::mouseClick(g, Qt::LeftButton, {}, QPoint(int(x), g->height() / 2));
+        QVERIFY(std::abs(view.playbackTime() - tl.stepS * 0.5) < tl.stepS / g->width() * 2);
+        // The label names stage 0's running phases, as the engine has them.
+        QStringList expected;
+        for (int i : tl.runningAt(view.playbackTime()))
+            if (tl.phases[static_cast<std::size_t>(i)].stage == 0)
+                expected << QString::fromStdString(tl.phases[static_cast<std::size_t>(i)].name);
+        QVERIFY(!expected.isEmpty());
+        QCOMPARE(panel.runningText(), expected.join(QStringLiteral(" \u00b7 ")));
+    }
+};
+
+QTEST_MAIN(TestPlayback)
+#include "tst_playback.moc"

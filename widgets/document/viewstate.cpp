@@ -1,0 +1,107 @@
+#include "viewstate.h"
+
+#include <QVariantAnimation>
+
+#include <algorithm>
+
+namespace railyard {
+
+ViewState::ViewState(QObject *parent)
+    : QObject(parent)
+    , m_animation(new QVariantAnimation(this))
+{
+    m_animation->setStartValue(0.0);
+    m_animation->setEndValue(1.0);
+    m_animation->setLoopCount(-1);
+    connect(m_animation, &QVariantAnimation::valueChanged, this, [this](const QVariant &v) {
+        if (m_playing)
+            moveTo(v.toDouble() * m_stepS);
+    });
+}
+
+ViewState::~ViewState() = default;
+
+void ViewState::setHoveredLink(int link)
+{
+    if (link == m_hoveredLink)
+        return;
+    m_hoveredLink = link;
+    Q_EMIT changed(Hover);
+}
+
+void ViewState::setStepLength(double seconds)
+{
+    m_stepS = std::max(0.0, seconds);
+    if (m_time > m_stepS)
+        moveTo(m_stepS);
+    if (m_stepS <= 0 && m_playing)
+        pause();
+}
+
+void ViewState::moveTo(double seconds)
+{
+    const double t = std::clamp(seconds, 0.0, m_stepS);
+    if (t == m_time)
+        return;
+    m_time = t;
+    Q_EMIT changed(Playback);
+}
+
+void ViewState::setPlaybackTime(double seconds)
+{
+    if (m_playing)
+        pause();
+    moveTo(seconds);
+}
+
+void ViewState::clearPlaybackTime()
+{
+    if (m_playing)
+        pause();
+    if (m_time < 0)
+        return;
+    m_time = -1;
+    Q_EMIT changed(Playback);
+}
+
+void ViewState::play()
+{
+    if (m_playing || m_stepS <= 0)
+        return;
+    m_playing = true;
+    restartAnimation();
+    Q_EMIT changed(Playing);
+}
+
+void ViewState::pause()
+{
+    if (!m_playing)
+        return;
+    m_playing = false;
+    m_animation->stop();
+    Q_EMIT changed(Playing);
+}
+
+void ViewState::setSpeed(double speed)
+{
+    speed = std::clamp(speed, 0.05, 20.0);
+    if (speed == m_speed)
+        return;
+    m_speed = speed;
+    if (m_playing)
+        restartAnimation();
+    Q_EMIT changed(Playing);
+}
+
+void ViewState::restartAnimation()
+{
+    // From the current moment on, at the current speed.
+    m_animation->stop();
+    const int ms = std::max(1, static_cast<int>(kWallSeconds / m_speed * 1000));
+    m_animation->setDuration(ms);
+    m_animation->start();
+    if (m_stepS > 0 && m_time > 0)
+        m_animation->setCurrentTime(static_cast<int>(m_time / m_stepS * ms));
+}
+
+} // namespace railyard

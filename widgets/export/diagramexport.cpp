@@ -1,0 +1,321 @@
+#include "diagramexport.h"
+
+#include "document/document.h"
+#include "document/groupref.h"
+#include "document/viewstate.h"
+#include "parallel.h"
+#include "render/diagramrenderer.h"
+#include "report.h"
+#include "scene/clusterscene.h"
+#include "units.h"
+
+#include <railyard/version.h>
+
+#include <QCoreApplication>
+#include <QDate>
+#include <QFileInfo>
+#include <QGuiApplication>
+#include <QImage>
+#include <QLocale>
+#include <QPageSize>
+#include <QPainter>
+#include <QPdfWriter>
+#include <QSaveFile>
+#include <QSvgGenerator>
+#include <QWidget>
+
+#include <sstream>
+
+namespace railyard {
+
+namespace {
+
+// QSvgGenerator defaults to 72 dpi and QPdfWriter to 1200: both are set to 96, the dpi the
+// page is laid out in, so a 12 px label is 12 px (9 pt) in every format.
+constexpr int kDpi = 96;
+
+QString tr(const char *text)
+{
+    return QCoreApplication::translate("Export", text);
+}
+
+QString describe(const QSaveFile &file)
+{
+    return QStringLiteral("%1: %2").arg(QFileInfo(file.fileName()).absoluteFilePath(),
+                                        file.errorString());
+}
+
+// Paints `draw` (a page of `size` units) into `path` as the format says, through a QSaveFile.
+template<class Draw>
+bool writePage(const QString &path,
+               ExportFormat format,
+               QSize size,
+               double scale,
+               const QString &title,
+               Draw draw,
+               QString *error)
+{
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly)) {
+        *error = tr("Cannot write %1").arg(describe(file));
+        return false;
+    }
+    bool painted = false;
+    if (format == ExportFormat::Svg) {
+        QSvgGenerator svg;
+        svg.setOutputDevice(&file);
+        svg.setResolution(kDpi);
+        svg.setSize(size);
+        svg.setViewBox(QRect(QPoint(0, 0), size));
+        svg.setTitle(title);
+        svg.setDescription(tr("Drawn by Railyard %1").arg(QStringLiteral(RAILYARD_VERSION)));
+        QPainter p;
+        if ((painted = p.begin(&svg))) {
+            draw(&p, QRectF(QPointF(0, 0), size));
+            p.end();
+        }
+    } else if (format == ExportFormat::Pdf) {
+        QPdfWriter pdf(&file);
+        pdf.setResolution(kDpi);
+        pdf.setTitle(title);
+        pdf.setCreator(QStringLiteral("Railyard %1").arg(QStringLiteral(RAILYARD_VERSION)));
+        // One page the size of the diagram (72 points to the inch), no margins.
+        pdf.setPageSize(QPageSize(QSizeF(size) * 72.0 / kDpi,
+                                  QPageSize::Point,
+                                  title,
+                                  QPageSize::ExactMatch));
+        pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
+        QPainter p;
+        if ((painted = p.begin(&pdf))) {
+            draw(&p, QRectF(QPointF(0, 0), QSizeF(pdf.width(), pdf.height())));
+            p.end();
+        }
+    } else {
+        const QSize pixels(qRound(size.width() * scale), qRound(size.height() * scale));
+        QImage image(pixels, QImage::Format_ARGB32_Premultiplied);
+        if (image.isNull()) {
+            *error = tr("Cannot write %1: a %2 \u00d7 %3 image is too large (lower the scale)")
+                             .arg(QFileInfo(path).absoluteFilePath())
+                             .arg(pixels.width())
+                             .arg(pixels.height());
+            file.cancelWriting();
+            return false;
+        }
+        image.setDotsPerMeterX(qRound(kDpi * scale / 0.0254));
+        image.setDotsPerMeterY(qRound(kDpi * scale / 0.0254));
+        image.fill(Qt::white);
+        QPainter p;
+        if ((painted = p.begin(&image))) {
+            draw(&p, QRectF(QPointF(0, 0), QSizeF(pixels)));
+            p.end();
+        }
+        painted = painted && image.save(&file, "PNG");
+    }
+    if (!painted) {
+        file.cancelWriting();
+        *error = tr("Cannot draw %1").arg(QFileInfo(path).absoluteFilePath());
+        return false;
+    }
+    if (!file.commit()) {
+        *error = tr("Cannot write %1").arg(describe(file));
+        return false;
+    }
+    return true;
+}
+
+QString defaultFooter()
+{
+    return tr("%1 \u00b7 Railyard %2")
+            .arg(QLocale::c().toString(QDate::currentDate(), QStringLiteral("d MMMM yyyy")),
+                 QStringLiteral(RAILYARD_VERSION));
+}
+
+QString documentTitle(const Document &doc)
+{
+    const QString title = QString::fromStdString(doc.layout().title);
+    return title.isEmpty() ? doc.displayName() : title;
+}
+
+} // namespace
+
+std::optional<ExportFormat> exportFormatForPath(const QString &path)
+{
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    if (suffix == QLatin1String("svg"))
+        return ExportFormat::Svg;
+    if (suffix == QLatin1String("png"))
+        return ExportFormat::Png;
+    if (suffix == QLatin1String("pdf"))
+        return ExportFormat::Pdf;
+    if (suffix == QLatin1String("md"))
+        return ExportFormat::Markdown;
+    if (suffix == QLatin1String("csv"))
+        return ExportFormat::Csv;
+    if (suffix == QLatin1String("json"))
+        return ExportFormat::Json;
+    return std::nullopt;
+}
+
+bool isDiagramFormat(ExportFormat f)
+{
+    return f == ExportFormat::Svg || f == ExportFormat::Png || f == ExportFormat::Pdf;
+}
+
+bool exportDiagram(ClusterScene &scene,
+                   const QString &path,
+                   const DiagramExportOptions &options,
+                   QString *error)
+{
+    const auto format = exportFormatForPath(path);
+    if (!format || !isDiagramFormat(*format)) {
+        *error = tr("%1: a diagram is written as .svg, .png or .pdf").arg(path);
+        return false;
+    }
+    render::DiagramOptions o;
+    o.source = options.source;
+    o.footer = options.footer.isEmpty() ? defaultFooter() : options.footer;
+    const render::DiagramRenderer renderer(scene, QGuiApplication::font(), o);
+    return writePage(
+            path,
+            *format,
+            renderer.size(),
+            options.scale,
+            documentTitle(*scene.document()),
+            [&](QPainter *p, const QRectF &target) { renderer.paint(p, target); },
+            error);
+}
+
+bool exportReport(const Document &doc, const QString &path, QString *error)
+{
+    const auto format = exportFormatForPath(path);
+    if (!format || isDiagramFormat(*format)) {
+        *error = tr("%1: a report is written as .md, .csv or .json").arg(path);
+        return false;
+    }
+    const engine::Evaluation &e = doc.evaluation();
+    if (!e.ok) {
+        *error = tr("%1: the step cannot be priced, so there is no report: %2")
+                         .arg(path, QString::fromStdString(e.error));
+        return false;
+    }
+    std::ostringstream text;
+    engine::ReportOptions report;
+    report.title = documentTitle(doc).toStdString();
+    report.links = *format == ExportFormat::Json ? engine::LinkListing::All
+                                                 : engine::LinkListing::Busiest;
+    if (*format == ExportFormat::Markdown)
+        engine::writeEvaluationMarkdown(text, e, doc.topology(), report);
+    else if (*format == ExportFormat::Csv)
+        engine::writeLinkLoadsCsv(text, e, doc.topology());
+    else
+        engine::writeEvaluationJson(text, e, doc.topology(), report);
+    QSaveFile file(path);
+    const std::string bytes = text.str();
+    if (!file.open(QIODevice::WriteOnly)
+        || file.write(bytes.data(), qint64(bytes.size())) != qint64(bytes.size())
+        || !file.commit()) {
+        *error = tr("Cannot write %1").arg(describe(file));
+        return false;
+    }
+    return true;
+}
+
+bool exportWidget(QWidget *widget, const QString &path, double scale, QString *error)
+{
+    const auto format = exportFormatForPath(path);
+    if (!format || !isDiagramFormat(*format)) {
+        *error = tr("%1: a chart is written as .svg, .png or .pdf").arg(path);
+        return false;
+    }
+    const QSize size = widget->size();
+    return writePage(
+            path,
+            *format,
+            size,
+            scale,
+            widget->windowTitle(),
+            [&](QPainter *p, const QRectF &target) {
+                p->save();
+                p->translate(target.topLeft());
+                p->scale(target.width() / size.width(), target.height() / size.height());
+                widget->render(p, QPoint(), QRegion(), QWidget::DrawChildren);
+                p->restore();
+            },
+            error);
+}
+
+void applyLayoutView(ClusterScene &scene)
+{
+    if (const engine::RankLayout *ranks = scene.ranks()) {
+        for (GroupKind kind :
+             {GroupKind::Tp, GroupKind::Ep, GroupKind::Cp, GroupKind::PpStage, GroupKind::DpReplica})
+            if (ranks->size(dimOf(kind)) > 1) {
+                scene.setColourBy(kind);
+                break;
+            }
+    }
+    const engine::Json &view = scene.document()->layout().view;
+    if (!view.is_object())
+        return;
+    if (const auto it = view.find("color_by"); it != view.end() && it->is_string())
+        scene.setColourBy(kindFromKey(QString::fromStdString(it->get<std::string>())));
+    if (const auto it = view.find("link_load"); it != view.end() && it->is_boolean())
+        scene.setLinkLoadVisible(it->get<bool>());
+}
+
+QString momentFooter(const engine::Evaluation &e, double at)
+{
+    // What stage 0 is doing then (the phases of the other stages are alike, shifted).
+    QStringList doing;
+    for (int i : e.timeline.runningAt(at)) {
+        const engine::Phase &p = e.timeline.phases[static_cast<std::size_t>(i)];
+        if (p.stage == 0 || p.stage < 0)
+            doing << QString::fromStdString(p.name);
+    }
+    doing.removeDuplicates();
+    QString line = tr("Link load at %1 of the %2 step")
+                           .arg(QString::fromStdString(engine::formatSeconds(at)),
+                                QString::fromStdString(engine::formatSeconds(e.stepTimeS)));
+    if (!doing.isEmpty())
+        line += tr(" (stage 0: %1)").arg(doing.join(QStringLiteral("; ")));
+    return line + QStringLiteral(" \u00b7 ") + defaultFooter();
+}
+
+bool exportLayoutDiagram(
+        const QString &layoutPath, const QString &out, double scale, double at, QString *error)
+{
+    std::unique_ptr<Document> doc = Document::load(layoutPath, error);
+    if (!doc)
+        return false;
+    ClusterScene scene(doc.get());
+    applyLayoutView(scene);
+    DiagramExportOptions options;
+    options.scale = scale;
+    ViewState view;
+    if (at >= 0) {
+        const engine::Evaluation &e = doc->evaluation();
+        if (e.timeline.empty()) {
+            *error = tr("%1: the step has no timeline to take a moment from (%2)")
+                             .arg(layoutPath, QString::fromStdString(e.error));
+            return false;
+        }
+        if (at > e.stepTimeS) {
+            *error = tr("%1: --at %2 is past the end of the step, which lasts %3; give a time "
+                        "from 0 to the step time")
+                             .arg(layoutPath,
+                                  QString::fromStdString(engine::formatSeconds(at)),
+                                  QString::fromStdString(engine::formatSeconds(e.stepTimeS)));
+            return false;
+        }
+        view.setStepLength(e.stepTimeS);
+        view.setPlaybackTime(at);
+        scene.setViewState(&view);
+        scene.setLinkLoadVisible(true);
+        options.footer = momentFooter(e, at);
+    }
+    const bool ok = exportDiagram(scene, out, options, error);
+    scene.setViewState(nullptr);
+    return ok;
+}
+
+} // namespace railyard

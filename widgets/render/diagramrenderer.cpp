@@ -1,0 +1,113 @@
+#include "diagramrenderer.h"
+
+#include "document/document.h"
+#include "scene/clusterscene.h"
+#include "scene/style.h"
+
+#include <QPainter>
+
+#include <algorithm>
+#include <cmath>
+
+namespace railyard::render {
+
+namespace {
+
+constexpr int kMargin = 24; // around the page's content
+constexpr int kGap = 16;    // between the title block, the diagram and the legend
+// A page narrower than this would wrap the title block and the legend into tall columns.
+constexpr int kMinContentWidth = 560;
+// The title block and the legend are laid out for a page about this wide and scaled up with a
+// wider one: a large cluster's page is shrunk to fit a document, and its title and legend must
+// stay as readable as the diagram's own labels.
+constexpr double kOverlayReferenceWidth = 1400;
+
+QRect scaled(const QPoint &topLeft, const QSize &size, double k)
+{
+    return QRect(topLeft,
+                 QSize(int(std::ceil(size.width() * k)), int(std::ceil(size.height() * k))));
+}
+
+} // namespace
+
+DiagramRenderer::DiagramRenderer(ClusterScene &scene,
+                                 const QFont &font,
+                                 const DiagramOptions &options)
+    : m_scene(scene)
+{
+    // The whole cluster: what the items cover, with a small margin (the scene rect keeps room
+    // for a fabric that a single server does not have).
+    const QRectF drawn = scene.itemsBoundingRect().adjusted(-kGap, -kGap, kGap, kGap);
+    m_source = options.source.isNull() ? drawn.intersected(scene.sceneRect())
+                                       : options.source.intersected(scene.sceneRect());
+    if (m_source.isEmpty())
+        m_source = scene.sceneRect();
+    const QSize diagram(std::max(1, int(std::ceil(m_source.width()))),
+                        std::max(1, int(std::ceil(m_source.height()))));
+    const int contentW = std::max(diagram.width(), kMinContentWidth);
+    m_overlayScale = std::max(1.0, contentW / kOverlayReferenceWidth);
+    const int overlayW = int(contentW / m_overlayScale);
+    int y = kMargin;
+    if (options.titleBlock) {
+        m_title = std::make_unique<TitleBlock>(*scene.document(), font, overlayW, options.footer);
+        m_titleRect = scaled(QPoint(kMargin, y), m_title->size(), m_overlayScale);
+        y += m_titleRect.height() + kGap;
+    }
+    // The diagram is centred in the content width when the page is wider than the cluster.
+    m_diagram = QRect(QPoint(kMargin + (contentW - diagram.width()) / 2, y), diagram);
+    y += diagram.height();
+    if (options.legend) {
+        m_legend = std::make_unique<Legend>(scene.document()->topology(),
+                                            scene.canvasState(),
+                                            font,
+                                            overlayW);
+        if (m_legend->isEmpty()) {
+            m_legend.reset();
+        } else {
+            y += kGap;
+            m_legendRect = scaled(QPoint(kMargin, y), m_legend->size(), m_overlayScale);
+            y += m_legendRect.height();
+        }
+    }
+    m_size = QSize(contentW + 2 * kMargin, y + kMargin);
+}
+
+DiagramRenderer::~DiagramRenderer() = default;
+
+void DiagramRenderer::paint(QPainter *painter, const QRectF &target) const
+{
+    if (m_size.isEmpty() || target.isEmpty())
+        return;
+    const double s = std::min(target.width() / m_size.width(), target.height() / m_size.height());
+    painter->save();
+    painter->translate(target.center() - QPointF(m_size.width() * s / 2, m_size.height() * s / 2));
+    painter->scale(s, s);
+    paint(painter);
+    painter->restore();
+}
+
+void DiagramRenderer::paint(QPainter *painter) const
+{
+    painter->save();
+    painter->setRenderHint(QPainter::Antialiasing, true);
+    painter->setRenderHint(QPainter::TextAntialiasing, true);
+    painter->setRenderHint(QPainter::SmoothPixmapTransform, true);
+    painter->fillRect(QRect(QPoint(0, 0), m_size), Qt::white);
+    painter->fillRect(m_diagram, style::kCanvasBackground);
+    // The scene's items choose their detail from the painter's transform, as in the view.
+    m_scene.render(painter, QRectF(m_diagram), m_source, Qt::KeepAspectRatio);
+    painter->save();
+    painter->translate(m_titleRect.topLeft());
+    painter->scale(m_overlayScale, m_overlayScale);
+    if (m_title)
+        m_title->paint(painter, QPoint(0, 0));
+    painter->restore();
+    if (m_legend) {
+        painter->translate(m_legendRect.topLeft());
+        painter->scale(m_overlayScale, m_overlayScale);
+        m_legend->paint(painter, QPoint(0, 0));
+    }
+    painter->restore();
+}
+
+} // namespace railyard::render
