@@ -128,6 +128,7 @@ MainWindow::MainWindow(QWidget *parent, const QString &recoveryDirectory)
     });
 
     createTourDock();
+    createPlannerDock();
     createActions();
     createToolBar();
     // Panels outlive documents: they reach whichever view is current.
@@ -214,6 +215,7 @@ void MainWindow::setDocument(std::unique_ptr<Document> document)
     m_palette->setScene(m_scene);
     m_pricing->setDocument(doc);
     m_warnings->setDocument(doc);
+    m_planner->setDocument(doc);
     connect(m_view, &ClusterView::message, this, &MainWindow::showMessage);
     connect(m_scene, &ClusterScene::colourByChanged, this, &MainWindow::syncColourControls);
     connect(m_scene, &ClusterScene::linkLoadVisibleChanged, this, &MainWindow::syncColourControls);

@@ -26,6 +26,7 @@ class DockLayout;
 class Document;
 class GroupPalette;
 class GuidedTourPanel;
+class PlannerPanel;
 class InspectorPanel;
 class PricingPanel;
 class TimelinePanel;
@@ -70,6 +71,8 @@ public:
     WarningsPanel *warningsPanel() const { return m_warnings; }
     GuidedTourPanel *tourPanel() const { return m_tour; }
     QDockWidget *tourDock() const { return m_tourDock; }
+    PlannerPanel *plannerPanel() const { return m_planner; }
+    QDockWidget *plannerDock() const { return m_plannerDock; }
     DockLayout *dockLayout() const { return m_docks.get(); }
     QComboBox *colourBox() const { return m_colourBox; }
     QAction *linkLoadAction() const { return m_linkLoadAction; }
@@ -132,6 +135,8 @@ private:
     void showQuickGuide();
     // mainwindowtour.cpp
     void createTourDock();
+    // mainwindowplanner.cpp
+    void createPlannerDock();
     // mainwindowfiles.cpp
     void addRecentFile(const QString &path);
     void rebuildRecentMenu();
@@ -166,6 +171,8 @@ private:
     WarningsPanel *m_warnings = nullptr;
     GuidedTourPanel *m_tour = nullptr;
     QDockWidget *m_tourDock = nullptr;
+    PlannerPanel *m_planner = nullptr;
+    QDockWidget *m_plannerDock = nullptr;
     std::unique_ptr<DockLayout> m_docks;
     QComboBox *m_colourBox = nullptr;
     QAction *m_linkLoadAction = nullptr;

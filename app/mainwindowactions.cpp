@@ -215,6 +215,7 @@ void MainWindow::createActions()
     });
     view->addSeparator();
     view->addAction(m_tourDock->toggleViewAction());
+    view->addAction(m_plannerDock->toggleViewAction());
     QMenu *panels = view->addMenu(tr("&Panels"));
     panels->setObjectName(QStringLiteral("menuPanels"));
     for (QDockWidget *dock : m_docks->all())

@@ -104,13 +104,18 @@ struct PlanOptions
     // Called from the searching thread at most every `progressIntervalS`.
     std::function<void(const PlanProgress &)> progress;
     double progressIntervalS = 0.05;
+    // Also keep the Pareto front of step time against memory per GPU (PlanSearch::pareto).
+    bool pareto = false;
 };
 
 struct PlanSearch
 {
-    bool ok = false;            // searched (even if nothing fits)
-    std::string error;          // why not (no model, unknown stack)
-    std::vector<Plan> plans;    // fitting, best first by the objective
+    bool ok = false;         // searched (even if nothing fits)
+    std::string error;       // why not (no model, unknown stack)
+    std::vector<Plan> plans; // fitting, best first by the objective
+    // With PlanOptions::pareto: the fitting plans no other beats on both step time and memory
+    // per GPU, least memory first (so step time falls along it).
+    std::vector<Plan> pareto;
     std::int64_t evaluated = 0; // valid configurations priced (memory, and the step if it fits)
     std::int64_t fitting = 0;   // of those, within HBM (their step priced)
     double elapsedS = 0;

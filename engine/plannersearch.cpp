@@ -68,6 +68,38 @@ private:
 
 } // namespace
 
+// The plans no other beats on both memory per GPU and step time, least memory first: along it
+// the step time falls strictly. A dominated offer costs a binary search and no allocation.
+class ParetoFront
+{
+public:
+    void offer(const PlanChoice &c, const PlanPrice &p)
+    {
+        const auto byMemory = [](const Plan &a, double memory) {
+            return a.price.memoryGiB < memory;
+        };
+        // The first plan with more memory than p, or as much.
+        auto at = std::lower_bound(m_front.begin(), m_front.end(), p.memoryGiB, byMemory);
+        // Dominated by one with no more memory and no longer step (the one just before has
+        // the shortest step of those with less memory; one with equal memory sits at `at`).
+        if (at != m_front.begin() && std::prev(at)->price.stepTimeS <= p.stepTimeS)
+            return;
+        if (at != m_front.end() && at->price.memoryGiB == p.memoryGiB
+            && at->price.stepTimeS <= p.stepTimeS)
+            return;
+        // p beats the plans after it whose step is no shorter.
+        auto end = at;
+        while (end != m_front.end() && end->price.stepTimeS >= p.stepTimeS)
+            ++end;
+        at = m_front.erase(at, end);
+        m_front.insert(at, Plan{c, p});
+    }
+    std::vector<Plan> take() && { return std::move(m_front); }
+
+private:
+    std::vector<Plan> m_front;
+};
+
 PlanSearch searchPlans(const Layout &layout, const Topology &topology, const PlanOptions &options)
 {
     using Clock = std::chrono::steady_clock;
@@ -113,6 +145,7 @@ PlanSearch searchPlans(const Layout &layout, const Topology &topology, const Pla
     }
 
     TopPlans top(options.top, options.objective);
+    ParetoFront front;
     std::optional<Plan> leastMemory;
     auto lastReport = start;
     constexpr Recompute kRecompute[] = {Recompute::None, Recompute::Selective, Recompute::Full};
@@ -156,6 +189,8 @@ PlanSearch searchPlans(const Layout &layout, const Topology &topology, const Pla
                             if (p.fits) {
                                 ++out.fitting;
                                 top.offer(c, p);
+                                if (options.pareto)
+                                    front.offer(c, p);
                             } else if (out.fitting == 0
                                        && (!leastMemory
                                            || p.memoryGiB < leastMemory->price.memoryGiB)) {
@@ -187,6 +222,7 @@ PlanSearch searchPlans(const Layout &layout, const Topology &topology, const Pla
         }
     }
     out.plans = std::move(top).sorted();
+    out.pareto = std::move(front).take();
     out.ok = true;
     if (out.fitting == 0 && leastMemory) {
         // Price the closest one anyway, to say what it would need.

@@ -254,6 +254,47 @@ private Q_SLOTS:
         QVERIFY(std::abs(best.costPerStep - 2.5 * 16 * best.stepTimeS / 3600) < 1e-12);
     }
 
+    // The Pareto front of step time against memory is exactly the fitting plans no other beats
+    // on both: checked against every fitting plan of the search (top = all of them).
+    void paretoFrontIsTheUndominatedPlans()
+    {
+        const Layout l = example("example-moe.railyard.json");
+        const Topology topology = buildTopology(l.cluster, Catalog::builtin());
+        PlanOptions o;
+        o.pareto = true;
+        o.top = 1 << 20;
+        const PlanSearch s = searchPlans(l, topology, o);
+        QVERIFY(s.ok);
+        QCOMPARE(std::int64_t(s.plans.size()), s.fitting);
+        QVERIFY(s.pareto.size() >= 3);
+        const auto dominated = [&](const PlanPrice &p) {
+            for (const Plan &q : s.plans)
+                if (q.price.memoryGiB <= p.memoryGiB && q.price.stepTimeS <= p.stepTimeS
+                    && (q.price.memoryGiB < p.memoryGiB || q.price.stepTimeS < p.stepTimeS))
+                    return true;
+            return false;
+        };
+        std::size_t undominated = 0;
+        std::vector<std::pair<double, double>> expected;
+        for (const Plan &p : s.plans)
+            if (!dominated(p.price))
+                expected.emplace_back(p.price.memoryGiB, p.price.stepTimeS);
+        std::sort(expected.begin(), expected.end());
+        expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
+        undominated = expected.size();
+        QCOMPARE(s.pareto.size(), undominated);
+        for (std::size_t i = 0; i < s.pareto.size(); ++i) {
+            QCOMPARE(s.pareto[i].price.memoryGiB, expected[i].first);
+            QCOMPARE(s.pareto[i].price.stepTimeS, expected[i].second);
+            if (i > 0)
+                QVERIFY(s.pareto[i].price.stepTimeS < s.pareto[i - 1].price.stepTimeS);
+        }
+        // The fastest plan ends the front; the leanest begins it.
+        QCOMPARE(s.pareto.back().price.stepTimeS, s.plans.front().price.stepTimeS);
+        // Off by default.
+        QVERIFY(searchPlans(l, topology, {}).pareto.empty());
+    }
+
     void invalidCombinationsNeverAppear()
     {
         // The MoE model: 32 heads, 4 KV heads, 128 experts, 48 layers.
