@@ -29,6 +29,7 @@ class InspectorPanel;
 class PricingPanel;
 class TimelinePanel;
 class ViewState;
+class HottestLinksPanel;
 class WarningsPanel;
 class WorkloadPanel;
 
@@ -67,6 +68,8 @@ public:
     GroupPalette *palette() const { return m_palette; }
     PricingPanel *pricingPanel() const { return m_pricing; }
     WarningsPanel *warningsPanel() const { return m_warnings; }
+    HottestLinksPanel *hottestLinks() const { return m_hottest; }
+    QDockWidget *hottestLinksDock() const { return m_hottestDock; }
     DockLayout *dockLayout() const { return m_docks.get(); }
     QComboBox *colourBox() const { return m_colourBox; }
     QAction *linkLoadAction() const { return m_linkLoadAction; }
@@ -159,6 +162,8 @@ private:
     GroupPalette *m_palette = nullptr;
     PricingPanel *m_pricing = nullptr;
     WarningsPanel *m_warnings = nullptr;
+    HottestLinksPanel *m_hottest = nullptr;
+    QDockWidget *m_hottestDock = nullptr;
     std::unique_ptr<DockLayout> m_docks;
     QComboBox *m_colourBox = nullptr;
     QAction *m_linkLoadAction = nullptr;
