@@ -137,6 +137,7 @@ MainWindow::MainWindow(QWidget *parent, const QString &recoveryDirectory)
         m_view->setZoom(std::exp(lo + (hi - lo) * v / kSliderSteps));
     });
 
+    createTourDock();
     createActions();
     createToolBar();
     // Panels outlive documents: they reach whichever view is current.

@@ -25,6 +25,7 @@ class ClusterView;
 class DockLayout;
 class Document;
 class GroupPalette;
+class GuidedTourPanel;
 class InspectorPanel;
 class PricingPanel;
 class TimelinePanel;
@@ -70,6 +71,8 @@ public:
     WarningsPanel *warningsPanel() const { return m_warnings; }
     HottestLinksPanel *hottestLinks() const { return m_hottest; }
     QDockWidget *hottestLinksDock() const { return m_hottestDock; }
+    GuidedTourPanel *tourPanel() const { return m_tour; }
+    QDockWidget *tourDock() const { return m_tourDock; }
     DockLayout *dockLayout() const { return m_docks.get(); }
     QComboBox *colourBox() const { return m_colourBox; }
     QAction *linkLoadAction() const { return m_linkLoadAction; }
@@ -130,6 +133,8 @@ private:
     void syncColourControls();
     void showShortcuts();
     void showQuickGuide();
+    // mainwindowtour.cpp
+    void createTourDock();
     // mainwindowfiles.cpp
     void addRecentFile(const QString &path);
     void rebuildRecentMenu();
@@ -164,6 +169,8 @@ private:
     WarningsPanel *m_warnings = nullptr;
     HottestLinksPanel *m_hottest = nullptr;
     QDockWidget *m_hottestDock = nullptr;
+    GuidedTourPanel *m_tour = nullptr;
+    QDockWidget *m_tourDock = nullptr;
     std::unique_ptr<DockLayout> m_docks;
     QComboBox *m_colourBox = nullptr;
     QAction *m_linkLoadAction = nullptr;
