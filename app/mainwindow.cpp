@@ -96,12 +96,12 @@ MainWindow::MainWindow(QWidget *parent, const QString &recoveryDirectory)
     docks.pricing = dock(tr("Pricing"), "PricingDock", scrolled(m_pricing));
     docks.warnings = dock(tr("Warnings"), "WarningsDock", m_warnings);
     m_docks = std::make_unique<DockLayout>(this, docks);
-    // The busiest links, beside the warnings (issue 10).
+    // The busiest links, a tab beside Pricing (the warnings keep their own place).
     m_hottest = new HottestLinksPanel;
     m_hottestDock = dock(tr("Hottest Links"), "HottestLinksDock", m_hottest);
     addDockWidget(Qt::RightDockWidgetArea, m_hottestDock);
-    tabifyDockWidget(docks.warnings, m_hottestDock);
-    docks.warnings->raise();
+    tabifyDockWidget(docks.pricing, m_hottestDock);
+    docks.pricing->raise();
     connect(m_hottest, &HottestLinksPanel::linkActivated, this, [this](int link) {
         m_view->showLink(link);
     });
