@@ -50,7 +50,8 @@ public:
                                 bar.height()),
                           style::loadColor(std::max(u, 0.001)));
         painter->setPen(option.palette.color(QPalette::Text));
-        painter->drawText(QRect(bar.right() + 4, r.top(), textW, r.height()),
+        // The percentage over the row's full height (the bar is inset; the text must not be).
+        painter->drawText(QRect(bar.right() + 4, option.rect.top(), textW, option.rect.height()),
                           Qt::AlignRight | Qt::AlignVCenter,
                           index.data(Qt::DisplayRole).toString());
         painter->restore();
