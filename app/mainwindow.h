@@ -31,6 +31,7 @@ class InspectorPanel;
 class PricingPanel;
 class TimelinePanel;
 class ViewState;
+class HottestLinksPanel;
 class WarningsPanel;
 class WorkloadPanel;
 
@@ -69,6 +70,8 @@ public:
     GroupPalette *palette() const { return m_palette; }
     PricingPanel *pricingPanel() const { return m_pricing; }
     WarningsPanel *warningsPanel() const { return m_warnings; }
+    HottestLinksPanel *hottestLinks() const { return m_hottest; }
+    QDockWidget *hottestLinksDock() const { return m_hottestDock; }
     GuidedTourPanel *tourPanel() const { return m_tour; }
     QDockWidget *tourDock() const { return m_tourDock; }
     PlannerPanel *plannerPanel() const { return m_planner; }
@@ -169,6 +172,8 @@ private:
     GroupPalette *m_palette = nullptr;
     PricingPanel *m_pricing = nullptr;
     WarningsPanel *m_warnings = nullptr;
+    HottestLinksPanel *m_hottest = nullptr;
+    QDockWidget *m_hottestDock = nullptr;
     GuidedTourPanel *m_tour = nullptr;
     QDockWidget *m_tourDock = nullptr;
     PlannerPanel *m_planner = nullptr;
