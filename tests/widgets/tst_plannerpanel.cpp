@@ -4,6 +4,7 @@
 #include "document/document.h"
 #include "panels/plannerpanel.h"
 #include "testlayouts.h"
+#include "units.h"
 
 #include <QLabel>
 #include <QPushButton>
