@@ -9,7 +9,7 @@
 namespace railyard {
 
 // The Planner dock (View > Planner, F3): hidden until asked for, then a tab beside Pricing and
-// Warnings, so the ranked plans sit where the numbers are read.
+// the step numbers, so the ranked plans sit where those are read.
 void MainWindow::createPlannerDock()
 {
     m_planner = new PlannerPanel;
@@ -17,9 +17,9 @@ void MainWindow::createPlannerDock()
     m_plannerDock->setObjectName(QStringLiteral("PlannerDock"));
     m_plannerDock->setWidget(m_planner);
     addDockWidget(Qt::RightDockWidgetArea, m_plannerDock);
-    tabifyDockWidget(m_docks->docks().warnings, m_plannerDock);
+    tabifyDockWidget(m_docks->docks().pricing, m_plannerDock);
     m_plannerDock->hide();
-    m_docks->docks().warnings->raise(); // tabifying brought another tab forward
+    m_docks->docks().pricing->raise(); // tabifying brought another tab forward
 
     QAction *toggle = m_plannerDock->toggleViewAction();
     toggle->setObjectName(QStringLiteral("actionPlanner"));
