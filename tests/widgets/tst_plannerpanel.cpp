@@ -41,6 +41,13 @@ private Q_SLOTS:
         QVERIFY(!r.pareto.empty());
         QCOMPARE(panel.chart()->rankedCount(), panel.table()->rowCount());
         QVERIFY(panel.statusLabel()->text().contains(QStringLiteral("fit")));
+        // With RAILYARD_SHOTS_DIR set, save what the dock shows, to look at.
+        if (const QString dir = qEnvironmentVariable("RAILYARD_SHOTS_DIR"); !dir.isEmpty()) {
+            panel.resize(560, 820);
+            panel.show();
+            QTest::qWait(50);
+            panel.grab().save(dir + QStringLiteral("/planner-dock.png"));
+        }
 
         // Apply the best: one undo step; the document now prices what the planner said.
         const double before = doc->evaluation().stepTimeS;

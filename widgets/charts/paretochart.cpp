@@ -99,7 +99,9 @@ void ParetoChart::setData(const std::vector<Point> &front,
     const double pad = std::max(1e-6, (yMax - yMin) * 0.08);
     m_x->setRange(0, xMax * 1.05 + 1e-9);
     m_y->setRange(std::max(0.0, yMin - pad), yMax + pad);
-    m_hbm->replace({QPointF(hbmGiB, std::max(0.0, yMin - pad)), QPointF(hbmGiB, yMax + pad)});
+    m_x->applyNiceNumbers(); // ticks on round numbers
+    m_y->applyNiceNumbers();
+    m_hbm->replace({QPointF(hbmGiB, m_y->min()), QPointF(hbmGiB, m_y->max())});
 }
 
 void ParetoChart::setChosen(int rankedIndex)
