@@ -1,6 +1,7 @@
 #include "cli.h"
 #include "cli_p.h"
 #include "cliimport.h"
+#include "cliplan.h"
 
 #include "collective.h"
 #include "evaluate.h"
@@ -310,9 +311,8 @@ int runEvaluate(const std::vector<std::string> &args, std::ostream &out)
                        [&] { return evaluateFile(o, file, out); });
 }
 
-// The subcommands this version runs (DESIGN.md also plans plan: until it exists it is a usage
-// error like any unknown word, never the GUI).
-const std::set<std::string> kSubcommands = {"collective", "evaluate", "export", "import"};
+// The subcommands this version runs.
+const std::set<std::string> kSubcommands = {"collective", "evaluate", "export", "import", "plan"};
 
 // Qt's own options that take a value (QGuiApplication, QApplication and the xcb platform), in
 // their one- and two-dash forms.
@@ -403,6 +403,7 @@ std::string usage()
            "       railyard collective FILE --op OP --size SIZE [options] [--json]\n"
            "       railyard export FILE -o OUT.svg|png|pdf|md|csv|json [options]\n"
            "       railyard import IN -o OUT.railyard.json [--gpu ID] [--json]\n"
+           "       railyard plan FILE [--top N] [--objective OBJ] [--json] | --buy [options]\n"
            "       railyard --help | --version\n"
            "\n"
            "Railyard shows where a distributed training job's traffic goes on a GPU cluster and\n"
@@ -440,6 +441,8 @@ Outcome run(const std::vector<std::string> &args,
             result.exitCode = runCollective(args, out);
         else if (first == "evaluate")
             result.exitCode = runEvaluate(args, out);
+        else if (first == "plan")
+            result.exitCode = runPlan(args, out, err);
         else if (first == "export")
             result.exitCode = detail::runExport(args, out, diagram);
         else if (first == "import")

@@ -1,12 +1,13 @@
 #include "mainwindow.h"
 
 #include "docklayout.h"
-#include "export/diagramexport.h"
 #include "document/autosaver.h"
 #include "document/document.h"
 #include "document/viewstate.h"
+#include "export/diagramexport.h"
 #include "palette/grouppalette.h"
 #include "panels/clusterpanel.h"
+#include "panels/hottestlinkspanel.h"
 #include "panels/inspectorpanel.h"
 #include "panels/pricingpanel.h"
 #include "panels/timelinepanel.h"
@@ -95,6 +96,15 @@ MainWindow::MainWindow(QWidget *parent, const QString &recoveryDirectory)
     docks.pricing = dock(tr("Pricing"), "PricingDock", scrolled(m_pricing));
     docks.warnings = dock(tr("Warnings"), "WarningsDock", m_warnings);
     m_docks = std::make_unique<DockLayout>(this, docks);
+    // The busiest links, a tab beside Pricing (the warnings keep their own place).
+    m_hottest = new HottestLinksPanel;
+    m_hottestDock = dock(tr("Hottest Links"), "HottestLinksDock", m_hottest);
+    addDockWidget(Qt::RightDockWidgetArea, m_hottestDock);
+    tabifyDockWidget(docks.pricing, m_hottestDock);
+    docks.pricing->raise();
+    connect(m_hottest, &HottestLinksPanel::linkActivated, this, [this](int link) {
+        m_view->showLink(link);
+    });
     connect(m_warnings, &WarningsPanel::countChanged, this, [this](int n) {
         m_docks->docks().warnings->setWindowTitle(n > 0 ? tr("Warnings (%1)").arg(n)
                                                         : tr("Warnings"));
@@ -127,6 +137,8 @@ MainWindow::MainWindow(QWidget *parent, const QString &recoveryDirectory)
         m_view->setZoom(std::exp(lo + (hi - lo) * v / kSliderSteps));
     });
 
+    createTourDock();
+    createPlannerDock();
     createActions();
     createToolBar();
     // Panels outlive documents: they reach whichever view is current.
@@ -164,12 +176,12 @@ void MainWindow::setDocument(std::unique_ptr<Document> document)
     ViewState *oldViewState = m_viewState;
     std::unique_ptr<Document> oldDocument = std::move(m_document);
     m_document = std::move(document);
+    m_viewState = new ViewState(this);
     m_scene = new ClusterScene(m_document.get(), this);
+    m_scene->setViewState(m_viewState);
     // Colour by the first dimension that splits the job, so its placement shows at once, or as
     // the layout's "view" says: the same colouring a headless export draws.
     applyLayoutView(*m_scene);
-    m_viewState = new ViewState(this);
-    m_scene->setViewState(m_viewState);
     m_view = new ClusterView(m_scene, m_canvas);
     m_view->setLegendVisible(m_legendAction->isChecked());
     m_canvas->layout()->addWidget(m_view);
@@ -209,10 +221,18 @@ void MainWindow::setDocument(std::unique_ptr<Document> document)
     });
     m_clusterPanel->setDocument(doc);
     m_inspector->setScene(m_scene);
+    m_hottest->setDocument(doc, m_viewState);
+    connect(m_scene, &ClusterScene::selectedLinkChanged, this, [this](int link) {
+        if (link < 0)
+            return;
+        if (QDockWidget *d = m_docks->docks().inspector; d->toggleViewAction()->isChecked())
+            d->raise();
+    });
     m_workload->setDocument(doc);
     m_palette->setScene(m_scene);
     m_pricing->setDocument(doc);
     m_warnings->setDocument(doc);
+    m_planner->setDocument(doc);
     connect(m_view, &ClusterView::message, this, &MainWindow::showMessage);
     connect(m_scene, &ClusterScene::colourByChanged, this, &MainWindow::syncColourControls);
     connect(m_scene, &ClusterScene::linkLoadVisibleChanged, this, &MainWindow::syncColourControls);

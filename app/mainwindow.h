@@ -25,10 +25,13 @@ class ClusterView;
 class DockLayout;
 class Document;
 class GroupPalette;
+class GuidedTourPanel;
+class PlannerPanel;
 class InspectorPanel;
 class PricingPanel;
 class TimelinePanel;
 class ViewState;
+class HottestLinksPanel;
 class WarningsPanel;
 class WorkloadPanel;
 
@@ -67,6 +70,12 @@ public:
     GroupPalette *palette() const { return m_palette; }
     PricingPanel *pricingPanel() const { return m_pricing; }
     WarningsPanel *warningsPanel() const { return m_warnings; }
+    HottestLinksPanel *hottestLinks() const { return m_hottest; }
+    QDockWidget *hottestLinksDock() const { return m_hottestDock; }
+    GuidedTourPanel *tourPanel() const { return m_tour; }
+    QDockWidget *tourDock() const { return m_tourDock; }
+    PlannerPanel *plannerPanel() const { return m_planner; }
+    QDockWidget *plannerDock() const { return m_plannerDock; }
     DockLayout *dockLayout() const { return m_docks.get(); }
     QComboBox *colourBox() const { return m_colourBox; }
     QAction *linkLoadAction() const { return m_linkLoadAction; }
@@ -127,6 +136,10 @@ private:
     void syncColourControls();
     void showShortcuts();
     void showQuickGuide();
+    // mainwindowtour.cpp
+    void createTourDock();
+    // mainwindowplanner.cpp
+    void createPlannerDock();
     // mainwindowfiles.cpp
     void addRecentFile(const QString &path);
     void rebuildRecentMenu();
@@ -159,6 +172,12 @@ private:
     GroupPalette *m_palette = nullptr;
     PricingPanel *m_pricing = nullptr;
     WarningsPanel *m_warnings = nullptr;
+    HottestLinksPanel *m_hottest = nullptr;
+    QDockWidget *m_hottestDock = nullptr;
+    GuidedTourPanel *m_tour = nullptr;
+    QDockWidget *m_tourDock = nullptr;
+    PlannerPanel *m_planner = nullptr;
+    QDockWidget *m_plannerDock = nullptr;
     std::unique_ptr<DockLayout> m_docks;
     QComboBox *m_colourBox = nullptr;
     QAction *m_linkLoadAction = nullptr;

@@ -214,6 +214,8 @@ void MainWindow::createActions()
         m_scene->setLinkLoadVisible(on);
     });
     view->addSeparator();
+    view->addAction(m_tourDock->toggleViewAction());
+    view->addAction(m_plannerDock->toggleViewAction());
     QMenu *panels = view->addMenu(tr("&Panels"));
     panels->setObjectName(QStringLiteral("menuPanels"));
     for (QDockWidget *dock : m_docks->all())

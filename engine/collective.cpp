@@ -253,7 +253,11 @@ double nvlsFanInEfficiency(const GpuSpec &gpu, int gpusPerDomain)
 
 double stageTime(const LinkTraffic &traffic, Algorithm algorithm, int domains)
 {
-    const double nv = traffic.phaseNvlinkTime(), net = traffic.phaseOtherTime();
+    return stageTime(traffic.phaseNvlinkTime(), traffic.phaseOtherTime(), algorithm, domains);
+}
+
+double stageTime(double nv, double net, Algorithm algorithm, int domains)
+{
     const bool staged = domains > 1
                         && (algorithm == Algorithm::NvlsTree || algorithm == Algorithm::Tree
                             || algorithm == Algorithm::Sharp
@@ -559,6 +563,101 @@ std::vector<Candidate> candidates(const GroupShape &g,
 
 } // namespace
 
+CollectiveCurve collectiveCurve(const Topology &t,
+                                const GroupShape &g,
+                                CollectiveOp op,
+                                Algorithm requested,
+                                LinkTraffic &scratch,
+                                double interDomainScale)
+{
+    const auto cands = candidates(g, op, requested, t);
+    CollectiveCurve curve;
+    curve.op = op;
+    curve.n = g.n;
+    curve.busFactor = std::max(busBandwidthFactor(op, g.n), 1e-12);
+    const int arch = archIndex(g.architecture);
+    const int bucket = nodeBucket(g.domains);
+    const int channels = g.domains > 1 ? std::max(1, g.nicsPerDomain * g.channelsPerNic)
+                                       : (arch >= 2 ? 24 : 12);
+    const double nvlsEff = nvlsFanInEfficiency(t.gpuSpec(), g.ppn);
+    // NCCL's plateau correction of ring latency applies from this many bytes (ringLatencyUs).
+    curve.plateauBytes = 64.0 * 16.0 * g.n;
+
+    // The link-bound time of each algorithm is linear in the bytes and does not depend on the
+    // protocol: measure it once per algorithm, for one byte's worth (at a size floats hold well).
+    constexpr double kProbeBytes = 1e9;
+    const auto bwOf = [&](Algorithm a) {
+        for (int i = 0; i < curve.algorithms; ++i)
+            if (curve.algorithm[static_cast<std::size_t>(i)] == a)
+                return i;
+        scratch.beginPhase(1.0);
+        if (a == Algorithm::Nvls || a == Algorithm::NvlsTree)
+            scratch.setKindScale(LinkKind::NvLink, nvlsEff);
+        addCollectiveTraffic(scratch, t, g, op, a, kProbeBytes, interDomainScale);
+        scratch.phaseTime();
+        const int i = curve.algorithms++;
+        curve.algorithm[static_cast<std::size_t>(i)] = a;
+        curve.bwPerByte[static_cast<std::size_t>(i)] = stageTime(scratch, a, g.domains)
+                                                       / kProbeBytes;
+        return i;
+    };
+
+    for (const Candidate &c : cands) {
+        CollectiveCandidate k;
+        k.algorithm = c.algo;
+        k.protocol = c.proto;
+        k.bwIndex = bwOf(c.algo);
+        const bool treeLike = c.algo == Algorithm::Tree;
+        switch (c.proto) {
+        case Protocol::Simple:
+            if (treeLike || c.algo == Algorithm::Sharp)
+                k.efficiency = kTreeEfficiency;
+            if (treeLike)
+                k.capBusGBps = channels * kPerChMaxTree[arch][bucket];
+            if (c.algo == Algorithm::NvlsTree)
+                k.capBusGBps = 16 * kPerChMaxNvlsTree[arch][bucket];
+            break;
+        case Protocol::LL128:
+            k.efficiency = treeLike ? (g.domains <= 1 ? 7.0 / 9.0 : 120.0 / 128.0) : 0.92;
+            k.capBusGBps = channels
+                           * (treeLike ? kPerChMaxTreeLL128 : kPerChMaxRingLL128)[arch][bucket];
+            break;
+        case Protocol::LL:
+            k.efficiency = treeLike ? 1.0 / 3.8 : 0.5;
+            k.capBusGBps = g.domains <= 1 ? kLLMaxSingleNode[arch]
+                                          : kLLMaxMultiNode[g.domains <= 2 ? 0 : 1];
+            break;
+        }
+        k.latencyS = (latencyUs(g, op, c.algo, c.proto, 0) + kLaunchUs) * 1e-6;
+        k.plateauLatencyS = (latencyUs(g, op, c.algo, c.proto, curve.plateauBytes) + kLaunchUs)
+                            * 1e-6;
+        k.nvlinkScale = (c.algo == Algorithm::Nvls || c.algo == Algorithm::NvlsTree) ? nvlsEff
+                                                                                     : 1.0;
+        if (curve.candidates < static_cast<int>(curve.candidate.size()))
+            curve.candidate[static_cast<std::size_t>(curve.candidates++)] = k;
+    }
+    return curve;
+}
+
+CollectivePlan choosePlan(const CollectiveCurve &curve, double bytes)
+{
+    CollectivePlan best;
+    best.timeS = std::numeric_limits<double>::infinity();
+    const int best_ = chooseCandidate(curve, bytes);
+    if (best_ < 0)
+        return best;
+    const CollectiveCandidate &k = curve.candidate[static_cast<std::size_t>(best_)];
+    best.algorithm = k.algorithm;
+    best.protocol = k.protocol;
+    best.latencyS = candidateLatency(curve, k, bytes);
+    best.efficiency = k.efficiency;
+    best.nvlinkScale = k.nvlinkScale;
+    best.capBusGBps = k.capBusGBps;
+    best.bwTimeS = candidateBwTime(curve, k, bytes);
+    best.timeS = best.latencyS + best.bwTimeS;
+    return best;
+}
+
 CollectivePlan planCollective(const Topology &t,
                               const GroupShape &g,
                               CollectiveOp op,
@@ -567,74 +666,7 @@ CollectivePlan planCollective(const Topology &t,
                               LinkTraffic &scratch,
                               double interDomainScale)
 {
-    const auto cands = candidates(g, op, requested, t);
-    const int n = g.n;
-    const double f = std::max(busBandwidthFactor(op, n), 1e-12);
-    const int arch = archIndex(g.architecture);
-    const int bucket = nodeBucket(g.domains);
-    const int channels = g.domains > 1 ? std::max(1, g.nicsPerDomain * g.channelsPerNic)
-                                       : (arch >= 2 ? 24 : 12);
-    const double nvlsEff = nvlsFanInEfficiency(t.gpuSpec(), g.ppn);
-
-    // The link-bound time of each algorithm does not depend on the protocol: compute it once.
-    std::vector<std::pair<Algorithm, double>> bwTimes;
-    const auto bwTimeOf = [&](Algorithm a) {
-        for (const auto &p : bwTimes)
-            if (p.first == a)
-                return p.second;
-        scratch.beginPhase(1.0);
-        if (a == Algorithm::Nvls || a == Algorithm::NvlsTree)
-            scratch.setKindScale(LinkKind::NvLink, nvlsEff);
-        addCollectiveTraffic(scratch, t, g, op, a, bytes, interDomainScale);
-        scratch.phaseTime();
-        const double bw = stageTime(scratch, a, g.domains);
-        bwTimes.emplace_back(a, bw);
-        return bw;
-    };
-
-    CollectivePlan best;
-    best.timeS = std::numeric_limits<double>::infinity();
-    for (const Candidate &c : cands) {
-        const double bw = bwTimeOf(c.algo);
-        double eff = 1.0, cap = 0;
-        const bool treeLike = c.algo == Algorithm::Tree;
-        switch (c.proto) {
-        case Protocol::Simple:
-            if (treeLike || c.algo == Algorithm::Sharp)
-                eff = kTreeEfficiency;
-            if (treeLike)
-                cap = channels * kPerChMaxTree[arch][bucket];
-            if (c.algo == Algorithm::NvlsTree)
-                cap = 16 * kPerChMaxNvlsTree[arch][bucket];
-            break;
-        case Protocol::LL128:
-            eff = treeLike ? (g.domains <= 1 ? 7.0 / 9.0 : 120.0 / 128.0) : 0.92;
-            cap = channels * (treeLike ? kPerChMaxTreeLL128 : kPerChMaxRingLL128)[arch][bucket];
-            break;
-        case Protocol::LL:
-            eff = treeLike ? 1.0 / 3.8 : 0.5;
-            cap = g.domains <= 1 ? kLLMaxSingleNode[arch] : kLLMaxMultiNode[g.domains <= 2 ? 0 : 1];
-            break;
-        }
-        double bwTime = bw / eff;
-        if (cap > 0)
-            bwTime = std::max(bwTime, f * bytes / (cap * 1e9));
-        const double lat = (latencyUs(g, op, c.algo, c.proto, bytes) + kLaunchUs) * 1e-6;
-        const double time = lat + bwTime;
-        if (time < best.timeS) {
-            best.algorithm = c.algo;
-            best.protocol = c.proto;
-            best.latencyS = lat;
-            best.efficiency = eff;
-            best.nvlinkScale = (c.algo == Algorithm::Nvls || c.algo == Algorithm::NvlsTree)
-                                       ? nvlsEff
-                                       : 1.0;
-            best.capBusGBps = cap;
-            best.timeS = time;
-            best.bwTimeS = bwTime;
-        }
-    }
-    return best;
+    return choosePlan(collectiveCurve(t, g, op, requested, scratch, interDomainScale), bytes);
 }
 
 CollectiveResult estimateCollective(const Topology &t, const CollectiveRequest &req)

@@ -2,6 +2,9 @@
 
 #include "topology.h"
 
+#include <algorithm>
+#include <array>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -93,6 +96,8 @@ double nvlsFanInEfficiency(const GpuSpec &gpu, int gpusPerDomain);
 // The bandwidth time of the phase just measured in `traffic`: the slower of its NVLink and
 // network stages, plus a share of the faster where a hierarchical algorithm pipelines them.
 double stageTime(const LinkTraffic &traffic, Algorithm algorithm, int domains);
+// The same from the two stages' seconds (NVLink ports and links; every other link).
+double stageTime(double nvlinkS, double otherS, Algorithm algorithm, int domains);
 
 // How a group of GPUs sits on the topology: the NVLink domains it spans and what each domain
 // can send into the fabric. Members are regrouped by domain, as NCCL builds its rings node by
@@ -132,6 +137,80 @@ struct CollectivePlan
     double timeS = 0;       // for the group alone
     double bwTimeS = 0;     // its bandwidth part
 };
+
+// One (algorithm, protocol) NCCL may choose for a group: what it costs beyond the link bytes.
+struct CollectiveCandidate
+{
+    Algorithm algorithm = Algorithm::Ring;
+    Protocol protocol = Protocol::Simple;
+    int bwIndex = 0;            // its algorithm's entry in CollectiveCurve::bwPerByte
+    double efficiency = 1;      // share of the links' achieved rate
+    double capBusGBps = 0;      // per-channel ceiling on bus bandwidth (0: none)
+    double latencyS = 0;        // below CollectiveCurve::plateauBytes
+    double plateauLatencyS = 0; // from plateauBytes on (NCCL's large multi-node ring)
+    double nvlinkScale = 1;     // NVLS: the NVSwitch's multicast efficiency on NVLink
+};
+
+// A collective on one group as a function of its size: every candidate NCCL would weigh, with
+// the group's link-bound seconds per byte for each algorithm (the bytes a collective puts on a
+// link are linear in its size). Built once per group shape; choosePlan() then prices any size
+// with arithmetic alone (the planner's inner loop and planCollective share it).
+struct CollectiveCurve
+{
+    CollectiveOp op = CollectiveOp::AllReduce;
+    int n = 0;
+    double busFactor = 1;
+    double plateauBytes = 0;
+    std::array<Algorithm, 6> algorithm{};
+    std::array<double, 6> bwPerByte{}; // the group alone, stageTime() per byte
+    int algorithms = 0;
+    std::array<CollectiveCandidate, 16> candidate{};
+    int candidates = 0;
+};
+
+inline double candidateLatency(const CollectiveCurve &c, const CollectiveCandidate &k, double bytes)
+{
+    return bytes >= c.plateauBytes ? k.plateauLatencyS : k.latencyS;
+}
+// The bandwidth part given the link-bound seconds `linkS` (the group alone, or all groups at
+// once): the algorithm's efficiency, then NCCL's per-channel ceiling.
+inline double candidateBwTime(const CollectiveCurve &c,
+                              const CollectiveCandidate &k,
+                              double bytes,
+                              double linkS)
+{
+    const double t = linkS / k.efficiency;
+    return k.capBusGBps > 0 ? std::max(t, c.busFactor * bytes / (k.capBusGBps * 1e9)) : t;
+}
+inline double candidateBwTime(const CollectiveCurve &c, const CollectiveCandidate &k, double bytes)
+{
+    return candidateBwTime(c, k, bytes, c.bwPerByte[static_cast<std::size_t>(k.bwIndex)] * bytes);
+}
+// The candidate NCCL picks at `bytes` (the fastest for the group alone); -1 if none.
+inline int chooseCandidate(const CollectiveCurve &c, double bytes)
+{
+    int best = -1;
+    double bestS = std::numeric_limits<double>::infinity();
+    for (int i = 0; i < c.candidates; ++i) {
+        const CollectiveCandidate &k = c.candidate[static_cast<std::size_t>(i)];
+        const double t = candidateLatency(c, k, bytes) + candidateBwTime(c, k, bytes);
+        if (t < bestS) {
+            bestS = t;
+            best = i;
+        }
+    }
+    return best;
+}
+
+// The curve of `op` on group `g` (see CollectiveCurve). Throws InputError if `requested` cannot
+// run on this group.
+CollectiveCurve collectiveCurve(const Topology &topology,
+                                const GroupShape &group,
+                                CollectiveOp op,
+                                Algorithm requested,
+                                LinkTraffic &scratch,
+                                double interDomainScale = 1.0);
+CollectivePlan choosePlan(const CollectiveCurve &curve, double bytes);
 
 // Adds the bytes one collective puts on each link to the traffic's current phase.
 // `interDomainScale` scales the bytes an all-to-all sends between NVLink domains: 1 for NCCL's

@@ -21,10 +21,13 @@ double usableHbmGiB(const GpuSpec &gpu)
     return gpu.hbmUsableGiB > 0 ? gpu.hbmUsableGiB : gpu.hbmGB * 1e9 / kGiB;
 }
 
-double layerActivationBytes(const ModelDims &m,
-                            const TrainingConfig &t,
-                            const MemoryShape &s,
-                            bool moeLayer)
+namespace {
+
+double activationBytes(const ModelDims &m,
+                       const TrainingConfig &t,
+                       const MemoryShape &s,
+                       bool moeLayer,
+                       Recompute recompute)
 {
     // Per layer and micro-batch, after Korthikanti et al. 2022 ("Reducing activation
     // recomputation", section 4): sbh(34 + 5as/h) bytes without parallelism, of which 10sbh
@@ -40,7 +43,7 @@ double layerActivationBytes(const ModelDims &m,
     const double h = m.hidden;
     const double tp = s.tp;
     const double shard = s.sequenceParallel ? tp : 1.0;
-    if (t.recompute == Recompute::Full)
+    if (recompute == Recompute::Full)
         return T * h * 2.0 / shard;
     const double hq = double(m.heads) * m.headDim, hkv = double(m.kvHeads) * m.headDim;
     const double mask = m.dropout ? 1.0 : 0.0;
@@ -69,11 +72,36 @@ double layerActivationBytes(const ModelDims &m,
     }
     perToken += replicated / shard + split / tp;
     double bytes = T * perToken;
-    if (t.attention == AttentionKernel::Materialized && t.recompute == Recompute::None) {
+    if (t.attention == AttentionKernel::Materialized && recompute == Recompute::None) {
         const double scores = (2.0 + mask + 2.0) * m.heads * (double(t.seqLen) / s.cp) / tp;
         bytes += T * scores;
     }
     return bytes;
+}
+
+} // namespace
+
+double layerActivationBytes(const ModelDims &m,
+                            const TrainingConfig &t,
+                            const MemoryShape &s,
+                            bool moeLayer)
+{
+    return activationBytes(m, t, s, moeLayer, t.recompute);
+}
+
+LayerActivations layerActivations(const ModelDims &m, const TrainingConfig &t, const MemoryShape &s)
+{
+    LayerActivations a;
+    a.dense = activationBytes(m, t, s, false, t.recompute);
+    a.denseFull = t.recompute == Recompute::None ? a.dense
+                                                 : activationBytes(m, t, s, false, Recompute::None);
+    if (m.isMoe()) {
+        a.moe = activationBytes(m, t, s, true, t.recompute);
+        a.moeFull = t.recompute == Recompute::None
+                            ? a.moe
+                            : activationBytes(m, t, s, true, Recompute::None);
+    }
+    return a;
 }
 
 double inFlightMicroBatches(const MemoryShape &s, int stage)
@@ -89,9 +117,13 @@ double inFlightMicroBatches(const MemoryShape &s, int stage)
     return chunks / v;
 }
 
-std::vector<MemoryBreakdown> stageMemory(const ModelDims &m,
-                                         const TrainingConfig &t,
-                                         const MemoryShape &s)
+MemoryBreakdown stageMemoryAt(const ModelDims &m,
+                              const TrainingConfig &t,
+                              const MemoryShape &s,
+                              const LayerActivations &act,
+                              int st,
+                              double nd,
+                              double nm)
 {
     const OptimizerConfig &opt = t.optimizer;
     const int tp = s.tp, pp = s.pp;
@@ -102,50 +134,60 @@ std::vector<MemoryBreakdown> stageMemory(const ModelDims &m,
     const double T = double(t.microBatch) * t.seqLen / s.cp;
     // Model states per parameter (Rajbhandari et al. 2020, ZeRO): BF16 weights 2 bytes, the
     // gradient buffer 2 (or 4 when gradients are kept and reduced in FP32), FP32 master weights
-    // and Adam's two moments 12 (8 where the stack keeps the moments in BF16). The distributed optimizer / ZeRO-1 shards the 12 over the
-    // data-parallel ranks, ZeRO-2 the gradients too, ZeRO-3 / FSDP the weights as well.
+    // and Adam's two moments 12 (8 where the stack keeps the moments in BF16). The distributed
+    // optimizer / ZeRO-1 shards the 12 over the data-parallel ranks, ZeRO-2 the gradients too,
+    // ZeRO-3 / FSDP the weights as well.
     const int dpShard = std::max(1, s.dp * s.cp);
     const int edp = std::max(1, (tp * s.cp * s.dp) / std::max(1, s.ep * s.etp));
     const bool distributed = opt.distributed || opt.zeroStage >= 1 || opt.fsdp;
     const bool zero2 = opt.zeroStage >= 2 || opt.fsdp;
     const bool zero3 = opt.zeroStage >= 3 || opt.fsdp;
     const double gradBytes = opt.gradReduceFp32 ? 4.0 : 2.0;
-    std::vector<MemoryBreakdown> out(static_cast<std::size_t>(pp));
-    for (int st = 0; st < pp; ++st) {
-        const double nd = s.stageDense[static_cast<std::size_t>(st)];
-        const double nm = s.stageMoe[static_cast<std::size_t>(st)];
-        // Embedding on the first stage, the output layer on the last (tied weights: a copy).
-        const double dense = (nd * (attnParams + denseMlp) + nm * (attnParams + sharedMlp)
-                              + ((st == 0 || st == pp - 1) ? embed : 0))
-                             / tp;
-        const double expert = nm * expertMlp / std::max(1, s.ep * s.etp);
-        MemoryBreakdown &mb = out[static_cast<std::size_t>(st)];
-        mb.weightsGiB = (dense / (zero3 ? dpShard : 1) + expert / (zero3 ? edp : 1)) * 2 / kGiB;
-        if (zero3 && nd + nm > 0) {
-            // The layer being computed and the one prefetched, gathered in full.
-            const double layer = (dense + expert) / (nd + nm);
-            mb.weightsGiB += 2 * layer * 2 / kGiB;
-        }
-        mb.gradientsGiB = (dense / (zero2 ? dpShard : 1) + expert / (zero2 ? edp : 1)) * gradBytes
-                          / kGiB;
-        mb.optimizerGiB = (dense / (distributed ? dpShard : 1) + expert / (distributed ? edp : 1))
-                          * s.optimizerBytesPerParam / kGiB;
-        const double layerAct = nd * layerActivationBytes(m, t, s, false)
-                                + nm * layerActivationBytes(m, t, s, true);
-        mb.activationsGiB = layerAct * inFlightMicroBatches(s, st) / kGiB;
-        if (t.recompute == Recompute::Full && nd + nm > 0) {
-            // Recomputing a layer rebuilds all of its activations at once.
-            TrainingConfig kept = t;
-            kept.recompute = Recompute::None;
-            mb.activationsGiB += layerActivationBytes(m, kept, s, nm > 0) / kGiB;
-        }
-        if (st == pp - 1) // the logits in FP32 for the loss, and their gradient
-            mb.activationsGiB += T * double(m.vocab) / tp * 4 * 2 / kGiB;
-        mb.otherGiB = kFrameworkGiB
-                      + kFragmentation
-                                * (mb.weightsGiB + mb.gradientsGiB + mb.optimizerGiB
-                                   + mb.activationsGiB);
+    // Embedding on the first stage, the output layer on the last (tied weights: a copy).
+    const double dense = (nd * (attnParams + denseMlp) + nm * (attnParams + sharedMlp)
+                          + ((st == 0 || st == pp - 1) ? embed : 0))
+                         / tp;
+    const double expert = nm * expertMlp / std::max(1, s.ep * s.etp);
+    MemoryBreakdown mb;
+    mb.weightsGiB = (dense / (zero3 ? dpShard : 1) + expert / (zero3 ? edp : 1)) * 2 / kGiB;
+    if (zero3 && nd + nm > 0) {
+        // The layer being computed and the one prefetched, gathered in full.
+        const double layer = (dense + expert) / (nd + nm);
+        mb.weightsGiB += 2 * layer * 2 / kGiB;
     }
+    mb.gradientsGiB = (dense / (zero2 ? dpShard : 1) + expert / (zero2 ? edp : 1)) * gradBytes
+                      / kGiB;
+    mb.optimizerGiB = (dense / (distributed ? dpShard : 1) + expert / (distributed ? edp : 1))
+                      * s.optimizerBytesPerParam / kGiB;
+    const double layerAct = nd * act.dense + nm * act.moe;
+    mb.activationsGiB = layerAct * inFlightMicroBatches(s, st) / kGiB;
+    if (t.recompute == Recompute::Full && nd + nm > 0) {
+        // Recomputing a layer rebuilds all of its activations at once.
+        mb.activationsGiB += (nm > 0 ? act.moeFull : act.denseFull) / kGiB;
+    }
+    if (st == pp - 1) // the logits in FP32 for the loss, and their gradient
+        mb.activationsGiB += T * double(m.vocab) / tp * 4 * 2 / kGiB;
+    mb.otherGiB = kFrameworkGiB
+                  + kFragmentation
+                            * (mb.weightsGiB + mb.gradientsGiB + mb.optimizerGiB
+                               + mb.activationsGiB);
+    return mb;
+}
+
+std::vector<MemoryBreakdown> stageMemory(const ModelDims &m,
+                                         const TrainingConfig &t,
+                                         const MemoryShape &s)
+{
+    const LayerActivations act = layerActivations(m, t, s);
+    std::vector<MemoryBreakdown> out(static_cast<std::size_t>(s.pp));
+    for (int st = 0; st < s.pp; ++st)
+        out[static_cast<std::size_t>(st)] = stageMemoryAt(m,
+                                                          t,
+                                                          s,
+                                                          act,
+                                                          st,
+                                                          s.stageDense[static_cast<std::size_t>(st)],
+                                                          s.stageMoe[static_cast<std::size_t>(st)]);
     return out;
 }
 

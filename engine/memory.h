@@ -38,6 +38,27 @@ double layerActivationBytes(const ModelDims &model,
                             const TrainingConfig &training,
                             const MemoryShape &shape,
                             bool moeLayer);
+// One layer's activation bytes per micro-batch, dense and MoE, as kept for backward and as
+// rebuilt at once when a fully recomputed layer runs again: the same for every stage, so
+// computed once per configuration.
+struct LayerActivations
+{
+    double dense = 0, moe = 0;         // kept (the training's recompute setting)
+    double denseFull = 0, moeFull = 0; // without recomputation
+};
+LayerActivations layerActivations(const ModelDims &model,
+                                  const TrainingConfig &training,
+                                  const MemoryShape &shape);
+// What one GPU of pipeline stage `stage` (with `dense` and `moe` layers) holds. Reads `shape`'s
+// sizes, not its per-stage vectors.
+MemoryBreakdown stageMemoryAt(const ModelDims &model,
+                              const TrainingConfig &training,
+                              const MemoryShape &shape,
+                              const LayerActivations &activations,
+                              int stage,
+                              double dense,
+                              double moe);
+
 // Micro-batches whose activations a stage holds at its peak (fractional with interleaving:
 // model chunks of 1/VP of the stage).
 double inFlightMicroBatches(const MemoryShape &shape, int stage);

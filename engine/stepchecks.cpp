@@ -112,28 +112,26 @@ bool StepModel::validate()
              "TP " + std::to_string(tp) + " is larger than the NVLink domain ("
                      + std::to_string(topo.shape().domainSize)
                      + " GPUs): every TP collective crosses the network");
-    // Layers per stage: the first layers are dense, the rest MoE (DeepSeek-style). When they do
-    // not split evenly the middle stages take the extra layers: the first and last stages also
-    // hold the embedding and the output layer and loss (Llama 3 trained 126 layers on 16 stages
-    // this way).
     stageDense.assign(static_cast<std::size_t>(pp), 0);
     stageMoe.assign(static_cast<std::size_t>(pp), 0);
-    const int base = m.layers / pp, extra = m.layers % pp;
-    std::vector<int> count(static_cast<std::size_t>(pp), base);
-    for (int i = 0; i < extra; ++i) {
-        // Stages 1 .. pp-2 first, then the last, then the first.
-        const int s = i < pp - 2 ? i + 1 : i == pp - 2 ? pp - 1 : 0;
-        ++count[static_cast<std::size_t>(s)];
-    }
-    int layer = 0;
-    for (int s = 0; s < pp; ++s) {
-        for (int i = 0; i < count[static_cast<std::size_t>(s)]; ++i, ++layer) {
-            if (m.isMoe() && layer >= m.denseLayers())
-                ++stageMoe[static_cast<std::size_t>(s)];
-            else
-                ++stageDense[static_cast<std::size_t>(s)];
-        }
-    }
+    runs.clear();
+    forEachStage(m, pp, [&](int s, int nd, int nm) {
+        stageDense[static_cast<std::size_t>(s)] = nd;
+        stageMoe[static_cast<std::size_t>(s)] = nm;
+        runs.push_back({s, 1, nd, nm});
+    });
+    setting.model = &m;
+    setting.training = &layout.training;
+    setting.stack = stack;
+    setting.tp = tp;
+    setting.cp = cp;
+    setting.pp = pp;
+    setting.vp = vp;
+    setting.dp = dp;
+    setting.ep = ep;
+    setting.etp = etp;
+    setting.micro = micro;
+    setting.sp = sp;
     return true;
 }
 

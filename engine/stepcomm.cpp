@@ -113,17 +113,11 @@ DimPrice StepModel::price(const Groups &groups, CollectiveOp op, double bytes, d
     int maxDomains = 0;
     for (int d : out.groupDomains)
         maxDomains = std::max(maxDomains, d);
-    const double bw = stageTime(traffic,
-                                planCache[static_cast<std::size_t>(firstPlan)].second.algorithm,
-                                maxDomains);
+    const Algorithm algorithm = planCache[static_cast<std::size_t>(firstPlan)].second.algorithm;
+    const double bw = stageTime(traffic, algorithm, maxDomains);
     const int n = static_cast<int>(groups.front().size());
-    out.bwTimeS = bw / worstEff;
-    if (cap > 0)
-        out.bwTimeS = std::max(out.bwTimeS, busBandwidthFactor(op, n) * bytes / (cap * 1e9));
-    out.latencyS = worstLat;
-    out.timeS = worstLat + out.bwTimeS;
-    out.bytes = bytes;
-    out.algorithm = planCache[static_cast<std::size_t>(firstPlan)].second.algorithm;
+    static_cast<CollectiveCost &>(out)
+            = groupsCost(op, n, bytes, bw, worstLat, worstEff, cap, algorithm);
     if (options.timeline) {
         out.perStep = perStep;
         recordStages(groups, op, bytes, &groups == &ppGroups, out);
@@ -169,9 +163,7 @@ DimPrice StepModel::priceSamePattern(const DimPrice &like, double bytes, double 
     if (like.bytes <= 0)
         return out;
     const double scale = bytes / like.bytes;
-    out.bytes = bytes;
-    out.bwTimeS = like.bwTimeS * scale;
-    out.timeS = like.latencyS + out.bwTimeS;
+    static_cast<CollectiveCost &>(out) = samePatternCost(like, bytes);
     for (double &t : out.groupTimeS)
         t = like.latencyS + (t - like.latencyS) * scale;
     traffic.repeatPhase(perStep * scale);
@@ -186,77 +178,31 @@ DimPrice StepModel::priceSamePattern(const DimPrice &like, double bytes, double 
 
 void StepModel::priceCommunication()
 {
-    const TrainingConfig &t = layout.training;
-    // ---- Communication sizes (bytes, nccl-tests semantics) and counts per step.
-    const double T = double(t.microBatch) * t.seqLen / cp; // tokens per CP rank
-    c.act = T * m.hidden * 2.0;                            // one activation tensor, BF16
-    const double act = c.act;
-    const double microBatches = micro;
-    const double layersPerStage = double(m.layers) / pp;
-    const double moePerStage = m.isMoe() ? double(m.moeLayers) / pp : 0;
-    // TP per layer and micro-batch. Without sequence parallelism: two all-reduces forward (after
-    // the attention and MLP blocks) and two backward. With it: forward, an all-gather before and
-    // a reduce-scatter after each block; backward, the mirror image plus an all-gather of each
-    // column-parallel GEMM's input for its weight gradient, which Megatron overlaps with the
-    // data-gradient GEMM. Full recomputation repeats the forward's collectives.
-    const double recomputeTp = t.recompute == Recompute::Full ? 2.0 : 0.0;
-    if (tp > 1) {
-        const double per = layersPerStage * microBatches;
-        if (sp) {
-            c.tpAg = price(tpGroups, CollectiveOp::AllGather, act, (6.0 + recomputeTp) * per);
-            c.tpRs = priceSamePattern(c.tpAg, act, (4.0 + recomputeTp) * per);
+    // What each dimension sends and how often (stepcost.cpp, shared with the planner), priced
+    // here on every group at once.
+    requestStepComm(setting, runs.data(), static_cast<int>(runs.size()), c);
+    const DimPrice *last = nullptr;
+    for (int i = 0; i < c.requests; ++i) {
+        const CommRequest &r = c.request[static_cast<std::size_t>(i)];
+        DimPrice &out = c[r.slot];
+        if (r.samePattern && last) {
+            out = priceSamePattern(*last, r.bytes, r.perStep);
         } else {
-            c.tpAr = price(tpGroups, CollectiveOp::AllReduce, act, (4.0 + recomputeTp) * per);
-        }
-    }
-    // Exposed per layer (the weight-gradient all-gathers hide behind the data-gradient GEMMs).
-    c.tpPerLayerS = sp ? c.tpAg.timeS * (4.0 + recomputeTp) + c.tpRs.timeS * (4.0 + recomputeTp)
-                       : c.tpAr.timeS * (4.0 + recomputeTp);
-    c.tpHiddenPerLayerS = sp ? c.tpAg.timeS * 2.0 : 0.0;
-    // CP: ring attention passes each rank's keys and values around the ring, forward; keys,
-    // values and their gradients backward.
-    c.cpKvBytes = T * 2.0 * m.kvHeads * m.headDim / std::max(1, tp) * 2.0;
-    if (cp > 1)
-        c.cpRing = price(cpGroups,
-                         CollectiveOp::SendRecv,
-                         c.cpKvBytes,
-                         3.0 * (cp - 1) * layersPerStage * microBatches);
-    c.cpPerLayerS = c.cpRing.timeS * 3.0 * (cp - 1);
-    // EP: all-to-all dispatch and combine, forward and backward, per MoE layer.
-    if (ep > 1 && m.isMoe()) {
-        const double tokensHere = sp ? T / tp : T;
-        c.a2aBytes = tokensHere * m.topK * m.hidden * 2.0;
-        if (t.moeDispatcher == MoeDispatcher::DeepEP && !epGroups.empty()) {
-            // Each token crosses to a remote node once, however many of its experts live there:
-            // with experts spread evenly over the N nodes of an EP group, a node holds none of
-            // a token's top-k with probability C(E - E/N, k) / C(E, k).
-            GroupShape g;
-            analyzeGroup(topo, epGroups.front(), g);
-            const int N = g.domains;
-            if (N > 1) {
-                const double perNode = double(m.experts) / N;
-                double miss = 1;
-                for (int i = 0; i < m.topK; ++i)
-                    miss *= std::max(0.0, (m.experts - perNode - i) / (m.experts - i));
-                const double remoteNodes = (N - 1) * (1 - miss);
-                const double remoteCopies = double(m.topK) * (N - 1) / N;
-                m_dispatchScale = std::min(1.0, remoteNodes / remoteCopies);
+            const Groups *groups[]
+                    = {&tpGroups, &cpGroups, &epGroups, &ppGroups, &dpGroups, &edpGroups};
+            const Groups &g = *groups[static_cast<int>(r.groups)];
+            if (r.deepEp && !g.empty()) {
+                GroupShape shape;
+                analyzeGroup(topo, g.front(), shape);
+                m_dispatchScale = deepEpDispatchScale(m, shape.domains);
             }
+            out = price(g, r.op, r.bytes, r.perStep);
+            m_dispatchScale = 1.0;
         }
-        c.epA2a = price(epGroups,
-                        CollectiveOp::AllToAll,
-                        c.a2aBytes,
-                        4.0 * moePerStage * microBatches);
-        m_dispatchScale = 1.0;
+        c.cost[static_cast<std::size_t>(r.slot)] = out;
+        last = &out;
     }
-    c.epPerMoeLayerS = c.epA2a.timeS * 4.0;
-    // PP: activations to the next stage forward, gradients back, per micro-batch and virtual
-    // stage (scattered over TP with sequence parallelism).
-    if (pp > 1) {
-        const double bytes = sp ? act / tp : act;
-        c.ppP2p = price(ppGroups, CollectiveOp::SendRecv, bytes, 2.0 * vp * microBatches);
-    }
-    priceDataParallel();
+    finishStepComm(setting, c);
 }
 
 } // namespace railyard::engine::detail

@@ -11,6 +11,7 @@
 #include "memory.h"
 #include "parallel.h"
 #include "stack.h"
+#include "stepcost.h"
 #include "traffic.h"
 
 #include <initializer_list>
@@ -21,21 +22,17 @@
 
 namespace railyard::engine::detail {
 
-// What one kind of collective costs: every group of that kind running it at the same time.
-struct DimPrice
+// What one kind of collective costs: every group of that kind running it at the same time,
+// with what the warnings and the timeline need about its groups.
+struct DimPrice : CollectiveCost
 {
-    double latencyS = 0;
-    double bwTimeS = 0;
-    double bytes = 0;
     std::vector<int> groupDomains;  // NVLink domains each group spans
-    double timeS = 0;               // one instance, all groups at once
     std::vector<double> groupTimeS; // each group alone
     // For the timeline: the bytes one instance puts on each link, per pipeline stage (the
     // stage's groups; one entry for the pipeline's own send/recv), and instances per step.
     std::vector<std::vector<LinkShare>> stageBytes;
     double perStep = 0;
     double bestGroupS = 0;
-    Algorithm algorithm = Algorithm::Ring;
 };
 
 // All groups of one kind, flat: group i is gpus[i * size, (i + 1) * size).
@@ -55,8 +52,9 @@ struct Groups
     std::span<const int> front() const { return (*this)[0]; }
 };
 
-// The collectives of one step, priced.
-struct StepComm
+// The collectives of one step, priced (the shared formulas' StepComm, with each collective's
+// groups for the warnings and the timeline).
+struct PricedComm : StepComm
 {
     DimPrice tpAg, tpRs, tpAr;    // TP: all-gather + reduce-scatter (SP) or all-reduce
     DimPrice cpRing;              // CP: ring-attention send/recv
@@ -64,23 +62,22 @@ struct StepComm
     DimPrice ppP2p;               // PP: activations and gradients between stages
     DimPrice dpRs, dpAg, dpAr;    // DP: gradients and parameters of the dense weights
     DimPrice edpRs, edpAg, edpAr; // the same for expert weights
-    double act = 0;               // one activation tensor, bytes
-    double cpKvBytes = 0;
-    double a2aBytes = 0;
-    double tpPerLayerS = 0; // exposed-before-overlap TP seconds per layer and micro-batch
-    double tpHiddenPerLayerS = 0;
-    double cpPerLayerS = 0;
-    double epPerMoeLayerS = 0;
-    double denseParamsGpu = 0, expertParamsGpu = 0; // the largest stage's, per GPU
-    double gradBytes = 2;                           // per gradient element on the wire
-    bool shardedGrads = false, zero2 = false, zero3 = false;
-    double dpGradS = 0;           // gradient reduction, per step, all collectives
-    double dpParamS = 0;          // parameter gathers, per step, all collectives
-    double dpOps = 0, edpOps = 0; // buckets: collectives per step of dpRs/dpAg/dpAr, edp*
-    // ZeRO-3 / FSDP: collectives per layer, and their seconds per layer and micro-batch.
-    double zeroUnits = 0;
-    double zeroFwdPerLayerS = 0, zeroBwdPerLayerS = 0;
-    double zeroEmbedS = 0; // the embedding's (first and last stage), per micro-batch
+    DimPrice &operator[](CommSlot s)
+    {
+        DimPrice *all[] = {&tpAg,
+                           &tpRs,
+                           &tpAr,
+                           &cpRing,
+                           &epA2a,
+                           &ppP2p,
+                           &dpRs,
+                           &dpAg,
+                           &dpAr,
+                           &edpRs,
+                           &edpAg,
+                           &edpAr};
+        return *all[static_cast<int>(s)];
+    }
 };
 
 class StepModel
@@ -107,8 +104,6 @@ private:
             const Groups &groups, CollectiveOp op, double bytes, bool wholePipeline, DimPrice &out);
     DimPrice priceSamePattern(const DimPrice &like, double bytes, double perStep);
     void priceCommunication();
-    // stepdata.cpp
-    void priceDataParallel();
     // stepcompose.cpp
     void composeStep();
     void throughput();
@@ -144,8 +139,10 @@ private:
     Groups tpGroups, cpGroups, epGroups, ppGroups, dpGroups, edpGroups;
     std::vector<int> stageDense, stageMoe;
     LayerTimes dense, moe, out; // one micro-batch of one layer
-    StepComm c;
-    double stageCompute = 0; // the slowest stage, one micro-batch
+    PricedComm c;
+    StepSetting setting;        // the sizes, for the shared formulas (stepcost.h)
+    std::vector<StageRun> runs; // one per stage
+    double stageCompute = 0;    // the slowest stage, one micro-batch
     struct PlanKey
     {
         CollectiveOp op;

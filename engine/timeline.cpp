@@ -43,7 +43,11 @@ std::vector<int> StepTimeline::runningAt(double t) const
     return out;
 }
 
-void utilizationAt(const StepTimeline &tl, const Topology &t, double at, std::vector<float> &out)
+void utilizationAt(const StepTimeline &tl,
+                   const Topology &t,
+                   double at,
+                   std::vector<float> &out,
+                   std::vector<std::uint8_t> *reverse)
 {
     const auto &links = t.links();
     out.assign(links.size(), 0.0f);
@@ -60,7 +64,11 @@ void utilizationAt(const StepTimeline &tl, const Topology &t, double at, std::ve
             down[i] += static_cast<float>(l.down * perS);
         }
     }
+    if (reverse)
+        reverse->assign(links.size(), 0);
     for (std::size_t i = 0; i < links.size(); ++i) {
+        if (reverse && down[i] > out[i])
+            (*reverse)[i] = 1;
         const float busiest = std::max(out[i], down[i]);
         if (busiest == 0)
             continue;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -64,10 +65,12 @@ struct StepTimeline
 
 // Per link, dense by link id: the busiest direction's rate at moment `t` over the link's
 // achieved rate (the phases running then, each spreading its bytes evenly over its length).
+// With `reverse`: per link, 1 where more goes b -> a than a -> b at that moment, else 0.
 void utilizationAt(const StepTimeline &timeline,
                    const Topology &topology,
                    double t,
-                   std::vector<float> &out);
+                   std::vector<float> &out,
+                   std::vector<std::uint8_t> *reverse = nullptr);
 // Which kinds of communication cross `link` during the step (bit k: PhaseKind k).
 unsigned kindsOnLink(const StepTimeline &timeline, int link);
 

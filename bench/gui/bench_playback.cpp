@@ -7,7 +7,10 @@
 // Run: QT_QPA_PLATFORM=offscreen build/bin/bench_playback [--shots DIR]
 #include "document/document.h"
 #include "document/viewstate.h"
+#include "panels/hottestlinkspanel.h"
+#include "panels/linkdescription.h"
 #include "panels/timelinepanel.h"
+#include "scene/clustergeometry.h"
 #include "scene/clusterscene.h"
 #include "scene/clusterview.h"
 
@@ -15,6 +18,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QImage>
+#include <QLabel>
 #include <QPainter>
 
 #include <algorithm>
@@ -107,6 +111,7 @@ void shots(const QString &dir)
 {
     Shown s = openAndShow(readLayout(
             QStringLiteral(RAILYARD_SOURCE_DIR "/layouts/gmi-h200-cluster.railyard.json")));
+    s.scene->setColourBy(GroupKind::Tp); // as the app opens it
     TimelinePanel panel(s.doc.get(), s.state.get());
     panel.setAttribute(Qt::WA_DontShowOnScreen);
     panel.resize(1600, 170);
@@ -144,6 +149,35 @@ void shots(const QString &dir)
         shoot("gmi-tp.png", (tp->start + tp->end) / 2);
     if (dp)
         shoot("gmi-dp.png", dp->start + 0.8 * dp->duration());
+    // The Hottest Links dock at the DP moment, and the tooltip of its first link with the
+    // canvas centred on it (zoomed to single links).
+    HottestLinksPanel hottest;
+    hottest.setDocument(s.doc.get(), s.state.get());
+    hottest.setAttribute(Qt::WA_DontShowOnScreen);
+    hottest.resize(460, 560);
+    hottest.show();
+    hottest.grab().save(dir + "/gmi-hottest.png");
+    if (!hottest.links().empty()) {
+        const int link = hottest.links()[0];
+        s.view->showLink(link);
+        s.state->setHoveredLink(link);
+        const QPolygonF path = s.scene->geometry().linkPath(link);
+        const QPoint at = s.view->mapFromScene(path.size() > 1 ? (path[0] + path[1]) / 2 : path[0]);
+        QLabel tip;
+        tip.setTextFormat(Qt::RichText);
+        tip.setText(s.view->toolTipAt(at));
+        tip.setStyleSheet(QStringLiteral("QLabel { background: #ffffe8; border: 1px solid #888; "
+                                         "padding: 6px; }"));
+        tip.adjustSize();
+        QImage img(1600, 1000, QImage::Format_ARGB32_Premultiplied);
+        img.fill(Qt::white);
+        QPainter p(&img);
+        s.view->render(&p, QRectF(0, 0, 1600, 1000), s.view->viewport()->rect());
+        tip.render(&p, at + QPoint(16, 16));
+        p.end();
+        img.save(dir + "/gmi-hover.png");
+        std::printf("wrote %s/gmi-hover.png: %s\n", qPrintable(dir), qPrintable(tip.text()));
+    }
 }
 
 } // namespace

@@ -547,12 +547,15 @@ private Q_SLOTS:
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("message");
         const QString layout = data("seed-1-server.railyard.json");
-        QTest::newRow("plan FILE") << QStringList{"plan", layout} << "unknown subcommand 'plan'";
-        QTest::newRow("plan alone") << QStringList{"plan"} << "unknown subcommand 'plan'";
+        QTest::newRow("simulate FILE")
+                << QStringList{"simulate", layout} << "unknown subcommand 'simulate'";
+        QTest::newRow("simulate alone")
+                << QStringList{"simulate"} << "unknown subcommand 'simulate'";
         QTest::newRow("typo") << QStringList{"evalute", layout, "--json"}
                               << "unknown subcommand 'evalute'";
-        QTest::newRow("after a Qt option") << QStringList{"-platform", "offscreen", "plan", layout}
-                                           << "unknown subcommand 'plan'";
+        QTest::newRow("after a Qt option")
+                << QStringList{"-platform", "offscreen", "simulate", layout}
+                << "unknown subcommand 'simulate'";
         QTest::newRow("known, not first") << QStringList{"-style", "fusion", "evaluate", layout}
                                           << "'evaluate' must be the first argument";
         QTest::newRow("two files")
@@ -751,11 +754,11 @@ private Q_SLOTS:
     }
 
     // A bare word that is an existing file opens it in the GUI: run from inside a folder that
-    // holds a layout named "plan", the binary checks it (and fails on its content, exit 1).
+    // holds a layout named "cluster", the binary checks it (and fails on its content, exit 1).
     void bareWordThatIsAFile()
     {
         QTemporaryDir dir;
-        QFile f(dir.filePath(QStringLiteral("plan")));
+        QFile f(dir.filePath(QStringLiteral("cluster")));
         QVERIFY(f.open(QIODevice::WriteOnly));
         f.write("{\"format\": 1e400}");
         f.close();
@@ -767,10 +770,10 @@ private Q_SLOTS:
             env.remove(QString::fromLatin1(var));
         p.setProcessEnvironment(env);
         p.setWorkingDirectory(dir.path());
-        p.start(QStringLiteral(RAILYARD_BINARY), {QStringLiteral("plan")});
+        p.start(QStringLiteral(RAILYARD_BINARY), {QStringLiteral("cluster")});
         QVERIFY(p.waitForFinished(60000));
         QCOMPARE(p.exitCode(), 1);
-        QVERIFY2(p.readAllStandardError().contains("plan: line 1, column 12: the number 1e400"),
+        QVERIFY2(p.readAllStandardError().contains("cluster: line 1, column 12: the number 1e400"),
                  "not read as a file");
     }
     void importWritesAPricedLayout()

@@ -283,13 +283,13 @@ private Q_SLOTS:
         QCOMPARE(spineItems, 1);
         QCOMPARE(labelItems, 1);
         // One rack, block and spine item each, the names over them, plus a fixed set of overlays
-        // (the selected device, the hovered group, the selected GPUs, the drop preview): far
-        // fewer than devices.
+        // (the selected device, the hovered group, the selected GPUs, the drop preview, the
+        // hovered and selected link): far fewer than devices.
         int overlays = 0;
         for (QGraphicsItem *item : scene.items())
             overlays += qgraphicsitem_cast<SelectionItem *>(item) != nullptr
                         || qgraphicsitem_cast<GpuMarksItem *>(item) != nullptr;
-        QCOMPARE(overlays, 4);
+        QCOMPARE(overlays, 5);
         QCOMPARE(scene.items().size(), racks + blocks + 1 + 1 + overlays);
         QVERIFY((scene.items().size() - overlays) * 50 < doc->topology().deviceCount() + 200);
     }

@@ -21,8 +21,54 @@ ViewState::ViewState(QObject *parent)
 
 ViewState::~ViewState() = default;
 
+void ViewState::setColourBy(std::optional<GroupKind> kind)
+{
+    if (kind == m_colourBy)
+        return;
+    m_colourBy = kind;
+    Q_EMIT changed(Colouring);
+}
+
+void ViewState::setLinkLoad(bool on)
+{
+    if (on == m_linkLoad)
+        return;
+    m_linkLoad = on;
+    Q_EMIT changed(LinkLoad);
+}
+
+void ViewState::setSelectedDevice(int device)
+{
+    device = std::max(device, -1);
+    if (device == m_selectedDevice)
+        return;
+    m_selectedDevice = device;
+    Q_EMIT changed(Selection);
+}
+
+void ViewState::setSelectedGpus(std::vector<int> gpus)
+{
+    std::erase_if(gpus, [](int g) { return g < 0; });
+    std::sort(gpus.begin(), gpus.end());
+    gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
+    if (gpus == m_selectedGpus)
+        return;
+    m_selectedGpus = std::move(gpus);
+    Q_EMIT changed(Selection);
+}
+
+void ViewState::setSelectedLink(int link)
+{
+    link = std::max(link, -1);
+    if (link == m_selectedLink)
+        return;
+    m_selectedLink = link;
+    Q_EMIT changed(Selection);
+}
+
 void ViewState::setHoveredLink(int link)
 {
+    link = std::max(link, -1);
     if (link == m_hoveredLink)
         return;
     m_hoveredLink = link;

@@ -1,30 +1,57 @@
 #pragma once
 
+#include "document/groupref.h"
+
 #include <QFlags>
 #include <QObject>
+
+#include <optional>
+#include <vector>
 
 class QVariantAnimation;
 
 namespace railyard {
 
 // How the user is looking at the document, beside it (never in it, never on the undo stack):
-// the hovered link and the step's playback. The one animation driver of the canvas lives here:
-// while playing it moves the playback time through the step, and everything that shows the
-// moment (the canvas's link loads, the timeline's cursor) follows changed(Playback).
+// the colouring, the selection, the hovered link and the step's playback. The scene, the
+// palette, the inspector, the hottest-links list and the exporter read it; each change says
+// what changed. The one animation driver of the canvas lives here: while playing it moves the
+// playback time through the step, and everything that shows the moment (the canvas's link
+// loads and dashes, the timeline's cursor, the hottest links) follows changed(Playback).
 class ViewState : public QObject
 {
     Q_OBJECT
 
 public:
     enum Change {
-        Hover = 0x1,
-        Playback = 0x2, // the playback time (or whether one is set)
-        Playing = 0x4,  // play / pause, speed
+        Hover = 0x1,     // the hovered link
+        Playback = 0x2,  // the playback time (or whether one is set)
+        Playing = 0x4,   // play / pause, speed
+        Colouring = 0x8, // the dimension GPUs are coloured by
+        LinkLoad = 0x10, // the link-load view on or off
+        Selection = 0x20 // the selected device, GPUs or link
     };
     Q_DECLARE_FLAGS(Changes, Change)
 
     explicit ViewState(QObject *parent = nullptr);
     ~ViewState() override;
+
+    // Colouring: GPUs take their group's colour in this dimension (none: plain).
+    std::optional<GroupKind> colourBy() const { return m_colourBy; }
+    void setColourBy(std::optional<GroupKind> kind);
+    // The link-load view: links coloured, thickened and (while playing) dashed by their load.
+    bool linkLoad() const { return m_linkLoad; }
+    void setLinkLoad(bool on);
+
+    // The selection: one device (its inspector page), GPUs (a rubber band, a click, a warning;
+    // ascending, no repeats) and one link (the hottest-links list, a click on a link). The
+    // scene checks ids against the cluster before it sets them.
+    int selectedDevice() const { return m_selectedDevice; }
+    void setSelectedDevice(int device);
+    const std::vector<int> &selectedGpus() const { return m_selectedGpus; }
+    void setSelectedGpus(std::vector<int> gpus);
+    int selectedLink() const { return m_selectedLink; }
+    void setSelectedLink(int link);
 
     int hoveredLink() const { return m_hoveredLink; }
     void setHoveredLink(int link);
@@ -54,6 +81,11 @@ private:
     void moveTo(double seconds);
     void restartAnimation();
 
+    std::optional<GroupKind> m_colourBy;
+    bool m_linkLoad = false;
+    int m_selectedDevice = -1;
+    std::vector<int> m_selectedGpus;
+    int m_selectedLink = -1;
     int m_hoveredLink = -1;
     double m_stepS = 0;
     double m_time = -1;

@@ -287,11 +287,13 @@ bool exportLayoutDiagram(
     std::unique_ptr<Document> doc = Document::load(layoutPath, error);
     if (!doc)
         return false;
+    // The view state first: the scene colours through it, and it outlives the scene.
+    ViewState view;
     ClusterScene scene(doc.get());
+    scene.setViewState(&view);
     applyLayoutView(scene);
     DiagramExportOptions options;
     options.scale = scale;
-    ViewState view;
     if (at >= 0) {
         const engine::Evaluation &e = doc->evaluation();
         if (e.timeline.empty()) {
@@ -309,13 +311,10 @@ bool exportLayoutDiagram(
         }
         view.setStepLength(e.stepTimeS);
         view.setPlaybackTime(at);
-        scene.setViewState(&view);
-        scene.setLinkLoadVisible(true);
+        view.setLinkLoad(true);
         options.footer = momentFooter(e, at);
     }
-    const bool ok = exportDiagram(scene, out, options, error);
-    scene.setViewState(nullptr);
-    return ok;
+    return exportDiagram(scene, out, options, error);
 }
 
 } // namespace railyard

@@ -4,6 +4,7 @@
 #include "scene/canvasstate.h"
 #include "scene/clustergeometry.h"
 #include "scene/style.h"
+#include "segmentloads.h"
 
 #include <QPainter>
 #include <QStyleOptionGraphicsItem>
@@ -68,6 +69,8 @@ BlockFabricItem::BlockFabricItem(const ClusterGeometry &geometry,
     m_bounds = r.adjusted(-4, -4, 4, 4);
     setZValue(1);
 }
+
+BlockFabricItem::~BlockFabricItem() = default;
 
 void BlockFabricItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, QWidget *)
 {
@@ -151,18 +154,35 @@ void BlockFabricItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *o
         drawSwitch(painter, t, g.deviceRect(leaf), leaf, detail, lod);
 }
 
-void BlockFabricItem::drawLoads(QPainter *painter, Detail detail) const
+void BlockFabricItem::drawLoads(QPainter *painter, Detail detail)
 {
-    // Each NIC's whole route to its leaf in its load's colour, busiest on top; zoomed far out,
-    // one drop per server in its busiest NIC's colour.
     const ClusterGeometry &g = m_geometry;
     const ClusterGeometry::Block &b = g.blocks()[static_cast<std::size_t>(m_block)];
     const engine::Topology &t = g.topology();
+    if (detail != Detail::Racks) {
+        // Each NIC's whole route to its leaf in its load's colour, busiest on top, one line
+        // per shared segment of lane and trunk.
+        if (!m_loads) {
+            std::vector<int> links;
+            for (int n = b.firstNode; n < b.firstNode + b.nodeCount; ++n)
+                for (int id : g.nodeDevices(n)) {
+                    const engine::Device &d = t.devices()[static_cast<std::size_t>(id)];
+                    if (d.kind == DeviceKind::Nic)
+                        if (const int link = t.nicUplink(d.index); link >= 0)
+                            links.push_back(link);
+                }
+            m_loads = std::make_unique<SegmentLoads>(g, links);
+        }
+        m_loads->draw(painter, m_state, detail, paint::visibleRect(painter));
+        return;
+    }
+    // Zoomed far out, one drop per server in its busiest NIC's colour.
     paint::LoadBuckets steps;
     for (int n = b.firstNode; n < b.firstNode + b.nodeCount; ++n) {
         const bool mirrored = g.isMirrored(n);
         const QRectF node = g.nodeRect(n);
         double busiest = 0;
+        bool back = false;
         double reach = mirrored ? -1e18 : 1e18;
         for (int id : g.nodeDevices(n)) {
             const engine::Device &d = t.devices()[static_cast<std::size_t>(id)];
@@ -172,26 +192,21 @@ void BlockFabricItem::drawLoads(QPainter *painter, Detail detail) const
             if (link < 0)
                 continue;
             const double u = m_state.load(link);
-            if (detail == Detail::Racks) {
-                busiest = std::max(busiest, u);
-                const double laneY = g.nicLaneY(id);
-                reach = mirrored ? std::max(reach, laneY) : std::min(reach, laneY);
-                continue;
+            if (u > busiest) {
+                busiest = u;
+                back = m_state.reversed(link);
             }
-            if (u <= 0)
-                continue;
-            const QPolygonF path = g.linkPath(link);
-            auto &out = steps[static_cast<std::size_t>(paint::loadStep(u))];
-            for (int i = 1; i < path.size(); ++i)
-                out.emplace_back(path[i - 1], path[i]);
+            const double laneY = g.nicLaneY(id);
+            reach = mirrored ? std::max(reach, laneY) : std::min(reach, laneY);
         }
-        if (detail == Detail::Racks && busiest > 0 && std::abs(reach) < 1e17) {
+        if (busiest > 0 && std::abs(reach) < 1e17) {
             const double x = node.center().x();
-            steps[static_cast<std::size_t>(paint::loadStep(busiest))]
-                    .emplace_back(x, mirrored ? node.bottom() : node.top(), x, reach);
+            const QLineF drop(x, mirrored ? node.bottom() : node.top(), x, reach);
+            steps[static_cast<std::size_t>(paint::loadStep(busiest))].push_back(
+                    back ? QLineF(drop.p2(), drop.p1()) : drop);
         }
     }
-    paint::drawLoadBuckets(painter, steps, detail);
+    paint::drawLoadBuckets(painter, steps, detail, m_state.dashes() ? m_state.dashPhase : -1);
 }
 
 SpineFabricItem::SpineFabricItem(const ClusterGeometry &geometry, const CanvasState &state)
@@ -207,6 +222,10 @@ SpineFabricItem::SpineFabricItem(const ClusterGeometry &geometry, const CanvasSt
         if (k == DeviceKind::Spine || k == DeviceKind::Core)
             m_switches.push_back(id);
     }
+    for (int id : m_switches)
+        for (int link : t.linksOf(id))
+            if (t.links()[static_cast<std::size_t>(link)].b == id)
+                m_uplinks.push_back(link);
     for (const QLineF &l : geometry.globalBusLines())
         r = r.united(QRectF(l.p1(), l.p2()).normalized().adjusted(-1, -1, 1, 1));
     // Room for the switches' growth when zoomed far out (see paint()).
@@ -214,6 +233,8 @@ SpineFabricItem::SpineFabricItem(const ClusterGeometry &geometry, const CanvasSt
         m_bounds = r.adjusted(-4, -kMaxGrowth - 4, 4, kMaxGrowth + 4);
     setZValue(1);
 }
+
+SpineFabricItem::~SpineFabricItem() = default;
 
 void SpineFabricItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, QWidget *)
 {
@@ -232,40 +253,32 @@ void SpineFabricItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *o
         if (k == DeviceKind::Spine && g.busMode())
             lines.emplace_back(r.center().x(), r.bottom(), r.center().x(), g.globalBusY());
     }
-    for (int id : tops) {
-        for (int link : t.linksOf(id)) {
-            const engine::Link &l = t.links()[static_cast<std::size_t>(link)];
-            const int other = t.otherEnd(link, id);
-            const DeviceKind ok = t.devices()[static_cast<std::size_t>(other)].kind;
-            // Each link once, from its lower end: leaf -> spine (straight only), spine -> core.
-            if (l.b != id || (ok == DeviceKind::Leaf && g.busMode()))
-                continue;
-            const QPolygonF path = g.linkPath(link);
-            for (int i = 1; i < path.size(); ++i)
-                lines.emplace_back(path[i - 1], path[i]);
-        }
-    }
     const bool loads = m_state.showLoads();
+    // In the link-load view the links are drawn per shared segment, with their loads.
+    if (!loads)
+        for (int id : tops) {
+            for (int link : t.linksOf(id)) {
+                const engine::Link &l = t.links()[static_cast<std::size_t>(link)];
+                const int other = t.otherEnd(link, id);
+                const DeviceKind ok = t.devices()[static_cast<std::size_t>(other)].kind;
+                // Each link once, from its lower end: leaf -> spine (straight only), spine ->
+                // core.
+                if (l.b != id || (ok == DeviceKind::Leaf && g.busMode()))
+                    continue;
+                const QPolygonF path = g.linkPath(link);
+                for (int i = 1; i < path.size(); ++i)
+                    lines.emplace_back(path[i - 1], path[i]);
+            }
+        }
     painter->setPen(loads ? paint::loadPen(0, detail, 1.5) : paint::linkPen(kind, detail, 1.5));
     painter->drawLines(lines.data(), static_cast<int>(lines.size()));
     paintStats().linkLines += static_cast<int>(lines.size());
     if (loads) {
-        // Every loaded uplink along its whole route (through the column trunks in bus mode),
-        // busiest on top.
-        paint::LoadBuckets steps;
-        for (int id : tops)
-            for (int link : t.linksOf(id)) {
-                if (t.links()[static_cast<std::size_t>(link)].b != id)
-                    continue;
-                const double u = m_state.load(link);
-                if (u <= 0)
-                    continue;
-                const QPolygonF path = g.linkPath(link);
-                auto &out = steps[static_cast<std::size_t>(paint::loadStep(u))];
-                for (int i = 1; i < path.size(); ++i)
-                    out.emplace_back(path[i - 1], path[i]);
-            }
-        paint::drawLoadBuckets(painter, steps, detail);
+        // Every uplink along its whole route (through the column trunks in bus mode), busiest
+        // on top.
+        if (!m_loads)
+            m_loads = std::make_unique<SegmentLoads>(g, m_uplinks);
+        m_loads->draw(painter, m_state, detail, paint::visibleRect(painter));
     }
     for (int id : tops) {
         QRectF r = g.deviceRect(id);

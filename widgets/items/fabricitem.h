@@ -4,11 +4,13 @@
 
 #include <QGraphicsItem>
 
+#include <memory>
 #include <vector>
 
 namespace railyard {
 
 class ClusterGeometry;
+class SegmentLoads;
 struct CanvasState;
 
 // One block's network: its leaf switches, the rails (trunks and lanes) and every NIC's drop onto
@@ -20,6 +22,7 @@ public:
     enum { Type = UserType + 2 };
 
     BlockFabricItem(const ClusterGeometry &geometry, const CanvasState &state, int block);
+    ~BlockFabricItem() override;
 
     int type() const override { return Type; }
     int block() const { return m_block; }
@@ -27,12 +30,13 @@ public:
     void paint(QPainter *painter, const QStyleOptionGraphicsItem *option, QWidget *widget) override;
 
 private:
-    void drawLoads(QPainter *painter, Detail detail) const;
+    void drawLoads(QPainter *painter, Detail detail);
 
     const ClusterGeometry &m_geometry;
     const CanvasState &m_state;
     int m_block;
     QRectF m_bounds;
+    std::unique_ptr<SegmentLoads> m_loads; // the NICs' routes, built on the first load view
 };
 
 // The tiers above the blocks: spine (and core) switches and the links that reach them.
@@ -42,6 +46,7 @@ public:
     enum { Type = UserType + 3 };
 
     SpineFabricItem(const ClusterGeometry &geometry, const CanvasState &state);
+    ~SpineFabricItem() override;
 
     int type() const override { return Type; }
     QRectF boundingRect() const override { return m_bounds; }
@@ -51,7 +56,9 @@ private:
     const ClusterGeometry &m_geometry;
     const CanvasState &m_state;
     std::vector<int> m_switches; // spines and cores
+    std::vector<int> m_uplinks;  // the links that reach them, each once
     QRectF m_bounds;
+    std::unique_ptr<SegmentLoads> m_loads; // built on the first load view
 };
 
 } // namespace railyard

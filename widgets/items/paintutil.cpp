@@ -247,7 +247,7 @@ int nodeTitleUnits(double lod)
     return units * lod < 8.5 ? 0 : units;
 }
 
-void drawLoadBuckets(QPainter *painter, const LoadBuckets &buckets, Detail detail)
+void drawLoadBuckets(QPainter *painter, const LoadBuckets &buckets, Detail detail, double dashPhase)
 {
     for (int step = 1; step <= kLoadSteps; ++step) {
         const auto &lines = buckets[static_cast<std::size_t>(step)];
@@ -256,7 +256,44 @@ void drawLoadBuckets(QPainter *painter, const LoadBuckets &buckets, Detail detai
         painter->setPen(loadPen(stepLoad(step), detail, 1.5));
         painter->drawLines(lines.data(), static_cast<int>(lines.size()));
         paintStats().linkLines += static_cast<int>(lines.size());
+        if (dashPhase >= 0) {
+            painter->setPen(dashPen(stepLoad(step), detail, 1.5, dashPhase));
+            painter->drawLines(lines.data(), static_cast<int>(lines.size()));
+        }
     }
+}
+
+QPen dashPen(double u, Detail detail, double width, double dashPhase)
+{
+    QPen pen = loadPen(u, detail, width);
+    pen.setColor(QColor(255, 255, 255, 190));
+    pen.setWidthF(pen.isCosmetic() ? std::max(1.0, pen.widthF() * 0.5) : pen.widthF() * 0.4);
+    pen.setCapStyle(Qt::FlatCap);
+    // A dash and a gap of 3 pen widths; Qt's offset runs against the line, so subtracting
+    // moves the dashes from p1 towards p2. Busier lines move faster (the traffic's speed).
+    constexpr double kPeriod = 6;
+    pen.setDashPattern({3, 3});
+    const double moved = dashPhase * (0.5 + std::min(u, 1.0));
+    pen.setDashOffset(-(moved - std::floor(moved)) * kPeriod);
+    return pen;
+}
+
+QRectF visibleRect(QPainter *painter)
+{
+    QRectF device(0, 0, painter->device()->width(), painter->device()->height());
+    if (painter->hasClipping())
+        device = device.intersected(painter->worldTransform().mapRect(painter->clipBoundingRect()));
+    return painter->worldTransform().inverted().mapRect(device);
+}
+
+void appendPath(std::vector<QLineF> &out, const QPolygonF &path, bool reverse)
+{
+    if (reverse)
+        for (int i = path.size() - 1; i > 0; --i)
+            out.emplace_back(path[i], path[i - 1]);
+    else
+        for (int i = 1; i < path.size(); ++i)
+            out.emplace_back(path[i - 1], path[i]);
 }
 
 } // namespace railyard::paint

@@ -10,6 +10,7 @@
 #include <QHash>
 #include <QPair>
 #include <QPen>
+#include <QPolygonF>
 #include <QRectF>
 #include <QStaticText>
 #include <QString>
@@ -56,7 +57,19 @@ int loadStep(double utilization); // 0: idle; 1..kLoadSteps
 double stepLoad(int step);        // the load a step is drawn with
 // Lines bucketed by load step (index 0 idle, unused), one drawLines call per step.
 using LoadBuckets = std::array<std::vector<QLineF>, kLoadSteps + 1>;
-void drawLoadBuckets(QPainter *painter, const LoadBuckets &buckets, Detail detail);
+// With `dashPhase` >= 0 (while a moment of the step is shown) light dashes flow along each
+// line from p1 to p2, `dashPhase` periods on (busier steps move faster).
+void drawLoadBuckets(QPainter *painter,
+                     const LoadBuckets &buckets,
+                     Detail detail,
+                     double dashPhase = -1);
+// The flowing dashes over a loaded line drawn with loadPen(utilization, detail, width).
+QPen dashPen(double utilization, Detail detail, double width, double dashPhase);
+// The scene area `painter` can show (its device within its clip, mapped back): what is worth
+// drawing.
+QRectF visibleRect(QPainter *painter);
+// Appends a route's segments, backwards when `reverse` (so dashes flow b -> a).
+void appendPath(std::vector<QLineF> &out, const QPolygonF &path, bool reverse);
 
 // Names on translucent plates, a fixed size on screen whatever the zoom: scalable units, racks
 // and servers when their own titles are too small to read. Drawn in device coordinates with one

@@ -55,11 +55,15 @@ struct LoadBatch
     std::array<QVarLengthArray<QLineF, 128>, paint::kLoadSteps + 1> lines;
     std::array<double, paint::kLoadSteps + 1> width{};
 
-    void addPath(double load, const QPolygonF &path, double w)
+    void addPath(double load, const QPolygonF &path, double w, bool reverse)
     {
         const auto s = static_cast<std::size_t>(paint::loadStep(load));
-        for (int i = 1; i < path.size(); ++i)
-            lines[s].append(QLineF(path[i - 1], path[i]));
+        if (reverse)
+            for (int i = path.size() - 1; i > 0; --i)
+                lines[s].append(QLineF(path[i], path[i - 1]));
+        else
+            for (int i = 1; i < path.size(); ++i)
+                lines[s].append(QLineF(path[i - 1], path[i]));
         width[s] = std::max(width[s], w);
     }
     void addLine(double load, const QLineF &line, double w)
@@ -68,16 +72,20 @@ struct LoadBatch
         lines[s].append(line);
         width[s] = std::max(width[s], w);
     }
-    void draw(QPainter *painter, Detail detail)
+    void draw(QPainter *painter, Detail detail, double dashPhase)
     {
         for (int s = 0; s <= paint::kLoadSteps; ++s) {
             const auto &l = lines[static_cast<std::size_t>(s)];
             if (l.isEmpty())
                 continue;
-            painter->setPen(
-                    paint::loadPen(paint::stepLoad(s), detail, width[static_cast<std::size_t>(s)]));
+            const double w = width[static_cast<std::size_t>(s)];
+            painter->setPen(paint::loadPen(paint::stepLoad(s), detail, w));
             painter->drawLines(l.constData(), static_cast<int>(l.size()));
             paintStats().linkLines += static_cast<int>(l.size());
+            if (s > 0 && dashPhase >= 0) {
+                painter->setPen(paint::dashPen(paint::stepLoad(s), detail, w, dashPhase));
+                painter->drawLines(l.constData(), static_cast<int>(l.size()));
+            }
         }
     }
 };
@@ -213,7 +221,10 @@ void RackItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
         for (int link : g.nodeLinks(n)) {
             const engine::Link &l = t.links()[static_cast<std::size_t>(link)];
             if (loads)
-                loadBatch.addPath(m_state.load(link), g.linkPath(link), linkWidth(l));
+                loadBatch.addPath(m_state.load(link),
+                                  g.linkPath(link),
+                                  linkWidth(l),
+                                  m_state.dashes() && m_state.reversed(link));
             else
                 batch.addPath(l.kind, g.linkPath(link), linkWidth(l));
         }
@@ -284,7 +295,7 @@ void RackItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
         }
     }
     if (loads)
-        loadBatch.draw(painter, detail);
+        loadBatch.draw(painter, detail, m_state.dashes() ? m_state.dashPhase : -1);
     batch.draw(painter, detail);
 
     const bool labels = detail == Detail::Labels;

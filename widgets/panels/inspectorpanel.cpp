@@ -2,6 +2,7 @@
 
 #include "devicedescription.h"
 #include "document/document.h"
+#include "linkdescription.h"
 #include "scene/clusterscene.h"
 #include "scene/style.h"
 
@@ -46,8 +47,10 @@ void InspectorPanel::setScene(ClusterScene *scene)
     if (m_scene)
         disconnect(m_scene, nullptr, this, nullptr);
     m_scene = scene;
-    if (scene)
+    if (scene) {
         connect(scene, &ClusterScene::selectedDeviceChanged, this, &InspectorPanel::showDevice);
+        connect(scene, &ClusterScene::selectedLinkChanged, this, &InspectorPanel::showLink);
+    }
     showDevice(scene ? scene->selectedDevice() : -1);
 }
 
@@ -78,12 +81,36 @@ static QString linkLoadText(const engine::Evaluation &e, int link)
     return text;
 }
 
+void InspectorPanel::showLink(int link)
+{
+    if (!m_scene || link < 0) {
+        if (m_device < 0)
+            showDevice(-1);
+        return;
+    }
+    // The link's page: what it joins, its bytes and utilization, and what crosses it (the same
+    // words as its tooltip, from the engine).
+    m_device = -1;
+    m_links->clear();
+    const CanvasState &state = m_scene->canvasState();
+    const double now = state.moment.empty() ? -1.0 : state.load(link);
+    m_header->setText(linkTooltip(linkFacts(m_scene->document()->topology(),
+                                            m_scene->document()->evaluation(),
+                                            m_scene->ranks(),
+                                            link,
+                                            now)));
+}
+
 void InspectorPanel::showDevice(int device)
 {
     m_device = device;
     m_links->clear();
+    if (m_scene && device < 0 && m_scene->selectedLink() >= 0) {
+        showLink(m_scene->selectedLink());
+        return;
+    }
     if (!m_scene || device < 0) {
-        m_header->setText(tr("<i>Click a device on the canvas, or search for one "
+        m_header->setText(tr("<i>Click a device or a link on the canvas, or search for a device "
                              "(\u201cGPU 12\u201d, \u201cnode 3\u201d, \u201cleaf 2\u201d).</i>"));
         return;
     }

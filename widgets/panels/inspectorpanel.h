@@ -10,7 +10,8 @@ namespace railyard {
 
 class ClusterScene;
 
-// The Inspector dock: the selected device's specs and every link it has, with bandwidths.
+// The Inspector dock: the selected device's specs and every link it has, with bandwidths; or the
+// selected link's load and the groups whose traffic crosses it.
 class InspectorPanel : public QWidget
 {
     Q_OBJECT
@@ -25,6 +26,8 @@ public:
 
 public Q_SLOTS:
     void showDevice(int device);
+    // A link's bytes, utilization and the groups crossing it.
+    void showLink(int link);
 
 private:
     QPointer<ClusterScene> m_scene;

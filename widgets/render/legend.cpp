@@ -108,11 +108,11 @@ void Legend::build(const engine::Topology &t, const CanvasState &state, int maxW
     if (kinds.empty() && devices.empty())
         return;
 
-    const bool loads = state.linkLoad;
+    const bool loads = state.linkLoad();
     const bool groups = state.colouring();
     Row links{loads ? tr("Link load") : tr("Links"), {}, {}};
     Row devs{tr("Devices"), {}, {}};
-    Row grp{groups ? kindNoun(*state.colourBy) + tr("s") : QString(), {}, {}};
+    Row grp{groups ? kindNoun(*state.colourBy()) + tr("s") : QString(), {}, {}};
 
     const QFontMetrics fmb(m_bold), fm(m_font);
     m_headW = std::max({fmb.horizontalAdvance(links.heading),

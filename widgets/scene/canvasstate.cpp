@@ -28,7 +28,7 @@ QString CanvasState::gpuCaption(int gpu) const
         return QStringLiteral("rank %1").arg(rank);
     const int g = gpuGroup[static_cast<std::size_t>(gpu)];
     QString kind;
-    switch (*colourBy) {
+    switch (*colourBy()) {
     case GroupKind::Tp: kind = QStringLiteral("TP"); break;
     case GroupKind::Cp: kind = QStringLiteral("CP"); break;
     case GroupKind::Ep: kind = QStringLiteral("EP"); break;

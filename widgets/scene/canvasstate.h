@@ -1,11 +1,13 @@
 #pragma once
 
 #include "document/groupref.h"
+#include "document/viewstate.h"
 #include "evaluate.h"
 
 #include <QColor>
 #include <QString>
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -14,29 +16,41 @@ namespace railyard {
 
 // What the canvas shows on top of the hardware, read by the items as they paint: each GPU's
 // rank and group (for colouring by a parallel dimension) and, in the link-load view, every
-// link's load from the latest evaluation. The scene fills it from the document's signals; the
-// items never look at the document.
+// link's load from the latest evaluation. The scene fills it from the document's and the view
+// state's signals; the items never look at the document. The user's choices (the colouring
+// dimension, the link-load switch) stay in the ViewState: this only derives from them.
 struct CanvasState
 {
-    std::optional<GroupKind> colourBy;
+    const ViewState *view = nullptr; // never null while the scene lives
+    std::optional<GroupKind> colourBy() const { return view ? view->colourBy() : std::nullopt; }
+    bool linkLoad() const { return view && view->linkLoad(); }
     std::vector<int> gpuRank;  // by GPU index; -1 where no rank runs (or the sizes are invalid)
     std::vector<int> gpuGroup; // by GPU index: the group of `colourBy`, or -1
     int groupCount = 0;
-    bool linkLoad = false;
     std::shared_ptr<const engine::LinkLoads> loads;
     // While the step plays or is scrubbed: each link's utilization at that moment (dense by
     // link id, from engine::utilizationAt); empty: the step average.
     std::vector<float> moment;
+    // While a moment is shown: per link, 1 where more bytes go b -> a than a -> b then (the
+    // flowing dashes run that way); and how far the dashes have moved, in dash periods.
+    std::vector<std::uint8_t> momentReverse;
+    double dashPhase = 0;
+    bool dashes() const { return !moment.empty(); }
+    bool reversed(int link) const
+    {
+        const std::size_t i = static_cast<std::size_t>(link);
+        return link >= 0 && i < momentReverse.size() && momentReverse[i] != 0;
+    }
 
-    bool colouring() const { return colourBy.has_value() && !gpuGroup.empty(); }
-    bool ordered() const { return colourBy == GroupKind::PpStage; }
+    bool colouring() const { return colourBy().has_value() && !gpuGroup.empty(); }
+    bool ordered() const { return colourBy() == GroupKind::PpStage; }
     QColor groupFill(int group) const;
     // The GPU's fill: its group's colour when colouring, else the plain GPU colour.
     QColor gpuFill(int gpu) const;
     // A second line under the GPU's name: "TP 3 · r25", or empty.
     QString gpuCaption(int gpu) const;
 
-    bool showLoads() const { return linkLoad && loads && loads->size() > 0; }
+    bool showLoads() const { return linkLoad() && loads && loads->size() > 0; }
     // The link's load in the link-load view: its utilization averaged over the step (bytes
     // per step over what it could carry in the step), or at the playback moment while the step
     // plays; 0 when idle or unknown.

@@ -9,6 +9,7 @@
 #include "items/locationlabelsitem.h"
 #include "items/rackitem.h"
 #include "items/selectionitem.h"
+#include "linkpicker.h"
 #include "parallel.h"
 #include "routes.h"
 #include "style.h"
@@ -16,6 +17,11 @@
 #include <algorithm>
 
 namespace railyard {
+
+namespace {
+// How many dash periods the flowing dashes move through while one step plays.
+constexpr double kDashPeriodsPerStep = 96;
+} // namespace
 
 ClusterScene::ClusterScene(Document *document, QObject *parent)
     : QGraphicsScene(parent)
@@ -29,6 +35,12 @@ ClusterScene::ClusterScene(Document *document, QObject *parent)
     connect(document, &Document::workloadChanged, this, &ClusterScene::syncRanks);
     connect(document, &Document::mappingChanged, this, &ClusterScene::syncRanks);
     connect(document, &Document::evaluationChanged, this, &ClusterScene::syncLoads);
+    m_ownView = new ViewState(this);
+    m_view = m_ownView;
+    m_state.view = m_view;
+    connect(m_view, &ViewState::changed, this, [this](ViewState::Changes what) {
+        syncView(what.toInt());
+    });
     rebuild();
 }
 
@@ -40,16 +52,13 @@ ClusterScene::~ClusterScene()
 
 void ClusterScene::rebuild()
 {
-    const bool hadSelection = m_selected >= 0;
-    const bool hadGpus = !m_selectedGpus.empty();
     clear();
     m_selection = nullptr;
-    m_selected = -1;
     m_hovered = -1;
     m_hoveredGroup.reset();
     m_hoveredGpus.clear();
-    m_selectedGpus.clear();
     m_previewGpus.clear();
+    m_picker.reset();
     m_geometry = std::make_unique<ClusterGeometry>(m_document->topology());
     const ClusterGeometry &g = *m_geometry;
     // Without a scene rect (and with no event loop, as in tests and exports) the BSP index is
@@ -70,12 +79,16 @@ void ClusterScene::rebuild()
     addItem(m_selection);
     m_previewMarks = new GpuMarksItem(g, GpuMarksItem::Style::Dashed, style::kDropOk, 11);
     addItem(m_previewMarks);
+    m_linkMarks = new GpuMarksItem(g, GpuMarksItem::Style::Outline, style::kHighlight, 10);
+    addItem(m_linkMarks);
+    // A new cluster: the old ids mean other devices now.
+    m_view->setSelectedDevice(-1);
+    m_view->setSelectedGpus({});
+    m_view->setSelectedLink(-1);
+    m_view->setHoveredLink(-1);
     syncRanks();
     syncLoads();
-    if (hadSelection)
-        Q_EMIT selectedDeviceChanged(-1);
-    if (hadGpus)
-        Q_EMIT selectedGpusChanged();
+    syncView(ViewState::Selection | ViewState::Hover);
     Q_EMIT rebuilt();
 }
 
@@ -99,8 +112,8 @@ void ClusterScene::syncColours()
 {
     m_state.gpuGroup.clear();
     m_state.groupCount = 0;
-    if (m_state.colourBy && m_ranks) {
-        const GroupKind kind = *m_state.colourBy;
+    if (m_state.colourBy() && m_ranks) {
+        const GroupKind kind = *m_state.colourBy();
         m_state.groupCount = groupCount(*m_ranks, kind);
         m_state.gpuGroup.assign(m_state.gpuRank.size(), -1);
         for (std::size_t gpu = 0; gpu < m_state.gpuRank.size(); ++gpu)
@@ -114,56 +127,163 @@ void ClusterScene::syncColours()
 
 void ClusterScene::setViewState(ViewState *view)
 {
-    if (m_view)
-        disconnect(m_view, nullptr, this, nullptr);
+    if (!view)
+        view = m_ownView;
+    if (view == m_view)
+        return;
+    disconnect(m_view, nullptr, this, nullptr);
+    const bool loadWas = m_view->linkLoad();
+    const auto colourWas = m_view->colourBy();
     m_view = view;
-    if (m_view)
-        connect(m_view, &ViewState::changed, this, [this](ViewState::Changes what) {
-            if (what & ViewState::Playback)
-                syncMoment();
-        });
+    m_state.view = view;
+    connect(m_view, &ViewState::changed, this, [this](ViewState::Changes what) {
+        syncView(what.toInt());
+    });
+    syncColours();
     syncMoment();
+    syncView(ViewState::Selection | ViewState::Hover);
+    update();
+    if (colourWas != m_view->colourBy())
+        Q_EMIT colourByChanged();
+    if (loadWas != m_view->linkLoad())
+        Q_EMIT linkLoadVisibleChanged(m_view->linkLoad());
+}
+
+void ClusterScene::syncView(int what)
+{
+    if (what & ViewState::Colouring) {
+        syncColours();
+        Q_EMIT colourByChanged();
+    }
+    if (what & ViewState::LinkLoad) {
+        update();
+        Q_EMIT linkLoadVisibleChanged(m_view->linkLoad());
+    }
+    if (what & ViewState::Playback)
+        syncMoment();
+    if (what & (ViewState::Selection | ViewState::Hover))
+        syncLinkMarks();
+    if (what & ViewState::Selection) {
+        const int device = m_view->selectedDevice();
+        if (m_selection)
+            m_selection->setDevice(device);
+        if (device != m_shownDevice) {
+            m_shownDevice = device;
+            Q_EMIT selectedDeviceChanged(device);
+        }
+        if (m_view->selectedGpus() != m_shownGpus) {
+            m_shownGpus = m_view->selectedGpus();
+            if (m_selectionMarks)
+                m_selectionMarks->setMarks(gpuDevices(m_shownGpus));
+            Q_EMIT selectedGpusChanged();
+        }
+        if (m_view->selectedLink() != m_shownLink) {
+            m_shownLink = m_view->selectedLink();
+            Q_EMIT selectedLinkChanged(m_shownLink);
+        }
+    }
+}
+
+void ClusterScene::syncLinkMarks()
+{
+    if (!m_linkMarks)
+        return;
+    std::vector<int> links;
+    for (int l : {m_view->selectedLink(), m_view->hoveredLink()})
+        if (l >= 0 && l < m_document->topology().linkCount())
+            links.push_back(l);
+    m_linkMarks->setMarks({}, links);
+}
+
+int ClusterScene::linkAt(const QPointF &scenePos, double tolerance) const
+{
+    if (!m_picker)
+        m_picker = std::make_unique<LinkPicker>(*m_geometry);
+    const bool loads = m_state.showLoads();
+    return m_picker->linkAt(scenePos, tolerance, [&](int link) {
+        return loads ? m_state.load(link) : 0.0;
+    });
 }
 
 void ClusterScene::syncMoment()
 {
     const engine::Evaluation &e = m_document->evaluation();
-    if (m_view && m_view->hasMoment() && !e.timeline.empty())
-        engine::utilizationAt(e.timeline,
-                              m_document->topology(),
-                              m_view->playbackTime(),
-                              m_state.moment);
-    else
+    if (m_view->hasMoment() && !e.timeline.empty()) {
+        // The load at a moment depends only on which phases run then: most frames only move
+        // the dashes.
+        std::vector<int> running = e.timeline.runningAt(m_view->playbackTime());
+        if (m_state.moment.empty() || running != m_momentPhases) {
+            engine::utilizationAt(e.timeline,
+                                  m_document->topology(),
+                                  m_view->playbackTime(),
+                                  m_state.moment,
+                                  &m_state.momentReverse);
+            m_momentPhases = std::move(running);
+        }
+        // The dashes move a few periods per step, whatever its length: what plays is the step
+        // in kWallSeconds, so they crawl at the same pace on every layout.
+        const double step = m_view->stepLength() > 0 ? m_view->stepLength() : e.timeline.stepS;
+        m_state.dashPhase = step > 0 ? m_view->playbackTime() / step * kDashPeriodsPerStep : 0;
+    } else {
         m_state.moment.clear();
-    if (m_state.linkLoad)
+        m_state.momentReverse.clear();
+        m_momentPhases.clear();
+        m_state.dashPhase = 0;
+    }
+    if (m_state.linkLoad())
         update();
 }
 
 void ClusterScene::syncLoads()
 {
     m_state.loads = m_document->evaluation().links;
+    m_state.moment.clear(); // a new evaluation: the moment's loads are recomputed
     syncMoment();
     syncHover(); // the links a group's traffic crosses follow the loads
-    if (m_state.linkLoad)
+    if (m_state.linkLoad())
         update();
+}
+
+std::optional<GroupKind> ClusterScene::colourBy() const
+{
+    return m_view->colourBy();
 }
 
 void ClusterScene::setColourBy(std::optional<GroupKind> kind)
 {
-    if (kind == m_state.colourBy)
-        return;
-    m_state.colourBy = kind;
-    syncColours();
-    Q_EMIT colourByChanged();
+    m_view->setColourBy(kind);
+}
+
+bool ClusterScene::isLinkLoadVisible() const
+{
+    return m_view->linkLoad();
 }
 
 void ClusterScene::setLinkLoadVisible(bool visible)
 {
-    if (visible == m_state.linkLoad)
-        return;
-    m_state.linkLoad = visible;
-    update();
-    Q_EMIT linkLoadVisibleChanged(visible);
+    m_view->setLinkLoad(visible);
+}
+
+int ClusterScene::selectedDevice() const
+{
+    return m_view->selectedDevice();
+}
+
+int ClusterScene::selectedLink() const
+{
+    return m_view->selectedLink();
+}
+
+void ClusterScene::setSelectedLink(int link)
+{
+    if (link >= m_document->topology().linkCount())
+        link = -1;
+    m_view->setSelectedLink(link);
+}
+
+const std::vector<int> &ClusterScene::selectedGpus() const
+{
+    return m_view->selectedGpus();
 }
 
 int ClusterScene::deviceAt(const QPointF &scenePos) const
@@ -194,11 +314,7 @@ void ClusterScene::setSelectedDevice(int device)
 {
     if (device >= m_document->topology().deviceCount())
         device = -1;
-    if (device == m_selected)
-        return;
-    m_selected = device;
-    m_selection->setDevice(device);
-    Q_EMIT selectedDeviceChanged(device);
+    m_view->setSelectedDevice(device);
 }
 
 std::vector<int> ClusterScene::gpuDevices(const std::vector<int> &gpus) const
@@ -236,7 +352,7 @@ void ClusterScene::syncHover()
         m_hoverMarks->clear();
         return;
     }
-    const GroupKind kind = m_state.colourBy.value_or(GroupKind::Tp);
+    const GroupKind kind = m_state.colourBy().value_or(GroupKind::Tp);
     const GroupRef group{kind, groupOfRank(*m_ranks, kind, rank)};
     m_hoveredGroup = group;
     m_hoveredGpus = groupGpus(*m_ranks, group);
@@ -259,13 +375,7 @@ void ClusterScene::setSelectedGpus(std::vector<int> gpus)
     const int count = m_document->topology().gpuCount();
     gpus.erase(std::remove_if(gpus.begin(), gpus.end(), [&](int g) { return g < 0 || g >= count; }),
                gpus.end());
-    std::sort(gpus.begin(), gpus.end());
-    gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
-    if (gpus == m_selectedGpus)
-        return;
-    m_selectedGpus = std::move(gpus);
-    m_selectionMarks->setMarks(gpuDevices(m_selectedGpus));
-    Q_EMIT selectedGpusChanged();
+    m_view->setSelectedGpus(std::move(gpus));
 }
 
 void ClusterScene::setDropPreview(const std::vector<int> &gpus, bool ok)

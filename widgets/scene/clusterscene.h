@@ -26,10 +26,13 @@ class SelectionItem;
 // one per block of leaves, one for the spine tier), so a 16,384-GPU cluster is a few hundred
 // items; devices are found by geometry (deviceAt), not by item.
 //
-// Beside the hardware it holds what the user is looking at: colouring by a parallel dimension,
-// the link-load view, the hovered GPU (its group and the links its traffic crosses are marked),
-// the selected GPUs and the GPUs a drag would drop on.
+// What the user is looking at (colouring, the link-load view, the selection, the hovered link,
+// the playback time) lives in a ViewState beside the document: the scene reads it and marks
+// what it says (selected GPUs, the selected and hovered links). Its own setters below write to
+// that view state. The scene keeps only what the pointer does on the canvas: the hovered GPU
+// (its group and the links its traffic crosses are marked) and the GPUs a drag would drop on.
 class ViewState;
+class LinkPicker;
 
 class ClusterScene : public QGraphicsScene
 {
@@ -50,16 +53,24 @@ public:
     int gpuAt(const QPointF &scenePos) const;
     int nodeAt(const QPointF &scenePos) const;
     int rackAt(const QPointF &scenePos) const;
-    int selectedDevice() const { return m_selected; }
-    void setSelectedDevice(int device);
+    // The link whose drawn route passes within `tolerance` scene units of a point (where
+    // routes share a trunk, the busiest in the link-load view), or -1.
+    int linkAt(const QPointF &scenePos, double tolerance) const;
 
-    std::optional<GroupKind> colourBy() const { return m_state.colourBy; }
-    void setColourBy(std::optional<GroupKind> kind);
-    bool isLinkLoadVisible() const { return m_state.linkLoad; }
-    void setLinkLoadVisible(bool visible);
-    // The view state whose playback time the link-load view shows (the step average without
-    // one, or while it has no moment).
+    // The view state the scene shows and writes to: its own until setViewState() gives it the
+    // window's (null: back to its own). The scene re-syncs from it at once.
+    ViewState *viewState() const { return m_view; }
     void setViewState(ViewState *view);
+
+    // Shorthands for the view state's selection and colouring, checked against the cluster.
+    int selectedDevice() const;
+    void setSelectedDevice(int device);
+    int selectedLink() const;
+    void setSelectedLink(int link);
+    std::optional<GroupKind> colourBy() const;
+    void setColourBy(std::optional<GroupKind> kind);
+    bool isLinkLoadVisible() const;
+    void setLinkLoadVisible(bool visible);
 
     // Hovering a GPU marks its group (of the colouring dimension, TP when not colouring) across
     // the cluster and the links that group's traffic crosses.
@@ -70,7 +81,7 @@ public:
     int hoveredLinkCount() const;
 
     // GPUs selected by a rubber band, a click or a warning (GPU indices, ascending).
-    const std::vector<int> &selectedGpus() const { return m_selectedGpus; }
+    const std::vector<int> &selectedGpus() const;
     void setSelectedGpus(std::vector<int> gpus);
 
     // Where a drag would drop: the target GPUs, marked green when the drop would work and red
@@ -83,6 +94,7 @@ public:
 Q_SIGNALS:
     void selectedDeviceChanged(int device);
     void selectedGpusChanged();
+    void selectedLinkChanged(int link);
     void hoveredGpuChanged(int gpu);
     void colourByChanged();
     void linkLoadVisibleChanged(bool visible);
@@ -99,22 +111,30 @@ private:
     void syncLoads();
     void syncMoment();
     void syncHover();
+    void syncView(int what); // ViewState::Changes
+    void syncLinkMarks();
     std::vector<int> gpuDevices(const std::vector<int> &gpus) const;
 
     Document *m_document;
     ViewState *m_view = nullptr;
+    ViewState *m_ownView = nullptr;
+    mutable std::unique_ptr<LinkPicker> m_picker; // built on the first hover
     std::unique_ptr<ClusterGeometry> m_geometry;
     std::unique_ptr<engine::RankLayout> m_ranks;
     CanvasState m_state;
+    std::vector<int> m_momentPhases; // the phases running at the moment m_state shows
     SelectionItem *m_selection = nullptr;
     GpuMarksItem *m_hoverMarks = nullptr;
     GpuMarksItem *m_selectionMarks = nullptr;
     GpuMarksItem *m_previewMarks = nullptr;
-    int m_selected = -1;
+    GpuMarksItem *m_linkMarks = nullptr; // the hovered and the selected link
+    // What the scene last showed of the view state's selection, to say what changed.
+    int m_shownDevice = -1;
+    int m_shownLink = -1;
+    std::vector<int> m_shownGpus;
     int m_hovered = -1;
     std::optional<GroupRef> m_hoveredGroup;
     std::vector<int> m_hoveredGpus;
-    std::vector<int> m_selectedGpus;
     std::vector<int> m_previewGpus;
     bool m_previewOk = false;
 };

@@ -5,7 +5,10 @@
 #include "clusterview_p.h"
 #include "commands/changemapping.h"
 #include "document/document.h"
+#include "document/viewstate.h"
+#include "levelofdetail.h"
 #include "panels/devicedescription.h"
+#include "panels/linkdescription.h"
 #include "parallel.h"
 #include "render/legend.h"
 #include "render/overview.h"
@@ -274,23 +277,61 @@ bool ClusterView::apply(const DropPlan &plan)
     return true;
 }
 
+QString ClusterView::toolTipAt(const QPoint &pos) const
+{
+    const ClusterScene *s = clusterScene();
+    const engine::Topology &t = s->document()->topology();
+    const int device = s->deviceAt(mapToScene(pos));
+    if (device >= 0) {
+        QString text = deviceTooltip(t, device);
+        const engine::Device &d = t.devices()[static_cast<std::size_t>(device)];
+        if (d.kind == DeviceKind::Gpu && s->ranks())
+            text += QStringLiteral("<p>") + gpuRoles(*s->ranks(), d.index) + QStringLiteral("</p>");
+        return text;
+    }
+    const int link = linkAtViewport(pos);
+    if (link < 0)
+        return {};
+    const CanvasState &state = s->canvasState();
+    const double now = state.moment.empty() ? -1.0 : state.load(link);
+    return linkTooltip(linkFacts(t, s->document()->evaluation(), s->ranks(), link, now));
+}
+
+int ClusterView::linkAtViewport(const QPoint &pos) const
+{
+    const ClusterScene *s = clusterScene();
+    const QPointF at = mapToScene(pos);
+    if (s->deviceAt(at) >= 0)
+        return -1;
+    // Links are drawn one by one from the Devices level on; further out a line is a bundle.
+    if (zoom() < kDevicesFrom)
+        return -1;
+    return s->linkAt(at, 4.0 / std::max(zoom(), 1e-6));
+}
+
+void ClusterView::showLink(int link)
+{
+    ClusterScene *s = clusterScene();
+    const engine::Topology &t = s->document()->topology();
+    if (link < 0 || link >= t.linkCount())
+        return;
+    const QRectF route = s->geometry().linkPath(link).boundingRect();
+    m_autoFit = false;
+    if (zoom() < kDevicesFrom * 1.5)
+        applyZoom(kDevicesFrom * 1.5);
+    centerOn(route.center());
+    s->setSelectedLink(link);
+}
+
 bool ClusterView::viewportEvent(QEvent *event)
 {
     if (event->type() == QEvent::ToolTip) {
         auto *help = static_cast<QHelpEvent *>(event);
-        ClusterScene *s = clusterScene();
-        const int device = s->deviceAt(mapToScene(help->pos()));
-        if (device >= 0) {
-            QString text = deviceTooltip(s->document()->topology(), device);
-            const engine::Device &d
-                    = s->document()->topology().devices()[static_cast<std::size_t>(device)];
-            if (d.kind == DeviceKind::Gpu && s->ranks())
-                text += QStringLiteral("<p>") + gpuRoles(*s->ranks(), d.index)
-                        + QStringLiteral("</p>");
+        const QString text = toolTipAt(help->pos());
+        if (!text.isEmpty())
             QToolTip::showText(help->globalPos(), text, viewport());
-        } else {
+        else
             QToolTip::hideText();
-        }
         return true;
     }
     return QGraphicsView::viewportEvent(event);

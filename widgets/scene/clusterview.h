@@ -59,6 +59,11 @@ public:
     // in viewport coordinates (null when the whole cluster is in view).
     QString locationText() const;
     QRect overviewRect() const;
+    // The tooltip for a viewport point: a device's specs (and a GPU's roles), else the link
+    // under it (its bytes, utilization and the groups crossing it); empty over nothing.
+    QString toolTipAt(const QPoint &pos) const;
+    // The link drawn under a viewport point (within a few pixels), or -1; devices come first.
+    int linkAtViewport(const QPoint &pos) const;
     // Where the title block and the legend go, in viewport coordinates (null when hidden).
     QRect titleBlockRect() const;
     QRect legendRect() const;
@@ -75,6 +80,8 @@ public Q_SLOTS:
     void fitToCluster();
     // Centres the device, zooming in far enough to see it, and selects it.
     void showDevice(int device);
+    // Centres a link's route, zooming in far enough to see single links, and selects it.
+    void showLink(int link);
     // Frames a set of GPUs (a group, a warning's GPUs) and selects them.
     void showGpus(const std::vector<int> &gpus);
     // Finds a device by what the user typed ("GPU 1234", "node 17", "leaf 3") and shows it.

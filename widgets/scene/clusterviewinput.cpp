@@ -5,6 +5,7 @@
 #include "clustergeometry.h"
 #include "clusterscene.h"
 #include "document/document.h"
+#include "document/viewstate.h"
 #include "levelofdetail.h"
 #include "palette/groupmime.h"
 #include "parallel.h"
@@ -185,8 +186,11 @@ void ClusterView::mouseMoveEvent(QMouseEvent *event)
                                    .arg(std::ceil(dragZoom() * 100), 0, 'f', 0),
                            false);
     }
-    if (event->buttons() == Qt::NoButton)
-        clusterScene()->setHoveredGpu(clusterScene()->gpuAt(mapToScene(pos)));
+    if (event->buttons() == Qt::NoButton) {
+        ClusterScene *s = clusterScene();
+        s->setHoveredGpu(s->gpuAt(mapToScene(pos)));
+        s->viewState()->setHoveredLink(linkAtViewport(pos));
+    }
     QGraphicsView::mouseMoveEvent(event);
 }
 
@@ -263,14 +267,17 @@ void ClusterView::mouseReleaseEvent(QMouseEvent *event)
             s->setSelectedGpus(gpus);
             return;
         }
-        s->setSelectedDevice(s->deviceAt(scenePos));
+        const int device = s->deviceAt(scenePos);
+        s->setSelectedDevice(device);
         s->setSelectedGpus(gpu >= 0 ? std::vector<int>{gpu} : std::vector<int>{});
+        s->setSelectedLink(device < 0 ? linkAtViewport(pos) : -1);
     }
 }
 
 void ClusterView::leaveEvent(QEvent *event)
 {
     clusterScene()->setHoveredGpu(-1);
+    clusterScene()->viewState()->setHoveredLink(-1);
     QGraphicsView::leaveEvent(event);
 }
 

@@ -1,0 +1,417 @@
+// `railyard plan`: the planner's ranked configurations for a layout, and "what should I buy".
+#include "cliplan.h"
+
+#include "inputerror.h"
+#include "jsoncursor.h"
+#include "layout.h"
+#include "planner.h"
+#include "plannerbuy.h"
+#include "topology.h"
+#include "units.h"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <ostream>
+#include <set>
+
+namespace railyard::cli {
+
+using namespace railyard::engine;
+
+namespace {
+
+const char *kPlanHelp
+        = "usage: railyard plan FILE [--top N] [--objective step_time|cost|tokens_per_dollar] "
+          "[--json]\n"
+          "       railyard plan FILE --buy --tokens N --deadline-days D [--max-gpus N] [--json]\n"
+          "\n"
+          "Searches every valid parallel configuration of the layout FILE's model on its "
+          "cluster\n"
+          "(TP, CP, EP, PP, VP, DP, micro batch, activation recompute, ZeRO / FSDP sharding), "
+          "drops\n"
+          "those that do not fit in HBM and ranks the rest. Ranks are placed in Megatron's "
+          "default\n"
+          "order (tp-cp-ep-dp-pp); the global batch and other training settings are the "
+          "layout's.\n"
+          "  --top N           how many plans to show (default 10)\n"
+          "  --objective OBJ   step_time (default), cost (dollars per step) or "
+          "tokens_per_dollar\n"
+          "  --json            print one JSON object: ranked `plans`, `evaluated`, `elapsed_s`\n"
+          "  --buy             instead: the cheapest cluster among the catalog's priced GPUs "
+          "that\n"
+          "                    trains the model on --tokens (e.g. 15e12) within --deadline-days\n"
+          "  --max-gpus N      the largest cluster --buy considers (default 32768)\n"
+          "Exit status: 0 plans found, 1 bad input or nothing fits, 2 usage error.\n";
+
+struct Usage : std::runtime_error
+{
+    using std::runtime_error::runtime_error;
+};
+
+struct Args
+{
+    std::string file;
+    std::map<std::string, std::string> values;
+    std::set<std::string> flags;
+};
+
+Args parse(const std::vector<std::string> &args)
+{
+    static const std::set<std::string> valued = {"top",
+                                                 "objective",
+                                                 "tokens",
+                                                 "deadline-days",
+                                                 "max-gpus"};
+    static const std::set<std::string> flags = {"json", "buy", "help"};
+    Args a;
+    std::vector<std::string> files;
+    for (std::size_t i = 2; i < args.size(); ++i) {
+        const std::string &s = args[i];
+        if (s.rfind("--", 0) == 0 && s.size() > 2) {
+            std::string name = s.substr(2), value;
+            bool inlined = false;
+            if (const auto eq = name.find('='); eq != std::string::npos) {
+                value = name.substr(eq + 1);
+                name = name.substr(0, eq);
+                inlined = true;
+            }
+            if (valued.count(name)) {
+                if (!inlined) {
+                    if (i + 1 >= args.size())
+                        throw Usage("--" + name + " needs a value");
+                    value = args[++i];
+                }
+                a.values[name] = value;
+            } else if (flags.count(name) && !inlined) {
+                a.flags.insert(name);
+            } else {
+                throw Usage("unknown option --" + echo(name));
+            }
+        } else {
+            files.push_back(s);
+        }
+    }
+    if (a.flags.count("help"))
+        return a;
+    if (files.size() != 1)
+        throw Usage(files.empty() ? "plan needs a layout FILE" : "plan takes one FILE");
+    a.file = files.front();
+    return a;
+}
+
+double number(const Args &a, const std::string &name, double least, double most)
+{
+    const auto it = a.values.find(name);
+    const std::string &text = it->second;
+    double v = 0;
+    try {
+        std::size_t used = 0;
+        v = std::stod(text, &used);
+        if (used != text.size())
+            throw std::invalid_argument("");
+    } catch (...) {
+        throw Usage("--" + name + " needs a number, got '" + echo(text) + "'");
+    }
+    if (!(v >= least && v <= most))
+        throw Usage("--" + name + " must be between " + formatNumber(least) + " and "
+                    + formatNumber(most) + ", got '" + echo(text) + "'");
+    return v;
+}
+
+int wholeNumber(const Args &a, const std::string &name, int least, int most)
+{
+    const double v = number(a, name, least, most);
+    if (v != std::floor(v))
+        throw Usage("--" + name + " needs a whole number, got '" + a.values.at(name) + "'");
+    return static_cast<int>(v);
+}
+
+Json breakdownJson(const StepBreakdown &b)
+{
+    return Json{{"compute", b.compute},
+                {"tp", b.tp},
+                {"cp", b.cp},
+                {"ep", b.ep},
+                {"pp_bubble", b.ppBubble},
+                {"pp_p2p", b.ppP2p},
+                {"dp", b.dp},
+                {"optimizer", b.optimizer}};
+}
+
+Json planJson(const Plan &p, int rank)
+{
+    const PlanChoice &c = p.choice;
+    const PlanPrice &x = p.price;
+    const bool zero = c.sharding != Sharding::Zero0;
+    Json j;
+    if (rank > 0)
+        j["rank"] = rank;
+    j["parallel"] = Json{{"tp", c.tp},
+                         {"cp", c.cp},
+                         {"ep", c.ep},
+                         {"pp", c.pp},
+                         {"vp", c.vp},
+                         {"dp", c.dp},
+                         {"order", kTopologyAwareOrder}};
+    j["training"] = Json{{"micro_batch", c.microBatch},
+                         {"micro_batches", x.microBatches},
+                         {"recompute", toString(c.recompute)},
+                         {"sharding", toString(c.sharding)},
+                         {"optimizer",
+                          Json{{"distributed", zero},
+                               {"zero_stage",
+                                c.sharding == Sharding::Zero0   ? 0
+                                : c.sharding == Sharding::Zero1 ? 1
+                                : c.sharding == Sharding::Zero2 ? 2
+                                                                : 3},
+                               {"fsdp", c.sharding == Sharding::Fsdp}}}};
+    j["fits"] = x.fits;
+    j["step_time_s"] = x.stepTimeS;
+    j["tokens_per_s"] = x.tokensPerS;
+    j["mfu"] = x.mfu;
+    j["memory_gib_per_gpu"] = x.memoryGiB;
+    j["memory_breakdown_gib"] = Json{{"weights", x.memory.weightsGiB},
+                                     {"gradients", x.memory.gradientsGiB},
+                                     {"optimizer", x.memory.optimizerGiB},
+                                     {"activations", x.memory.activationsGiB},
+                                     {"other", x.memory.otherGiB}};
+    j["breakdown_s"] = breakdownJson(x.exposed);
+    j["cost_per_step"] = x.costPerStep;
+    j["cost_per_million_tokens"] = x.costPerMillionTokens;
+    j["tokens_per_dollar"] = x.tokensPerDollar;
+    return j;
+}
+
+std::string padded(const std::string &s, std::size_t width, bool right = true)
+{
+    if (s.size() >= width)
+        return s;
+    return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
+}
+
+std::string fixed(double v, int decimals)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    return buf;
+}
+
+// Thousands separated: 78,132.
+std::string count(std::int64_t n)
+{
+    std::string s = std::to_string(n);
+    for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3)
+        s.insert(static_cast<std::size_t>(i), ",");
+    return s;
+}
+
+void planTable(std::ostream &out, const std::vector<Plan> &plans, bool money)
+{
+    out << "  #  TP  CP  EP  PP  VP    DP  MB  recompute  shard   step s   tokens/s   MFU  "
+           "GiB/GPU";
+    if (money)
+        out << "   $/step  $/M tok";
+    out << "\n";
+    int rank = 0;
+    for (const Plan &p : plans) {
+        const PlanChoice &c = p.choice;
+        const PlanPrice &x = p.price;
+        out << padded(std::to_string(++rank), 3) << padded(std::to_string(c.tp), 4)
+            << padded(std::to_string(c.cp), 4) << padded(std::to_string(c.ep), 4)
+            << padded(std::to_string(c.pp), 4) << padded(std::to_string(c.vp), 4)
+            << padded(std::to_string(c.dp), 6) << padded(std::to_string(c.microBatch), 4) << "  "
+            << padded(toString(c.recompute), 9, false) << "  "
+            << padded(toString(c.sharding), 5, false) << padded(fixed(x.stepTimeS, 3), 9)
+            << padded(count(static_cast<std::int64_t>(std::llround(x.tokensPerS))), 11)
+            << padded(fixed(100 * x.mfu, 1) + "%", 6) << padded(fixed(x.memoryGiB, 1), 9);
+        if (money)
+            out << padded(fixed(x.costPerStep, 2), 9)
+                << padded(fixed(x.costPerMillionTokens, 3), 9);
+        out << "\n";
+    }
+}
+
+int plan(const Args &a, std::ostream &out, std::ostream &err)
+{
+    PlanOptions options;
+    if (a.values.count("top"))
+        options.top = wholeNumber(a, "top", 1, 1000000);
+    if (const auto it = a.values.find("objective"); it != a.values.end()) {
+        const auto o = planObjectiveFromString(it->second);
+        if (!o)
+            throw Usage("--objective takes step_time, cost or tokens_per_dollar, got '"
+                        + echo(it->second) + "'");
+        options.objective = *o;
+    }
+    for (const char *buyOnly : {"tokens", "deadline-days", "max-gpus"})
+        if (a.values.count(buyOnly))
+            throw Usage(std::string("--") + buyOnly + " goes with --buy");
+    const Layout layout = readLayoutFile(a.file);
+    const Topology topology = buildTopology(layout.cluster, Catalog::builtin());
+    const PlanSearch s = searchPlans(layout, topology, options);
+    if (!s.ok)
+        throw InputError(a.file, "", "cannot plan: " + s.error);
+    if (options.objective != PlanObjective::StepTime && s.pricePerGpuHour <= 0)
+        throw InputError(a.file,
+                         "cluster.price_per_gpu_hour",
+                         std::string("--objective ") + toString(options.objective)
+                                 + " needs a price: the catalog has none for "
+                                 + topology.gpuSpec().id + "; set price_per_gpu_hour");
+    const bool fits = !s.plans.empty();
+    if (a.flags.count("json")) {
+        Json j;
+        j["file"] = a.file;
+        j["title"] = layout.title;
+        j["gpu"] = topology.gpuSpec().id;
+        j["gpus"] = s.gpus;
+        j["hbm_gib"] = s.hbmGiB;
+        j["price_per_gpu_hour"] = s.pricePerGpuHour;
+        j["objective"] = toString(s.objective);
+        j["evaluated"] = s.evaluated;
+        j["fitting"] = s.fitting;
+        j["elapsed_s"] = s.elapsedS;
+        Json plans = Json::array();
+        int rank = 0;
+        for (const Plan &p : s.plans)
+            plans.push_back(planJson(p, ++rank));
+        j["plans"] = std::move(plans);
+        if (!fits) {
+            Json none{{"message", s.noFit}};
+            if (s.leastMemory)
+                none["least_memory"] = planJson(*s.leastMemory, 0);
+            j["no_fit"] = std::move(none);
+        }
+        j["assumptions"] = s.assumptions;
+        out << j.dump(2) << "\n";
+    } else {
+        out << (layout.title.empty() ? a.file : layout.title) << ": " << s.gpus << " x "
+            << topology.gpuSpec().id << ", " << formatNumber(s.hbmGiB, 3)
+            << " GiB usable HBM per GPU\n"
+            << count(s.evaluated) << " configurations priced in " << fixed(s.elapsedS, 2) << " s, "
+            << count(s.fitting) << " fit; ranked by " << toString(s.objective) << "\n\n";
+        if (fits)
+            planTable(out, s.plans, s.pricePerGpuHour > 0);
+        out << "\nAssumptions:\n";
+        for (const std::string &x : s.assumptions)
+            out << "  - " << x << "\n";
+    }
+    if (!fits) {
+        err << "railyard: " << a.file << ": nothing fits: "
+            << (s.noFit.empty() ? std::string("no configuration was priced") : s.noFit) << "\n";
+        return 1;
+    }
+    return 0;
+}
+
+int buy(const Args &a, std::ostream &out, std::ostream &err)
+{
+    if (!a.values.count("tokens") || !a.values.count("deadline-days"))
+        throw Usage("--buy needs --tokens and --deadline-days");
+    for (const char *planOnly : {"top", "objective"})
+        if (a.values.count(planOnly))
+            throw Usage(std::string("--") + planOnly + " does not go with --buy");
+    BuyOptions options;
+    options.tokens = number(a, "tokens", 1, 1e18);
+    options.deadlineDays = number(a, "deadline-days", 1e-3, 1e5);
+    if (a.values.count("max-gpus"))
+        options.maxGpus = wholeNumber(a, "max-gpus", 8, kMaxGpus);
+    options.keepAll = true;
+    const Layout layout = readLayoutFile(a.file);
+    const BuyAnswer b = planPurchase(layout, options);
+    if (!b.error.empty())
+        throw InputError(a.file, "", "cannot plan: " + b.error);
+    const auto optionJson = [](const BuyOption &o) {
+        Json j{{"gpu", o.cluster.gpu},
+               {"gpus", o.gpus},
+               {"nodes", o.cluster.nodes},
+               {"gpus_per_node", o.cluster.gpusPerNode},
+               {"nvlink_domain", o.cluster.nvlinkDomain},
+               {"nic_gbps", o.cluster.nic.gbitPerS},
+               {"fabric", toString(o.cluster.fabric.kind)},
+               {"price_per_gpu_hour", o.cluster.pricePerGpuHour.value_or(0)},
+               {"fits", o.fits}};
+        if (o.fits) {
+            j["days"] = o.days;
+            j["cost"] = o.cost;
+            j["meets_deadline"] = o.meetsDeadline;
+            j["plan"] = planJson(o.plan, 0);
+        }
+        return j;
+    };
+    if (a.flags.count("json")) {
+        Json j;
+        j["file"] = a.file;
+        j["tokens"] = options.tokens;
+        j["deadline_days"] = options.deadlineDays;
+        j["best"] = b.best ? optionJson(*b.best) : Json();
+        Json all = Json::array();
+        for (const BuyOption &o : b.considered)
+            all.push_back(optionJson(o));
+        j["considered"] = std::move(all);
+        j["skipped_gpus"] = b.skipped;
+        j["evaluated"] = b.evaluated;
+        j["elapsed_s"] = b.elapsedS;
+        j["assumptions"] = b.assumptions;
+        out << j.dump(2) << "\n";
+    } else {
+        out << "Training " << formatNumber(options.tokens, 3) << " tokens within "
+            << formatNumber(options.deadlineDays, 3) << " days (" << count(b.evaluated)
+            << " configurations priced in " << fixed(b.elapsedS, 1) << " s)\n\n";
+        out << "  GPU        GPUs     days     cost $  plan\n";
+        for (const BuyOption &o : b.considered) {
+            if (!o.fits)
+                continue;
+            const PlanChoice &c = o.plan.choice;
+            out << "  " << padded(o.cluster.gpu, 9, false) << padded(std::to_string(o.gpus), 6)
+                << padded(fixed(o.days, 1), 9) << padded(count(std::llround(o.cost)), 11) << "  "
+                << "TP" << c.tp << " CP" << c.cp << " EP" << c.ep << " PP" << c.pp << " VP" << c.vp
+                << " DP" << c.dp << " mb" << c.microBatch << " " << toString(c.recompute) << " "
+                << toString(c.sharding) << (o.meetsDeadline ? "" : "  (too slow)")
+                << (b.best && o.gpus == b.best->gpus && o.cluster.gpu == b.best->cluster.gpu
+                            ? "  <- cheapest"
+                            : "")
+                << "\n";
+        }
+        if (b.best)
+            out << "\nBuy: " << b.best->gpus << " x " << b.best->cluster.gpu << " ($"
+                << formatNumber(b.best->cluster.pricePerGpuHour.value_or(0), 3)
+                << "/GPU-hour): " << fixed(b.best->days, 1) << " days, $"
+                << count(std::llround(b.best->cost)) << "\n";
+        if (!b.skipped.empty()) {
+            out << "Not considered (no price in the catalog):";
+            for (const std::string &g : b.skipped)
+                out << " " << g;
+            out << "\n";
+        }
+        out << "\nAssumptions:\n";
+        for (const std::string &x : b.assumptions)
+            out << "  - " << x << "\n";
+    }
+    if (!b.best) {
+        err << "railyard: " << a.file << ": no cluster of up to " << options.maxGpus
+            << " GPUs trains on " << formatNumber(options.tokens, 3) << " tokens within "
+            << formatNumber(options.deadlineDays, 3) << " days\n";
+        return 1;
+    }
+    return 0;
+}
+
+} // namespace
+
+int runPlan(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
+{
+    try {
+        const Args a = parse(args);
+        if (a.flags.count("help")) {
+            out << kPlanHelp;
+            return 0;
+        }
+        return a.flags.count("buy") ? buy(a, out, err) : plan(a, out, err);
+    } catch (const Usage &e) {
+        err << "railyard plan: " << e.what() << "\n(see railyard plan --help)\n";
+        return 2;
+    }
+}
+
+} // namespace railyard::cli

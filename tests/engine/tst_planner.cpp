@@ -1,0 +1,398 @@
+// The planner: its fast path agrees with the full evaluation, it drops what does not fit, ranks by
+// each objective, and never proposes an invalid configuration.
+#include "evaluate.h"
+#include "layout.h"
+#include "planner.h"
+#include "topology.h"
+
+#include <QTest>
+
+#include <random>
+
+using namespace railyard::engine;
+Q_DECLARE_METATYPE(railyard::engine::Layout)
+
+namespace {
+
+Layout example(const char *name)
+{
+    return readLayoutFile(std::string(RAILYARD_TEST_DATA "/") + name);
+}
+
+Layout shipped(const char *name)
+{
+    return readLayoutFile(std::string(RAILYARD_SOURCE_DIR "/layouts/") + name);
+}
+
+std::vector<int> divisors(int n)
+{
+    std::vector<int> out;
+    for (int i = 1; i <= n; ++i)
+        if (n % i == 0)
+            out.push_back(i);
+    return out;
+}
+
+template<class T>
+T pick(std::mt19937 &rng, const std::vector<T> &v)
+{
+    return v[std::uniform_int_distribution<std::size_t>(0, v.size() - 1)(rng)];
+}
+
+// A random configuration the planner considers valid.
+PlanChoice randomValid(std::mt19937 &rng, const Layout &l, const PlanPricer &pricer)
+{
+    const int gpus = l.cluster.gpuCount();
+    const std::vector<int> all = divisors(gpus);
+    for (int attempt = 0; attempt < 100000; ++attempt) {
+        PlanChoice c;
+        c.tp = pick(rng, all);
+        c.cp = pick(rng, divisors(gpus / c.tp));
+        c.pp = pick(rng, divisors(gpus / (c.tp * c.cp)));
+        c.dp = gpus / (c.tp * c.cp * c.pp);
+        c.ep = pick(rng, divisors(c.tp * c.cp * c.dp));
+        if (std::uniform_int_distribution<int>(0, 1)(rng) == 0)
+            c.ep = 1;
+        c.vp = std::uniform_int_distribution<int>(0, 2)(rng) == 0
+                       ? pick(rng, std::vector<int>{2, 3, 4})
+                       : 1;
+        if (l.training.globalBatch % c.dp != 0)
+            continue;
+        c.microBatch = pick(rng, divisors(l.training.globalBatch / c.dp));
+        c.recompute = pick(rng,
+                           std::vector<Recompute>{Recompute::None,
+                                                  Recompute::Selective,
+                                                  Recompute::Full});
+        c.sharding = pick(rng,
+                          std::vector<Sharding>{Sharding::Zero0,
+                                                Sharding::Zero1,
+                                                Sharding::Zero2,
+                                                Sharding::Fsdp,
+                                                Sharding::Zero3});
+        if (pricer.valid(c))
+            return c;
+    }
+    return {};
+}
+
+QString describe(const PlanChoice &c)
+{
+    return QString("tp%1 cp%2 ep%3 pp%4 vp%5 dp%6 mb%7 recompute %8 %9")
+            .arg(c.tp)
+            .arg(c.cp)
+            .arg(c.ep)
+            .arg(c.pp)
+            .arg(c.vp)
+            .arg(c.dp)
+            .arg(c.microBatch)
+            .arg(toString(c.recompute))
+            .arg(toString(c.sharding));
+}
+
+} // namespace
+
+class TestPlanner : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void fastPathAgreesWithEvaluation_data()
+    {
+        QTest::addColumn<Layout>("layout");
+        QTest::addColumn<int>("samples");
+        QTest::addColumn<unsigned>("seed");
+        // Llama 3 70B on 128 H200, rail-optimized, 4 queue pairs.
+        QTest::newRow("dense-h200-rail") << example("example.railyard.json") << 250 << 1u;
+        // An MoE model (128 experts, top 8) in FP8 on 16 H100.
+        QTest::newRow("moe-h100") << example("example-moe.railyard.json") << 250 << 2u;
+        // The same on 1,024 GPUs: four scalable units, so the fast path prices the groups of
+        // one period of the topology (plannerpatterns.cpp) where the evaluation prices all.
+        Layout units = example("example.railyard.json");
+        units.cluster.nodes = 128;
+        QTest::newRow("dense-h200-rail-1024") << units << 100 << 5u;
+        // Spine 2:1 oversubscribed (42 servers per unit: no period, every group priced), ECMP
+        // hashing (no adaptive routing).
+        units.cluster.fabric.oversubscription = 2;
+        units.cluster.tuning.adaptiveRouting = false;
+        QTest::newRow("dense-h200-rail-1024-oversubscribed") << units << 100 << 6u;
+        // The same dense model on 2,048 GPUs behind a three-tier fabric: two pods of 32 leaves
+        // (one period each), ECMP hashing.
+        Layout tiers = example("example.railyard.json");
+        tiers.cluster.nodes = 256;
+        tiers.cluster.fabric.kind = FabricKind::ThreeTier;
+        tiers.cluster.tuning.adaptiveRouting = false;
+        tiers.training.globalBatch = 512;
+        QTest::newRow("dense-three-tier") << tiers << 100 << 3u;
+        // MoE on two GB200 NVL72 racks over InfiniBand, with DeepEP's dispatcher.
+        Layout nvl = shipped("gb200-nvl72-two-racks-ib.railyard.json");
+        nvl.training.moeDispatcher = MoeDispatcher::DeepEP;
+        QTest::newRow("nvl72-two-racks") << nvl << 200 << 4u;
+    }
+
+    void fastPathAgreesWithEvaluation()
+    {
+        QFETCH(Layout, layout);
+        QFETCH(int, samples);
+        QFETCH(unsigned, seed);
+        const Topology topology = buildTopology(layout.cluster, Catalog::builtin());
+        PlanPricer pricer(layout, topology);
+        QVERIFY2(pricer.ok(), pricer.error().c_str());
+        std::mt19937 rng(seed);
+        EvaluationWorkspace workspace;
+        double worstStep = 0, worstMemory = 0;
+        for (int i = 0; i < samples; ++i) {
+            const PlanChoice c = randomValid(rng, layout, pricer);
+            QVERIFY(pricer.valid(c));
+            const PlanPrice fast = pricer.price(c, true);
+            const Evaluation full = evaluate(applyPlan(layout, c),
+                                             topology,
+                                             workspace,
+                                             {.linkLoads = false, .timeline = false});
+            QVERIFY2(full.ok, (describe(c) + ": " + full.error.c_str()).toUtf8());
+            double fullMemory = 0;
+            for (double g : full.memoryGiBPerStage)
+                fullMemory = std::max(fullMemory, g);
+            const double stepError = std::abs(fast.stepTimeS / full.stepTimeS - 1);
+            const double memoryError = std::abs(fast.memoryGiB / fullMemory - 1);
+            worstStep = std::max(worstStep, stepError);
+            worstMemory = std::max(worstMemory, memoryError);
+            QVERIFY2(stepError <= 0.005,
+                     qPrintable(describe(c)
+                                + QString(": fast %1 s, full %2 s")
+                                          .arg(fast.stepTimeS, 0, 'g', 8)
+                                          .arg(full.stepTimeS, 0, 'g', 8)));
+            QVERIFY2(memoryError <= 0.005,
+                     qPrintable(describe(c)
+                                + QString(": fast %1 GiB, full %2 GiB")
+                                          .arg(fast.memoryGiB)
+                                          .arg(fullMemory)));
+            // The same fit decision as the evaluation's out-of-memory check.
+            QCOMPARE(fast.fits, fullMemory <= full.hbmGiB);
+        }
+        qInfo("worst relative difference: step %.2e, memory %.2e", worstStep, worstMemory);
+    }
+
+    void memoryFilterDropsWhatDoesNotFit()
+    {
+        // Llama 3 70B without model parallelism on H200: 70B parameters of weights, gradients
+        // and Adam state need far more than 141 GB on one GPU, so TP1 PP1 never appears.
+        const Layout l = example("example.railyard.json");
+        const Topology topology = buildTopology(l.cluster, Catalog::builtin());
+        PlanPricer pricer(l, topology);
+        PlanChoice c;
+        c.tp = 1;
+        c.pp = 1;
+        c.dp = 128;
+        c.microBatch = 1;
+        c.recompute = Recompute::Full;
+        c.sharding = Sharding::Zero1;
+        QVERIFY(pricer.valid(c));
+        const PlanPrice p = pricer.price(c);
+        QVERIFY(!p.fits);
+        QVERIFY(p.memoryGiB > 200); // the BF16 weights alone are 131 GiB
+        QCOMPARE(p.stepTimeS, 0.0); // not priced
+        // With FSDP the same sizes fit: everything is sharded 128 ways.
+        c.sharding = Sharding::Fsdp;
+        QVERIFY(pricer.price(c).fits);
+
+        PlanOptions o;
+        o.top = 100000;
+        const PlanSearch s = searchPlans(l, topology, o);
+        QVERIFY(s.ok);
+        QVERIFY(s.fitting > 0);
+        QVERIFY(s.fitting < s.evaluated);
+        QCOMPARE(static_cast<std::int64_t>(s.plans.size()), s.fitting);
+        for (const Plan &p : s.plans) {
+            QVERIFY(p.price.fits);
+            QVERIFY(p.price.memoryGiB <= s.hbmGiB);
+            QVERIFY(!(p.choice.tp == 1 && p.choice.pp == 1 && p.choice.sharding == Sharding::Zero1));
+        }
+    }
+
+    void rankingFollowsTheObjective_data()
+    {
+        QTest::addColumn<int>("objective");
+        QTest::newRow("step_time") << int(PlanObjective::StepTime);
+        QTest::newRow("cost") << int(PlanObjective::Cost);
+        QTest::newRow("tokens_per_dollar") << int(PlanObjective::TokensPerDollar);
+    }
+
+    void rankingFollowsTheObjective()
+    {
+        QFETCH(int, objective);
+        const Layout l = example("example-moe.railyard.json");
+        Layout priced = l;
+        priced.cluster.pricePerGpuHour = 2.5;
+        const Topology topology = buildTopology(priced.cluster, Catalog::builtin());
+        PlanOptions o;
+        o.objective = PlanObjective(objective);
+        o.top = 25;
+        const PlanSearch s = searchPlans(priced, topology, o);
+        QVERIFY(s.ok);
+        QCOMPARE(int(s.plans.size()), 25);
+        for (std::size_t i = 1; i < s.plans.size(); ++i) {
+            const PlanPrice &a = s.plans[i - 1].price, &b = s.plans[i].price;
+            switch (PlanObjective(objective)) {
+            case PlanObjective::StepTime: QVERIFY(a.stepTimeS <= b.stepTimeS); break;
+            case PlanObjective::Cost:
+                QVERIFY(a.costPerStep <= b.costPerStep);
+                QVERIFY(a.costPerStep > 0);
+                break;
+            case PlanObjective::TokensPerDollar:
+                QVERIFY(a.tokensPerDollar >= b.tokensPerDollar);
+                break;
+            }
+        }
+        // The best is the best of all: a larger search keeps it first.
+        o.top = 1000;
+        const PlanSearch wide = searchPlans(priced, topology, o);
+        QCOMPARE(wide.plans.front().choice, s.plans.front().choice);
+        for (const Plan &p : wide.plans)
+            QVERIFY(!planBefore(p.price, s.plans.front().price, o.objective));
+        // Cost per step is the step time at $2.50 per GPU-hour on 16 GPUs.
+        const PlanPrice &best = s.plans.front().price;
+        QVERIFY(std::abs(best.costPerStep - 2.5 * 16 * best.stepTimeS / 3600) < 1e-12);
+    }
+
+    // The Pareto front of step time against memory is exactly the fitting plans no other beats
+    // on both: checked against every fitting plan of the search (top = all of them).
+    void paretoFrontIsTheUndominatedPlans()
+    {
+        const Layout l = example("example-moe.railyard.json");
+        const Topology topology = buildTopology(l.cluster, Catalog::builtin());
+        PlanOptions o;
+        o.pareto = true;
+        o.top = 1 << 20;
+        const PlanSearch s = searchPlans(l, topology, o);
+        QVERIFY(s.ok);
+        QCOMPARE(std::int64_t(s.plans.size()), s.fitting);
+        QVERIFY(s.pareto.size() >= 3);
+        const auto dominated = [&](const PlanPrice &p) {
+            for (const Plan &q : s.plans)
+                if (q.price.memoryGiB <= p.memoryGiB && q.price.stepTimeS <= p.stepTimeS
+                    && (q.price.memoryGiB < p.memoryGiB || q.price.stepTimeS < p.stepTimeS))
+                    return true;
+            return false;
+        };
+        std::size_t undominated = 0;
+        std::vector<std::pair<double, double>> expected;
+        for (const Plan &p : s.plans)
+            if (!dominated(p.price))
+                expected.emplace_back(p.price.memoryGiB, p.price.stepTimeS);
+        std::sort(expected.begin(), expected.end());
+        expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
+        undominated = expected.size();
+        QCOMPARE(s.pareto.size(), undominated);
+        for (std::size_t i = 0; i < s.pareto.size(); ++i) {
+            QCOMPARE(s.pareto[i].price.memoryGiB, expected[i].first);
+            QCOMPARE(s.pareto[i].price.stepTimeS, expected[i].second);
+            if (i > 0)
+                QVERIFY(s.pareto[i].price.stepTimeS < s.pareto[i - 1].price.stepTimeS);
+        }
+        // The fastest plan ends the front; the leanest begins it.
+        QCOMPARE(s.pareto.back().price.stepTimeS, s.plans.front().price.stepTimeS);
+        // Off by default.
+        QVERIFY(searchPlans(l, topology, {}).pareto.empty());
+    }
+
+    void invalidCombinationsNeverAppear()
+    {
+        // The MoE model: 32 heads, 4 KV heads, 128 experts, 48 layers.
+        const Layout l = example("example-moe.railyard.json");
+        const Topology topology = buildTopology(l.cluster, Catalog::builtin());
+        PlanOptions o;
+        o.top = 1000000;
+        const PlanSearch s = searchPlans(l, topology, o);
+        QVERIFY(s.ok);
+        QCOMPARE(static_cast<std::int64_t>(s.plans.size()), s.fitting);
+        PlanPricer pricer(l, topology);
+        bool sawEp = false, sawVp = false, sawCp = false;
+        for (const Plan &p : s.plans) {
+            const PlanChoice &c = p.choice;
+            QVERIFY2(pricer.valid(c), qPrintable(describe(c)));
+            QCOMPARE(32 % c.tp, 0);
+            QVERIFY(4 % c.tp == 0 || c.tp % 4 == 0);
+            QCOMPARE(128 % c.ep, 0);
+            QCOMPARE((c.tp * c.cp * c.dp) % c.ep, 0);
+            QCOMPARE(c.tp * c.cp * c.pp * c.dp, 16);
+            QCOMPARE(512 % (c.dp * c.microBatch), 0);
+            QVERIFY(c.vp == 1 || 48 % (c.pp * c.vp) == 0);
+            QVERIFY(c.cp == 1 || 4096 % (2 * c.cp) == 0);
+            sawEp = sawEp || c.ep > 1;
+            sawVp = sawVp || c.vp > 1;
+            sawCp = sawCp || c.cp > 1;
+        }
+        QVERIFY(sawEp && sawVp && sawCp); // the search does reach every dimension
+        // Invalid ones are refused with a reason.
+        std::string why;
+        PlanChoice c;
+        c.tp = 16; // 32 heads but 4 KV heads: 16 is a multiple of 4, fine; 3 is not valid
+        c.dp = 1;
+        c.sharding = Sharding::Zero0;
+        QVERIFY(pricer.valid(c, &why));
+        c.tp = 1;
+        c.dp = 16;
+        c.ep = 3;
+        c.sharding = Sharding::Zero1;
+        QVERIFY(!pricer.valid(c, &why));
+        QVERIFY(why.find("EP") != std::string::npos);
+    }
+
+    void cancelAndProgress()
+    {
+        const Layout l = example("example.railyard.json");
+        const Topology topology = buildTopology(l.cluster, Catalog::builtin());
+        std::atomic<bool> cancel{true};
+        PlanOptions o;
+        o.cancel = &cancel;
+        const PlanSearch s = searchPlans(l, topology, o);
+        QVERIFY(s.cancelled);
+        const PlanSearch all = searchPlans(l, topology, {});
+        QVERIFY(s.evaluated < all.evaluated);
+        // Progress reported with a zero interval: every check, increasing.
+        std::vector<PlanProgress> seen;
+        PlanOptions p;
+        p.progressIntervalS = 0;
+        p.progress = [&](const PlanProgress &x) { seen.push_back(x); };
+        const PlanSearch again = searchPlans(l, topology, p);
+        QVERIFY(!seen.empty());
+        for (std::size_t i = 1; i < seen.size(); ++i)
+            QVERIFY(seen[i].evaluated > seen[i - 1].evaluated);
+        QVERIFY(seen.back().evaluated <= again.evaluated);
+        QCOMPARE(again.evaluated, all.evaluated);
+    }
+
+    void applyPlanSetsTheLayout()
+    {
+        const Layout l = example("example.railyard.json");
+        PlanChoice c;
+        c.tp = 4;
+        c.cp = 2;
+        c.pp = 2;
+        c.vp = 5;
+        c.dp = 8;
+        c.microBatch = 2;
+        c.recompute = Recompute::Full;
+        c.sharding = Sharding::Zero2;
+        const Layout a = applyPlan(l, c);
+        QCOMPARE(a.parallel.tp, 4);
+        QCOMPARE(a.parallel.cp, 2);
+        QCOMPARE(a.parallel.pp, 2);
+        QCOMPARE(a.parallel.vp, 5);
+        QCOMPARE(a.dataParallel(), 8);
+        QCOMPARE(a.training.microBatch, 2);
+        QCOMPARE(a.training.recompute, Recompute::Full);
+        QCOMPARE(a.training.optimizer.zeroStage, 2);
+        QVERIFY(a.training.optimizer.distributed);
+        QVERIFY(!a.training.optimizer.fsdp);
+        QVERIFY(a.mapping.empty());
+        QCOMPARE(a.cluster, l.cluster);
+        // It survives a save and a load.
+        const Layout back = parseLayout(layoutToText(a), "applied.railyard.json");
+        QCOMPARE(back.parallel, a.parallel);
+        QCOMPARE(back.training, a.training);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestPlanner)
+#include "tst_planner.moc"

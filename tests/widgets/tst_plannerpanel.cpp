@@ -1,0 +1,89 @@
+// The Planner dock: a search off the GUI thread that lists the engine's ranked plans and Pareto
+// front, applies one as a single undo step, says when the document changed since, and cancels.
+#include "charts/paretochart.h"
+#include "document/document.h"
+#include "panels/plannerpanel.h"
+#include "testlayouts.h"
+
+#include <QLabel>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTableWidget>
+#include <QTest>
+#include <QUndoStack>
+
+using namespace railyard;
+using railyard::test::openLayout;
+
+class TestPlannerPanel : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void searchListsAndApplies()
+    {
+        auto doc = openLayout("gmi-h200-cluster.railyard.json");
+        QVERIFY(doc);
+        PlannerPanel panel;
+        panel.setDocument(doc.get());
+        QSignalSpy done(&panel, &PlannerPanel::searchFinished);
+        panel.searchButton()->click();
+        QVERIFY(panel.isSearching() || done.count() == 1);
+        QVERIFY(done.count() == 1 || done.wait(120000));
+        const engine::PlanSearch &r = panel.result();
+        QVERIFY(r.ok);
+        QVERIFY(r.fitting > 0);
+        QCOMPARE(panel.table()->rowCount(), int(std::min<std::int64_t>(20, r.fitting)));
+        QCOMPARE(panel.table()->item(0, 5)->text(),
+                 QString::fromStdString(engine::formatSeconds(r.plans[0].price.stepTimeS)));
+        QCOMPARE(panel.chart()->frontCount(), int(r.pareto.size()));
+        QVERIFY(!r.pareto.empty());
+        QCOMPARE(panel.chart()->rankedCount(), panel.table()->rowCount());
+        QVERIFY(panel.statusLabel()->text().contains(QStringLiteral("fit")));
+
+        // Apply the best: one undo step; the document now prices what the planner said.
+        const double before = doc->evaluation().stepTimeS;
+        const int undoCount = doc->undoStack()->count();
+        panel.table()->selectRow(0);
+        QVERIFY(panel.applyButton()->isEnabled());
+        panel.applyButton()->click();
+        QCOMPARE(doc->undoStack()->count(), undoCount + 1);
+        const engine::PlanChoice &best = r.plans[0].choice;
+        const auto &sizes = doc->layout().parallel;
+        QCOMPARE(sizes.tp, best.tp);
+        QCOMPARE(sizes.pp, best.pp);
+        QCOMPARE(sizes.dp, best.dp);
+        const double after = doc->evaluation().stepTimeS;
+        QVERIFY2(std::abs(after - r.plans[0].price.stepTimeS) <= 0.005 * after,
+                 qPrintable(QStringLiteral("%1 vs %2").arg(after).arg(r.plans[0].price.stepTimeS)));
+        QVERIFY(after <= before * 1.005); // the best plan is no slower than the preset's
+        QVERIFY(doc->undoStack()->undoText().startsWith(QStringLiteral("Apply plan")));
+        doc->undoStack()->undo();
+        QCOMPARE(doc->evaluation().stepTimeS, before);
+
+        // The undo changed the document: the results are for another state now.
+        QVERIFY(panel.statusLabel()->text().contains(QStringLiteral("changed since")));
+        QVERIFY(!panel.applyButton()->isEnabled());
+        QVERIFY(!panel.applyPlan(0));
+    }
+
+    void cancelStopsTheSearch()
+    {
+        auto doc = openLayout("llama3.1-405b-16k-h100.railyard.json");
+        QVERIFY(doc);
+        PlannerPanel panel;
+        panel.setDocument(doc.get());
+        QSignalSpy done(&panel, &PlannerPanel::searchFinished);
+        panel.search();
+        panel.cancel();
+        QVERIFY(!panel.isSearching());
+        QVERIFY(panel.searchButton()->isEnabled());
+        QVERIFY(panel.statusLabel()->text().contains(QStringLiteral("cancelled")));
+        QTest::qWait(50); // a result already queued is dropped
+        QCOMPARE(done.count(), 0);
+        QCOMPARE(panel.table()->rowCount(), 0);
+    }
+};
+
+QTEST_MAIN(TestPlannerPanel)
+#include "tst_plannerpanel.moc"

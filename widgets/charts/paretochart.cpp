@@ -1,0 +1,124 @@
+#include "paretochart.h"
+
+#include <QChart>
+#include <QChartView>
+#include <QLineSeries>
+#include <QScatterSeries>
+#include <QVBoxLayout>
+#include <QValueAxis>
+
+#include <algorithm>
+
+namespace railyard {
+
+ParetoChart::ParetoChart(QWidget *parent)
+    : QWidget(parent)
+    , m_chart(new QChart)
+    , m_frontLine(new QLineSeries)
+    , m_front(new QScatterSeries)
+    , m_ranked(new QScatterSeries)
+    , m_chosen(new QScatterSeries)
+    , m_hbm(new QLineSeries)
+    , m_x(new QValueAxis)
+    , m_y(new QValueAxis)
+{
+    m_frontLine->setName(tr("Pareto front"));
+    m_frontLine->setPen(QPen(QColor(0x2563eb), 1.5));
+    m_front->setName(tr("best for its memory"));
+    m_front->setColor(QColor(0x2563eb));
+    m_front->setBorderColor(QColor(0x2563eb));
+    m_front->setMarkerSize(7);
+    m_ranked->setName(tr("top plans"));
+    m_ranked->setColor(QColor(0xf59e0b));
+    m_ranked->setBorderColor(QColor(0xb45309));
+    m_ranked->setMarkerSize(8);
+    m_chosen->setName(tr("chosen"));
+    m_chosen->setColor(Qt::transparent);
+    m_chosen->setBorderColor(QColor(0xdc2626));
+    m_chosen->setPen(QPen(QColor(0xdc2626), 2));
+    m_chosen->setMarkerSize(15);
+    m_hbm->setName(tr("usable HBM"));
+    m_hbm->setPen(QPen(QColor(0x64748b), 1, Qt::DashLine));
+    for (QAbstractSeries *s :
+         std::initializer_list<QAbstractSeries *>{m_hbm, m_frontLine, m_front, m_ranked, m_chosen})
+        m_chart->addSeries(s);
+    m_x->setTitleText(tr("memory per GPU (GiB)"));
+    m_y->setTitleText(tr("step time (s)"));
+    m_x->setLabelFormat(QStringLiteral("%g"));
+    m_y->setLabelFormat(QStringLiteral("%g"));
+    m_chart->addAxis(m_x, Qt::AlignBottom);
+    m_chart->addAxis(m_y, Qt::AlignLeft);
+    for (QAbstractSeries *s : m_chart->series()) {
+        s->attachAxis(m_x);
+        s->attachAxis(m_y);
+    }
+    m_chart->legend()->setAlignment(Qt::AlignBottom);
+    m_chart->setMargins(QMargins(2, 2, 2, 2));
+    m_view = new QChartView(m_chart, this);
+    m_view->setRenderHint(QPainter::Antialiasing, true);
+    m_view->setMinimumHeight(200);
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_view);
+    connect(m_ranked, &QScatterSeries::clicked, this, [this](const QPointF &p) {
+        for (std::size_t i = 0; i < m_rankedPoints.size(); ++i)
+            if (qFuzzyCompare(m_rankedPoints[i].memoryGiB, p.x())
+                && qFuzzyCompare(m_rankedPoints[i].stepS, p.y())) {
+                Q_EMIT rankedClicked(int(i));
+                return;
+            }
+    });
+}
+
+void ParetoChart::setData(const std::vector<Point> &front,
+                          const std::vector<Point> &ranked,
+                          double hbmGiB)
+{
+    m_rankedPoints = ranked;
+    QList<QPointF> f, r;
+    double xMax = hbmGiB, yMin = 0, yMax = 0;
+    bool first = true;
+    const auto extend = [&](const Point &p) {
+        xMax = std::max(xMax, p.memoryGiB);
+        yMin = first ? p.stepS : std::min(yMin, p.stepS);
+        yMax = first ? p.stepS : std::max(yMax, p.stepS);
+        first = false;
+    };
+    for (const Point &p : front) {
+        f << QPointF(p.memoryGiB, p.stepS);
+        extend(p);
+    }
+    for (const Point &p : ranked) {
+        r << QPointF(p.memoryGiB, p.stepS);
+        extend(p);
+    }
+    m_frontLine->replace(f);
+    m_front->replace(f);
+    m_ranked->replace(r);
+    m_chosen->clear();
+    const double pad = std::max(1e-6, (yMax - yMin) * 0.08);
+    m_x->setRange(0, xMax * 1.05 + 1e-9);
+    m_y->setRange(std::max(0.0, yMin - pad), yMax + pad);
+    m_hbm->replace({QPointF(hbmGiB, std::max(0.0, yMin - pad)), QPointF(hbmGiB, yMax + pad)});
+}
+
+void ParetoChart::setChosen(int rankedIndex)
+{
+    m_chosen->clear();
+    if (rankedIndex >= 0 && rankedIndex < int(m_rankedPoints.size())) {
+        const Point &p = m_rankedPoints[std::size_t(rankedIndex)];
+        m_chosen->append(p.memoryGiB, p.stepS);
+    }
+}
+
+int ParetoChart::frontCount() const
+{
+    return int(m_front->count());
+}
+
+int ParetoChart::rankedCount() const
+{
+    return int(m_ranked->count());
+}
+
+} // namespace railyard

@@ -1,0 +1,219 @@
+#include "hottestlinkspanel.h"
+
+#include "document/document.h"
+#include "document/viewstate.h"
+#include "linkdescription.h"
+#include "scene/style.h"
+#include "timeline.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QPainter>
+#include <QStyledItemDelegate>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <numeric>
+
+namespace railyard {
+
+namespace {
+
+enum Column { NameColumn, KindColumn, LoadColumn, BytesColumn };
+constexpr int kLoadRole = Qt::UserRole + 1;
+constexpr int kLinkRole = Qt::UserRole + 2;
+
+// A bar as long as the utilization (full at 100%), in its colour on the load scale, with the
+// percentage beside it.
+class LoadBarDelegate : public QStyledItemDelegate
+{
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+    void paint(QPainter *painter,
+               const QStyleOptionViewItem &option,
+               const QModelIndex &index) const override
+    {
+        QStyleOptionViewItem opt(option);
+        initStyleOption(&opt, index);
+        opt.text.clear();
+        opt.widget->style()->drawControl(QStyle::CE_ItemViewItem, &opt, painter, opt.widget);
+        const double u = index.data(kLoadRole).toDouble();
+        const QRect r = option.rect.adjusted(4, 4, -4, -4);
+        const int textW = option.fontMetrics.horizontalAdvance(QStringLiteral("100.0%")) + 6;
+        const QRect bar(r.left(), r.top(), std::max(0, r.width() - textW), r.height());
+        painter->save();
+        painter->fillRect(bar, QColor(0xe5, 0xe7, 0xeb));
+        painter->fillRect(QRect(bar.left(),
+                                bar.top(),
+                                static_cast<int>(bar.width() * std::clamp(u, 0.0, 1.0)),
+                                bar.height()),
+                          style::loadColor(std::max(u, 0.001)));
+        painter->setPen(option.palette.color(QPalette::Text));
+        // The percentage over the row's full height (the bar is inset; the text must not be).
+        painter->drawText(QRect(bar.right() + 4, option.rect.top(), textW, option.rect.height()),
+                          Qt::AlignRight | Qt::AlignVCenter,
+                          index.data(Qt::DisplayRole).toString());
+        painter->restore();
+    }
+};
+
+} // namespace
+
+HottestLinksPanel::HottestLinksPanel(QWidget *parent)
+    : QWidget(parent)
+    , m_header(new QLabel(this))
+    , m_list(new QTreeWidget(this))
+{
+    m_header->setWordWrap(true);
+    m_list->setRootIsDecorated(false);
+    m_list->setUniformRowHeights(true);
+    m_list->setAlternatingRowColors(true);
+    m_list->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_list->setHeaderLabels({tr("Link"), tr("Kind"), tr("Utilization"), tr("Per step")});
+    m_list->header()->setStretchLastSection(false);
+    m_list->header()->setSectionResizeMode(NameColumn, QHeaderView::Stretch);
+    m_list->header()->setSectionResizeMode(KindColumn, QHeaderView::ResizeToContents);
+    m_list->header()->setSectionResizeMode(LoadColumn, QHeaderView::Fixed);
+    m_list->header()->resizeSection(LoadColumn, 130);
+    m_list->header()->setSectionResizeMode(BytesColumn, QHeaderView::ResizeToContents);
+    m_list->setItemDelegateForColumn(LoadColumn, new LoadBarDelegate(m_list));
+    connect(m_list, &QTreeWidget::itemClicked, this, [this](QTreeWidgetItem *item) {
+        const int link = item->data(NameColumn, kLinkRole).toInt();
+        if (m_view)
+            m_view->setSelectedLink(link);
+        Q_EMIT linkActivated(link);
+    });
+    auto *layout = new QVBoxLayout(this);
+    layout->addWidget(m_header);
+    layout->addWidget(m_list, 1);
+    refresh(true);
+}
+
+HottestLinksPanel::~HottestLinksPanel() = default;
+
+void HottestLinksPanel::setDocument(Document *document, ViewState *view)
+{
+    if (m_document)
+        disconnect(m_document, nullptr, this, nullptr);
+    if (m_view)
+        disconnect(m_view, nullptr, this, nullptr);
+    m_document = document;
+    m_view = view;
+    if (document)
+        connect(document, &Document::evaluationChanged, this, [this] { refresh(true); });
+    if (view)
+        connect(view, &ViewState::changed, this, [this](ViewState::Changes what) {
+            if (what & ViewState::Playback)
+                refresh(false);
+            if (what & ViewState::Selection)
+                syncSelection();
+        });
+    refresh(true);
+}
+
+QString HottestLinksPanel::headerText() const
+{
+    return m_header->text();
+}
+
+void HottestLinksPanel::refresh(bool force)
+{
+    const engine::Evaluation *e = m_document ? &m_document->evaluation() : nullptr;
+    if (!e || !e->links || e->links->size() == 0) {
+        m_running.clear();
+        m_links.clear();
+        m_values.clear();
+        m_list->clear();
+        m_header->setText(tr("<i>No link loads: the job does not price on this cluster.</i>"));
+        return;
+    }
+    // What is ranked: the phases running at the moment shown, or the step average.
+    std::vector<int> running{-1};
+    const bool moment = m_view && m_view->hasMoment() && !e->timeline.empty();
+    if (moment)
+        running = e->timeline.runningAt(m_view->playbackTime());
+    if (!force && running == m_running)
+        return;
+    m_running = std::move(running);
+    ++m_rankings;
+    const std::vector<float> *values = &e->links->utilization;
+    if (moment) {
+        engine::utilizationAt(e->timeline, m_document->topology(), m_view->playbackTime(), m_moment);
+        values = &m_moment;
+    }
+    const std::vector<float> &v = *values;
+    // The kTop busiest, without sorting all 100,000 links.
+    std::vector<int> order;
+    order.reserve(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i)
+        if (v[i] > 0)
+            order.push_back(static_cast<int>(i));
+    const auto busier = [&](int a, int b) {
+        const float ua = v[static_cast<std::size_t>(a)], ub = v[static_cast<std::size_t>(b)];
+        return ua != ub ? ua > ub : a < b;
+    };
+    const std::size_t top = std::min<std::size_t>(kTop, order.size());
+    std::partial_sort(order.begin(),
+                      order.begin() + static_cast<std::ptrdiff_t>(top),
+                      order.end(),
+                      busier);
+    order.resize(top);
+    m_links = order;
+    m_values.clear();
+    for (int l : m_links)
+        m_values.push_back(v[static_cast<std::size_t>(l)]);
+    m_header->setText(moment ? tr("Busiest links at %1 s of the %2 s step")
+                                       .arg(m_view->playbackTime(), 0, 'f', 3)
+                                       .arg(e->stepTimeS, 0, 'f', 3)
+                             : tr("Busiest links, step average (%1 of %2 links carry traffic)")
+                                       .arg(e->links->loaded)
+                                       .arg(e->links->size()));
+    rebuildRows();
+}
+
+void HottestLinksPanel::rebuildRows()
+{
+    const engine::Topology &t = m_document->topology();
+    const engine::LinkLoads &loads = *m_document->evaluation().links;
+    m_list->setUpdatesEnabled(false);
+    // Rows are reused: a re-rank rewrites 20 rows' texts, no widgets come and go.
+    while (m_list->topLevelItemCount() > static_cast<int>(m_links.size()))
+        delete m_list->takeTopLevelItem(m_list->topLevelItemCount() - 1);
+    while (m_list->topLevelItemCount() < static_cast<int>(m_links.size()))
+        new QTreeWidgetItem(m_list);
+    for (std::size_t r = 0; r < m_links.size(); ++r) {
+        const int link = m_links[r];
+        const std::size_t i = static_cast<std::size_t>(link);
+        const engine::Link &l = t.links()[i];
+        QTreeWidgetItem *item = m_list->topLevelItem(static_cast<int>(r));
+        item->setText(NameColumn, linkTitle(t, link));
+        item->setData(NameColumn, kLinkRole, link);
+        item->setToolTip(NameColumn, QString::fromStdString(t.linkName(link)));
+        item->setText(KindColumn, style::linkKindName(l.kind));
+        item->setForeground(KindColumn, style::linkColor(l.kind));
+        const double u = m_values[r];
+        item->setData(LoadColumn, kLoadRole, u);
+        item->setText(LoadColumn, QStringLiteral("%1%").arg(100.0 * u, 0, 'f', 1));
+        const double bytes = double(loads.bytesUp[i]) + double(loads.bytesDown[i]);
+        item->setText(BytesColumn, QStringLiteral("%1 GB").arg(bytes / 1e9, 0, 'f', 2));
+        item->setTextAlignment(BytesColumn, Qt::AlignRight | Qt::AlignVCenter);
+    }
+    m_list->setUpdatesEnabled(true);
+    syncSelection();
+}
+
+void HottestLinksPanel::syncSelection()
+{
+    const int selected = m_view ? m_view->selectedLink() : -1;
+    const QSignalBlocker block(m_list);
+    QTreeWidgetItem *current = nullptr;
+    for (int r = 0; r < m_list->topLevelItemCount(); ++r)
+        if (m_list->topLevelItem(r)->data(NameColumn, kLinkRole).toInt() == selected)
+            current = m_list->topLevelItem(r);
+    m_list->setCurrentItem(current);
+    if (!current)
+        m_list->clearSelection();
+}
+
+} // namespace railyard

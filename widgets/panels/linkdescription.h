@@ -1,0 +1,53 @@
+#pragma once
+
+#include "evaluate.h"
+#include "parallel.h"
+#include "routes.h"
+
+#include <QString>
+#include <QStringList>
+
+#include <vector>
+
+namespace railyard {
+
+// Words about one link, shared by the canvas tooltip, the inspector and the hottest-links
+// list: what it joins, its bytes per step and utilization, and what crosses it. The numbers
+// and the groups come from the engine (evaluation, timeline, groupsCrossingLink); this only
+// words them.
+struct LinkFacts
+{
+    int link = -1;
+    QString title;      // "NIC 17.3 \u2194 leaf 3"
+    QString kind;       // "InfiniBand"
+    double gbPerS = 0;  // line rate per direction
+    double bytesUp = 0; // per step, a -> b
+    double bytesDown = 0;
+    double utilization = 0; // step average, busiest direction
+    double now = -1;        // at the playback moment; negative: no moment shown
+    std::vector<engine::LinkCrossing> crossings;
+    unsigned kinds = 0; // PhaseKind bits on the link in the step
+};
+
+// The facts of `link` in `evaluation` (`ranks` null: no groups). `now`: the utilization at the
+// moment shown, or negative.
+LinkFacts linkFacts(const engine::Topology &topology,
+                    const engine::Evaluation &evaluation,
+                    const engine::RankLayout *ranks,
+                    int link,
+                    double now = -1);
+
+// "NIC 17.3 \u2194 leaf 3"
+QString linkTitle(const engine::Topology &topology, int link);
+// "12.4 GB per step (8.1 GB up, 4.3 GB down)"
+QString bytesText(const LinkFacts &facts);
+// "34% step average \u00b7 81% now"
+QString utilizationText(const LinkFacts &facts);
+// "TP groups 3, 7 \u00b7 DP groups 0\u20137": at most `perDim` groups named per dimension.
+QString crossingText(const LinkFacts &facts, int perDim = 8);
+// "TP collectives, DP gradient reduction"
+QString kindsText(unsigned kinds);
+// The tooltip (rich text): title, bytes, utilization, groups and collectives.
+QString linkTooltip(const LinkFacts &facts);
+
+} // namespace railyard

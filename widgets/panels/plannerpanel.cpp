@@ -1,0 +1,335 @@
+#include "plannerpanel.h"
+
+#include "charts/paretochart.h"
+#include "commands/layoutcommand.h"
+#include "document/document.h"
+#include "units.h"
+
+#include <QComboBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLocale>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QUndoStack>
+#include <QVBoxLayout>
+
+namespace railyard {
+
+namespace {
+
+QString sizes(const engine::PlanChoice &c)
+{
+    QStringList parts;
+    const std::pair<const char *, int> dims[]
+            = {{"TP", c.tp}, {"CP", c.cp}, {"EP", c.ep}, {"PP", c.pp}, {"VP", c.vp}, {"DP", c.dp}};
+    for (const auto &[name, size] : dims)
+        if (size > 1 || QLatin1String(name) == QLatin1String("DP"))
+            parts << QStringLiteral("%1 %2").arg(QLatin1String(name)).arg(size);
+    return parts.join(QStringLiteral(" \u00b7 "));
+}
+
+QString recomputeName(engine::Recompute r)
+{
+    switch (r) {
+    case engine::Recompute::None: return PlannerPanel::tr("none");
+    case engine::Recompute::Selective: return PlannerPanel::tr("selective");
+    case engine::Recompute::Full: return PlannerPanel::tr("full");
+    }
+    return {};
+}
+
+QString shardingName(engine::Sharding s)
+{
+    switch (s) {
+    case engine::Sharding::Zero0: return PlannerPanel::tr("none");
+    case engine::Sharding::Zero1: return PlannerPanel::tr("ZeRO-1");
+    case engine::Sharding::Zero2: return PlannerPanel::tr("ZeRO-2");
+    case engine::Sharding::Zero3: return PlannerPanel::tr("ZeRO-3");
+    case engine::Sharding::Fsdp: return PlannerPanel::tr("FSDP");
+    }
+    return {};
+}
+
+QString seconds(double s)
+{
+    return QString::fromStdString(engine::formatSeconds(s));
+}
+
+enum Column { Rank, Sizes, Micro, Recompute, Sharding, Step, Tokens, Mfu, Memory, Columns };
+
+} // namespace
+
+PlannerPanel::PlannerPanel(QWidget *parent)
+    : QWidget(parent)
+    , m_objective(new QComboBox(this))
+    , m_top(new QSpinBox(this))
+    , m_search(new QPushButton(tr("&Search"), this))
+    , m_cancel(new QPushButton(tr("Cancel"), this))
+    , m_apply(new QPushButton(tr("&Apply Plan"), this))
+    , m_progress(new QProgressBar(this))
+    , m_status(new QLabel(this))
+    , m_table(new QTableWidget(0, Columns, this))
+    , m_chart(new ParetoChart(this))
+{
+    m_objective->addItem(tr("Shortest step"), int(engine::PlanObjective::StepTime));
+    m_objective->addItem(tr("Lowest cost per step"), int(engine::PlanObjective::Cost));
+    m_objective->addItem(tr("Most tokens per dollar"), int(engine::PlanObjective::TokensPerDollar));
+    m_top->setRange(1, 200);
+    m_top->setValue(20);
+    m_search->setToolTip(tr("Price every valid TP, CP, EP, PP, VP, DP, micro-batch, recompute "
+                            "and sharding for this model on this cluster"));
+    m_apply->setToolTip(tr("Set the document's parallel sizes and training settings to the "
+                           "selected plan (Edit > Undo takes it back)"));
+    m_apply->setEnabled(false);
+    m_cancel->hide();
+    m_progress->hide();
+    m_progress->setRange(0, 1000);
+    m_status->setWordWrap(true);
+    m_status->setText(tr("Search ranks every configuration that fits in memory."));
+
+    m_table->setHorizontalHeaderLabels({tr("#"),
+                                        tr("Sizes"),
+                                        tr("Micro"),
+                                        tr("Recompute"),
+                                        tr("Sharding"),
+                                        tr("Step"),
+                                        tr("Tokens/s/GPU"),
+                                        tr("MFU"),
+                                        tr("GiB/GPU")});
+    m_table->verticalHeader()->hide();
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->setMinimumHeight(160);
+
+    auto *form = new QFormLayout;
+    form->addRow(tr("Objective"), m_objective);
+    form->addRow(tr("Show the best"), m_top);
+    auto *buttons = new QHBoxLayout;
+    buttons->addWidget(m_search);
+    buttons->addWidget(m_cancel);
+    buttons->addStretch(1);
+    buttons->addWidget(m_apply);
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(form);
+    layout->addLayout(buttons);
+    layout->addWidget(m_progress);
+    layout->addWidget(m_status);
+    layout->addWidget(m_table, 2);
+    layout->addWidget(m_chart, 1);
+
+    connect(m_search, &QPushButton::clicked, this, &PlannerPanel::search);
+    connect(m_cancel, &QPushButton::clicked, this, &PlannerPanel::cancel);
+    connect(m_apply, &QPushButton::clicked, this, [this] {
+        const auto rows = m_table->selectionModel()->selectedRows();
+        applyPlan(rows.isEmpty() ? 0 : rows.first().row());
+    });
+    connect(m_table, &QTableWidget::itemSelectionChanged, this, [this] {
+        const auto rows = m_table->selectionModel()->selectedRows();
+        m_chart->setChosen(rows.isEmpty() ? -1 : rows.first().row());
+        m_apply->setEnabled(!rows.isEmpty() && !m_stale);
+    });
+    connect(m_table, &QTableWidget::cellDoubleClicked, this, [this](int row, int) {
+        applyPlan(row);
+    });
+    connect(m_chart, &ParetoChart::rankedClicked, this, [this](int index) {
+        m_table->selectRow(index);
+    });
+}
+
+PlannerPanel::~PlannerPanel()
+{
+    if (m_cancelFlag)
+        m_cancelFlag->store(true);
+    joinWorker();
+}
+
+void PlannerPanel::joinWorker()
+{
+    if (m_worker.joinable())
+        m_worker.join();
+}
+
+void PlannerPanel::setDocument(Document *document)
+{
+    if (m_document)
+        disconnect(m_document, nullptr, this, nullptr);
+    cancel();
+    m_document = document;
+    m_result = {};
+    m_stale = false;
+    showResult();
+    m_status->setText(tr("Search ranks every configuration that fits in memory."));
+    if (!m_document)
+        return;
+    connect(m_document, &Document::workloadChanged, this, &PlannerPanel::markStale);
+    connect(m_document, &Document::clusterChanged, this, &PlannerPanel::markStale);
+}
+
+void PlannerPanel::markStale()
+{
+    if (m_result.plans.empty() || m_stale || m_applying)
+        return;
+    m_stale = true;
+    m_apply->setEnabled(false);
+    m_status->setText(m_status->text() + QLatin1Char('\n')
+                      + tr("The document changed since: search again to rank it as it is."));
+}
+
+void PlannerPanel::search()
+{
+    if (!m_document)
+        return;
+    cancel();
+    const std::uint64_t generation = ++m_generation;
+    auto flag = std::make_shared<std::atomic<bool>>(false);
+    m_cancelFlag = flag;
+    auto layout = std::make_shared<engine::Layout>(m_document->layout());
+    auto topology = std::make_shared<engine::Topology>(m_document->topology());
+    engine::PlanOptions options;
+    options.objective = engine::PlanObjective(m_objective->currentData().toInt());
+    options.top = m_top->value();
+    options.pareto = true;
+    options.cancel = flag.get();
+    QPointer<PlannerPanel> self(this);
+    options.progress = [self, generation](const engine::PlanProgress &p) {
+        QMetaObject::invokeMethod(
+                self.data(),
+                [self, generation, p] {
+                    if (!self || self->m_generation != generation)
+                        return;
+                    self->m_progress->setValue(int(p.fraction * 1000));
+                    self->m_status->setText(tr("Priced %1 configurations in %2\u2026")
+                                                    .arg(QLocale().toString(qlonglong(p.evaluated)),
+                                                         seconds(p.elapsedS)));
+                },
+                Qt::QueuedConnection);
+    };
+    m_running = true;
+    m_search->setEnabled(false);
+    m_cancel->show();
+    m_progress->setValue(0);
+    m_progress->show();
+    m_status->setText(tr("Searching\u2026"));
+    m_worker = std::thread([self, generation, flag, layout, topology, options] {
+        auto result = std::make_shared<engine::PlanSearch>(
+                engine::searchPlans(*layout, *topology, options));
+        QMetaObject::invokeMethod(
+                self.data(),
+                [self, result, generation] {
+                    if (self)
+                        self->finished(result, generation);
+                },
+                Qt::QueuedConnection);
+    });
+}
+
+void PlannerPanel::cancel()
+{
+    if (m_cancelFlag)
+        m_cancelFlag->store(true);
+    joinWorker(); // the search checks the flag every few thousand configurations
+    if (m_running) {
+        m_running = false;
+        ++m_generation; // its result, still queued, is dropped
+        m_search->setEnabled(true);
+        m_cancel->hide();
+        m_progress->hide();
+        m_status->setText(tr("Search cancelled."));
+    }
+}
+
+void PlannerPanel::finished(std::shared_ptr<engine::PlanSearch> result, std::uint64_t generation)
+{
+    if (generation != m_generation)
+        return;
+    joinWorker();
+    m_running = false;
+    m_search->setEnabled(true);
+    m_cancel->hide();
+    m_progress->hide();
+    m_result = std::move(*result);
+    m_stale = false;
+    showResult();
+    Q_EMIT searchFinished();
+}
+
+void PlannerPanel::showResult()
+{
+    const engine::PlanSearch &r = m_result;
+    m_table->setRowCount(0);
+    m_apply->setEnabled(false);
+    std::vector<ParetoChart::Point> front, ranked;
+    if (!r.ok) {
+        if (!r.error.empty())
+            m_status->setText(tr("Cannot search: %1").arg(QString::fromStdString(r.error)));
+        m_chart->setData({}, {}, 0);
+        return;
+    }
+    QString text = tr("Priced %1 valid configurations in %2; %3 fit in %4 GiB of usable HBM.")
+                           .arg(QLocale().toString(qlonglong(r.evaluated)),
+                                seconds(r.elapsedS),
+                                QLocale().toString(qlonglong(r.fitting)))
+                           .arg(r.hbmGiB, 0, 'f', 1);
+    if (r.plans.empty() && !r.noFit.empty())
+        text += QLatin1Char('\n') + QString::fromStdString(r.noFit);
+    if (r.objective != engine::PlanObjective::StepTime && r.pricePerGpuHour <= 0)
+        text += QLatin1Char('\n') + tr("No price per GPU-hour: ranked by step time.");
+    m_status->setText(text);
+    m_status->setToolTip(QString::fromStdString([&] {
+        std::string a;
+        for (const std::string &s : r.assumptions)
+            a += (a.empty() ? "" : "\n") + s;
+        return a;
+    }()));
+    m_table->setRowCount(int(r.plans.size()));
+    for (int row = 0; row < int(r.plans.size()); ++row) {
+        const engine::Plan &p = r.plans[std::size_t(row)];
+        const QString cells[Columns] = {QString::number(row + 1),
+                                        sizes(p.choice),
+                                        QString::number(p.choice.microBatch),
+                                        recomputeName(p.choice.recompute),
+                                        shardingName(p.choice.sharding),
+                                        seconds(p.price.stepTimeS),
+                                        QLocale().toString(p.price.tokensPerS / std::max(1, r.gpus),
+                                                           'f',
+                                                           0),
+                                        QStringLiteral("%1%").arg(100 * p.price.mfu, 0, 'f', 1),
+                                        QStringLiteral("%1").arg(p.price.memoryGiB, 0, 'f', 1)};
+        for (int c = 0; c < Columns; ++c) {
+            auto *item = new QTableWidgetItem(cells[c]);
+            if (c != Sizes && c != Recompute && c != Sharding)
+                item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            m_table->setItem(row, c, item);
+        }
+        ranked.push_back({p.price.memoryGiB, p.price.stepTimeS});
+    }
+    for (const engine::Plan &p : r.pareto)
+        front.push_back({p.price.memoryGiB, p.price.stepTimeS});
+    m_chart->setData(front, ranked, r.hbmGiB);
+    if (!r.plans.empty())
+        m_table->selectRow(0);
+}
+
+bool PlannerPanel::applyPlan(int row)
+{
+    if (!m_document || m_stale || row < 0 || row >= int(m_result.plans.size()))
+        return false;
+    const engine::Plan &p = m_result.plans[std::size_t(row)];
+    engine::Layout after = engine::applyPlan(m_document->layout(), p.choice);
+    m_applying = true; // the document becomes the plan: the results still describe it
+    m_document->undoStack()->push(new LayoutCommand(m_document,
+                                                    std::move(after),
+                                                    tr("Apply plan %1").arg(sizes(p.choice))));
+    m_applying = false;
+    return true;
+}
+
+} // namespace railyard

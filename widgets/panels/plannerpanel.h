@@ -1,0 +1,83 @@
+#pragma once
+
+#include "planner.h"
+
+#include <QPointer>
+#include <QWidget>
+
+#include <atomic>
+#include <memory>
+#include <thread>
+
+class QComboBox;
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QTableWidget;
+
+namespace railyard {
+
+class Document;
+class ParetoChart;
+
+// The Planner dock: searches every valid parallel configuration of the document's model on its
+// cluster (engine::searchPlans, off the GUI thread, with progress and Cancel), lists the best N
+// with their numbers and memory, draws the Pareto front of step time against memory per GPU,
+// and applies the chosen plan to the document as one undoable edit. Results that no longer
+// describe the document (it was edited since) say so.
+class PlannerPanel : public QWidget
+{
+    Q_OBJECT
+
+public:
+    explicit PlannerPanel(QWidget *parent = nullptr);
+    ~PlannerPanel() override;
+
+    void setDocument(Document *document);
+
+    // Starts a search of the document as it is now (cancels one that runs).
+    void search();
+    void cancel();
+    bool isSearching() const { return m_running; }
+    // Applies the ranked plan `row` (one undo step); false when there is none.
+    bool applyPlan(int row);
+
+    const engine::PlanSearch &result() const { return m_result; }
+    QTableWidget *table() const { return m_table; }
+    ParetoChart *chart() const { return m_chart; }
+    QLabel *statusLabel() const { return m_status; }
+    QPushButton *searchButton() const { return m_search; }
+    QPushButton *applyButton() const { return m_apply; }
+    QComboBox *objectiveBox() const { return m_objective; }
+
+Q_SIGNALS:
+    void searchFinished();
+
+private:
+    void finished(std::shared_ptr<engine::PlanSearch> result, std::uint64_t generation);
+    void showResult();
+    void markStale();
+    void joinWorker();
+
+    QPointer<Document> m_document;
+    QComboBox *m_objective;
+    QSpinBox *m_top;
+    QPushButton *m_search;
+    QPushButton *m_cancel;
+    QPushButton *m_apply;
+    QProgressBar *m_progress;
+    QLabel *m_status;
+    QTableWidget *m_table;
+    ParetoChart *m_chart;
+
+    engine::PlanSearch m_result;
+    bool m_stale = false;
+    bool m_applying = false; // our own edit: the results still describe it
+    bool m_running = false;
+    std::uint64_t m_generation = 0;
+    std::shared_ptr<std::atomic<bool>> m_cancelFlag;
+    std::thread m_worker;
+};
+
+} // namespace railyard
