@@ -9,6 +9,7 @@
 #include "panels/clusterpanel.h"
 #include "panels/hottestlinkspanel.h"
 #include "panels/inspectorpanel.h"
+#include "panels/plannerpanel.h"
 #include "panels/pricingpanel.h"
 #include "panels/timelinepanel.h"
 #include "panels/warningspanel.h"
