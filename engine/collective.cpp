@@ -106,6 +106,13 @@ double pathLineRate(const Topology &t, int a, int b)
             total += t.links()[static_cast<std::size_t>(l)].gbPerS;
         return total;
     };
+    if (s.directNvlink && t.domainOfGpu(a) == t.domainOfGpu(b)) {
+        // A direct mesh: the pair's own NVLink, or PCIe when they have none.
+        if (const int l = t.nvlinkBetween(a, b); l >= 0)
+            return t.links()[static_cast<std::size_t>(l)].gbPerS;
+        return std::min(t.links()[static_cast<std::size_t>(t.gpuHostLink(a))].gbPerS,
+                        t.links()[static_cast<std::size_t>(t.gpuHostLink(b))].gbPerS);
+    }
     if (!s.pcieOnly && t.domainOfGpu(a) == t.domainOfGpu(b))
         return std::min(sum(t.gpuNvlinks(a)), sum(t.gpuNvlinks(b)));
     // Leaving the NVLink domain: GPU -> PCIe -> NIC(s) -> fabric -> NIC(s) -> PCIe -> GPU.
@@ -267,6 +274,38 @@ GroupShape analyzeGroup(const Topology &t, const std::vector<int> &gpus)
     return g;
 }
 
+namespace {
+
+// A direct NVLink mesh: NCCL rings a server's members over NVLink when their links allow a
+// ring, else it falls back to PCIe for the group. What a member moves inside its server is the
+// NVLink it has to the other members (or its PCIe link).
+void directMeshRates(const Topology &t, GroupShape &g)
+{
+    double intra = std::numeric_limits<double>::infinity();
+    for (int d = 0; d < g.domains; ++d) {
+        std::uint64_t mask = 0;
+        for (int k = 0; k < g.members(d); ++k)
+            mask |= std::uint64_t(1) << std::min(63, t.localOfGpu(g.member(d, k)));
+        if (!t.nvlinkRing(mask))
+            g.pcieOnly = true;
+    }
+    for (int d = 0; d < g.domains; ++d)
+        for (int k = 0; k < g.members(d); ++k) {
+            const int gpu = g.member(d, k);
+            double rate = 0;
+            if (!g.pcieOnly)
+                for (int j = 0; j < g.members(d); ++j)
+                    if (const int l = t.nvlinkBetween(gpu, g.member(d, j)); l >= 0)
+                        rate += t.links()[static_cast<std::size_t>(l)].effectiveGbPerS();
+            if (g.pcieOnly || g.members(d) < 2)
+                rate = t.links()[static_cast<std::size_t>(t.gpuHostLink(gpu))].effectiveGbPerS();
+            intra = std::min(intra, rate);
+        }
+    g.intraGBps = intra;
+}
+
+} // namespace
+
 void analyzeGroup(const Topology &t, std::span<const int> gpus, GroupShape &g)
 {
     // Scratch per thread, sized to the topology: a domain's slot in this group, stamped so
@@ -350,6 +389,8 @@ void analyzeGroup(const Topology &t, std::span<const int> gpus, GroupShape &g)
         g.netPerDomainGBps = std::min(g.netPerDomainGBps, net);
         g.nicsPerDomain = std::min(g.nicsPerDomain, nics);
     }
+    if (s.directNvlink)
+        directMeshRates(t, g);
     if (g.domains == 0) {
         g.intraGBps = 0;
         g.netPerDomainGBps = 0;
@@ -360,7 +401,7 @@ void analyzeGroup(const Topology &t, std::span<const int> gpus, GroupShape &g)
     const double perNic = g.nicsPerDomain > 0 ? g.netPerDomainGBps / g.nicsPerDomain : 0;
     const int arch = archIndex(g.architecture);
     g.channelsPerNic = perNic >= (arch >= 2 ? 50.0 : 25.0) ? 2 : 1;
-    g.nvls = t.gpuSpec().nvls && s.nvlsEnabled && !s.pcieOnly && g.ppn >= 2;
+    g.nvls = t.gpuSpec().nvls && s.nvlsEnabled && !g.pcieOnly && g.ppn >= 2;
     g.sharp = s.sharp && g.domains > 1;
 }
 

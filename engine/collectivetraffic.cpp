@@ -20,6 +20,18 @@ int netWidth(const Topology &t, int members)
     return heads > 0 ? std::min(members, heads) : members;
 }
 
+// The members of a group's domain `d` as a mask of local GPU positions in their server.
+std::uint64_t localMask(const Topology &t, const GroupShape &g, int d)
+{
+    std::uint64_t mask = 0;
+    for (int k = 0; k < g.members(d); ++k) {
+        const int local = t.localOfGpu(g.member(d, k));
+        if (local < 64)
+            mask |= std::uint64_t(1) << local;
+    }
+    return mask;
+}
+
 int nicIndex(const Topology &t, int nicDevice)
 {
     return nicDevice - t.nicDevice(0);
@@ -268,6 +280,12 @@ void addCollectiveTraffic(LinkTraffic &tr,
         return;
     const double f = busBandwidthFactor(op, n);
     const double flows = g.channelsPerNic;
+    if (t.shape().directNvlink)
+        for (int d = 0; d < N; ++d) {
+            const std::uint64_t mask = localMask(t, g, d);
+            for (int k = 0; k < g.members(d); ++k)
+                tr.setNvlinkPeers(g.member(d, k), mask);
+        }
 
     // Ring-shaped traffic (ring all-reduce, all-gather, reduce-scatter, pipelined broadcast,
     // sendrecv's shift): each rank sends `edge` bytes to the next. Across domains NCCL builds one

@@ -21,6 +21,7 @@ struct ImportedGpu
     int numa = -1;            // NUMA node (XML numaid, or the single number of numaAffinity)
     int sm = 0;               // compute capability x 10 (XML)
     int nvlinks = 0;          // NVLink lanes: into the switch fabric, or summed over direct peers
+    int pcieSwitch = -1;      // NCCL XML: the top PCIe switch above it (numbered in the file)
 };
 
 struct ImportedNic
@@ -32,6 +33,7 @@ struct ImportedNic
     int numa = -1;
     int nearestGpu = -1;     // the GPU it is closest to on PCIe (-1: none nearer than SYS)
     std::string nearestPath; // that GPU's relation: "PIX", "PXB", "PHB", "NODE"
+    int pcieSwitch = -1;     // NCCL XML: the top PCIe switch above it (numbered in the file)
 };
 
 // One link between devices. Endpoints are device numbers: GPUs first (0..gpus-1), then NICs

@@ -416,6 +416,33 @@ Layout layoutFromImport(const ImportedMachine &m, const Catalog &cat, const Impo
     if (hosts > 1 && l.cluster.nodes % std::max(1, l.cluster.nodesPerDomain()) != 0)
         l.cluster.nvlinkDomain = perHost;
 
+    // The board as the file shows it, when the file shows it: the layout carries it (format 2)
+    // and the engine prices its links, so the shape's deviations no longer apply.
+    if (auto server = serverFromImport(m, *spec)) {
+        l.cluster.server = std::move(*server);
+        const int nicCount = l.cluster.server->count(ServerDeviceKind::Nic);
+        l.cluster.gpusPerNode = perHost;
+        l.cluster.nvlinkDomain = perHost;
+        l.cluster.nic.perGpu = static_cast<double>(nicCount) / perHost;
+        dev.clear();
+        const ServerTemplate &t = *l.cluster.server;
+        int direct = 0;
+        for (const ServerLink &k : t.links)
+            direct += t.devices[static_cast<std::size_t>(t.indexOf(k.b))].kind
+                      == ServerDeviceKind::Gpu;
+        notes.push_back(
+                "The server is written out as found (layout format 2): "
+                + std::to_string(t.count(ServerDeviceKind::Gpu)) + " GPUs, "
+                + std::to_string(nicCount) + " NICs, "
+                + std::to_string(t.count(ServerDeviceKind::PcieSwitch)) + " PCIe switches, "
+                + std::to_string(t.count(ServerDeviceKind::Cpu)) + " CPUs, "
+                + (t.count(ServerDeviceKind::NvSwitch) > 0
+                           ? std::to_string(t.count(ServerDeviceKind::NvSwitch)) + " NVSwitches"
+                   : direct > 0 ? std::to_string(direct) + " direct NVLink pairs"
+                                : "no NVLink")
+                + "; the engine prices its own links.");
+    }
+
     std::string text = "Imported from " + echo(base) + " (" + m.format
                        + "): " + std::to_string(m.gpus.size()) + " GPUs"
                        + (hosts > 1 ? " on " + std::to_string(hosts) + " hosts" : "") + ", "

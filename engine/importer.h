@@ -32,4 +32,9 @@ Layout layoutFromImport(const ImportedMachine &machine,
                         const Catalog &catalog,
                         const ImportOptions &options = {});
 
+// The server as the file shows it (layout format 2): GPUs, the NICs near them, PCIe switches,
+// CPUs, NVLinks (an NVSwitch fabric or each pair's bundle). nullopt for formats that do not
+// describe the board (nccl-tests logs, NCCL graphs).
+std::optional<ServerTemplate> serverFromImport(const ImportedMachine &machine, const GpuSpec &gpu);
+
 } // namespace railyard::engine

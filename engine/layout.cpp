@@ -110,16 +110,46 @@ void checkOrder(const JsonCursor &c, const std::string &order)
     }
 }
 
-ClusterConfig readCluster(const JsonCursor &c, const Catalog *catalog)
+// An explicit server sets the GPUs per server, the NVLink domain (the server) and the NICs.
+void applyServerTemplate(const JsonCursor &, ClusterConfig &k)
+{
+    k.gpusPerNode = k.server->count(ServerDeviceKind::Gpu);
+    k.nvlinkDomain = k.gpusPerNode;
+    k.nic.perGpu = static_cast<double>(k.server->count(ServerDeviceKind::Nic)) / k.gpusPerNode;
+}
+
+// gpus_per_node and nvlink_domain, when given beside an explicit server, must agree with it.
+void checkServerShape(const JsonCursor &c, const ClusterConfig &k)
+{
+    const int gpus = k.server->count(ServerDeviceKind::Gpu);
+    if (k.gpusPerNode != gpus)
+        c.at("gpus_per_node")
+                .fail("expected " + std::to_string(gpus) + " (the GPUs in cluster.server), got "
+                      + std::to_string(k.gpusPerNode));
+    if (k.nvlinkDomain != gpus)
+        c.at("nvlink_domain")
+                .fail("expected " + std::to_string(gpus)
+                      + ": with an explicit server the NVLink domain is the server, got "
+                      + std::to_string(k.nvlinkDomain));
+}
+
+ClusterConfig readCluster(const JsonCursor &c, const Catalog *catalog, std::int64_t version)
 {
     c.requireObject();
     ClusterConfig k;
+    if (const auto server = c.find("server")) {
+        if (version < 2)
+            server->fail("an explicit server needs \"version\": 2 (this file says version "
+                         + std::to_string(version) + ")");
+        k.server = readServerTemplate(*server);
+        applyServerTemplate(c, k);
+    }
     const JsonCursor gpu = c.at("gpu");
     k.gpu = gpu.toString();
     if (catalog && !catalog->gpu(k.gpu))
         gpu.fail("unknown GPU " + quote(k.gpu) + " (expected one of: " + catalog->gpuIdList() + ")");
     k.nodes = static_cast<int>(c.at("nodes").toInt(1, 1'000'000'000));
-    k.gpusPerNode = c.intOr("gpus_per_node", 8, 1, 128);
+    k.gpusPerNode = c.intOr("gpus_per_node", k.server ? k.gpusPerNode : 8, 1, 128);
     const JsonCursor where = c.find("nodes").value();
     const long long gpus = 1LL * k.nodes * k.gpusPerNode;
     if (gpus > kMaxGpus)
@@ -127,6 +157,8 @@ ClusterConfig readCluster(const JsonCursor &c, const Catalog *catalog)
                    + " GPUs; Railyard accepts at most " + std::to_string(kMaxGpus)
                    + " (nodes x gpus_per_node)");
     k.nvlinkDomain = c.intOr("nvlink_domain", k.gpusPerNode, 1, 1024);
+    if (k.server)
+        checkServerShape(c, k);
     if (k.nvlinkDomain < k.gpusPerNode || k.nvlinkDomain % k.gpusPerNode != 0)
         c.at("nvlink_domain")
                 .fail("expected a multiple of gpus_per_node (" + std::to_string(k.gpusPerNode)
@@ -140,14 +172,27 @@ ClusterConfig readCluster(const JsonCursor &c, const Catalog *catalog)
     if (const auto nic = c.find("nic")) {
         nic->requireObject();
         k.nic.gbitPerS = nic->doubleOr("gbps", 400, 1, 1e5);
-        k.nic.perGpu = nic->doubleOr("per_gpu", 1, 0, 16);
+        if (k.server) {
+            // The server's NICs say how many there are.
+            if (const auto per = nic->find("per_gpu");
+                per
+                && std::fabs(per->toDouble(0, 16) * k.gpusPerNode
+                             - k.server->count(ServerDeviceKind::Nic))
+                           > 1e-6)
+                per->fail("expected " + formatNumber(k.nic.perGpu) + " (the server's "
+                          + std::to_string(k.server->count(ServerDeviceKind::Nic)) + " NICs for "
+                          + std::to_string(k.gpusPerNode) + " GPUs), got "
+                          + formatNumber(per->toDouble()));
+        } else {
+            k.nic.perGpu = nic->doubleOr("per_gpu", 1, 0, 16);
+        }
         const double nics = k.nic.perGpu * k.gpusPerNode;
-        if (std::fabs(nics - std::round(nics)) > 1e-9)
+        if (!k.server && std::fabs(nics - std::round(nics)) > 1e-9)
             nic->at("per_gpu").fail("expected a value that gives whole NICs per server ("
                                     + std::to_string(k.gpusPerNode) + " GPUs x "
                                     + formatNumber(k.nic.perGpu) + " is not a whole number)");
         const int whole = static_cast<int>(std::lround(nics));
-        if (whole > 0
+        if (!k.server && whole > 0
             && (whole > k.gpusPerNode ? whole % k.gpusPerNode : k.gpusPerNode % whole) != 0)
             nic->at("per_gpu").fail("expected NICs to be shared evenly: " + std::to_string(whole)
                                     + " NICs for " + std::to_string(k.gpusPerNode)
@@ -318,7 +363,7 @@ Layout readLayout(const std::string &text, const std::string &file, const Catalo
     Layout l;
     l.title = root.stringOr("title", "");
     l.notes = root.stringOr("notes", "");
-    l.cluster = readCluster(root.at("cluster"), catalog);
+    l.cluster = readCluster(root.at("cluster"), catalog, v);
     if (const auto m = root.find("model"))
         l.model = readModel(*m);
     if (const auto t = root.find("training"))
@@ -468,7 +513,8 @@ Json layoutToJson(const Layout &l)
 {
     Json out = l.original.is_object() ? l.original : Json::object();
     out["format"] = "railyard-layout";
-    out["version"] = kLayoutFormatVersion;
+    // Format 1 while it says everything, so older Railyard builds still open the file.
+    out["version"] = l.cluster.server ? kLayoutFormatVersion : 1;
     if (!l.title.empty())
         out["title"] = l.title;
     else
@@ -502,6 +548,10 @@ Json layoutToJson(const Layout &l)
     put(tuning, "efficiency", k.tuning.efficiency);
     put(tuning, "adaptive_routing", k.tuning.adaptiveRouting);
     put(c, "price_per_gpu_hour", k.pricePerGpuHour);
+    if (k.server)
+        c["server"] = serverTemplateToJson(*k.server);
+    else
+        c.erase("server");
 
     if (l.model) {
         const ModelConfig &m = *l.model;

@@ -3,6 +3,7 @@
 #include "catalog.h"
 #include "jsoncursor.h"
 #include "model.h"
+#include "servertemplate.h"
 
 #include <cstdint>
 #include <initializer_list>
@@ -17,7 +18,9 @@ namespace railyard::engine {
 // than risking a hang or an allocation that cannot succeed (the largest published runs are
 // around 100k GPUs; this leaves headroom).
 inline constexpr int kMaxGpus = 262144;
-inline constexpr int kLayoutFormatVersion = 1;
+// Format 2 adds cluster.server (explicit devices and links); a layout without it is written as
+// format 1, which every Railyard reads. Format 1 files read as format 2 without a server.
+inline constexpr int kLayoutFormatVersion = 2;
 
 // The product of parallel sizes, saturating at INT64_MAX: sizes read from a file can be up to
 // kMaxGpus each, so four of them overflow 64 bits.
@@ -92,6 +95,9 @@ struct ClusterConfig
     FabricConfig fabric;
     TuningConfig tuning;
     std::optional<double> pricePerGpuHour;
+    // Format 2: every server's devices and links as written (absent: the generated shape).
+    // With it, gpusPerNode, nvlinkDomain and nic.perGpu follow from its GPUs and NICs.
+    std::optional<ServerTemplate> server;
 
     int gpuCount() const { return nodes * gpusPerNode; }
     int nodesPerDomain() const { return nvlinkDomain / gpusPerNode; }

@@ -30,6 +30,8 @@ struct Walker
         int line;
     };
     std::vector<PendingLink> nvlinks;
+    int currentSwitch = -1; // the top PCIe switch being walked (-1: directly under the CPU)
+    int nextSwitch = 0;
 
     [[noreturn]] void fail(const XmlElement &e, const std::string &msg) const
     {
@@ -92,6 +94,7 @@ struct Walker
         if (!device.empty())
             g.model = (vendor.empty() ? "" : vendor + ":") + device;
         g.numa = numa;
+        g.pcieSwitch = currentSwitch;
         if (gpu) {
             g.sm = static_cast<int>(intAttr(*gpu, "sm", 0, 10000, 0));
             const long long dev = intAttr(*gpu, "dev", 0, kMaxDevicesPerFile, -1);
@@ -131,6 +134,7 @@ struct Walker
         n.busId = busId;
         n.numa = numa;
         n.nearestGpu = parentGpuHint;
+        n.pcieSwitch = currentSwitch;
         const long long speed = intAttr(net, "speed", -1000000000LL, 100000000LL, 0);
         n.gbitPerS = speed > 0 ? static_cast<double>(speed) / 1000.0 : 10.0;
         if (const std::string *lat = net.attribute("latency")) {
@@ -191,7 +195,11 @@ struct Walker
             ++m.nvswitches;
             return;
         }
-        // A bridge or switch: walk below, then see whether it holds devices.
+        // A bridge or switch: walk below, then see whether it holds devices. Devices below a
+        // switch under the CPU are numbered by that top switch.
+        const int outerSwitch = currentSwitch;
+        if (depth == 1)
+            currentSwitch = nextSwitch++;
         const std::size_t gpusBefore = m.gpus.size();
         std::vector<const XmlElement *> later;
         for (const XmlElement &c : e.children) {
@@ -213,6 +221,7 @@ struct Walker
         }
         for (const XmlElement *c : later)
             pci(*c, numa, depth + 1, firstGpuUnder(gpusBefore));
+        currentSwitch = outerSwitch;
         if (m.gpus.size() > gpusBefore || !later.empty())
             ++m.pcieSwitches;
     }

@@ -56,6 +56,11 @@ struct ClusterShape
     int serversPerRack = 0;
     int racks = 0;
     bool pcieOnly = false; // no NVLink: GPUs talk over PCIe inside a server
+    // Built from the layout's explicit server (format 2) rather than generated.
+    bool explicitServer = false;
+    // NVLinks run GPU to GPU (a direct mesh: DGX-1's hybrid cube mesh, 4-GPU NV4 boards), with
+    // no NVSwitch; a pair may have none.
+    bool directNvlink = false;
     FabricKind fabric = FabricKind::RailOptimized;
     bool hasFabric = false;
     int rails = 0;             // leaves per scalable unit (rail-optimized)
@@ -104,7 +109,8 @@ public:
     int rackOfNode(int node) const;
 
     // Link ids by role.
-    std::span<const int> gpuNvlinks(int gpu) const;        // to each NVSwitch of its domain
+    // To each NVSwitch of its domain, or (direct meshes) to each GPU it is linked with.
+    std::span<const int> gpuNvlinks(int gpu) const;
     int gpuHostLink(int gpu) const;                        // to its PCIe switch, or C2C to its CPU
     std::span<const int> gpuNics(int gpu) const;           // NIC device ids nearest this GPU
     int nicHostLink(int nicIndex) const;                   // NIC to PCIe switch or CPU
@@ -134,6 +140,17 @@ public:
 
     std::span<const int> linksOf(int device) const; // every link touching `device`
     int otherEnd(int link, int device) const;
+    // The link from a device up to its PCIe switch or CPU (GPU, NIC, PCIe switch); -1 for CPUs
+    // and devices outside servers.
+    int hostLink(int device) const
+    {
+        return m_hostLink.empty() ? -1 : m_hostLink[static_cast<std::size_t>(device)];
+    }
+    // The direct NVLink between two GPUs (direct meshes), or -1.
+    int nvlinkBetween(int gpuA, int gpuB) const;
+    // Direct meshes: whether the GPUs of one server given by `localMask` (bit k: local GPU k)
+    // can form a ring over NVLink alone, as NCCL searches for one. True for one GPU.
+    bool nvlinkRing(std::uint64_t localMask) const;
 
     // "GPU 1234", "NVSwitch 17.2", "NIC 17.3", "leaf 3", "spine 2", "node 17", "rack 4".
     std::string deviceName(int device) const;
@@ -146,6 +163,7 @@ private:
     friend Topology buildTopology(const ClusterConfig &, const Catalog &);
     friend class TopologyBuilder;
     void finish();
+    void fillRingTable();
 
     std::vector<Device> m_devices;
     std::vector<Link> m_links;
@@ -159,10 +177,14 @@ private:
     std::vector<double> m_gpuNvRate, m_gpuNetRate, m_nicRate, m_gpuIntraRate;
     std::vector<int> m_gpuLocalDomain;
     // Role tables (see the accessors above).
-    std::vector<int> m_gpuNvlinks; // gpuCount x nvlinksPerGpu
+    std::vector<int> m_gpuNvlinks; // gpuCount x nvlinksPerGpu, or by m_gpuNvStart
     int m_nvlinksPerGpu = 0;
+    std::vector<int> m_gpuNvStart; // explicit servers: GPU g's NVLinks from [g] to [g + 1]
     std::vector<int> m_gpuHostLink;
-    std::vector<int> m_gpuNics; // gpuCount x nicsPerGpu
+    std::vector<int> m_gpuNics;            // gpuCount x nicsPerGpu, or by m_gpuNicStart
+    std::vector<int> m_gpuNicStart;        // explicit servers: GPU g's NICs from [g] to [g + 1]
+    std::vector<int> m_hostLink;           // per device: the link to its host (-1: none)
+    std::vector<std::uint8_t> m_localRing; // direct meshes: nvlinkRing() per local mask
     std::vector<int> m_nicHostLink, m_nicUplink, m_nicLeaf;
     std::vector<int> m_leafUplinks; // leaves x spinesPerLeaf
     int m_uplinksPerLeaf = 0;

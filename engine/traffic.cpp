@@ -82,6 +82,8 @@ void LinkTraffic::bind(const Topology &t, const LinkRates &rates)
     m_leafEff.assign(leaves, 1.0);
     m_podUp.assign(static_cast<std::size_t>(std::max(1, t.shape().leafGroups)), 0);
     m_podDown.assign(m_podUp.size(), 0);
+    m_direct = t.shape().directNvlink;
+    m_peers.assign(m_direct ? gpus : 0, ~std::uint64_t(0));
     m_adaptive = t.shape().adaptiveRouting;
     m_qps = t.shape().qpsPerConnection;
     beginPhase(1.0);
@@ -109,7 +111,40 @@ void LinkTraffic::setKindScale(LinkKind kind, double scale)
 
 void LinkTraffic::addNvlink(int gpu, double egress, double ingress)
 {
-    addToCell(m_ports[static_cast<std::size_t>(gpu)], gpu, m_touchedPorts, egress, ingress);
+    if (!m_direct) {
+        addToCell(m_ports[static_cast<std::size_t>(gpu)], gpu, m_touchedPorts, egress, ingress);
+        return;
+    }
+    // A direct mesh: the GPU's sends spread over its NVLinks to the group's other members by
+    // lanes, as NCCL's rings over several channels use them. Its ingress is its peers' egress,
+    // counted on their side, so a pair's bytes are not counted twice.
+    const std::uint64_t peers = m_peers[static_cast<std::size_t>(gpu)];
+    const int gpn = m_t->shape().gpusPerNode;
+    const int first = gpu - m_t->localOfGpu(gpu);
+    double lanes = 0;
+    const auto linked = [&](int l) {
+        const int other = m_t->otherEnd(l, gpu) - first;
+        return other >= 0 && other < gpn && other < 64 && (peers >> other & 1);
+    };
+    for (int l : m_t->gpuNvlinks(gpu))
+        if (linked(l))
+            lanes += m_t->links()[static_cast<std::size_t>(l)].lanes;
+    if (lanes <= 0)
+        return;
+    for (int l : m_t->gpuNvlinks(gpu)) {
+        if (!linked(l))
+            continue;
+        const double part = egress * m_t->links()[static_cast<std::size_t>(l)].lanes / lanes;
+        const bool forward = m_t->links()[static_cast<std::size_t>(l)].a == gpu;
+        addLinkUnchecked(l, forward ? part : 0, forward ? 0 : part);
+    }
+    (void)ingress;
+}
+
+void LinkTraffic::setNvlinkPeers(int gpu, std::uint64_t localMask)
+{
+    if (m_direct)
+        m_peers[static_cast<std::size_t>(gpu)] = localMask;
 }
 
 void LinkTraffic::commitPhase()
@@ -187,35 +222,53 @@ void LinkTraffic::addPodToCore(int pod, double up, double down)
 
 void LinkTraffic::addPciePeer(int gpuA, int gpuB, double bytes)
 {
-    // GPU -> its PCIe switch -> (CPU -> other CPU) -> other switch -> GPU.
-    const int la = m_t->gpuHostLink(gpuA);
-    const int lb = m_t->gpuHostLink(gpuB);
-    addLink(la, bytes, 0);
-    addLink(lb, 0, bytes);
-    const int swA = m_t->links()[static_cast<std::size_t>(la)].b;
-    const int swB = m_t->links()[static_cast<std::size_t>(lb)].b;
-    if (swA == swB)
-        return;
-    const auto hostOf = [&](int sw, int &cpu) {
-        for (int l : m_t->linksOf(sw)) {
-            const int other = m_t->otherEnd(l, sw);
-            if (m_t->devices()[static_cast<std::size_t>(other)].kind == DeviceKind::Cpu) {
-                cpu = other;
-                return l;
-            }
-        }
-        cpu = -1;
-        return -1;
+    // Up the PCIe tree from A to the switch or CPU above both (across the SMP link when their
+    // CPUs differ), then down to B.
+    const Topology &t = *m_t;
+    const auto parent = [&](int device, int &link) {
+        link = t.hostLink(device);
+        return link < 0 ? -1 : t.otherEnd(link, device);
     };
-    int cpuA = -1, cpuB = -1;
-    addLink(hostOf(swA, cpuA), bytes, 0);
-    addLink(hostOf(swB, cpuB), 0, bytes);
-    if (cpuA >= 0 && cpuB >= 0 && cpuA != cpuB) {
-        for (int l : m_t->linksOf(cpuA))
-            if (m_t->otherEnd(l, cpuA) == cpuB) {
-                const bool forward = m_t->links()[static_cast<std::size_t>(l)].a == cpuA;
-                addLink(l, forward ? bytes : 0, forward ? 0 : bytes);
-            }
+    thread_local std::vector<int> upA;
+    upA.clear();
+    int link = -1;
+    for (int d = gpuA; d >= 0; d = parent(d, link))
+        upA.push_back(d);
+    int meet = -1;
+    for (int d = gpuB; d >= 0; d = parent(d, link)) {
+        if (std::find(upA.begin(), upA.end(), d) != upA.end()) {
+            meet = d;
+            break;
+        }
+        if (t.hostLink(d) >= 0)
+            addLink(t.hostLink(d), 0, bytes); // towards B: down its host links
+    }
+    for (int d : upA) {
+        if (d == meet)
+            break;
+        addLink(t.hostLink(d), bytes, 0);
+    }
+    if (meet >= 0)
+        return;
+    // Different CPUs: the roots of both chains.
+    int rootB = gpuB;
+    while (t.hostLink(rootB) >= 0)
+        rootB = parent(rootB, link);
+    const int rootA = upA.back();
+    for (int l : t.linksOf(rootA))
+        if (t.otherEnd(l, rootA) == rootB) {
+            const bool forward = t.links()[static_cast<std::size_t>(l)].a == rootA;
+            addLink(l, forward ? bytes : 0, forward ? 0 : bytes);
+            return;
+        }
+    // CPUs not linked directly (more than two sockets): the first SMP link out of A's CPU.
+    for (int l : t.linksOf(rootA)) {
+        const int other = t.otherEnd(l, rootA);
+        if (t.devices()[static_cast<std::size_t>(other)].kind == DeviceKind::Cpu) {
+            const bool forward = t.links()[static_cast<std::size_t>(l)].a == rootA;
+            addLink(l, forward ? bytes : 0, forward ? 0 : bytes);
+            return;
+        }
     }
 }
 
@@ -352,7 +405,7 @@ double LinkTraffic::phaseUp(int link) const
 {
     const std::size_t l = static_cast<std::size_t>(link);
     const Link &k = m_t->links()[l];
-    if (k.kind == LinkKind::NvLink) {
+    if (k.kind == LinkKind::NvLink && !m_direct) {
         const Cell &c = m_ports[static_cast<std::size_t>(k.a)];
         return c.stamp == m_phase ? c.up * laneShare(*m_t, k.a, link) : 0.0;
     }
@@ -363,7 +416,7 @@ double LinkTraffic::phaseDown(int link) const
 {
     const std::size_t l = static_cast<std::size_t>(link);
     const Link &k = m_t->links()[l];
-    if (k.kind == LinkKind::NvLink) {
+    if (k.kind == LinkKind::NvLink && !m_direct) {
         const Cell &c = m_ports[static_cast<std::size_t>(k.a)];
         return c.stamp == m_phase ? c.down * laneShare(*m_t, k.a, link) : 0.0;
     }

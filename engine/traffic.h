@@ -52,7 +52,12 @@ public:
 
     // A GPU's NVLink traffic. It is kept per GPU (the GPU's NVLink port) and spread over the
     // GPU's links to the NVSwitches by their lane counts only when link totals are read.
+    // On a direct NVLink mesh (no NVSwitch) the bytes go straight onto the GPU's links to the
+    // peers set by setNvlinkPeers (default: all its links).
     void addNvlink(int gpu, double egress, double ingress);
+    // Direct meshes: the GPUs of its server (bit k: local GPU k) a GPU's NVLink traffic goes
+    // to, for the group being added. No effect with NVSwitches.
+    void setNvlinkPeers(int gpu, std::uint64_t localMask);
     // GPU <-> NIC inside a server (PCIe or C2C, then PCIe to the NIC).
     void addHostToNic(int gpu, int nic, double toNic, double fromNic);
     // A flow from one NIC to another across the fabric: the NICs' uplinks, and the spine (or
@@ -170,6 +175,8 @@ private:
     bool m_committed = false; // phase added to the totals
     bool m_adaptive = true;
     int m_qps = 1;
+    bool m_direct = false;              // the topology's NVLinks run GPU to GPU
+    std::vector<std::uint64_t> m_peers; // direct meshes: per GPU, its group's local members
 };
 
 // Expected share of the uplink bandwidth that `flows` equal flows get when each hashes to one of

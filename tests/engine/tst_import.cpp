@@ -375,10 +375,10 @@ private Q_SLOTS:
         QVERIFY(one.notes.find("No calibration") != std::string::npos);
     }
 
-    void deviationsInNotes()
+    void oddServerIsWrittenOut()
     {
-        // 4 NICs for 8 GPUs, GPUs two to a PCIe switch, a missing NVLink: the nearest shape is
-        // priced and every deviation is written down.
+        // 4 NICs for 8 GPUs, GPUs two to a PCIe switch, a missing NVLink: the layout carries the
+        // server as found (format 2) and the notes say so.
         const std::string text
                 = "\tGPU0\tGPU1\tGPU2\tGPU3\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\n"
                   "GPU0\t X \tNV18\tNV18\tSYS\tPIX\tSYS\t0-47\t0\n"
@@ -391,10 +391,24 @@ private Q_SLOTS:
         QCOMPARE(linksOf(m, "nvlink"), 5);
         const Layout l = layoutFromImport(m, Catalog::builtin());
         QCOMPARE(l.cluster.nic.perGpu, 0.5);
-        QVERIFY2(l.notes.find("5 of 6 GPU pairs linked") != std::string::npos, l.notes.c_str());
-        const Json dev = l.original["imported"]["deviations"];
-        QVERIFY(!dev.empty());
+        QVERIFY(l.cluster.server);
+        const ServerTemplate &s = *l.cluster.server;
+        QCOMPARE(s.count(ServerDeviceKind::Cpu), 2);
+        QCOMPARE(s.count(ServerDeviceKind::PcieSwitch), 2);
+        QCOMPARE(s.count(ServerDeviceKind::Nic), 2);
+        QCOMPARE(s.links.size(), std::size_t(5)); // GPU 0 - GPU 3 has none
+        QCOMPARE(s.devices[static_cast<std::size_t>(s.indexOf("gpu1"))].host, std::string("pex0"));
+        QCOMPARE(s.devices[static_cast<std::size_t>(s.indexOf("nic1"))].host, std::string("pex1"));
+        QVERIFY2(l.notes.find("written out as found") != std::string::npos, l.notes.c_str());
+        QVERIFY2(l.notes.find("5 direct NVLink pairs") != std::string::npos, l.notes.c_str());
+        QVERIFY(l.original["imported"]["deviations"].empty());
         QCOMPARE(l.original["imported"]["devices"]["links"].size(), std::size_t(15));
+        // A log gives no board: the nearest generated shape, with its deviations noted.
+        const Layout log = layoutFromImport(
+                importFile(dataPath(
+                        "nccl-tests/h100-2node-16gpu-allreduce-srun-prefixed-nccltests290.txt")),
+                Catalog::builtin());
+        QVERIFY(!log.cluster.server);
     }
 
     void badInput_data()

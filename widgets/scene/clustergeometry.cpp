@@ -1,4 +1,5 @@
 #include "clustergeometry.h"
+#include "clustergeometry_p.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,6 +8,8 @@ namespace railyard {
 
 using engine::DeviceKind;
 using engine::LinkKind;
+using geometry_detail::buildCsr;
+using geometry_detail::rowSpan;
 
 namespace {
 constexpr double kPad = 14;        // inside a server box
@@ -27,33 +30,6 @@ enum class Row { Nic, Host, Gpu, Switch };
 double aspectError(double w, double h)
 {
     return h > 0 ? std::abs(std::log((w / h) / kTargetAspect)) : 1e9;
-}
-
-template<typename T>
-std::span<const T> rowSpan(const std::vector<int> &start, const std::vector<T> &data, int i)
-{
-    if (i < 0 || i + 1 >= static_cast<int>(start.size()))
-        return {};
-    const int b = start[static_cast<std::size_t>(i)];
-    const int e = start[static_cast<std::size_t>(i) + 1];
-    return {data.data() + b, static_cast<std::size_t>(e - b)};
-}
-
-// Compressed rows from (row, value) pairs.
-void buildCsr(int rows,
-              const std::vector<std::pair<int, int>> &pairs,
-              std::vector<int> &start,
-              std::vector<int> &data)
-{
-    start.assign(static_cast<std::size_t>(rows) + 1, 0);
-    for (const auto &p : pairs)
-        ++start[static_cast<std::size_t>(p.first) + 1];
-    for (std::size_t i = 1; i < start.size(); ++i)
-        start[i] += start[i - 1];
-    data.assign(pairs.size(), 0);
-    std::vector<int> fill(start.begin(), start.end() - 1);
-    for (const auto &p : pairs)
-        data[static_cast<std::size_t>(fill[static_cast<std::size_t>(p.first)]++)] = p.second;
 }
 
 } // namespace
@@ -165,7 +141,11 @@ void ClusterGeometry::place()
     // One server or tray, in its own coordinates: its rows of devices top to bottom.
     const int nics = s.nicsPerNode;
     const int slots = std::max({gpn, nics, 1});
-    const bool serverSwitches = !rackDomain && !s.pcieOnly;
+    // Explicit servers: NVSwitches as the server lists them, or room below the GPUs for a
+    // direct mesh's arcs.
+    const bool serverSwitches = s.explicitServer
+                                        ? (s.directNvlink || t.countOf(DeviceKind::NvSwitch) > 0)
+                                        : !rackDomain && !s.pcieOnly;
     const double side = rackDomain ? 0 : kCpuSide;
     const double nodeW = slots * kSlot + 2 * kPad + 2 * side;
     std::vector<std::pair<Row, double>> rows;
@@ -443,6 +423,8 @@ void ClusterGeometry::place()
                             break;
                         }
                         case DeviceKind::PcieSwitch:
+                            if (s.explicitServer)
+                                break; // placeExplicitHosts, once the GPUs and NICs are placed
                             // Centred over the two GPUs it serves.
                             out = QRectF(node.left() + kPad + side + d.local * 2 * kSlot + 12,
                                          rowTopY(Row::Host),
@@ -450,6 +432,8 @@ void ClusterGeometry::place()
                                          kSwitchH);
                             break;
                         case DeviceKind::Cpu: {
+                            if (s.explicitServer)
+                                break; // placeExplicitHosts, once the GPUs and NICs are placed
                             const int cpus = std::max(1, gpn >= 2 ? 2 : 1);
                             if (rackDomain) {
                                 const double span = slots * kSlot / cpus;
@@ -468,6 +452,8 @@ void ClusterGeometry::place()
                             break;
                         }
                         case DeviceKind::NvSwitch: {
+                            if (s.explicitServer)
+                                break; // placeExplicitHosts, once the GPUs and NICs are placed
                             const int count = std::max(1, t.gpuSpec().nvswitchesPerDomain);
                             const double pitch = slots * kSlot / count;
                             const double w = std::min(pitch - 16, 150.0);
@@ -481,6 +467,8 @@ void ClusterGeometry::place()
                         default: break;
                         }
                     }
+                    if (s.explicitServer)
+                        placeExplicitHosts(n, rowTopY(Row::Host), rowTopY(Row::Switch), side);
                 }
             }
             for (int i = 0; i < L; ++i) {
@@ -551,183 +539,69 @@ void ClusterGeometry::place()
     m_bounds = bounds.adjusted(-60, -60, 60, 60);
 }
 
-std::vector<QLineF> ClusterGeometry::globalBusLines() const
+void ClusterGeometry::placeExplicitHosts(int n, double hostY, double switchY, double side)
 {
-    std::vector<QLineF> out;
-    if (!m_busMode)
-        return out;
-    std::vector<double> deepest(m_columnGutter.size(), m_globalBusY);
-    for (const Block &block : m_blocks) {
-        if (block.leaves.empty())
+    // An explicit server's PCIe switches sit over the GPUs and NICs below them in the tree,
+    // its CPUs at the ends of the PCIe row (as in the generated servers), its NVSwitches spread
+    // under the GPUs.
+    const engine::Topology &t = m_topology;
+    const QRectF node = m_node[static_cast<std::size_t>(n)];
+    std::vector<int> nvswitches, cpus;
+    struct Span
+    {
+        double left = 1e18, right = -1e18;
+    };
+    std::vector<std::pair<int, Span>> switches;
+    for (int id : nodeDevices(n)) {
+        const DeviceKind k = t.devices()[static_cast<std::size_t>(id)].kind;
+        if (k == DeviceKind::NvSwitch)
+            nvswitches.push_back(id);
+        else if (k == DeviceKind::Cpu)
+            cpus.push_back(id);
+        else if (k == DeviceKind::PcieSwitch)
+            switches.emplace_back(id, Span{});
+    }
+    for (int id : nodeDevices(n)) {
+        const DeviceKind k = t.devices()[static_cast<std::size_t>(id)].kind;
+        if (k != DeviceKind::Gpu && k != DeviceKind::Nic)
             continue;
-        const auto c = static_cast<std::size_t>(
-                std::find(m_columnGutter.begin(), m_columnGutter.end(), block.gutterX)
-                - m_columnGutter.begin());
-        if (c < deepest.size())
-            deepest[c] = std::max(deepest[c], block.uplinkY);
-    }
-    for (std::size_t c = 0; c < m_columnGutter.size(); ++c)
-        if (deepest[c] > m_globalBusY)
-            out.emplace_back(m_columnGutter[c], m_globalBusY, m_columnGutter[c], deepest[c]);
-    out.emplace_back(m_globalLeft, m_globalBusY, m_globalRight, m_globalBusY);
-    return out;
-}
-
-QPolygonF ClusterGeometry::nodeLinkPath(const engine::Link &l) const
-{
-    const auto &devices = m_topology.devices();
-    const QRectF a = deviceRect(l.a);
-    const QRectF b = deviceRect(l.b);
-    const DeviceKind ka = devices[static_cast<std::size_t>(l.a)].kind;
-    const DeviceKind kb = devices[static_cast<std::size_t>(l.b)].kind;
-    if (std::abs(a.center().y() - b.center().y()) < 1) {
-        // Same row: side by side, or routed around whatever sits between them.
-        const bool aLeft = a.center().x() < b.center().x();
-        const double gap = aLeft ? b.left() - a.right() : a.left() - b.right();
-        if (gap < 40)
-            return QPolygonF({QPointF(aLeft ? a.right() : a.left(), a.center().y()),
-                              QPointF(aLeft ? b.left() : b.right(), b.center().y())});
-        const bool cpus = ka == DeviceKind::Cpu && kb == DeviceKind::Cpu;
-        // The socket link runs above the row, switch-to-CPU links below it.
-        const double yy = cpus ? a.top() - 10 : a.bottom() + 9;
-        const double ya = cpus ? a.top() : a.bottom();
-        const double xa = a.center().x() + (cpus ? 0 : (aLeft ? -8 : 8));
-        return QPolygonF({QPointF(xa, ya),
-                          QPointF(xa, yy),
-                          QPointF(b.center().x(), yy),
-                          QPointF(b.center().x(), ya)});
-    }
-    const bool aAbove = a.center().y() < b.center().y();
-    const QRectF &upper = aAbove ? a : b;
-    const QRectF &lower = aAbove ? b : a;
-    QPointF pu, pl;
-    if (l.kind == LinkKind::NvLink) {
-        pu = QPointF(upper.center().x(), upper.bottom());
-        pl = QPointF(lower.center().x(), lower.top());
-    } else {
-        // Straight down from the narrower box into the wider one.
-        const QRectF &narrow = upper.width() <= lower.width() ? upper : lower;
-        const QRectF &wide = upper.width() <= lower.width() ? lower : upper;
-        const double x = std::clamp(narrow.center().x(), wide.left() + 6, wide.right() - 6);
-        pu = QPointF(x, upper.bottom());
-        pl = QPointF(x, lower.top());
-    }
-    return aAbove ? QPolygonF({pu, pl}) : QPolygonF({pl, pu});
-}
-
-QPolygonF ClusterGeometry::linkPath(int link) const
-{
-    const engine::Link &l = m_topology.links()[static_cast<std::size_t>(link)];
-    const auto &devices = m_topology.devices();
-    const engine::Device &da = devices[static_cast<std::size_t>(l.a)];
-    const engine::Device &db = devices[static_cast<std::size_t>(l.b)];
-    const QRectF a = deviceRect(l.a);
-    const QRectF b = deviceRect(l.b);
-    if (da.node >= 0 && da.node == db.node)
-        return nodeLinkPath(l);
-
-    // A GPU to a rack-scale NVSwitch chip: down (or up) to the rack's NVLink bus.
-    if (da.kind == DeviceKind::Gpu && db.kind == DeviceKind::NvSwitch) {
-        if (const RackBus *bus = rackBus(rackOfNode(da.node)); bus && da.node >= 0) {
-            const bool mirrored = isMirrored(da.node);
-            const double busY = mirrored ? bus->lowerY : bus->upperY;
-            const double ga = mirrored ? a.top() : a.bottom();
-            const double sb = mirrored ? b.bottom() : b.top();
-            return QPolygonF({QPointF(a.center().x(), ga),
-                              QPointF(a.center().x(), busY),
-                              QPointF(b.center().x(), busY),
-                              QPointF(b.center().x(), sb)});
+        const QRectF r = m_device[static_cast<std::size_t>(id)];
+        for (int d = id, link = t.hostLink(id); link >= 0; link = t.hostLink(d)) {
+            d = t.otherEnd(link, d);
+            for (auto &[sw, span] : switches)
+                if (sw == d) {
+                    span.left = std::min(span.left, r.left());
+                    span.right = std::max(span.right, r.right());
+                }
         }
     }
-    // A NIC to its leaf: onto its rail's lane, along to the trunk, up to the leaf.
-    if (da.kind == DeviceKind::Nic && db.kind == DeviceKind::Leaf && da.node >= 0) {
-        const Block &block = m_blocks[static_cast<std::size_t>(blockOfNode(da.node))];
-        const int lane = laneOfLeaf(l.b);
-        if (lane >= 0 && lane < static_cast<int>(block.trunkX.size())) {
-            const double laneY = nicLaneY(l.a);
-            const double nicY = isMirrored(da.node) ? a.bottom() : a.top();
-            const double tx = block.trunkX[static_cast<std::size_t>(lane)];
-            const double ly = block.leafLaneY[static_cast<std::size_t>(lane)];
-            return QPolygonF({QPointF(a.center().x(), nicY),
-                              QPointF(a.center().x(), laneY),
-                              QPointF(tx, laneY),
-                              QPointF(tx, ly),
-                              QPointF(b.center().x(), ly),
-                              QPointF(b.center().x(), b.bottom())});
-        }
+    for (const auto &[sw, span] : switches) {
+        const double centre = span.right > span.left ? (span.left + span.right) / 2
+                                                     : node.center().x();
+        const double w = std::clamp(span.right - span.left, kGpuW, kSlot * 4.0);
+        m_device[static_cast<std::size_t>(sw)] = QRectF(centre - w / 2, hostY, w, kSwitchH);
     }
-    // A leaf to a spine: straight up, or through the block column's trunk in bus mode.
-    if (da.kind == DeviceKind::Leaf && db.kind == DeviceKind::Spine && m_busMode) {
-        for (const Block &block : m_blocks) {
-            if (std::find(block.leaves.begin(), block.leaves.end(), l.a) == block.leaves.end())
-                continue;
-            return QPolygonF({QPointF(a.center().x(), a.top()),
-                              QPointF(a.center().x(), block.uplinkY),
-                              QPointF(block.gutterX, block.uplinkY),
-                              QPointF(block.gutterX, m_globalBusY),
-                              QPointF(b.center().x(), m_globalBusY),
-                              QPointF(b.center().x(), b.bottom())});
-        }
+    const double cpuW = 56;
+    for (std::size_t k = 0; k < cpus.size(); ++k) {
+        // Two sockets at the two ends; more stack at the ends.
+        const bool left = k % 2 == 0 || cpus.size() == 1;
+        const double h = cpus.size() > 2 ? kSwitchH / 2 : kSwitchH;
+        m_device[static_cast<std::size_t>(cpus[k])]
+                = QRectF(left ? node.left() + kPad : node.right() - kPad - cpuW,
+                         hostY + (cpus.size() > 2 ? double(k / 2) * (h + 2) : 0.0),
+                         cpuW,
+                         h);
     }
-    const bool aAbove = a.center().y() < b.center().y();
-    return QPolygonF({QPointF(a.center().x(), aAbove ? a.bottom() : a.top()),
-                      QPointF(b.center().x(), aAbove ? b.top() : b.bottom())});
-}
-
-void ClusterGeometry::buildIndex() const
-{
-    const double area = std::max(1.0, m_bounds.width() * m_bounds.height());
-    m_cellSize = std::max(200.0, std::sqrt(area / 65536.0));
-    m_cols = std::max(1, static_cast<int>(std::ceil(m_bounds.width() / m_cellSize)));
-    m_rows = std::max(1, static_cast<int>(std::ceil(m_bounds.height() / m_cellSize)));
-    std::vector<std::pair<int, int>> pairs;
-    pairs.reserve(m_device.size() * 2);
-    for (int id = 0; id < static_cast<int>(m_device.size()); ++id) {
-        const QRectF &r = m_device[static_cast<std::size_t>(id)];
-        if (r.isNull())
-            continue;
-        const int c0 = std::clamp(int((r.left() - m_bounds.left()) / m_cellSize), 0, m_cols - 1);
-        const int c1 = std::clamp(int((r.right() - m_bounds.left()) / m_cellSize), 0, m_cols - 1);
-        const int r0 = std::clamp(int((r.top() - m_bounds.top()) / m_cellSize), 0, m_rows - 1);
-        const int r1 = std::clamp(int((r.bottom() - m_bounds.top()) / m_cellSize), 0, m_rows - 1);
-        for (int y = r0; y <= r1; ++y)
-            for (int x = c0; x <= c1; ++x)
-                pairs.emplace_back(y * m_cols + x, id);
-    }
-    buildCsr(m_cols * m_rows, pairs, m_cellStart, m_cellDev);
-}
-
-int ClusterGeometry::deviceAt(const QPointF &pos) const
-{
-    if (!m_bounds.contains(pos))
-        return -1;
-    if (m_cellStart.empty())
-        buildIndex();
-    const int cx = std::clamp(int((pos.x() - m_bounds.left()) / m_cellSize), 0, m_cols - 1);
-    const int cy = std::clamp(int((pos.y() - m_bounds.top()) / m_cellSize), 0, m_rows - 1);
-    for (int id : rowSpan(m_cellStart, m_cellDev, cy * m_cols + cx))
-        if (m_device[static_cast<std::size_t>(id)].adjusted(-2, -2, 2, 2).contains(pos))
-            return id;
-    return -1;
-}
-
-int ClusterGeometry::rackAt(const QPointF &pos) const
-{
-    for (int r = 0; r < rackCount(); ++r)
-        if (m_rack[static_cast<std::size_t>(r)].contains(pos))
-            return r;
-    return -1;
-}
-
-int ClusterGeometry::nodeAt(const QPointF &pos) const
-{
-    const int rack = rackAt(pos);
-    if (rack < 0)
-        return -1;
-    for (int n = firstNodeOfRack(rack); n < firstNodeOfRack(rack + 1); ++n)
-        if (m_node[static_cast<std::size_t>(n)].contains(pos))
-            return n;
-    return -1;
+    const double usable = node.width() - 2 * kPad - 2 * side;
+    const double pitch = usable / std::max<std::size_t>(1, nvswitches.size());
+    const double w = std::min(pitch - 16, 150.0);
+    for (std::size_t k = 0; k < nvswitches.size(); ++k)
+        m_device[static_cast<std::size_t>(nvswitches[k])] = QRectF(node.left() + kPad + side
+                                                                           + k * pitch
+                                                                           + (pitch - w) / 2,
+                                                                   switchY,
+                                                                   w,
+                                                                   kSwitchH);
 }
 
 } // namespace railyard

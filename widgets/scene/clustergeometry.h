@@ -103,6 +103,7 @@ public:
 
 private:
     void place();
+    void placeExplicitHosts(int node, double hostY, double switchY, double side);
     void buildIndex() const;
     QPolygonF nodeLinkPath(const engine::Link &l) const;
 
