@@ -1,5 +1,7 @@
 #include "importtext.h"
 
+#include "boundedread.h"
+
 #include "inputerror.h"
 #include "units.h"
 
@@ -27,54 +29,7 @@ std::string hexByte(unsigned char c)
 
 std::string readImportText(const std::string &path)
 {
-    struct stat st
-    {};
-    if (::stat(path.c_str(), &st) != 0)
-        throw InputError(path, "", std::string("cannot open: ") + std::strerror(errno));
-    const auto notAFile = [&](mode_t mode) {
-        if (S_ISDIR(mode))
-            throw InputError(path, "", "is a directory; expected a file to import");
-        if (!S_ISREG(mode))
-            throw InputError(path, "", "is not a regular file; expected a file to import");
-    };
-    notAFile(st.st_mode);
-    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        throw InputError(path, "", std::string("cannot open: ") + std::strerror(errno));
-    struct Closer
-    {
-        int fd;
-        ~Closer() { ::close(fd); }
-    } closer{fd};
-    if (::fstat(fd, &st) != 0)
-        throw InputError(path, "", std::string("cannot read: ") + std::strerror(errno));
-    notAFile(st.st_mode);
-    const auto tooLarge = [&](double bytes) {
-        return InputError(path,
-                          "",
-                          "the file is " + formatNumber(bytes / 1048576.0, 3)
-                                  + " MiB; an imported file is at most "
-                                  + std::to_string(kMaxImportBytes >> 20) + " MiB");
-    };
-    if (static_cast<unsigned long long>(st.st_size) > kMaxImportBytes)
-        throw tooLarge(static_cast<double>(st.st_size));
-    std::string text;
-    text.reserve(static_cast<std::size_t>(st.st_size));
-    char buffer[65536];
-    for (;;) {
-        const ssize_t n = ::read(fd, buffer, sizeof buffer);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            throw InputError(path, "", std::string("cannot read: ") + std::strerror(errno));
-        }
-        if (n == 0)
-            break;
-        text.append(buffer, static_cast<std::size_t>(n));
-        if (text.size() > kMaxImportBytes)
-            throw tooLarge(static_cast<double>(text.size()));
-    }
-    return text;
+    return readBoundedFile(path, kMaxImportBytes, "a file to import", "an imported file");
 }
 
 void checkImportText(std::string_view text, const std::string &file)
