@@ -100,9 +100,7 @@ MainWindow::MainWindow(QWidget *parent, const QString &recoveryDirectory)
     // The busiest links, a tab beside Pricing (the warnings keep their own place).
     m_hottest = new HottestLinksPanel;
     m_hottestDock = dock(tr("Hottest Links"), "HottestLinksDock", m_hottest);
-    addDockWidget(Qt::RightDockWidgetArea, m_hottestDock);
-    tabifyDockWidget(docks.pricing, m_hottestDock);
-    docks.pricing->raise();
+    m_docks->addTab(m_hottestDock, docks.pricing, true);
     connect(m_hottest, &HottestLinksPanel::linkActivated, this, [this](int link) {
         m_view->showLink(link);
     });

@@ -216,6 +216,7 @@ void MainWindow::createActions()
     view->addSeparator();
     view->addAction(m_tourDock->toggleViewAction());
     view->addAction(m_plannerDock->toggleViewAction());
+    view->addAction(m_hottestDock->toggleViewAction());
     QMenu *panels = view->addMenu(tr("&Panels"));
     panels->setObjectName(QStringLiteral("menuPanels"));
     for (QDockWidget *dock : m_docks->all())
