@@ -1,17 +1,23 @@
 #include "clusterpanel.h"
 
+#include "calibration.h"
+#include "charts/calibrationchart.h"
 #include "clusterform.h"
 #include "commands/changecluster.h"
 #include "commands/changenotes.h"
 #include "commands/changetitle.h"
 #include "document/document.h"
+#include "units.h"
 
 #include <QFormLayout>
+#include <QGroupBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QUndoStack>
 #include <QVBoxLayout>
+
+#include <cmath>
 
 namespace railyard {
 
@@ -21,6 +27,9 @@ ClusterPanel::ClusterPanel(QWidget *parent)
     , m_notes(new QPlainTextEdit(this))
     , m_form(new ClusterForm(this))
     , m_error(new QLabel(this))
+    , m_calibrationBox(new QGroupBox(tr("Measured against the model"), this))
+    , m_calibration(new CalibrationChart(m_calibrationBox))
+    , m_calibrationText(new QLabel(m_calibrationBox))
 {
     m_notes->setMaximumHeight(90);
     m_notes->setPlaceholderText(tr("What this layout is for"));
@@ -36,6 +45,13 @@ ClusterPanel::ClusterPanel(QWidget *parent)
     layout->addLayout(top);
     layout->addWidget(m_form);
     layout->addWidget(m_error);
+    m_calibrationText->setWordWrap(true);
+    m_calibrationText->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto *calibration = new QVBoxLayout(m_calibrationBox);
+    calibration->addWidget(m_calibration);
+    calibration->addWidget(m_calibrationText);
+    m_calibrationBox->hide();
+    layout->addWidget(m_calibrationBox);
     layout->addStretch(1);
 
     connect(m_title, &QLineEdit::textEdited, this, [this](const QString &text) {
@@ -75,6 +91,50 @@ QString ClusterPanel::errorText() const
 void ClusterPanel::syncFromDocument()
 {
     m_form->setCluster(m_document->layout().cluster);
+    syncCalibration();
+}
+
+QString ClusterPanel::calibrationText() const
+{
+    return m_calibrationBox->isHidden() ? QString() : m_calibrationText->text();
+}
+
+void ClusterPanel::syncCalibration()
+{
+    // The engine prices the log's sizes again on the cluster as it is now: an edit (another
+    // NIC, another efficiency) moves the dashed line away from the measured one.
+    const auto cal = engine::calibrationOf(m_document->layout(), m_document->topology());
+    m_calibrationBox->setVisible(cal.has_value());
+    if (!cal)
+        return;
+    m_calibration->setCalibration(*cal);
+    const auto gb = [](double v) { return QString::fromStdString(engine::formatNumber(v)); };
+    QString text = tr("%1 from %2, every GPU. At %3 the log measured %4 GB/s bus bandwidth; "
+                      "the model gave %5 GB/s at line rate and was calibrated with "
+                      "tuning.efficiency %6.")
+                           .arg(QString::fromStdString(cal->test),
+                                QString::fromStdString(cal->file),
+                                QString::fromStdString(engine::formatBytes(cal->sizeBytes)),
+                                gb(cal->measuredGBps),
+                                gb(cal->modelledBeforeGBps),
+                                gb(cal->efficiency));
+    if (const engine::CalibrationPoint *p = cal->worstFrom1MiB()) {
+        const double gap = p->modelledGBps / p->measuredGBps - 1;
+        if (std::abs(gap) < 0.05)
+            text += tr(" From 1 MiB up the model is within 5% of the log at every size.");
+        else
+            text += tr(" From 1 MiB up the model is furthest from the log at %1: %2 GB/s "
+                       "against %3 GB/s measured (%4%5%). %6")
+                            .arg(QString::fromStdString(engine::formatBytes(p->sizeBytes)),
+                                 gb(p->modelledGBps),
+                                 gb(p->measuredGBps),
+                                 gap > 0 ? QStringLiteral("+") : QString(),
+                                 QString::number(std::lround(gap * 100)),
+                                 gap > 0 ? tr("The model is unsure there: it assumes less latency "
+                                              "per step than this fabric shows.")
+                                         : tr("The model is unsure there."));
+    }
+    m_calibrationText->setText(text);
 }
 
 void ClusterPanel::syncTitle()
