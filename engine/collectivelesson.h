@@ -63,8 +63,9 @@ struct CollectiveLesson
     double stepsAloneS = 0; // sum of the steps' linkS
     double bandwidthS = 0;  // the estimate's bandwidth part (sum of the steps' timeS)
     double latencyS = 0;
-    double totalS = 0;    // latencyS + bandwidthS
-    double estimateS = 0; // estimateCollective()'s time for the same request
+    double totalS = 0;      // latencyS + bandwidthS
+    double estimateS = 0;   // estimateCollective()'s time for the same request
+    double nvlinkScale = 1; // NVLS: the share of NVLink's rate the switch's reduction gets
 
     const std::vector<LinkBytes> &stepLinks(int step) const;
 };
@@ -75,6 +76,20 @@ inline constexpr int kLessonMaxRanks = 512;
 // Throws InputError with a clear reason when the algorithm cannot run here (NVLS without NVLink
 // SHARP, SHARP without a SHARP fabric, a tree inside one domain, ...) or the group is too large.
 CollectiveLesson buildCollectiveLesson(const Topology &topology, const CollectiveRequest &request);
+
+// The links step `step` crosses, with the share of the step each is busy: its busiest
+// direction's bytes over its achieved rate (NVLS's NVLink efficiency included) and the step's
+// own time, so the step's bottleneck is 1.
+struct LessonLinkLoad
+{
+    int link = -1;
+    double bytes = 0;     // the busiest direction's
+    double load = 0;      // 0..1
+    bool reverse = false; // more goes b -> a than a -> b
+};
+std::vector<LessonLinkLoad> lessonStepLoads(const Topology &topology,
+                                            const CollectiveLesson &lesson,
+                                            int step);
 
 // What each GPU of the lesson holds after `stepsDone` steps: per rank (lesson.gpus order) and
 // unit chunk, how many ranks' contributions it holds summed (0: not held).

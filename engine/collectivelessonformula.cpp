@@ -278,6 +278,7 @@ CollectiveLesson buildCollectiveLesson(const Topology &t, const CollectiveReques
     L.ranks = g.n;
     L.domains = g.domains;
     L.gpus = g.gpus;
+    L.nvlinkScale = plan.nvlinkScale;
     {
         detail::LessonBuilder b(t, g, L, plan.nvlinkScale);
         detail::buildSchedule(b, req.op, plan.algorithm, req.bytes);
@@ -319,6 +320,24 @@ CollectiveLesson buildCollectiveLesson(const Topology &t, const CollectiveReques
                           "counts the pipeline's steady state");
     writeFormula(L, t, g, traffic, plan);
     return L;
+}
+
+std::vector<LessonLinkLoad> lessonStepLoads(const Topology &t, const CollectiveLesson &L, int step)
+{
+    std::vector<LessonLinkLoad> out;
+    if (step < 0 || step >= static_cast<int>(L.steps.size()))
+        return out;
+    const double linkS = L.steps[static_cast<std::size_t>(step)].linkS;
+    for (const LinkBytes &lb : L.stepLinks(step)) {
+        const Link &link = t.links()[static_cast<std::size_t>(lb.link)];
+        double rate = link.effectiveGbPerS() * 1e9;
+        if (link.kind == LinkKind::NvLink)
+            rate *= L.nvlinkScale;
+        const double bytes = std::max(lb.up, lb.down);
+        const double load = rate > 0 && linkS > 0 ? bytes / rate / linkS : 0;
+        out.push_back({lb.link, bytes, std::clamp(load, 0.0, 1.0), lb.down > lb.up});
+    }
+    return out;
 }
 
 double LessonProgress::done(int rank, CollectiveOp op) const
