@@ -145,6 +145,7 @@ private:
     void createPlannerDock();
     // mainwindowlesson.cpp
     void createLessonDock();
+    void frameLesson();
     // mainwindowfiles.cpp
     void addRecentFile(const QString &path);
     void rebuildRecentMenu();

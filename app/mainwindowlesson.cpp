@@ -1,10 +1,16 @@
 #include "docklayout.h"
+#include "document/document.h"
 #include "mainwindow.h"
 #include "panels/lessonpanel.h"
+#include "scene/clustergeometry.h"
+#include "scene/clusterscene.h"
+#include "scene/clusterview.h"
 
 #include <QAction>
 #include <QDockWidget>
 #include <QScrollArea>
+
+#include <algorithm>
 
 namespace railyard {
 
@@ -19,13 +25,16 @@ void MainWindow::createLessonDock()
     scroll->setWidget(m_lesson);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff); // the texts wrap
     m_lessonDock = new QDockWidget(tr("Collective Lesson"), this);
     m_lessonDock->setObjectName(QStringLiteral("CollectiveLessonDock"));
     m_lessonDock->setWidget(scroll);
     addDockWidget(Qt::LeftDockWidgetArea, m_lessonDock);
-    tabifyDockWidget(m_docks->docks().inspector, m_lessonDock);
+    // Beside Workload, the tallest place on the left: the step, its transfers and the formula
+    // need the height, and Pricing stays in view on the right.
+    tabifyDockWidget(m_docks->docks().workload, m_lessonDock);
     m_lessonDock->hide();
-    m_docks->docks().groups->raise(); // tabifying brought another tab forward
+    m_docks->docks().workload->raise(); // tabifying brought another tab forward
 
     QAction *toggle = m_lessonDock->toggleViewAction();
     toggle->setObjectName(QStringLiteral("actionCollectiveLesson"));
@@ -33,10 +42,43 @@ void MainWindow::createLessonDock()
     toggle->setShortcut(QKeySequence(Qt::Key_F4));
     toggle->setStatusTip(tr("Step through a collective chunk by chunk on this cluster"));
     connect(toggle, &QAction::triggered, this, [this](bool on) {
-        if (on)
-            m_lessonDock->raise();
+        if (!on)
+            return;
+        m_lessonDock->raise();
+        // Wide enough for the formula's lines, never more than a third of the window.
+        const int want = std::min(420, width() / 3);
+        if (!m_lessonDock->isFloating() && m_lessonDock->width() < want)
+            resizeDocks({m_lessonDock}, {want}, Qt::Horizontal);
     });
     connect(m_lessonDock, &QDockWidget::visibilityChanged, m_lesson, &LessonPanel::setActive);
+    connect(m_lesson, &LessonPanel::lessonChanged, this, &MainWindow::frameLesson);
+}
+
+// Brings the lesson's GPUs into view (unless they are already), without selecting them: the
+// selection's rings would mix with the lesson's marks.
+void MainWindow::frameLesson()
+{
+    const engine::CollectiveLesson *lesson = m_lesson->lesson();
+    if (!lesson || !m_view || !m_lesson->isActive())
+        return;
+    const engine::Topology &t = m_document->topology();
+    QRectF frame;
+    for (int gpu : lesson->gpus)
+        if (gpu >= 0 && gpu < t.gpuCount())
+            frame = frame.united(m_scene->geometry().deviceRect(t.gpuDevice(gpu)));
+    if (frame.isNull())
+        return;
+    // Room above the GPUs for the arrows, below for the switches and the progress bars.
+    frame.adjust(-60, -160, 60, 120);
+    // Nothing to do when the GPUs are in view and large enough for their badges.
+    const QRectF visible = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
+    const double gpuPx = m_scene->geometry().deviceRect(t.gpuDevice(lesson->gpus.front())).width()
+                         * m_view->zoom();
+    if (visible.contains(frame) && gpuPx >= 30)
+        return;
+    const QRect v = m_view->viewport()->rect().adjusted(40, 90, -40, -90);
+    m_view->setZoom(std::min({v.width() / frame.width(), v.height() / frame.height(), 1.0}));
+    m_view->centerOn(frame.center());
 }
 
 } // namespace railyard

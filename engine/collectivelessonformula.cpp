@@ -187,8 +187,9 @@ void writeFormula(CollectiveLesson &L,
         std::string rate = formatNumber(B) + " GB/s";
         if (plan.nvlinkScale != 1)
             rate += " (NVLink x " + formatNumber(plan.nvlinkScale) + " NVLS efficiency)";
-        f.push_back("t_NVLink = " + k.text + " x S / B = " + k.numbers + " x " + S + " / " + rate
-                    + " = " + formatSeconds(nv));
+        f.push_back("t_NVLink = " + k.text + " x S / B_NVLink = " + k.numbers + " x " + S + " / "
+                    + rate + " = " + formatSeconds(nv)
+                    + (nv == std::max(nv, net) ? "  (B_NVLink: a GPU's NVLink, achieved)" : ""));
     }
     if (net > 0) {
         // The busiest network link: its bytes over its achieved rate.

@@ -107,7 +107,7 @@ private Q_SLOTS:
         for (const LessonStep &st : L.steps)
             QVERIFY(std::abs(st.timeS - L.bandwidthS / 14) < 1e-9 * L.bandwidthS);
         QVERIFY(!L.formula.empty());
-        QVERIFY(L.formula[1].find("2(n-1)/n x S / B = 2x7/8 x 1 GiB") != std::string::npos);
+        QVERIFY(L.formula[1].find("2(n-1)/n x S / B_NVLink = 2x7/8 x 1 GiB") != std::string::npos);
     }
 
     // The steps' bytes, summed over the collective, are the estimate's bytes on every link.

@@ -132,7 +132,7 @@ private Q_SLOTS:
         QCOMPARE(p.stepCount(), 14);
         QCOMPARE(p.slider()->maximum(), 13);
         QVERIFY(p.stepLabel()->text().startsWith(QStringLiteral("Step 1 of 14 - reduce-scatter")));
-        QVERIFY(p.formulaLabel()->text().contains(QStringLiteral("2(n-1)/n x S / B")));
+        QVERIFY(p.formulaLabel()->text().contains(QStringLiteral("2(n-1)/n x S / B_NVLink")));
         QVERIFY(p.totalLabel()->text().contains(QStringLiteral("estimate")));
         QCOMPARE(p.transfersList()->count(), 8);
 
@@ -288,6 +288,23 @@ private Q_SLOTS:
         QVERIFY(forward);
         forward->trigger();
         QCOMPARE(w.lessonPanel()->step(), 1);
+        if (qEnvironmentVariableIsSet("RAILYARD_SHOTS_DIR")) {
+            // What a student sees: a ring step on one server, a hierarchical step across two.
+            const QString dir = qEnvironmentVariable("RAILYARD_SHOTS_DIR");
+            w.resize(1600, 1000);
+            test::settle();
+            w.lessonPanel()->restart();
+            w.lessonPanel()->setStep(2);
+            test::settle();
+            w.grab().save(dir + QStringLiteral("/lesson-window-ring.png"));
+            LessonPanel &p = *w.lessonPanel();
+            p.groupBox()->setCurrentIndex(
+                    choiceStarting(p, QStringLiteral("Across two servers: all")));
+            chooseAlgorithm(p, engine::Algorithm::Hierarchical);
+            p.setStep(7);
+            test::settle();
+            w.grab().save(dir + QStringLiteral("/lesson-window-hierarchical.png"));
+        }
         w.lessonDock()->close();
         test::settle();
         QVERIFY(!w.viewState()->lesson());

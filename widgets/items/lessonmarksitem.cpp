@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 namespace railyard {
@@ -33,6 +34,7 @@ void LessonMarksItem::setFrame(const LessonFrame *frame)
     prepareGeometryChange();
     m_marks.clear();
     m_arrows.clear();
+    m_caption.clear();
     m_bounds = QRectF();
     if (frame) {
         std::map<int, std::size_t> index;
@@ -53,6 +55,7 @@ void LessonMarksItem::setFrame(const LessonFrame *frame)
             m.badge = b.text;
             m.progress = b.progress;
         }
+        m_caption = frame->caption;
         for (const LessonFrame::Arrow &a : frame->arrows)
             if (a.from != a.to)
                 m_arrows.emplace_back(m_geometry.deviceRect(a.from), m_geometry.deviceRect(a.to));
@@ -79,13 +82,15 @@ void LessonMarksItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *,
     painter->setFont(font);
     const QFontMetrics fm(font);
     const QRect clip = painter->viewport();
-    drawArrows(painter, world);
+    double top = drawArrows(painter, world);
+    QRectF marked;
     for (const Mark &m : m_marks) {
         QRectF r = world.mapRect(m.rect);
         if (r.width() < kMinPx)
             r.adjust(-(kMinPx - r.width()) / 2, 0, (kMinPx - r.width()) / 2, 0);
         if (r.height() < kMinPx)
             r.adjust(0, -(kMinPx - r.height()) / 2, 0, (kMinPx - r.height()) / 2);
+        marked = marked.united(r);
         if (!r.adjusted(-40, -40, 40, 40).intersects(clip))
             continue;
         const bool large = r.width() >= 28;
@@ -120,11 +125,29 @@ void LessonMarksItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *,
             painter->drawText(badge, Qt::AlignCenter, m.badge);
         }
     }
+    // The step's name over the marked devices and their arrows, where the eye already is.
+    if (!m_caption.isEmpty() && !marked.isNull()) {
+        QFont big = font;
+        big.setPixelSize(13);
+        painter->setFont(big);
+        const QFontMetrics fb(big);
+        top = std::min(top, marked.top() - 12);
+        const QRectF box(std::max(marked.left(), double(clip.left()) + 8),
+                         std::max(top - fb.height() - 14, double(clip.top()) + 4),
+                         fb.horizontalAdvance(m_caption) + 16,
+                         fb.height() + 8);
+        painter->setPen(QPen(kSend, 1.5));
+        painter->setBrush(QColor(255, 255, 255, 235));
+        painter->drawRoundedRect(box, 5, 5);
+        painter->setPen(QColor(0x1f, 0x29, 0x37));
+        painter->drawText(box, Qt::AlignCenter, m_caption);
+    }
     painter->restore();
 }
 
-void LessonMarksItem::drawArrows(QPainter *painter, const QTransform &world) const
+double LessonMarksItem::drawArrows(QPainter *painter, const QTransform &world) const
 {
+    double top = std::numeric_limits<double>::infinity();
     // An arc from the top of the sender to the top of the receiver, higher the farther apart
     // they are, with its head at the receiver: which GPU hands what to which, whatever switch
     // the bytes cross on the way.
@@ -147,6 +170,7 @@ void LessonMarksItem::drawArrows(QPainter *painter, const QTransform &world) con
         const QPointF control((p0.x() + p1.x()) / 2, std::min(p0.y(), p1.y()) - lift);
         QPainterPath path(p0);
         path.quadTo(up ? control : (p0 + p1) / 2, p1);
+        top = std::min(top, path.boundingRect().top());
         painter->setBrush(Qt::NoBrush);
         painter->setPen(halo);
         painter->drawPath(path);
@@ -164,6 +188,7 @@ void LessonMarksItem::drawArrows(QPainter *painter, const QTransform &world) con
         painter->setBrush(kSend);
         painter->drawPolygon(head);
     }
+    return top;
 }
 
 } // namespace railyard

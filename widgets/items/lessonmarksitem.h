@@ -30,7 +30,8 @@ public:
     void paint(QPainter *painter, const QStyleOptionGraphicsItem *option, QWidget *widget) override;
 
 private:
-    void drawArrows(QPainter *painter, const QTransform &world) const;
+    // Returns the highest point (device y) the arrows reach.
+    double drawArrows(QPainter *painter, const QTransform &world) const;
     struct Mark
     {
         QRectF rect;
@@ -42,6 +43,7 @@ private:
     const ClusterGeometry &m_geometry;
     std::vector<Mark> m_marks;
     std::vector<std::pair<QRectF, QRectF>> m_arrows; // sender, receiver
+    QString m_caption;
     QRectF m_bounds;
 };
 

@@ -60,7 +60,7 @@ LessonPanel::LessonPanel(QWidget *parent)
                           "or KiB, MiB, GiB"));
     m_group = new QComboBox(this);
     m_group->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    m_group->setMinimumContentsLength(18);
+    m_group->setMinimumContentsLength(12);
     m_algorithm = new QComboBox(this);
     m_algorithm->addItem(tr("Auto"), int(Algorithm::Auto));
     m_algorithm->addItem(tr("Ring"), int(Algorithm::Ring));
@@ -71,6 +71,8 @@ LessonPanel::LessonPanel(QWidget *parent)
     m_algorithm->setCurrentIndex(1); // the ring first: the picture every course starts from
 
     auto *form = new QFormLayout;
+    form->setRowWrapPolicy(QFormLayout::WrapLongRows);
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
     form->addRow(tr("Collective"), m_op);
     form->addRow(tr("Size"), m_size);
     form->addRow(tr("Group"), m_group);
@@ -107,11 +109,15 @@ LessonPanel::LessonPanel(QWidget *parent)
     };
     m_backButton = button(m_backAction, tr("\u25C0 Back"));
     m_playButton = button(m_playAction, tr("Play"));
-    m_forwardButton = button(m_forwardAction, tr("Forward \u25B6"));
+    m_forwardButton = button(m_forwardAction, tr("Next \u25B6"));
     m_restartButton = button(m_restartAction, tr("Restart"));
     auto *buttons = new QHBoxLayout;
-    for (QPushButton *b : {m_backButton, m_playButton, m_forwardButton, m_restartButton})
+    for (QPushButton *b : {m_backButton, m_playButton, m_forwardButton, m_restartButton}) {
+        // Narrow docks: the buttons share the row rather than push it wider.
+        b->setMinimumWidth(0);
+        b->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
         buttons->addWidget(b);
+    }
 
     m_slider = new QSlider(Qt::Horizontal, this);
     m_slider->setRange(0, 0);
@@ -132,12 +138,12 @@ LessonPanel::LessonPanel(QWidget *parent)
     m_stepText->setFont(big);
     m_stepInfo = wrapped(this);
     m_key = wrapped(this);
-    m_key->setText(tr("<span style='color:#ea580c'>\u25A0</span> solid orange ring: sends in "
-                      "this step &nbsp; <span style='color:#db2777'>\u25A1</span> dashed pink "
-                      "ring: receives &nbsp; badge: the chunk it sends &nbsp; "
-                      "<span style='color:#059669'>\u25AC</span> bar: share of its result held "
-                      "after the step. Links: how busy each is during the step (its bottleneck "
-                      "= 100%)."));
+    m_key->setText(
+            tr("On the canvas: <span style='color:#ea580c'>orange ring and arrow</span>: "
+               "sends (badge: the chunk) &middot; <span style='color:#db2777'>dashed pink "
+               "ring</span>: receives &middot; <span style='color:#059669'>green bar</span>: "
+               "share of its result held after the step &middot; links: how busy each is "
+               "in the step (its bottleneck = 100%)."));
     m_key->setStyleSheet(QStringLiteral("color:#5b6675"));
     m_transfers = new QListWidget(this);
     m_transfers->setMaximumHeight(130);
@@ -157,14 +163,17 @@ LessonPanel::LessonPanel(QWidget *parent)
     col->addWidget(m_slider);
     col->addWidget(m_stepText);
     col->addWidget(m_stepInfo);
-    col->addWidget(m_key);
-    col->addWidget(m_transfers);
+    col->addWidget(m_status);
     auto *formulaHead = new QLabel(tr("Formula"), this);
     formulaHead->setFont(bold);
     col->addWidget(formulaHead);
     col->addWidget(m_formula);
     col->addWidget(m_total);
-    col->addWidget(m_status);
+    auto *transfersHead = new QLabel(tr("Transfers in this step"), this);
+    transfersHead->setFont(bold);
+    col->addWidget(transfersHead);
+    col->addWidget(m_transfers);
+    col->addWidget(m_key);
     col->addStretch(1);
 
     m_timer = new QTimer(this);

@@ -235,7 +235,10 @@ void LessonPanel::publishFrame()
         }
         frame->badges.push_back(b);
     }
-    frame->caption = QString::fromStdString(s.phase);
+    frame->caption = tr("Step %1 of %2 \u00B7 %3")
+                             .arg(m_step + 1)
+                             .arg(L.steps.size())
+                             .arg(QString::fromStdString(s.phase));
     m_view->setLesson(std::move(frame));
 }
 
