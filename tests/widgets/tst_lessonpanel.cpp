@@ -304,6 +304,16 @@ private Q_SLOTS:
             p.setStep(7);
             test::settle();
             w.grab().save(dir + QStringLiteral("/lesson-window-hierarchical.png"));
+            p.groupBox()->setCurrentIndex(choiceStarting(p, QStringLiteral("One server")));
+            chooseAlgorithm(p, engine::Algorithm::Nvls);
+            p.setStep(1);
+            test::settle();
+            w.grab().save(dir + QStringLiteral("/lesson-window-nvls.png"));
+            p.groupBox()->setCurrentIndex(choiceStarting(p, QStringLiteral("DP group 0")));
+            chooseAlgorithm(p, engine::Algorithm::Tree);
+            p.setStep(std::min(p.stepCount() - 1, 7));
+            test::settle();
+            w.grab().save(dir + QStringLiteral("/lesson-window-tree.png"));
         }
         w.lessonDock()->close();
         test::settle();

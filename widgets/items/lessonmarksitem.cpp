@@ -157,19 +157,26 @@ double LessonMarksItem::drawArrows(QPainter *painter, const QTransform &world) c
     pen.setCapStyle(Qt::RoundCap);
     for (const auto &[fromRect, toRect] : m_arrows) {
         const QRectF a = world.mapRect(fromRect), b = world.mapRect(toRect);
-        const bool up = b.center().y() <= a.center().y() + 1;
-        QPointF p0(a.center().x(), a.top() - 4), p1(b.center().x(), b.top() - 4);
-        if (!up) { // downwards (to a switch below): side to side
-            p0 = QPointF(a.center().x(), a.bottom() + 2);
-            p1 = QPointF(b.center().x(), b.top() - 2);
+        // Devices in one row (GPU to GPU): an arc over the row. Devices in different rows (a
+        // GPU and its NVSwitch below): from the facing edges, nearly straight.
+        const bool sameRow = std::abs(a.center().y() - b.center().y())
+                             < std::max(a.height(), b.height());
+        QPointF p0, p1, control;
+        if (sameRow) {
+            p0 = QPointF(a.center().x(), a.top() - 4);
+            p1 = QPointF(b.center().x(), b.top() - 4);
+            const double lift = std::min(0.35 * QLineF(p0, p1).length(), 160.0) + 10;
+            control = QPointF((p0.x() + p1.x()) / 2, std::min(p0.y(), p1.y()) - lift);
+        } else {
+            const bool down = b.center().y() > a.center().y();
+            p0 = QPointF(a.center().x(), down ? a.bottom() + 3 : a.top() - 3);
+            p1 = QPointF(b.center().x(), down ? b.top() - 3 : b.bottom() + 3);
+            control = (p0 + p1) / 2 + QPointF(0, down ? -6 : 6);
         }
-        const double dist = QLineF(p0, p1).length();
-        if (dist < 4)
+        if (QLineF(p0, p1).length() < 4)
             continue;
-        const double lift = up ? std::min(0.35 * dist, 160.0) + 10 : 0;
-        const QPointF control((p0.x() + p1.x()) / 2, std::min(p0.y(), p1.y()) - lift);
         QPainterPath path(p0);
-        path.quadTo(up ? control : (p0 + p1) / 2, p1);
+        path.quadTo(control, p1);
         top = std::min(top, path.boundingRect().top());
         painter->setBrush(Qt::NoBrush);
         painter->setPen(halo);
@@ -177,7 +184,7 @@ double LessonMarksItem::drawArrows(QPainter *painter, const QTransform &world) c
         painter->setPen(pen);
         painter->drawPath(path);
         // The head, along the curve's last direction.
-        const QPointF dir = p1 - (up ? control : p0);
+        const QPointF dir = p1 - control;
         const double len = std::hypot(dir.x(), dir.y());
         if (len <= 0)
             continue;
