@@ -175,6 +175,19 @@ private Q_SLOTS:
         QCOMPARE(p.step(), 0);
         QCOMPARE(c.grab(), lit);
 
+        // The step's playback does not take the canvas from the lesson.
+        c.view.setStepLength(doc->evaluation().timeline.stepS);
+        c.view.setPlaybackTime(doc->evaluation().timeline.stepS / 2);
+        QVERIFY(c.scene->canvasState().lesson);
+        QVERIFY(c.scene->canvasState().load(nvlinks.front()) > 0.99);
+        QCOMPARE(c.grab(), lit);
+        c.view.clearPlaybackTime();
+        // Play runs the steps on a timer; pausing stops it.
+        p.togglePlay();
+        QVERIFY(p.isPlaying());
+        p.togglePlay();
+        QVERIFY(!p.isPlaying());
+
         // Tabbing away (inactive) puts the canvas back as it was.
         p.setActive(false);
         QVERIFY(!c.view.lesson());

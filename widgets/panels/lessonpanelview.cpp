@@ -112,7 +112,13 @@ void LessonPanel::rebuildGroups()
     m_group->clear();
     for (const Choice &c : m_choices)
         m_group->addItem(c.label);
-    const int keep = m_group->findText(was);
+    int keep = m_group->findText(was);
+    // The selection's entry stays chosen when the selection changes (its label changes).
+    const QString selected = tr("The selected GPUs");
+    if (keep < 0 && was.startsWith(selected))
+        for (int i = 0; i < m_group->count() && keep < 0; ++i)
+            if (m_group->itemText(i).startsWith(selected))
+                keep = i;
     m_group->setCurrentIndex(keep >= 0 ? keep : 0);
 }
 

@@ -92,6 +92,7 @@ void ClusterScene::rebuild()
     m_view->setHoveredLink(-1);
     syncRanks();
     syncLoads();
+    syncLesson(); // a lesson's ids are for the old topology: it is shown no more
     syncView(ViewState::Selection | ViewState::Hover);
     Q_EMIT rebuilt();
 }
@@ -144,6 +145,7 @@ void ClusterScene::setViewState(ViewState *view)
         syncView(what.toInt());
     });
     syncColours();
+    syncLesson();
     syncMoment();
     syncView(ViewState::Selection | ViewState::Hover);
     update();
@@ -163,7 +165,9 @@ void ClusterScene::syncView(int what)
         update();
         Q_EMIT linkLoadVisibleChanged(m_view->linkLoad());
     }
-    if (what & (ViewState::Playback | ViewState::Lesson))
+    if (what & ViewState::Lesson)
+        syncLesson();
+    if (what & ViewState::Playback)
         syncMoment();
     if (what & (ViewState::Selection | ViewState::Hover))
         syncLinkMarks();
@@ -220,9 +224,11 @@ bool ClusterScene::syncLesson()
         m_lessonMarks->setFrame(m_state.lesson ? f : nullptr);
     if (!m_state.lesson) {
         if (was) {
+            // Back to the playback's moment (or the step average).
             m_state.moment.clear();
             m_state.momentReverse.clear();
             m_momentPhases.clear();
+            syncMoment();
             update();
         }
         return false;
@@ -244,7 +250,7 @@ bool ClusterScene::syncLesson()
 void ClusterScene::syncMoment()
 {
     // The lesson's step, while one is shown, takes the place of the playback's moment.
-    if (syncLesson())
+    if (m_state.lesson)
         return;
     const engine::Evaluation &e = m_document->evaluation();
     if (m_view->hasMoment() && !e.timeline.empty()) {
