@@ -188,8 +188,7 @@ void writeFormula(CollectiveLesson &L,
         if (plan.nvlinkScale != 1)
             rate += " (NVLink x " + formatNumber(plan.nvlinkScale) + " NVLS efficiency)";
         f.push_back("t_NVLink = " + k.text + " x S / B_NVLink = " + k.numbers + " x " + S + " / "
-                    + rate + " = " + formatSeconds(nv)
-                    + (nv == std::max(nv, net) ? "  (B_NVLink: a GPU's NVLink, achieved)" : ""));
+                    + rate + " = " + formatSeconds(nv) + "  (B_NVLink: a GPU's NVLink, achieved)");
     }
     if (net > 0) {
         // The busiest network link: its bytes over its achieved rate.
@@ -206,7 +205,30 @@ void writeFormula(CollectiveLesson &L,
                 bytes = b;
             }
         }
-        if (busiest >= 0)
+        // Where each NIC's bytes follow from a formula (one ring per rail; SHARP's shards),
+        // say it; else the busiest link's bytes as they are.
+        const int N = g.domains, m = g.ppn;
+        const bool ar = L.op == CollectiveOp::AllReduce;
+        Factor k;
+        if (L.algorithm == Algorithm::Hierarchical && N > 1 && g.ppn == g.ppnMin)
+            k = ar ? Factor{"2(N-1)/N x S/m",
+                            "2x" + std::to_string(N - 1) + "/" + std::to_string(N) + " x "
+                                    + formatBytes(L.bytes / m),
+                            2.0 * (N - 1) / N / m}
+                   : Factor{"(N-1)/N x S/m",
+                            std::to_string(N - 1) + "/" + std::to_string(N) + " x "
+                                    + formatBytes(L.bytes / m),
+                            double(N - 1) / N / m};
+        else if (L.algorithm == Algorithm::Sharp && g.ppn == g.ppnMin)
+            k = {"S/m", formatBytes(L.bytes / m), 1.0 / m};
+        if (busiest >= 0 && k.value > 0 && std::abs(k.value * L.bytes / bytes - 1) < 0.01)
+            f.push_back("t_network = " + k.text + " / B_NIC = " + k.numbers + " / "
+                        + formatNumber(k.value * L.bytes / net / 1e9)
+                        + " GB/s = " + formatSeconds(net) + "  (B_NIC: each GPU's NIC, achieved; "
+                        + (L.algorithm == Algorithm::Sharp ? "the switches add the shards"
+                                                           : "one ring per rail")
+                        + ")");
+        else if (busiest >= 0)
             f.push_back("t_network = busiest link's bytes / its rate = " + formatBytes(bytes)
                         + " on " + t.linkName(busiest) + " / " + formatNumber(bytes / net / 1e9)
                         + " GB/s = " + formatSeconds(net));
