@@ -222,6 +222,46 @@ private Q_SLOTS:
         QVERIFY(L.formula.back().find(formatSeconds(r.timeS)) != std::string::npos);
     }
 
+    // Hierarchical on two servers, step by step: the seven NVLink steps of each half move S/8
+    // per GPU at its NVLink rate, the two network steps S/16 per NIC at the NIC's rate; the
+    // stages overlap (max + 0.15 x min) into the estimate's time.
+    void hierarchicalStages()
+    {
+        const Topology &t = gmi();
+        const double S = GiB;
+        const CollectiveLesson L = buildCollectiveLesson(t,
+                                                         request(CollectiveOp::AllReduce,
+                                                                 S,
+                                                                 "0-15",
+                                                                 Algorithm::Hierarchical));
+        QCOMPARE(int(L.steps.size()), 7 + 2 + 7);
+        const double nvlink = t.gpuNvlinkRate(0) * 1e9;
+        const double nic = t.links()[static_cast<std::size_t>(t.nicUplink(0))].effectiveGbPerS()
+                           * 1e9;
+        double nvS = 0, netS = 0;
+        for (int s = 0; s < 16; ++s) {
+            const LessonStep &st = L.steps[static_cast<std::size_t>(s)];
+            QCOMPARE(st.network, s == 7 || s == 8);
+            QCOMPARE(int(st.transfers.size()), 16);
+            (st.network ? netS : nvS) += st.linkS;
+            if (st.network) {
+                QVERIFY(std::abs(st.linkS - S / 16 / nic) < 1e-3 * st.linkS);
+                QCOMPARE(st.transfers[0].bytes, S / 16);
+                // GPU k of server 0 sends to GPU k of server 1 and back.
+                for (const LessonTransfer &x : st.transfers)
+                    QCOMPARE(x.toRank % 8, x.fromRank % 8);
+            } else {
+                QVERIFY(std::abs(st.linkS - S / 8 / nvlink) < 1e-3 * st.linkS);
+            }
+        }
+        const double nv = 2.0 * 7 / 8 * S / nvlink, net = 2.0 * 1 / 2 * S / 8 / nic;
+        QVERIFY(std::abs(nvS / nv - 1) < 1e-3);
+        QVERIFY(std::abs(netS / net - 1) < 1e-3);
+        const double staged = std::max(nv, net) + 0.15 * std::min(nv, net);
+        QVERIFY(std::abs(L.bandwidthS / staged - 1) < 1e-3);
+        QVERIFY(L.stepsAloneS > L.bandwidthS); // the overlap the formula line explains
+    }
+
     // 128 GPUs: 254 ring steps, sharing one set of links (sparse: only the links crossed).
     void largeRing()
     {
