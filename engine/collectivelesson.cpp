@@ -135,13 +135,25 @@ int LessonBuilder::rank(int d, int k) const
     return m_g.domainStart[static_cast<std::size_t>(d)] + k;
 }
 
-// The NVSwitch that stands for a domain's switches in the transfers (NVLS reduces in all of
-// them; the first one a member reaches is drawn).
-int LessonBuilder::nvswitchOf(int d) const
+std::vector<std::pair<int, double>> LessonBuilder::nvswitchesOf(int d) const
 {
+    // Every member reaches the same switches with the same lanes: read them off the first.
     const int gpu = m_g.member(d, 0);
-    const auto links = m_t.gpuNvlinks(gpu);
-    return links.empty() ? -1 : m_t.otherEnd(links[0], m_t.gpuDevice(gpu));
+    std::vector<std::pair<int, double>> out;
+    double lanes = 0;
+    for (int l : m_t.gpuNvlinks(gpu)) {
+        const int sw = m_t.otherEnd(l, m_t.gpuDevice(gpu));
+        const double n = m_t.links()[static_cast<std::size_t>(l)].lanes;
+        lanes += n;
+        auto it = std::find_if(out.begin(), out.end(), [&](const auto &e) { return e.first == sw; });
+        if (it == out.end())
+            out.emplace_back(sw, n);
+        else
+            it->second += n;
+    }
+    for (auto &e : out)
+        e.second = lanes > 0 ? e.second / lanes : 0;
+    return out;
 }
 
 void LessonBuilder::intraNvlink(LinkTraffic &tr,

@@ -45,7 +45,9 @@ public:
                     bool reduce);
     int gpuDevice(int rank) const;
     int rank(int d, int k) const; // member k of domain d as a rank
-    int nvswitchOf(int d) const;
+    // The NVSwitches of domain `d` with each one's share of a member's NVLink lanes: NVLS
+    // reduces and multicasts in all of them, each on its share of the bytes.
+    std::vector<std::pair<int, double>> nvswitchesOf(int d) const;
     // Every member of every domain (with at least two members, and more than `activeStep` + 1
     // when that is not negative) sends egress/m and receives ingress/m over NVLink.
     void intraNvlink(LinkTraffic &tr, double egress, double ingress, int activeStep = -1) const;

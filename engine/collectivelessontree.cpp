@@ -63,20 +63,31 @@ void treeSchedule(LessonBuilder &b, Algorithm algo, double S)
                     for (int k = 0; k < m; ++k)
                         tr.addNvlink(g.member(d, k), S, S / m);
         });
-        LessonStep &st = b.step(pattern,
-                                "NVLS reduce in each server",
-                                "every GPU pushes its whole buffer (" + formatBytes(S)
-                                        + ") into the NVSwitch, which adds the " + perDomain(g)
-                                        + "' copies; GPU k gets shard k of the server's sum",
-                                false);
+        LessonStep &st = b.step(
+                pattern,
+                "NVLS reduce in each server",
+                "every GPU pushes its whole buffer (" + formatBytes(S)
+                        + ") into the NVSwitches (each its share of the lanes), which add the "
+                        + perDomain(g) + "' copies; GPU k gets shard k of the server's sum",
+                false);
         for (int d = 0; d < N; ++d) {
-            const int sw = b.nvswitchOf(d);
-            for (int k = 0; k < g.members(d); ++k)
-                b.sendDevice(st, b.rank(d, k), b.gpuDevice(b.rank(d, k)), -1, sw, 0, 2 * P, S, true);
-            for (int ch = 0; ch < P; ++ch) {
-                const int r = b.rank(d, head(d, ch));
-                b.sendDevice(st, -1, sw, r, b.gpuDevice(r), 2 * ch, 2, S / P, false);
-            }
+            const auto switches = b.nvswitchesOf(d);
+            for (const auto &[sw, share] : switches)
+                for (int k = 0; k < g.members(d); ++k)
+                    b.sendDevice(st,
+                                 b.rank(d, k),
+                                 b.gpuDevice(b.rank(d, k)),
+                                 -1,
+                                 sw,
+                                 0,
+                                 2 * P,
+                                 S * share,
+                                 true);
+            for (const auto &[sw, share] : switches)
+                for (int ch = 0; ch < P; ++ch) {
+                    const int r = b.rank(d, head(d, ch));
+                    b.sendDevice(st, -1, sw, r, b.gpuDevice(r), 2 * ch, 2, S / P * share, false);
+                }
         }
     } else {
         for (int s = 0; s < P - 1; ++s) {
@@ -175,18 +186,28 @@ void treeSchedule(LessonBuilder &b, Algorithm algo, double S)
         });
         LessonStep &st = b.step(pattern,
                                 "NVLS multicast in each server",
-                                "each GPU hands its finished shard to the NVSwitch, which "
-                                "multicasts it: every GPU receives the whole result ("
+                                "each GPU hands its finished shard to the NVSwitches, which "
+                                "multicast it: every GPU receives the whole result ("
                                         + formatBytes(S) + ")",
                                 false);
         for (int d = 0; d < N; ++d) {
-            const int sw = b.nvswitchOf(d);
-            for (int ch = 0; ch < P; ++ch) {
-                const int r = b.rank(d, head(d, ch));
-                b.sendDevice(st, r, b.gpuDevice(r), -1, sw, 2 * ch, 2, S / P, false);
-            }
-            for (int k = 0; k < g.members(d); ++k)
-                b.sendDevice(st, -1, sw, b.rank(d, k), b.gpuDevice(b.rank(d, k)), 0, 2 * P, S, false);
+            const auto switches = b.nvswitchesOf(d);
+            for (const auto &[sw, share] : switches)
+                for (int ch = 0; ch < P; ++ch) {
+                    const int r = b.rank(d, head(d, ch));
+                    b.sendDevice(st, r, b.gpuDevice(r), -1, sw, 2 * ch, 2, S / P * share, false);
+                }
+            for (const auto &[sw, share] : switches)
+                for (int k = 0; k < g.members(d); ++k)
+                    b.sendDevice(st,
+                                 -1,
+                                 sw,
+                                 b.rank(d, k),
+                                 b.gpuDevice(b.rank(d, k)),
+                                 0,
+                                 2 * P,
+                                 S * share,
+                                 false);
         }
         return;
     }
@@ -222,34 +243,39 @@ void nvlsSchedule(LessonBuilder &b, double S)
     const int m = g.n;
     out.chunks = m;
     out.chunkBytes = S / m;
-    const int sw = b.nvswitchOf(0);
+    const auto switches = b.nvswitchesOf(0);
     const int reduce = b.measure([&](LinkTraffic &tr) {
         for (int k = 0; k < m; ++k)
             tr.addNvlink(g.member(0, k), S, S / m);
     });
-    LessonStep &s1 = b.step(reduce,
-                            "NVLS reduce",
-                            "every GPU pushes its whole buffer (" + formatBytes(S)
-                                    + ") into the NVSwitch, which adds the " + std::to_string(m)
-                                    + " copies of each shard; GPU k reads back shard k ("
-                                    + formatBytes(S / m) + "), reduced",
-                            false);
-    for (int k = 0; k < m; ++k)
-        b.sendDevice(s1, k, b.gpuDevice(k), -1, sw, 0, m, S, true);
-    for (int k = 0; k < m; ++k)
-        b.sendDevice(s1, -1, sw, k, b.gpuDevice(k), k, 1, S / m, false);
+    LessonStep &s1
+            = b.step(reduce,
+                     "NVLS reduce",
+                     "every GPU pushes its whole buffer (" + formatBytes(S)
+                             + ") into the NVSwitches (each its share of the lanes), which add the "
+                             + std::to_string(m)
+                             + " copies of each shard; GPU k reads back shard k ("
+                             + formatBytes(S / m) + "), reduced",
+                     false);
+    for (const auto &[sw, share] : switches)
+        for (int k = 0; k < m; ++k)
+            b.sendDevice(s1, k, b.gpuDevice(k), -1, sw, 0, m, S * share, true);
+    for (const auto &[sw, share] : switches)
+        for (int k = 0; k < m; ++k)
+            b.sendDevice(s1, -1, sw, k, b.gpuDevice(k), k, 1, S / m * share, false);
     const int multicast = b.measure([&](LinkTraffic &tr) {
         for (int k = 0; k < m; ++k)
             tr.addNvlink(g.member(0, k), 0, S);
     });
     LessonStep &s2 = b.step(multicast,
                             "NVLS multicast",
-                            "the NVSwitch multicasts every reduced shard: each GPU receives the "
+                            "the NVSwitches multicast every reduced shard: each GPU receives the "
                             "whole result ("
                                     + formatBytes(S) + ")",
                             false);
-    for (int k = 0; k < m; ++k)
-        b.sendDevice(s2, -1, sw, k, b.gpuDevice(k), 0, m, S, false);
+    for (const auto &[sw, share] : switches)
+        for (int k = 0; k < m; ++k)
+            b.sendDevice(s2, -1, sw, k, b.gpuDevice(k), 0, m, S * share, false);
 }
 
 void sharpSchedule(LessonBuilder &b, double S)
