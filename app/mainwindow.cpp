@@ -9,6 +9,7 @@
 #include "panels/clusterpanel.h"
 #include "panels/hottestlinkspanel.h"
 #include "panels/inspectorpanel.h"
+#include "panels/lessonpanel.h"
 #include "panels/plannerpanel.h"
 #include "panels/pricingpanel.h"
 #include "panels/timelinepanel.h"
@@ -138,6 +139,7 @@ MainWindow::MainWindow(QWidget *parent, const QString &recoveryDirectory)
 
     createTourDock();
     createPlannerDock();
+    createLessonDock();
     createActions();
     createToolBar();
     // Panels outlive documents: they reach whichever view is current.
@@ -232,6 +234,7 @@ void MainWindow::setDocument(std::unique_ptr<Document> document)
     m_pricing->setDocument(doc);
     m_warnings->setDocument(doc);
     m_planner->setDocument(doc);
+    m_lesson->setDocument(doc, m_viewState);
     connect(m_view, &ClusterView::message, this, &MainWindow::showMessage);
     connect(m_scene, &ClusterScene::colourByChanged, this, &MainWindow::syncColourControls);
     connect(m_scene, &ClusterScene::linkLoadVisibleChanged, this, &MainWindow::syncColourControls);

@@ -1,5 +1,7 @@
 #include "viewstate.h"
 
+#include "lessonframe.h"
+
 #include <QVariantAnimation>
 
 #include <algorithm>
@@ -64,6 +66,14 @@ void ViewState::setSelectedLink(int link)
         return;
     m_selectedLink = link;
     Q_EMIT changed(Selection);
+}
+
+void ViewState::setLesson(std::shared_ptr<const LessonFrame> frame)
+{
+    if (!frame && !m_lesson)
+        return;
+    m_lesson = std::move(frame);
+    Q_EMIT changed(Lesson);
 }
 
 void ViewState::setHoveredLink(int link)

@@ -105,7 +105,7 @@ void Legend::build(const engine::Topology &t, const CanvasState &state, int maxW
     if (kinds.empty() && devices.empty())
         return;
 
-    const bool loads = state.linkLoad();
+    const bool loads = state.linkLoad() || state.lesson;
     const bool groups = state.colouring();
     Row links{loads ? tr("Link load") : tr("Links"), {}, {}};
     Row devs{tr("Devices"), {}, {}};
@@ -172,8 +172,10 @@ void Legend::build(const engine::Topology &t, const CanvasState &state, int maxW
         };
         links.pieces.push_back(std::move(scale));
         links.pieces.push_back(
-                textPiece(state.moment.empty() ? tr("utilization, step average (busiest direction)")
-                                               : tr("utilization at this moment of the step"),
+                textPiece(state.lesson ? tr("busy share of the lesson's step (its bottleneck: 100%)")
+                          : state.moment.empty()
+                                  ? tr("utilization, step average (busiest direction)")
+                                  : tr("utilization at this moment of the step"),
                           style::kTextMuted,
                           0,
                           avail));

@@ -18,6 +18,7 @@ class RankLayout;
 class ClusterGeometry;
 class Document;
 class GpuMarksItem;
+class LessonMarksItem;
 class SelectionItem;
 
 // Shows a document's cluster. It is not the model: it rebuilds its items from the document's
@@ -110,6 +111,7 @@ private:
     void syncColours();
     void syncLoads();
     void syncMoment();
+    bool syncLesson(); // true while a lesson's step is shown
     void syncHover();
     void syncView(int what); // ViewState::Changes
     void syncLinkMarks();
@@ -128,6 +130,7 @@ private:
     GpuMarksItem *m_selectionMarks = nullptr;
     GpuMarksItem *m_previewMarks = nullptr;
     GpuMarksItem *m_linkMarks = nullptr; // the hovered and the selected link
+    LessonMarksItem *m_lessonMarks = nullptr;
     // What the scene last showed of the view state's selection, to say what changed.
     int m_shownDevice = -1;
     int m_shownLink = -1;
