@@ -204,15 +204,20 @@ private Q_SLOTS:
         reset->trigger();
         settle();
         // The six main docks are shown; of the tabs beside them, Hottest Links is shown and
-        // the Planner and the Guided Tour are hidden until asked for.
+        // the Planner, the Guided Tour and the Collective Lesson are hidden until asked for.
         QDockWidget *hottest = w.findChild<QDockWidget *>(QStringLiteral("HottestLinksDock"));
         QDockWidget *planner = w.findChild<QDockWidget *>(QStringLiteral("PlannerDock"));
         QDockWidget *tour = w.findChild<QDockWidget *>(QStringLiteral("GuidedTourDock"));
         QVERIFY(hottest && planner && tour);
+        const QStringList hiddenByDefault{QStringLiteral("PlannerDock"),
+                                          QStringLiteral("GuidedTourDock"),
+                                          QStringLiteral("CollectiveLessonDock")};
         for (QDockWidget *d : w.dockLayout()->all()) {
             QVERIFY2(!d->isFloating(), qPrintable(d->objectName()));
-            QCOMPARE(d->toggleViewAction()->isChecked(), d != planner && d != tour);
+            QCOMPARE(d->toggleViewAction()->isChecked(),
+                     !hiddenByDefault.contains(d->objectName()));
         }
+        QVERIFY(w.findChild<QDockWidget *>(QStringLiteral("CollectiveLessonDock")));
         QCOMPARE(w.dockWidgetArea(docks.groups), Qt::LeftDockWidgetArea);
         QCOMPARE(w.dockWidgetArea(docks.warnings), Qt::RightDockWidgetArea);
         QCOMPARE(w.dockWidgetArea(planner), Qt::RightDockWidgetArea);
@@ -256,6 +261,7 @@ private Q_SLOTS:
         QVERIFY(!onShow(w, docks.inspector));
         QVERIFY(w.findChild<QDockWidget *>(QStringLiteral("PlannerDock"))->isHidden());
         QVERIFY(w.findChild<QDockWidget *>(QStringLiteral("GuidedTourDock"))->isHidden());
+        QVERIFY(w.findChild<QDockWidget *>(QStringLiteral("CollectiveLessonDock"))->isHidden());
     }
 
     // Pricing and Warnings are both in view (neither behind a tab), each tall enough to read.
