@@ -85,6 +85,12 @@ public:
     // phaseTime()): the two stages of a hierarchical collective.
     double phaseNvlinkTime() const { return m_nvlinkTime; }
     double phaseOtherTime() const { return m_otherTime; }
+    // The same two times over part of the topology (after phaseTime()): the NVLink ports of
+    // GPUs [0, gpus) and the links whose `links` entry is set.
+    void phaseTimesWithin(const std::vector<std::uint8_t> &links,
+                          int gpus,
+                          double &nvlinkS,
+                          double &otherS) const;
     // The link that bounds the phase (after phaseTime()); -1 if none.
     int phaseBottleneck() const { return m_bottleneck; }
     // Links the phase touched (after phaseTime()), NVLinks included; at most `limit`.
