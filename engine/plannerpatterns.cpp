@@ -14,11 +14,15 @@ constexpr double kProbeBytes = 1e9;
 CollectivePatterns::CollectivePatterns(const Topology &topology, PatternGroups groups)
     : m_topology(topology)
     , m_groups(groups)
-    , m_traffic(topology)
-    , m_scratch(topology)
 {
+    m_rates.fill(topology);
+    m_traffic.bind(topology, m_rates);
+    m_scratch.bind(topology, m_rates);
+    // Both only time phases (no step totals).
+    m_traffic.keepStepTotals(false);
+    m_scratch.keepStepTotals(false);
     m_period = groups == PatternGroups::All ? 0 : periodGpus();
-    m_railsAlike = groups == PatternGroups::Symmetric && railsAlike();
+    m_railsAlike = groups == PatternGroups::Symmetric ? -1 : 0;
 }
 
 int CollectivePatterns::periodGpus() const
@@ -62,7 +66,9 @@ bool CollectivePatterns::railsAlike() const
     // Per rail, rail 0's leaf -> this rail's leaf, and back.
     std::vector<int> toRail(static_cast<std::size_t>(leaves) * s.gpusPerNode, -1);
     std::vector<int> fromRail(toRail.size(), -1);
-    for (int g = 0; g < t.gpuCount(); ++g) {
+    // The topology repeats every period (when it has one): its first says for all.
+    const int gpus = m_period > 0 ? m_period : t.gpuCount();
+    for (int g = 0; g < gpus; ++g) {
         const int local = t.localOfGpu(g), g0 = g - local;
         if (t.gpuNvlinkRate(g) != t.gpuNvlinkRate(g0) || t.gpuIntraRate(g) != t.gpuIntraRate(g0)
             || t.gpuNetRate(g) != t.gpuNetRate(g0)
@@ -220,7 +226,9 @@ int CollectivePatterns::find(CollectiveOp op, int n, int stride, const ModelDims
     const int world = m_topology.gpuCount();
     const int gpn = std::max(1, m_topology.shape().gpusPerNode);
     const long long block = 1LL * n * stride;
-    p.rails = m_railsAlike && stride % gpn == 0;
+    if (stride % gpn == 0 && m_railsAlike < 0)
+        m_railsAlike = railsAlike() ? 1 : 0;
+    p.rails = stride % gpn == 0 && m_railsAlike == 1;
     const int step = p.rails ? gpn : 1;
     long long window = world;
     if (m_period > 0) {

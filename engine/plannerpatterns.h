@@ -92,8 +92,9 @@ private:
     const Topology &m_topology;
     PatternGroups m_groups;
     int m_period = 0;
-    bool m_railsAlike = false;
+    int m_railsAlike = -1; // railsAlike(), once asked (-1: not yet)
     std::vector<std::uint8_t> m_firstPeriodLinks;
+    LinkRates m_rates; // shared by the two below
     LinkTraffic m_traffic;
     LinkTraffic m_scratch;
     GroupShape m_shape;

@@ -153,7 +153,8 @@ void LinkTraffic::commitPhase()
         return;
     spreadUplinks();
     m_committed = true;
-    repeatPhase(m_repeats);
+    if (m_keepTotals)
+        repeatPhase(m_repeats);
 }
 
 void LinkTraffic::addHostToNic(int gpu, int nic, double toNic, double fromNic)
@@ -365,7 +366,7 @@ double LinkTraffic::phaseTime()
     if (worstPort >= 0 && !m_t->gpuNvlinks(worstPort).empty())
         m_bottleneck = m_t->gpuNvlinks(worstPort)[0];
     // Each link's share of this phase's time, kept where it is its busiest.
-    if (worst > 0) {
+    if (worst > 0 && m_keepTotals) {
         for (int g : m_touchedPorts) {
             const Cell &c = m_ports[static_cast<std::size_t>(g)];
             const double rate = m_t->gpuNvlinkRate(g) * 1e9 * nvScale;

@@ -112,6 +112,10 @@ public:
     // ECMP efficiency of a leaf's uplinks in this phase (1 with adaptive routing).
     double uplinkEfficiency(int leaf) const;
 
+    // Off: phases are only timed, their bytes kept from the step totals and the peaks (scratch
+    // traffic that prices a collective). On by default.
+    void keepStepTotals(bool on) { m_keepTotals = on; }
+
     void setAdaptiveRouting(bool on) { m_adaptive = on; }
     void setQueuePairs(int qps) { m_qps = qps; }
     int queuePairs() const { return m_qps; }
@@ -179,6 +183,7 @@ private:
     double m_nvlinkTime = 0, m_otherTime = 0;
     bool m_spread = false;    // uplinks filled for this phase
     bool m_committed = false; // phase added to the totals
+    bool m_keepTotals = true;
     bool m_adaptive = true;
     int m_qps = 1;
     bool m_direct = false;              // the topology's NVLinks run GPU to GPU
