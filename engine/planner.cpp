@@ -46,6 +46,11 @@ const char *toString(Sharding s)
     return "zero0";
 }
 
+const char *toString(PlanOrder o)
+{
+    return o == PlanOrder::PipelineInner ? "tp-cp-ep-pp-dp" : kTopologyAwareOrder;
+}
+
 namespace {
 
 // The optimizer settings a sharding choice stands for; the gradient type follows the stack when
@@ -64,6 +69,54 @@ void setSharding(OptimizerConfig &o,
     o.gradReduceFp32 = o.fsdp == base.fsdp ? base.gradReduceFp32
                                            : stackGradReduceFp32(stack, o.fsdp);
 }
+
+// With pipeline stages inside replicas (tp-pp-dp, CP 1), rank = tp + TP x (pp + PP x dp): a
+// group's size and rank stride (pipelineInnerValid() says when every group has one). Expert
+// groups take a stage's TP x DP ranks TP fastest (EP, then its expert-data-parallel groups).
+void pipelineInnerGroups(CommGroups groups, int tp, int pp, int dp, int ep, int &n, int &stride)
+{
+    switch (groups) {
+    case CommGroups::Tp:
+        n = tp;
+        stride = 1;
+        break;
+    case CommGroups::Cp:
+        n = 1;
+        stride = tp;
+        break;
+    case CommGroups::Pp:
+        n = pp;
+        stride = tp;
+        break;
+    case CommGroups::Dp:
+        n = dp;
+        stride = tp * pp;
+        break;
+    case CommGroups::Ep: // EP divides TP, or TP is 1
+        n = ep;
+        stride = tp == 1 ? pp : 1;
+        break;
+    case CommGroups::Edp: // TP divides EP
+        n = tp * dp / ep;
+        stride = pp * ep;
+        break;
+    }
+}
+
+} // namespace
+
+bool pipelineInnerApplies(const PlanChoice &c, bool moe)
+{
+    if (c.cp != 1 || c.pp == 1 || c.dp == 1)
+        return false;
+    if (!moe)
+        return true;
+    const bool epRegular = c.ep == 1 || c.tp % c.ep == 0 || c.tp == 1;
+    const bool edpRegular = c.tp * c.dp == c.ep || c.ep % c.tp == 0;
+    return epRegular && edpRegular;
+}
+
+namespace {
 
 std::uint64_t layerKey(int tp, int cp, int ep, int mb, Recompute r)
 {
@@ -161,32 +214,37 @@ struct PlanPricer::Impl
         return it->second;
     }
 
+    PlanOrder order = PlanOrder::Megatron; // the configuration being priced
+
     CollectiveCost priceRequest(const CommRequest &r, const StepSetting &s)
     {
         int n = 1, stride = 1;
-        switch (r.groups) {
-        case CommGroups::Tp: n = s.tp; break;
-        case CommGroups::Cp:
-            n = s.cp;
-            stride = s.tp;
-            break;
-        case CommGroups::Ep:
-            n = s.ep;
-            stride = s.etp;
-            break;
-        case CommGroups::Pp:
-            n = s.pp;
-            stride = s.tp * s.cp * s.dp;
-            break;
-        case CommGroups::Dp:
-            n = s.dp * s.cp;
-            stride = s.tp;
-            break;
-        case CommGroups::Edp:
-            n = s.tp * s.cp * s.dp / (s.ep * s.etp);
-            stride = s.ep * s.etp;
-            break;
-        }
+        if (order == PlanOrder::PipelineInner)
+            pipelineInnerGroups(r.groups, s.tp, s.pp, s.dp, s.ep, n, stride);
+        else
+            switch (r.groups) {
+            case CommGroups::Tp: n = s.tp; break;
+            case CommGroups::Cp:
+                n = s.cp;
+                stride = s.tp;
+                break;
+            case CommGroups::Ep:
+                n = s.ep;
+                stride = s.etp;
+                break;
+            case CommGroups::Pp:
+                n = s.pp;
+                stride = s.tp * s.cp * s.dp;
+                break;
+            case CommGroups::Dp:
+                n = s.dp * s.cp;
+                stride = s.tp;
+                break;
+            case CommGroups::Edp:
+                n = s.tp * s.cp * s.dp / (s.ep * s.etp);
+                stride = s.ep * s.etp;
+                break;
+            }
         SlotMemo &mm = memo[static_cast<std::size_t>(r.slot)];
         if (mm.n != n || mm.stride != stride || mm.op != r.op) {
             mm.n = n;
@@ -205,6 +263,7 @@ struct PlanPricer::Impl
     PlanPrice price(const PlanChoice &c, bool always)
     {
         PlanPrice out;
+        order = c.order;
         StepSetting s;
         s.model = &m;
         s.training = &t;
@@ -375,6 +434,9 @@ bool PlanPricer::valid(const PlanChoice &c, std::string *why) const
     }
     if (t.globalBatch % (c.dp * c.microBatch) != 0)
         return no("micro batch x DP does not divide the global batch");
+    if (c.order == PlanOrder::PipelineInner && !pipelineInnerApplies(c, m.isMoe()))
+        return no("pipeline stages go inside replicas (tp-cp-ep-pp-dp) only with PP and DP above "
+                  "1, CP 1 and, with experts, EP dividing TP or TP dividing EP");
     if (c.dp * c.cp == 1 && c.sharding != Sharding::Zero0)
         return no("nothing to shard without data parallelism");
     const Sharding zero3 = d->stack->id == "deepspeed-zero3" ? Sharding::Zero3 : Sharding::Fsdp;
@@ -416,7 +478,7 @@ Layout applyPlan(const Layout &layout, const PlanChoice &c)
     l.parallel.pp = c.pp;
     l.parallel.vp = c.vp;
     l.parallel.dp = c.dp;
-    l.parallel.order = kTopologyAwareOrder;
+    l.parallel.order = toString(c.order);
     l.mapping.clear();
     l.training.microBatch = c.microBatch;
     l.training.recompute = c.recompute;
