@@ -1,6 +1,7 @@
 #include "planner.h"
 
 #include "compute.h"
+#include "fidelity.h"
 #include "inputerror.h"
 #include "memory.h"
 #include "model.h"
@@ -157,6 +158,41 @@ struct PlanPricer::Impl
     int runsPp = -1, nRuns = 0;
     std::array<StageRun, 16> runs{};
     std::vector<StageRun> allRuns; // when 16 runs do not hold the stages
+
+    // The step time's uncertainty band per regime (MoE with EP, ZeRO-3 or FSDP, CP): the
+    // evaluation's, from the validation runs.
+    struct Band
+    {
+        double fraction = 0;
+        int basis = -1;
+    };
+    std::array<Band, 8> bands{};
+    std::array<bool, 8> haveBand{};
+    std::vector<std::string> bandBases;
+
+    const Band &band(const PlanChoice &c)
+    {
+        const bool moe = m.isMoe() && c.ep > 1;
+        const bool zero3 = c.sharding == Sharding::Zero3 || c.sharding == Sharding::Fsdp;
+        const std::size_t k = (moe ? 1 : 0) | (zero3 ? 2 : 0) | (c.cp > 1 ? 4 : 0);
+        if (!haveBand[k]) {
+            const GpuSpec &gpu = topology.gpuSpec();
+            Regime r;
+            r.architecture = gpu.architecture;
+            r.precision = t.precision == Precision::Fp8 && gpu.fp8Tflops > 0 ? "fp8" : "bf16";
+            r.gpus = gpus;
+            r.moe = moe;
+            r.zero3 = zero3;
+            r.contextParallel = c.cp > 1;
+            const UncertaintyBand u = uncertaintyBand(r);
+            auto it = std::find(bandBases.begin(), bandBases.end(), u.basis);
+            if (it == bandBases.end())
+                it = bandBases.insert(it, u.basis);
+            bands[k] = {u.fraction, int(it - bandBases.begin())};
+            haveBand[k] = true;
+        }
+        return bands[k];
+    }
 
     // Per request slot: the last pattern and size priced, and its cost.
     struct SlotMemo
@@ -326,6 +362,9 @@ struct PlanPricer::Impl
         out.stepTimeS = st.exposed.sum();
         out.tokensPerS = tokensPerStep / out.stepTimeS;
         out.mfu = flopsPerStep / out.stepTimeS / gpus / cm.bf16Peak();
+        const Band &b = band(c);
+        out.bandFraction = b.fraction;
+        out.bandBasis = b.basis;
         out.costPerStep = stepCost(gpuHourPrice, gpus, out.stepTimeS);
         if (out.costPerStep > 0) {
             out.costPerMillionTokens = out.costPerStep / tokensPerStep * 1e6;
@@ -397,6 +436,11 @@ double PlanPricer::patternBuildSeconds() const
 std::size_t PlanPricer::patterns() const
 {
     return d->patterns.size();
+}
+
+const std::vector<std::string> &PlanPricer::bandBases() const
+{
+    return d->bandBases;
 }
 
 bool PlanPricer::valid(const PlanChoice &c, std::string *why) const

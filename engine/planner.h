@@ -58,6 +58,10 @@ struct PlanPrice
     double costPerStep = 0; // dollars (0: no price)
     double costPerMillionTokens = 0;
     double tokensPerDollar = 0;
+    // How unsure the step time is: the evaluation's band (step_time_band_s) for the plan's
+    // regime, as a half-width fraction, and its basis (PlanSearch::bandBases; -1: none).
+    double bandFraction = 0;
+    int bandBasis = -1;
 };
 
 struct Plan
@@ -93,6 +97,8 @@ public:
     int gpus() const;
     double patternBuildSeconds() const; // building collective patterns so far
     std::size_t patterns() const;
+    // What each PlanPrice::bandBasis says, in words.
+    const std::vector<std::string> &bandBases() const;
 
 private:
     struct Impl;
@@ -139,6 +145,7 @@ struct PlanSearch
     int gpus = 0;
     PlanObjective objective = PlanObjective::StepTime;
     std::vector<std::string> assumptions;
+    std::vector<std::string> bandBases; // indexed by PlanPrice::bandBasis
 };
 
 PlanSearch searchPlans(const Layout &layout,

@@ -244,6 +244,7 @@ PlanSearch searchPlans(const Layout &layout, const Topology &topology, const Pla
                     + " (DP must divide the global batch)";
     }
     out.patternBuildS = pricer.patternBuildSeconds();
+    out.bandBases = pricer.bandBases();
     out.elapsedS = std::chrono::duration<double>(Clock::now() - start).count();
     out.assumptions = {
             "default placement, rank r on GPU r: ranks in Megatron's order tp-cp-ep-dp-pp, and "
@@ -254,6 +255,11 @@ PlanSearch searchPlans(const Layout &layout, const Topology &topology, const Pla
             "each plan priced by the evaluation's formulas with one representative group per "
             "dimension (agrees with `railyard evaluate` on the applied plan within 0.5%)",
     };
+    out.assumptions.push_back(
+            "each step time carries the evaluation's uncertainty band for its regime (from the "
+            "published runs it was validated on); plans whose steps differ by less than their "
+            "bands are not told apart by the model; regimes without such runs (ZeRO-3 or FSDP on "
+            "Hopper, say) have wider bands, and no published run had TP across NVLink domains");
     if (out.pricePerGpuHour > 0)
         out.assumptions.push_back(
                 "on one cluster, cost per step and tokens per dollar follow step time: the "

@@ -172,6 +172,10 @@ private Q_SLOTS:
                                 + QString(": fast %1 GiB, full %2 GiB")
                                           .arg(fast.memoryGiB)
                                           .arg(fullMemory)));
+            // The evaluation's uncertainty band for the plan's regime, and its basis.
+            QCOMPARE(fast.bandFraction, full.stepTimeBand.fraction);
+            QVERIFY(fast.bandBasis >= 0);
+            QCOMPARE(pricer.bandBases()[std::size_t(fast.bandBasis)], full.stepTimeBand.basis);
             // The same fit decision as the evaluation's out-of-memory check.
             QCOMPARE(fast.fits, fullMemory <= full.hbmGiB);
         }
