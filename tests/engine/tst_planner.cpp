@@ -402,6 +402,40 @@ private Q_SLOTS:
         QVERIFY(inside < int(s.plans.size()));
     }
 
+    void interleavingNeedsMicroBatches()
+    {
+        // Virtual stages fill the pipeline with other micro-batches: with as many micro-batches
+        // as stages the bubble shrinks by VP; with one, a micro-batch's chunks run one stage
+        // after another and interleaving saves nothing (the shared formula: stepcost.cpp).
+        const Layout l = example("example.railyard.json"); // 128 H200, global batch 256
+        const Topology topology = buildTopology(l.cluster, Catalog::builtin());
+        PlanPricer pricer(l, topology);
+        PlanChoice c;
+        c.tp = 8;
+        c.pp = 4;
+        c.dp = 4;
+        c.microBatch = 16; // 4 micro-batches per replica: as many as stages
+        const PlanPrice plain = pricer.price(c, true);
+        c.vp = 5;
+        const PlanPrice interleaved = pricer.price(c, true);
+        QCOMPARE(plain.microBatches, 4);
+        QVERIFY(std::abs(interleaved.exposed.ppBubble * 5 / plain.exposed.ppBubble - 1) < 1e-9);
+        c.microBatch = 64; // one micro-batch
+        const PlanPrice one = pricer.price(c, true);
+        c.vp = 1;
+        const PlanPrice onePlain = pricer.price(c, true);
+        QCOMPARE(one.microBatches, 1);
+        QVERIFY(one.exposed.ppBubble > 0);
+        QVERIFY(std::abs(one.exposed.ppBubble / onePlain.exposed.ppBubble - 1) < 1e-9);
+        // Two micro-batches on four stages: two stages idle, then the interleaved tail.
+        c.microBatch = 32;
+        const PlanPrice twoPlain = pricer.price(c, true);
+        c.vp = 5;
+        const PlanPrice two = pricer.price(c, true);
+        QVERIFY(std::abs(two.exposed.ppBubble / twoPlain.exposed.ppBubble - (2 + 1.0 / 5) / 3)
+                < 1e-9);
+    }
+
     void cancelAndProgress()
     {
         const Layout l = example("example.railyard.json");
