@@ -257,6 +257,8 @@ int CollectivePatterns::find(CollectiveOp op, int n, int stride, const ModelDims
                 p.classOfGroup.push_back(classify(p, base));
             }
     }
+    p.single = m_groups == PatternGroups::Symmetric && !p.spanning && !p.rails
+               && p.bases.size() == 1 && p.classes.size() == 1;
     const int index = static_cast<int>(m_patterns.size());
     m_patterns.push_back(std::move(p));
     m_index.emplace(key, index);
@@ -340,6 +342,7 @@ CollectiveCost CollectivePatterns::price(int index, double bytes)
     Pattern &p = m_patterns[static_cast<std::size_t>(index)];
     double worstLat = 0, worstEff = 1, cap = 0, nvScale = 1;
     std::array<Algorithm, 4> algorithms{};
+    int bwIndex = 0;
     const std::size_t classes = std::min<std::size_t>(p.classes.size(), 4);
     for (std::size_t c = 0; c < classes; ++c) {
         const CollectiveCurve &curve = p.classes[c].curve;
@@ -353,14 +356,23 @@ CollectiveCost CollectivePatterns::price(int index, double bytes)
             cap = cap > 0 ? std::min(cap, cand.capBusGBps) : cand.capBusGBps;
         nvScale = std::min(nvScale, cand.nvlinkScale);
         algorithms[c] = cand.algorithm;
+        if (c == 0)
+            bwIndex = cand.bwIndex;
     }
-    const Pattern::Links &links = linksFor(p, algorithms);
     const Algorithm first = algorithms[static_cast<std::size_t>(
             std::min(p.classOfGroup.empty() ? 0 : p.classOfGroup.front(), 3))];
-    const double linkS = stageTime(links.nvPerByte * bytes / nvScale,
-                                   links.netPerByte * bytes,
-                                   first,
-                                   p.maxDomains);
+    double linkS = 0;
+    if (p.single) {
+        // One group in the window: its traffic with every group's is its traffic alone, which
+        // its curve measured (stageTime() is linear in the bytes).
+        linkS = p.classes.front().curve.bwPerByte[std::size_t(bwIndex)] * bytes;
+    } else {
+        const Pattern::Links &links = linksFor(p, algorithms);
+        linkS = stageTime(links.nvPerByte * bytes / nvScale,
+                          links.netPerByte * bytes,
+                          first,
+                          p.maxDomains);
+    }
     return groupsCost(p.op, p.n, bytes, linkS, worstLat, worstEff, cap, first);
 }
 

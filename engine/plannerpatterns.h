@@ -65,6 +65,7 @@ private:
         // period, `residue` the class of group x at x mod its size; `rails`: rail 0's only.
         bool spanning = false;
         bool rails = false;
+        bool single = false; // one group in all: its curve has its links' time
         std::vector<int> residue;
         int maxDomains = 0;
         // Link-bound seconds per byte of every group at once, NVLink and other links apart, for

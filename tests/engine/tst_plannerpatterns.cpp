@@ -77,12 +77,18 @@ private Q_SLOTS:
         Layout rail = shipped("llama3.1-405b-16k-h100.railyard.json");
         rail.cluster.nodes = 256;
         QTest::newRow("rail-optimized-2048") << rail << everyShape(2048) << true;
-        // At 16,384: pipelines (send/recv at strides 1,024 and 2,048), DP trees, all-gathers
-        // and all-to-all of the planner's search.
-        QTest::newRow("rail-optimized-16384")
-                << shipped("llama3.1-405b-16k-h100.railyard.json")
-                << std::vector<Shape>{{16, 1024}, {8, 2048}, {32, 512}, {128, 128}, {256, 64}, {8, 1}}
-                << true;
+        // At 16,384: pipelines (send/recv at strides 1,024 and 2,048), DP trees, all-gathers,
+        // all-to-all and groups alone in their window, of the planner's search.
+        QTest::newRow("rail-optimized-16384") << shipped("llama3.1-405b-16k-h100.railyard.json")
+                                              << std::vector<Shape>{{16, 1024},
+                                                                    {8, 2048},
+                                                                    {32, 512},
+                                                                    {128, 128},
+                                                                    {256, 64},
+                                                                    {8, 1},
+                                                                    {8192, 2},
+                                                                    {16384, 1}}
+                                              << true;
         // Three tiers (two pods of 1,024), ECMP hashing: each pod's uplinks to the core.
         Layout tiers = example("example.railyard.json");
         tiers.cluster.nodes = 256;
