@@ -220,16 +220,21 @@ int CollectivePatterns::find(CollectiveOp op, int n, int stride, const ModelDims
     //   (x below it) put every byte there is on its links; their busiest is the busiest of
     //   all, for the algorithms whose traffic a rotation does not change (linksFor()). A
     //   group's shape is also that of x + period modulo s: classes repeat every gcd(period, s).
-    // - When every rail is rail 0 moved over (railsAlike()) and groups keep to one rail (s a
-    //   multiple of the server's GPUs), the loads of rail j's links are rail 0's: the groups
-    //   of rail 0 (x a multiple of the server's GPUs) stand for all.
+    // - When every rail is rail 0 moved over (railsAlike()), the groups of other rails are
+    //   copies on links of their own: with s a multiple of the server's GPUs a group keeps to
+    //   one rail, and rail 0's groups (x a multiple of the server's GPUs) stand for all; with
+    //   s dividing them, group x + 1 is group x one rail over (its members in each server
+    //   rotated alike), and group 0 stands for the block's.
     const int world = m_topology.gpuCount();
     const int gpn = std::max(1, m_topology.shape().gpusPerNode);
     const long long block = 1LL * n * stride;
-    if (stride % gpn == 0 && m_railsAlike < 0)
+    int step = stride % gpn == 0 ? gpn : gpn % stride == 0 ? stride : 1;
+    if (step > 1 && m_railsAlike < 0)
         m_railsAlike = railsAlike() ? 1 : 0;
-    p.rails = stride % gpn == 0 && m_railsAlike == 1;
-    const int step = p.rails ? gpn : 1;
+    p.rails = step > 1 && m_railsAlike == 1;
+    if (!p.rails)
+        step = 1;
+    p.railStep = step;
     long long window = world;
     if (m_period > 0) {
         const long long w = std::lcm(block, 1LL * m_period);
@@ -257,8 +262,9 @@ int CollectivePatterns::find(CollectiveOp op, int n, int stride, const ModelDims
                 p.classOfGroup.push_back(classify(p, base));
             }
     }
-    p.single = m_groups == PatternGroups::Symmetric && !p.spanning && !p.rails
-               && p.bases.size() == 1 && p.classes.size() == 1;
+    // One group priced, alone or with copies on other rails' links: its time alone.
+    p.single = m_groups == PatternGroups::Symmetric && !p.spanning && p.bases.size() == 1
+               && p.classes.size() == 1;
     const int index = static_cast<int>(m_patterns.size());
     m_patterns.push_back(std::move(p));
     m_index.emplace(key, index);
@@ -317,7 +323,7 @@ const CollectivePatterns::Pattern::Links &CollectivePatterns::linksFor(
             add(p.bases[g], p.classOfGroup[g]);
     } else {
         // A tree across domains: every group (of rail 0).
-        const int step = p.rails ? std::max(1, m_topology.shape().gpusPerNode) : 1;
+        const int step = p.rails ? p.railStep : 1;
         const int period = static_cast<int>(p.residue.size());
         for (int x = 0; x < p.stride; x += step)
             add(x, p.residue[static_cast<std::size_t>(x % period)]);

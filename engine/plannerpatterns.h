@@ -62,9 +62,10 @@ private:
         std::vector<int> bases;
         std::vector<int> classOfGroup;
         // Groups spanning the cluster (see find()): `bases` are those with a rank in the first
-        // period, `residue` the class of group x at x mod its size; `rails`: rail 0's only.
+        // period, `residue` the class of group x at x mod its size; `rails`: one rail's only.
         bool spanning = false;
         bool rails = false;
+        int railStep = 1;    // the groups priced are those x a multiple of it
         bool single = false; // one group in all: its curve has its links' time
         std::vector<int> residue;
         int maxDomains = 0;
