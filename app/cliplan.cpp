@@ -9,6 +9,7 @@
 #include "topology.h"
 #include "units.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -139,7 +140,8 @@ Json breakdownJson(const StepBreakdown &b)
                 {"optimizer", b.optimizer}};
 }
 
-Json planJson(const Plan &p, int rank)
+// `bases`: what PlanPrice::bandBasis indexes (PlanSearch::bandBases), when known.
+Json planJson(const Plan &p, int rank, const std::vector<std::string> *bases = nullptr)
 {
     const PlanChoice &c = p.choice;
     const PlanPrice &x = p.price;
@@ -153,7 +155,7 @@ Json planJson(const Plan &p, int rank)
                          {"pp", c.pp},
                          {"vp", c.vp},
                          {"dp", c.dp},
-                         {"order", kTopologyAwareOrder}};
+                         {"order", toString(c.order)}};
     j["training"] = Json{{"micro_batch", c.microBatch},
                          {"micro_batches", x.microBatches},
                          {"recompute", toString(c.recompute)},
@@ -168,6 +170,13 @@ Json planJson(const Plan &p, int rank)
                                {"fsdp", c.sharding == Sharding::Fsdp}}}};
     j["fits"] = x.fits;
     j["step_time_s"] = x.stepTimeS;
+    if (x.stepTimeS > 0) {
+        // As `railyard evaluate` gives it: how sure the model is in this plan's regime.
+        j["step_time_band_s"] = Json::array(
+                {x.stepTimeS * (1 - x.bandFraction), x.stepTimeS * (1 + x.bandFraction)});
+        if (bases && x.bandBasis >= 0 && x.bandBasis < int(bases->size()))
+            j["step_time_band_basis"] = (*bases)[std::size_t(x.bandBasis)];
+    }
     j["tokens_per_s"] = x.tokensPerS;
     j["mfu"] = x.mfu;
     j["memory_gib_per_gpu"] = x.memoryGiB;
@@ -208,11 +217,11 @@ std::string count(std::int64_t n)
 
 void planTable(std::ostream &out, const std::vector<Plan> &plans, bool money)
 {
-    out << "  #  TP  CP  EP  PP  VP    DP  MB  recompute  shard   step s   tokens/s   MFU  "
+    out << "  #  TP  CP  EP  PP  VP    DP  MB  recompute  shard   step s  band   tokens/s   MFU  "
            "GiB/GPU";
     if (money)
         out << "   $/step  $/M tok";
-    out << "\n";
+    out << "  order\n";
     int rank = 0;
     for (const Plan &p : plans) {
         const PlanChoice &c = p.choice;
@@ -223,13 +232,32 @@ void planTable(std::ostream &out, const std::vector<Plan> &plans, bool money)
             << padded(std::to_string(c.dp), 6) << padded(std::to_string(c.microBatch), 4) << "  "
             << padded(toString(c.recompute), 9, false) << "  "
             << padded(toString(c.sharding), 5, false) << padded(fixed(x.stepTimeS, 3), 9)
+            << padded("\u00b1" + fixed(100 * x.bandFraction, 0) + "%", 7)
             << padded(count(static_cast<std::int64_t>(std::llround(x.tokensPerS))), 11)
             << padded(fixed(100 * x.mfu, 1) + "%", 6) << padded(fixed(x.memoryGiB, 1), 9);
         if (money)
             out << padded(fixed(x.costPerStep, 2), 9)
                 << padded(fixed(x.costPerMillionTokens, 3), 9);
-        out << "\n";
+        out << "  " << toString(c.order) << "\n";
     }
+}
+
+// What each step time band shown rests on, the widest first.
+void bandNotes(std::ostream &out, const PlanSearch &s)
+{
+    std::vector<std::pair<double, int>> shown;
+    for (const Plan &p : s.plans)
+        if (p.price.bandBasis >= 0 && std::find_if(shown.begin(), shown.end(), [&](const auto &b) {
+                                          return b.second == p.price.bandBasis;
+                                      }) == shown.end())
+            shown.emplace_back(p.price.bandFraction, p.price.bandBasis);
+    std::sort(shown.rbegin(), shown.rend());
+    if (shown.empty())
+        return;
+    out << "\nStep time bands (how sure the model is in each plan's regime):\n";
+    for (const auto &[fraction, basis] : shown)
+        out << "  \u00b1" << fixed(100 * fraction, 1) << "%: " << s.bandBases[std::size_t(basis)]
+            << "\n";
 }
 
 int plan(const Args &a, std::ostream &out, std::ostream &err)
@@ -274,7 +302,7 @@ int plan(const Args &a, std::ostream &out, std::ostream &err)
         Json plans = Json::array();
         int rank = 0;
         for (const Plan &p : s.plans)
-            plans.push_back(planJson(p, ++rank));
+            plans.push_back(planJson(p, ++rank, &s.bandBases));
         j["plans"] = std::move(plans);
         if (!fits) {
             Json none{{"message", s.noFit}};
@@ -290,8 +318,10 @@ int plan(const Args &a, std::ostream &out, std::ostream &err)
             << " GiB usable HBM per GPU\n"
             << count(s.evaluated) << " configurations priced in " << fixed(s.elapsedS, 2) << " s, "
             << count(s.fitting) << " fit; ranked by " << toString(s.objective) << "\n\n";
-        if (fits)
+        if (fits) {
             planTable(out, s.plans, s.pricePerGpuHour > 0);
+            bandNotes(out, s);
+        }
         out << "\nAssumptions:\n";
         for (const std::string &x : s.assumptions)
             out << "  - " << x << "\n";

@@ -1,6 +1,7 @@
 #include "planner.h"
 
 #include "compute.h"
+#include "fidelity.h"
 #include "inputerror.h"
 #include "memory.h"
 #include "model.h"
@@ -46,6 +47,11 @@ const char *toString(Sharding s)
     return "zero0";
 }
 
+const char *toString(PlanOrder o)
+{
+    return o == PlanOrder::PipelineInner ? "tp-cp-ep-pp-dp" : kTopologyAwareOrder;
+}
+
 namespace {
 
 // The optimizer settings a sharding choice stands for; the gradient type follows the stack when
@@ -64,6 +70,54 @@ void setSharding(OptimizerConfig &o,
     o.gradReduceFp32 = o.fsdp == base.fsdp ? base.gradReduceFp32
                                            : stackGradReduceFp32(stack, o.fsdp);
 }
+
+// With pipeline stages inside replicas (tp-pp-dp, CP 1), rank = tp + TP x (pp + PP x dp): a
+// group's size and rank stride (pipelineInnerValid() says when every group has one). Expert
+// groups take a stage's TP x DP ranks TP fastest (EP, then its expert-data-parallel groups).
+void pipelineInnerGroups(CommGroups groups, int tp, int pp, int dp, int ep, int &n, int &stride)
+{
+    switch (groups) {
+    case CommGroups::Tp:
+        n = tp;
+        stride = 1;
+        break;
+    case CommGroups::Cp:
+        n = 1;
+        stride = tp;
+        break;
+    case CommGroups::Pp:
+        n = pp;
+        stride = tp;
+        break;
+    case CommGroups::Dp:
+        n = dp;
+        stride = tp * pp;
+        break;
+    case CommGroups::Ep: // EP divides TP, or TP is 1
+        n = ep;
+        stride = tp == 1 ? pp : 1;
+        break;
+    case CommGroups::Edp: // TP divides EP
+        n = tp * dp / ep;
+        stride = pp * ep;
+        break;
+    }
+}
+
+} // namespace
+
+bool pipelineInnerApplies(const PlanChoice &c, bool moe)
+{
+    if (c.cp != 1 || c.pp == 1 || c.dp == 1)
+        return false;
+    if (!moe)
+        return true;
+    const bool epRegular = c.ep == 1 || c.tp % c.ep == 0 || c.tp == 1;
+    const bool edpRegular = c.tp * c.dp == c.ep || c.ep % c.tp == 0;
+    return epRegular && edpRegular;
+}
+
+namespace {
 
 std::uint64_t layerKey(int tp, int cp, int ep, int mb, Recompute r)
 {
@@ -104,6 +158,41 @@ struct PlanPricer::Impl
     int runsPp = -1, nRuns = 0;
     std::array<StageRun, 16> runs{};
     std::vector<StageRun> allRuns; // when 16 runs do not hold the stages
+
+    // The step time's uncertainty band per regime (MoE with EP, ZeRO-3 or FSDP, CP): the
+    // evaluation's, from the validation runs.
+    struct Band
+    {
+        double fraction = 0;
+        int basis = -1;
+    };
+    std::array<Band, 8> bands{};
+    std::array<bool, 8> haveBand{};
+    std::vector<std::string> bandBases;
+
+    const Band &band(const PlanChoice &c)
+    {
+        const bool moe = m.isMoe() && c.ep > 1;
+        const bool zero3 = c.sharding == Sharding::Zero3 || c.sharding == Sharding::Fsdp;
+        const std::size_t k = (moe ? 1 : 0) | (zero3 ? 2 : 0) | (c.cp > 1 ? 4 : 0);
+        if (!haveBand[k]) {
+            const GpuSpec &gpu = topology.gpuSpec();
+            Regime r;
+            r.architecture = gpu.architecture;
+            r.precision = t.precision == Precision::Fp8 && gpu.fp8Tflops > 0 ? "fp8" : "bf16";
+            r.gpus = gpus;
+            r.moe = moe;
+            r.zero3 = zero3;
+            r.contextParallel = c.cp > 1;
+            const UncertaintyBand u = uncertaintyBand(r);
+            auto it = std::find(bandBases.begin(), bandBases.end(), u.basis);
+            if (it == bandBases.end())
+                it = bandBases.insert(it, u.basis);
+            bands[k] = {u.fraction, int(it - bandBases.begin())};
+            haveBand[k] = true;
+        }
+        return bands[k];
+    }
 
     // Per request slot: the last pattern and size priced, and its cost.
     struct SlotMemo
@@ -161,32 +250,37 @@ struct PlanPricer::Impl
         return it->second;
     }
 
+    PlanOrder order = PlanOrder::Megatron; // the configuration being priced
+
     CollectiveCost priceRequest(const CommRequest &r, const StepSetting &s)
     {
         int n = 1, stride = 1;
-        switch (r.groups) {
-        case CommGroups::Tp: n = s.tp; break;
-        case CommGroups::Cp:
-            n = s.cp;
-            stride = s.tp;
-            break;
-        case CommGroups::Ep:
-            n = s.ep;
-            stride = s.etp;
-            break;
-        case CommGroups::Pp:
-            n = s.pp;
-            stride = s.tp * s.cp * s.dp;
-            break;
-        case CommGroups::Dp:
-            n = s.dp * s.cp;
-            stride = s.tp;
-            break;
-        case CommGroups::Edp:
-            n = s.tp * s.cp * s.dp / (s.ep * s.etp);
-            stride = s.ep * s.etp;
-            break;
-        }
+        if (order == PlanOrder::PipelineInner)
+            pipelineInnerGroups(r.groups, s.tp, s.pp, s.dp, s.ep, n, stride);
+        else
+            switch (r.groups) {
+            case CommGroups::Tp: n = s.tp; break;
+            case CommGroups::Cp:
+                n = s.cp;
+                stride = s.tp;
+                break;
+            case CommGroups::Ep:
+                n = s.ep;
+                stride = s.etp;
+                break;
+            case CommGroups::Pp:
+                n = s.pp;
+                stride = s.tp * s.cp * s.dp;
+                break;
+            case CommGroups::Dp:
+                n = s.dp * s.cp;
+                stride = s.tp;
+                break;
+            case CommGroups::Edp:
+                n = s.tp * s.cp * s.dp / (s.ep * s.etp);
+                stride = s.ep * s.etp;
+                break;
+            }
         SlotMemo &mm = memo[static_cast<std::size_t>(r.slot)];
         if (mm.n != n || mm.stride != stride || mm.op != r.op) {
             mm.n = n;
@@ -205,6 +299,7 @@ struct PlanPricer::Impl
     PlanPrice price(const PlanChoice &c, bool always)
     {
         PlanPrice out;
+        order = c.order;
         StepSetting s;
         s.model = &m;
         s.training = &t;
@@ -267,6 +362,9 @@ struct PlanPricer::Impl
         out.stepTimeS = st.exposed.sum();
         out.tokensPerS = tokensPerStep / out.stepTimeS;
         out.mfu = flopsPerStep / out.stepTimeS / gpus / cm.bf16Peak();
+        const Band &b = band(c);
+        out.bandFraction = b.fraction;
+        out.bandBasis = b.basis;
         out.costPerStep = stepCost(gpuHourPrice, gpus, out.stepTimeS);
         if (out.costPerStep > 0) {
             out.costPerMillionTokens = out.costPerStep / tokensPerStep * 1e6;
@@ -340,6 +438,11 @@ std::size_t PlanPricer::patterns() const
     return d->patterns.size();
 }
 
+const std::vector<std::string> &PlanPricer::bandBases() const
+{
+    return d->bandBases;
+}
+
 bool PlanPricer::valid(const PlanChoice &c, std::string *why) const
 {
     const ModelDims &m = d->m;
@@ -375,6 +478,9 @@ bool PlanPricer::valid(const PlanChoice &c, std::string *why) const
     }
     if (t.globalBatch % (c.dp * c.microBatch) != 0)
         return no("micro batch x DP does not divide the global batch");
+    if (c.order == PlanOrder::PipelineInner && !pipelineInnerApplies(c, m.isMoe()))
+        return no("pipeline stages go inside replicas (tp-cp-ep-pp-dp) only with PP and DP above "
+                  "1, CP 1 and, with experts, EP dividing TP or TP dividing EP");
     if (c.dp * c.cp == 1 && c.sharding != Sharding::Zero0)
         return no("nothing to shard without data parallelism");
     const Sharding zero3 = d->stack->id == "deepspeed-zero3" ? Sharding::Zero3 : Sharding::Fsdp;
@@ -416,7 +522,7 @@ Layout applyPlan(const Layout &layout, const PlanChoice &c)
     l.parallel.pp = c.pp;
     l.parallel.vp = c.vp;
     l.parallel.dp = c.dp;
-    l.parallel.order = kTopologyAwareOrder;
+    l.parallel.order = toString(c.order);
     l.mapping.clear();
     l.training.microBatch = c.microBatch;
     l.training.recompute = c.recompute;

@@ -26,15 +26,21 @@ std::optional<PlanObjective> planObjectiveFromString(const std::string &s);
 enum class Sharding { Zero0, Zero1, Zero2, Zero3, Fsdp };
 const char *toString(Sharding s); // "zero0" (none), "zero1" (distributed optimizer), ...
 
-// One configuration: parallel sizes and the training settings the planner varies. The rank
-// order is Megatron's default (tp-cp-ep-dp-pp), rank r on GPU r; expert TP is 1; sequence
-// parallelism is on with TP.
+// The rank orders the planner places ranks in (rank r on GPU r): Megatron's default, and
+// pipeline stages inside data-parallel replicas (Llama 3's), tried where every group stays a
+// regular stride of ranks and the two differ (PP and DP both above 1; CP 1).
+enum class PlanOrder { Megatron, PipelineInner };
+const char *toString(PlanOrder o); // the layout's order string: "tp-cp-ep-dp-pp", ...
+
+// One configuration: parallel sizes, rank order and the training settings the planner varies.
+// Expert TP is 1; sequence parallelism is on with TP.
 struct PlanChoice
 {
     int tp = 1, cp = 1, ep = 1, pp = 1, vp = 1, dp = 1;
     int microBatch = 1;
     Recompute recompute = Recompute::Selective;
     Sharding sharding = Sharding::Zero1;
+    PlanOrder order = PlanOrder::Megatron;
     bool operator==(const PlanChoice &) const = default;
 };
 
@@ -52,6 +58,10 @@ struct PlanPrice
     double costPerStep = 0; // dollars (0: no price)
     double costPerMillionTokens = 0;
     double tokensPerDollar = 0;
+    // How unsure the step time is: the evaluation's band (step_time_band_s) for the plan's
+    // regime, as a half-width fraction, and its basis (PlanSearch::bandBases; -1: none).
+    double bandFraction = 0;
+    int bandBasis = -1;
 };
 
 struct Plan
@@ -59,6 +69,11 @@ struct Plan
     PlanChoice choice;
     PlanPrice price;
 };
+
+// Whether PlanOrder::PipelineInner applies to the configuration's sizes: every group is a
+// regular stride of ranks in that order, and the order differs from Megatron's (PP and DP both
+// above 1).
+bool pipelineInnerApplies(const PlanChoice &c, bool moe);
 
 // The fast path for single configurations (the search uses the same pieces with its loops'
 // invariants hoisted). Keeps caches: one pricer per thread.
@@ -82,6 +97,8 @@ public:
     int gpus() const;
     double patternBuildSeconds() const; // building collective patterns so far
     std::size_t patterns() const;
+    // What each PlanPrice::bandBasis says, in words.
+    const std::vector<std::string> &bandBases() const;
 
 private:
     struct Impl;
@@ -128,6 +145,7 @@ struct PlanSearch
     int gpus = 0;
     PlanObjective objective = PlanObjective::StepTime;
     std::vector<std::string> assumptions;
+    std::vector<std::string> bandBases; // indexed by PlanPrice::bandBasis
 };
 
 PlanSearch searchPlans(const Layout &layout,

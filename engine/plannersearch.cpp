@@ -176,14 +176,17 @@ PlanSearch searchPlans(const Layout &layout, const Topology &topology, const Pla
         c.dp = o.dp;
         for (int ep : eps) {
             c.ep = ep;
+            const int nOrders = pipelineInnerApplies(c, m.isMoe()) ? 2 : 1;
             for (int mb : mbs) {
                 c.microBatch = mb;
                 for (Recompute r : kRecompute) {
                     c.recompute = r;
                     for (int vp : vps) {
                         c.vp = vp;
-                        for (int si = 0; si < nShardings; ++si) {
-                            c.sharding = shardings[si];
+                        for (int si = 0; si < nShardings * nOrders; ++si) {
+                            c.sharding = shardings[si % nShardings];
+                            c.order = si < nShardings ? PlanOrder::Megatron
+                                                      : PlanOrder::PipelineInner;
                             const PlanPrice p = pricer.price(c);
                             ++out.evaluated;
                             if (p.fits) {
@@ -200,7 +203,7 @@ PlanSearch searchPlans(const Layout &layout, const Topology &topology, const Pla
                     }
                 }
                 // Progress and cancellation, every few thousand configurations.
-                if ((sinceCheck += vps.size() * 3 * nShardings) < 4096)
+                if ((sinceCheck += vps.size() * 3 * nShardings * nOrders) < 4096)
                     continue;
                 sinceCheck = 0;
                 if (options.cancel && options.cancel->load(std::memory_order_relaxed)) {
@@ -241,14 +244,22 @@ PlanSearch searchPlans(const Layout &layout, const Topology &topology, const Pla
                     + " (DP must divide the global batch)";
     }
     out.patternBuildS = pricer.patternBuildSeconds();
+    out.bandBases = pricer.bandBases();
     out.elapsedS = std::chrono::duration<double>(Clock::now() - start).count();
     out.assumptions = {
-            "default placement: ranks in Megatron's order tp-cp-ep-dp-pp, rank r on GPU r",
+            "default placement, rank r on GPU r: ranks in Megatron's order tp-cp-ep-dp-pp, and "
+            "also with pipeline stages inside replicas (tp-cp-ep-pp-dp, as Llama 3 trained) "
+            "where PP and DP are both above 1, CP is 1 and every group keeps a regular stride",
             "expert tensor parallelism 1; sequence parallelism on with TP",
             "the layout's global batch, sequence length, precision, stack and overlap settings",
             "each plan priced by the evaluation's formulas with one representative group per "
             "dimension (agrees with `railyard evaluate` on the applied plan within 0.5%)",
     };
+    out.assumptions.push_back(
+            "each step time carries the evaluation's uncertainty band for its regime (from the "
+            "published runs it was validated on); plans whose steps differ by less than their "
+            "bands are not told apart by the model; regimes without such runs (ZeRO-3 or FSDP on "
+            "Hopper, say) have wider bands, and no published run had TP across NVLink domains");
     if (out.pricePerGpuHour > 0)
         out.assumptions.push_back(
                 "on one cluster, cost per step and tokens per dollar follow step time: the "

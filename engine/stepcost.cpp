@@ -465,7 +465,11 @@ StepTimes composeStep(const StepSetting &s,
     x.ep = microBatches * stageEp;
     const double p2p = c.at(CommSlot::PpP2p).timeS;
     if (pp > 1) {
-        x.ppBubble = double(pp - 1) / vp * avgStage;
+        // Interleaving (VP) fills the pipeline with other micro-batches' virtual stages: with
+        // fewer micro-batches than stages it cannot, and one micro-batch's chunks still run
+        // one stage after another ((p - m) stages idle, then the interleaved tail).
+        x.ppBubble = std::max(double(pp - 1) / vp, (pp - microBatches) + (microBatches - 1) / vp)
+                     * avgStage;
         x.ppP2p = t.overlap.pp ? 2.0 * (pp - 1) * p2p : 2.0 * vp * microBatches * p2p;
     }
     // DP without ZeRO-3: with overlap on, the gradient buckets reduce under the backward pass

@@ -153,7 +153,8 @@ void LinkTraffic::commitPhase()
         return;
     spreadUplinks();
     m_committed = true;
-    repeatPhase(m_repeats);
+    if (m_keepTotals)
+        repeatPhase(m_repeats);
 }
 
 void LinkTraffic::addHostToNic(int gpu, int nic, double toNic, double fromNic)
@@ -365,7 +366,7 @@ double LinkTraffic::phaseTime()
     if (worstPort >= 0 && !m_t->gpuNvlinks(worstPort).empty())
         m_bottleneck = m_t->gpuNvlinks(worstPort)[0];
     // Each link's share of this phase's time, kept where it is its busiest.
-    if (worst > 0) {
+    if (worst > 0 && m_keepTotals) {
         for (int g : m_touchedPorts) {
             const Cell &c = m_ports[static_cast<std::size_t>(g)];
             const double rate = m_t->gpuNvlinkRate(g) * 1e9 * nvScale;
@@ -389,6 +390,42 @@ double LinkTraffic::phaseTime()
         }
     }
     return worst;
+}
+
+void LinkTraffic::phaseTimesWithin(const std::vector<std::uint8_t> &links,
+                                   int gpus,
+                                   double &nvlinkS,
+                                   double &otherS) const
+{
+    // phaseTime()'s two maxima, read over the given ports and links only.
+    nvlinkS = 0;
+    otherS = 0;
+    const double nvScale = m_kindScale[static_cast<std::size_t>(LinkKind::NvLink)];
+    for (int g : m_touchedPorts) {
+        const double rate = m_t->gpuNvlinkRate(g) * 1e9 * nvScale;
+        if (g >= gpus || rate <= 0)
+            continue;
+        const Cell &c = m_ports[static_cast<std::size_t>(g)];
+        nvlinkS = std::max(nvlinkS, std::max(c.up, c.down) / rate);
+    }
+    const bool scaled = m_kindScale != std::array<double, 5>{1, 1, 1, 1, 1};
+    for (int l : m_touched) {
+        const std::size_t i = static_cast<std::size_t>(l);
+        if (i >= links.size() || !links[i])
+            continue;
+        const Cell &c = m_cells[i];
+        const LinkRates::Entry &r = m_rates->links[i];
+        double rate = double(r.rate);
+        if (scaled)
+            rate *= m_kindScale[static_cast<std::size_t>(m_t->links()[i].kind)];
+        if (r.uplinkLeaf >= 0)
+            rate *= m_leafEff[static_cast<std::size_t>(r.uplinkLeaf)];
+        if (rate <= 0)
+            continue;
+        const double t = double(std::max(c.up, c.down)) / rate;
+        double &worst = r.nvlink ? nvlinkS : otherS;
+        worst = std::max(worst, t);
+    }
 }
 
 namespace {

@@ -85,6 +85,12 @@ public:
     // phaseTime()): the two stages of a hierarchical collective.
     double phaseNvlinkTime() const { return m_nvlinkTime; }
     double phaseOtherTime() const { return m_otherTime; }
+    // The same two times over part of the topology (after phaseTime()): the NVLink ports of
+    // GPUs [0, gpus) and the links whose `links` entry is set.
+    void phaseTimesWithin(const std::vector<std::uint8_t> &links,
+                          int gpus,
+                          double &nvlinkS,
+                          double &otherS) const;
     // The link that bounds the phase (after phaseTime()); -1 if none.
     int phaseBottleneck() const { return m_bottleneck; }
     // Links the phase touched (after phaseTime()), NVLinks included; at most `limit`.
@@ -105,6 +111,10 @@ public:
     void peaks(std::vector<float> &peak) const;
     // ECMP efficiency of a leaf's uplinks in this phase (1 with adaptive routing).
     double uplinkEfficiency(int leaf) const;
+
+    // Off: phases are only timed, their bytes kept from the step totals and the peaks (scratch
+    // traffic that prices a collective). On by default.
+    void keepStepTotals(bool on) { m_keepTotals = on; }
 
     void setAdaptiveRouting(bool on) { m_adaptive = on; }
     void setQueuePairs(int qps) { m_qps = qps; }
@@ -173,6 +183,7 @@ private:
     double m_nvlinkTime = 0, m_otherTime = 0;
     bool m_spread = false;    // uplinks filled for this phase
     bool m_committed = false; // phase added to the totals
+    bool m_keepTotals = true;
     bool m_adaptive = true;
     int m_qps = 1;
     bool m_direct = false;              // the topology's NVLinks run GPU to GPU

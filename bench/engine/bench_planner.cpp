@@ -49,7 +49,7 @@ void run(const char *name, const Layout &layout, int repeats)
                 median(pricing));
     if (!s.plans.empty()) {
         const PlanChoice &c = s.plans.front().choice;
-        std::printf("  best: tp%d cp%d ep%d pp%d vp%d dp%d mb%d %s %s: %.3f s/step, %.1f GiB\n",
+        std::printf("  best: tp%d cp%d ep%d pp%d vp%d dp%d mb%d %s %s %s: %.3f s/step, %.1f GiB\n",
                     c.tp,
                     c.cp,
                     c.ep,
@@ -59,6 +59,7 @@ void run(const char *name, const Layout &layout, int repeats)
                     c.microBatch,
                     toString(c.recompute),
                     toString(c.sharding),
+                    toString(c.order),
                     s.plans.front().price.stepTimeS,
                     s.plans.front().price.memoryGiB);
     }

@@ -119,6 +119,18 @@ private Q_SLOTS:
         const Run e = run({"evaluate", path, "--json", "--no-links"});
         QVERIFY2(e.exitCode == 0, qPrintable(e.err));
         const double full = num(json(e), "step_time_s");
+        // The plan's band is the evaluation's for the same regime; its order is what was applied.
+        const QJsonArray band = best.value("step_time_band_s").toArray();
+        const QJsonArray fullBand = json(e).value("step_time_band_s").toArray();
+        QCOMPARE(band.size(), 2);
+        QCOMPARE(fullBand.size(), 2);
+        QVERIFY(std::abs(band[1].toDouble() / num(best, "step_time_s")
+                         - fullBand[1].toDouble() / full)
+                < 1e-9);
+        QVERIFY(band[0].toDouble() < num(best, "step_time_s"));
+        QVERIFY(!best.value("step_time_band_basis").toString().isEmpty());
+        QVERIFY(QStringList({"tp-cp-ep-dp-pp", "tp-cp-ep-pp-dp"})
+                        .contains(parallel.value("order").toString()));
         QVERIFY2(std::abs(num(best, "step_time_s") / full - 1) < 0.005,
                  qPrintable(QString("plan %1 s, evaluate %2 s")
                                     .arg(num(best, "step_time_s"))

@@ -69,6 +69,9 @@ PlanChoice randomValid(std::mt19937 &rng, const Layout &l, const PlanPricer &pri
                                                 Sharding::Zero2,
                                                 Sharding::Fsdp,
                                                 Sharding::Zero3});
+        // Pipeline stages inside replicas where that order applies, half the time.
+        if (std::uniform_int_distribution<int>(0, 1)(rng) == 0)
+            c.order = PlanOrder::PipelineInner;
         if (pricer.valid(c))
             return c;
     }
@@ -77,7 +80,7 @@ PlanChoice randomValid(std::mt19937 &rng, const Layout &l, const PlanPricer &pri
 
 QString describe(const PlanChoice &c)
 {
-    return QString("tp%1 cp%2 ep%3 pp%4 vp%5 dp%6 mb%7 recompute %8 %9")
+    return QString("tp%1 cp%2 ep%3 pp%4 vp%5 dp%6 mb%7 recompute %8 %9 %10")
             .arg(c.tp)
             .arg(c.cp)
             .arg(c.ep)
@@ -86,7 +89,8 @@ QString describe(const PlanChoice &c)
             .arg(c.dp)
             .arg(c.microBatch)
             .arg(toString(c.recompute))
-            .arg(toString(c.sharding));
+            .arg(toString(c.sharding))
+            .arg(toString(c.order));
 }
 
 } // namespace
@@ -140,9 +144,11 @@ private Q_SLOTS:
         std::mt19937 rng(seed);
         EvaluationWorkspace workspace;
         double worstStep = 0, worstMemory = 0;
+        int inside = 0; // configurations with pipeline stages inside replicas
         for (int i = 0; i < samples; ++i) {
             const PlanChoice c = randomValid(rng, layout, pricer);
             QVERIFY(pricer.valid(c));
+            inside += c.order == PlanOrder::PipelineInner ? 1 : 0;
             const PlanPrice fast = pricer.price(c, true);
             const Evaluation full = evaluate(applyPlan(layout, c),
                                              topology,
@@ -166,10 +172,20 @@ private Q_SLOTS:
                                 + QString(": fast %1 GiB, full %2 GiB")
                                           .arg(fast.memoryGiB)
                                           .arg(fullMemory)));
+            // The evaluation's uncertainty band for the plan's regime, and its basis.
+            QCOMPARE(fast.bandFraction, full.stepTimeBand.fraction);
+            QVERIFY(fast.bandBasis >= 0);
+            QCOMPARE(pricer.bandBases()[std::size_t(fast.bandBasis)], full.stepTimeBand.basis);
             // The same fit decision as the evaluation's out-of-memory check.
             QCOMPARE(fast.fits, fullMemory <= full.hbmGiB);
         }
-        qInfo("worst relative difference: step %.2e, memory %.2e", worstStep, worstMemory);
+        qInfo("worst relative difference: step %.2e, memory %.2e (%d of %d with pipeline stages "
+              "inside replicas)",
+              worstStep,
+              worstMemory,
+              inside,
+              samples);
+        QVERIFY(inside > 0);
     }
 
     void memoryFilterDropsWhatDoesNotFit()
@@ -336,6 +352,88 @@ private Q_SLOTS:
         c.sharding = Sharding::Zero1;
         QVERIFY(!pricer.valid(c, &why));
         QVERIFY(why.find("EP") != std::string::npos);
+    }
+
+    void pipelineInsideReplicasIsSearched()
+    {
+        // Llama 3 70B on 1,024 H200 behind a 4:1 oversubscribed spine: pipeline stages inside
+        // replicas keep most pipeline sends under one leaf and send the gradients across.
+        Layout l = example("example.railyard.json");
+        l.cluster.nodes = 128;
+        l.cluster.fabric.oversubscription = 4;
+        const Topology topology = buildTopology(l.cluster, Catalog::builtin());
+        PlanPricer pricer(l, topology);
+        PlanChoice c;
+        c.tp = 8;
+        c.pp = 8;
+        c.dp = 16;
+        c.microBatch = 1;
+        QVERIFY(pricer.valid(c));
+        const PlanPrice megatron = pricer.price(c, true);
+        c.order = PlanOrder::PipelineInner;
+        QVERIFY(pricer.valid(c));
+        const PlanPrice inner = pricer.price(c, true);
+        QCOMPARE(inner.memoryGiB, megatron.memoryGiB);
+        QVERIFY2(inner.exposed.dp != megatron.exposed.dp
+                         || inner.exposed.ppP2p != megatron.exposed.ppP2p,
+                 "the order moves the DP and PP groups");
+        QCOMPARE(applyPlan(l, c).parallel.order, std::string("tp-cp-ep-pp-dp"));
+        // Not where it changes nothing (no DP), nor with CP (DP x CP groups would not be regular).
+        c.tp = 16;
+        c.pp = 64;
+        c.dp = 1;
+        std::string why;
+        QVERIFY(!pricer.valid(c, &why));
+        QVERIFY(why.find("inside replicas") != std::string::npos);
+        c.tp = 8;
+        c.pp = 4;
+        c.cp = 2;
+        c.dp = 16;
+        QVERIFY(!pricer.valid(c, &why));
+        QVERIFY(why.find("CP 1") != std::string::npos);
+        // The search tries both orders.
+        PlanOptions all;
+        all.top = 100000;
+        const PlanSearch s = searchPlans(l, topology, all);
+        int inside = 0;
+        for (const Plan &p : s.plans)
+            inside += p.choice.order == PlanOrder::PipelineInner ? 1 : 0;
+        QVERIFY(inside > 0);
+        QVERIFY(inside < int(s.plans.size()));
+    }
+
+    void interleavingNeedsMicroBatches()
+    {
+        // Virtual stages fill the pipeline with other micro-batches: with as many micro-batches
+        // as stages the bubble shrinks by VP; with one, a micro-batch's chunks run one stage
+        // after another and interleaving saves nothing (the shared formula: stepcost.cpp).
+        const Layout l = example("example.railyard.json"); // 128 H200, global batch 256
+        const Topology topology = buildTopology(l.cluster, Catalog::builtin());
+        PlanPricer pricer(l, topology);
+        PlanChoice c;
+        c.tp = 8;
+        c.pp = 4;
+        c.dp = 4;
+        c.microBatch = 16; // 4 micro-batches per replica: as many as stages
+        const PlanPrice plain = pricer.price(c, true);
+        c.vp = 5;
+        const PlanPrice interleaved = pricer.price(c, true);
+        QCOMPARE(plain.microBatches, 4);
+        QVERIFY(std::abs(interleaved.exposed.ppBubble * 5 / plain.exposed.ppBubble - 1) < 1e-9);
+        c.microBatch = 64; // one micro-batch
+        const PlanPrice one = pricer.price(c, true);
+        c.vp = 1;
+        const PlanPrice onePlain = pricer.price(c, true);
+        QCOMPARE(one.microBatches, 1);
+        QVERIFY(one.exposed.ppBubble > 0);
+        QVERIFY(std::abs(one.exposed.ppBubble / onePlain.exposed.ppBubble - 1) < 1e-9);
+        // Two micro-batches on four stages: two stages idle, then the interleaved tail.
+        c.microBatch = 32;
+        const PlanPrice twoPlain = pricer.price(c, true);
+        c.vp = 5;
+        const PlanPrice two = pricer.price(c, true);
+        QVERIFY(std::abs(two.exposed.ppBubble / twoPlain.exposed.ppBubble - (2 + 1.0 / 5) / 3)
+                < 1e-9);
     }
 
     void cancelAndProgress()

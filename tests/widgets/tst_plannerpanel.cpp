@@ -35,8 +35,14 @@ private Q_SLOTS:
         QVERIFY(r.ok);
         QVERIFY(r.fitting > 0);
         QCOMPARE(panel.table()->rowCount(), int(std::min<std::int64_t>(20, r.fitting)));
+        // The step time with the model's uncertainty band for the plan's regime, and its basis.
+        const engine::PlanPrice &first = r.plans[0].price;
         QCOMPARE(panel.table()->item(0, 5)->text(),
-                 QString::fromStdString(engine::formatSeconds(r.plans[0].price.stepTimeS)));
+                 QString::fromStdString(engine::formatSeconds(first.stepTimeS))
+                         + QStringLiteral(" \u00b1%1%").arg(100 * first.bandFraction, 0, 'f', 0));
+        QVERIFY(first.bandFraction > 0);
+        QVERIFY(panel.table()->item(0, 5)->toolTip().contains(
+                QString::fromStdString(r.bandBases[std::size_t(first.bandBasis)])));
         QCOMPARE(panel.chart()->frontCount(), int(r.pareto.size()));
         QVERIFY(!r.pareto.empty());
         QCOMPARE(panel.chart()->rankedCount(), panel.table()->rowCount());
@@ -61,6 +67,7 @@ private Q_SLOTS:
         QCOMPARE(sizes.tp, best.tp);
         QCOMPARE(sizes.pp, best.pp);
         QCOMPARE(sizes.dp, best.dp);
+        QCOMPARE(sizes.order, std::string(engine::toString(best.order)));
         const double after = doc->evaluation().stepTimeS;
         QVERIFY2(std::abs(after - r.plans[0].price.stepTimeS) <= 0.005 * after,
                  qPrintable(QStringLiteral("%1 vs %2").arg(after).arg(r.plans[0].price.stepTimeS)));

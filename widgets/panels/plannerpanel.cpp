@@ -30,6 +30,9 @@ QString sizes(const engine::PlanChoice &c)
     for (const auto &[name, size] : dims)
         if (size > 1 || QLatin1String(name) == QLatin1String("DP"))
             parts << QStringLiteral("%1 %2").arg(QLatin1String(name)).arg(size);
+    // Pipeline stages inside data-parallel replicas (tp-cp-ep-pp-dp), as Llama 3 placed them.
+    if (c.order == engine::PlanOrder::PipelineInner)
+        parts << PlannerPanel::tr("PP inside DP");
     return parts.join(QStringLiteral(" \u00b7 "));
 }
 
@@ -280,6 +283,15 @@ void PlannerPanel::showResult()
                            .arg(r.hbmGiB, 0, 'f', 1);
     if (r.plans.empty() && !r.noFit.empty())
         text += QLatin1Char('\n') + QString::fromStdString(r.noFit);
+    if (!r.plans.empty()) {
+        // How sure the model is where the best plan is: plans within it are not told apart.
+        const engine::PlanPrice &best = r.plans.front().price;
+        if (best.bandBasis >= 0 && best.bandBasis < int(r.bandBases.size()))
+            text += QLatin1Char('\n')
+                    + tr("Best plan's step time \u00b1%1%: %2.")
+                              .arg(100 * best.bandFraction, 0, 'f', 1)
+                              .arg(QString::fromStdString(r.bandBases[std::size_t(best.bandBasis)]));
+    }
     if (r.objective != engine::PlanObjective::StepTime && r.pricePerGpuHour <= 0)
         text += QLatin1Char('\n') + tr("No price per GPU-hour: ranked by step time.");
     m_status->setText(text);
@@ -297,7 +309,9 @@ void PlannerPanel::showResult()
                                         QString::number(p.choice.microBatch),
                                         recomputeName(p.choice.recompute),
                                         shardingName(p.choice.sharding),
-                                        seconds(p.price.stepTimeS),
+                                        tr("%1 \u00b1%2%")
+                                                .arg(seconds(p.price.stepTimeS))
+                                                .arg(100 * p.price.bandFraction, 0, 'f', 0),
                                         QLocale().toString(p.price.tokensPerS / std::max(1, r.gpus),
                                                            'f',
                                                            0),
@@ -307,6 +321,11 @@ void PlannerPanel::showResult()
             auto *item = new QTableWidgetItem(cells[c]);
             if (c != Sizes && c != Recompute && c != Sharding)
                 item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            if (c == Step && p.price.bandBasis >= 0 && p.price.bandBasis < int(r.bandBases.size()))
+                item->setToolTip(tr("How sure the model is in this plan's regime: \u00b1%1%, %2")
+                                         .arg(100 * p.price.bandFraction, 0, 'f', 1)
+                                         .arg(QString::fromStdString(
+                                                 r.bandBases[std::size_t(p.price.bandBasis)])));
             m_table->setItem(row, c, item);
         }
         ranked.push_back({p.price.memoryGiB, p.price.stepTimeS});
