@@ -13,11 +13,13 @@ namespace railyard {
 
 namespace engine {
 class RankLayout;
-}
+struct NcclGraphOverlay;
+} // namespace engine
 
 class ClusterGeometry;
 class Document;
 class GpuMarksItem;
+class NcclGraphItem;
 class SelectionItem;
 
 // Shows a document's cluster. It is not the model: it rebuilds its items from the document's
@@ -84,6 +86,11 @@ public:
     const std::vector<int> &selectedGpus() const;
     void setSelectedGpus(std::vector<int> gpus);
 
+    // The NCCL graph overlay the view state asks for, placed on this cluster (null: none, or
+    // hidden), and the channel drawn (-1: all).
+    const engine::NcclGraphOverlay *graphOverlay() const { return m_graph.get(); }
+    int graphOverlayPathCount() const;
+
     // Where a drag would drop: the target GPUs, marked green when the drop would work and red
     // when it would be refused.
     void setDropPreview(const std::vector<int> &gpus, bool ok);
@@ -101,6 +108,8 @@ Q_SIGNALS:
     // The ranks or colours changed (a new placement or new sizes).
     void placementChanged();
     void rebuilt();
+    // A new cluster no longer fits the NCCL graph overlay, which was dropped: why.
+    void graphOverlayDropped(const QString &message);
 
 public Q_SLOTS:
     void rebuild();
@@ -113,6 +122,7 @@ private:
     void syncHover();
     void syncView(int what); // ViewState::Changes
     void syncLinkMarks();
+    void syncGraph(bool clusterChanged);
     std::vector<int> gpuDevices(const std::vector<int> &gpus) const;
 
     Document *m_document;
@@ -128,6 +138,8 @@ private:
     GpuMarksItem *m_selectionMarks = nullptr;
     GpuMarksItem *m_previewMarks = nullptr;
     GpuMarksItem *m_linkMarks = nullptr; // the hovered and the selected link
+    NcclGraphItem *m_graphItem = nullptr;
+    std::unique_ptr<engine::NcclGraphOverlay> m_graph;
     // What the scene last showed of the view state's selection, to say what changed.
     int m_shownDevice = -1;
     int m_shownLink = -1;
