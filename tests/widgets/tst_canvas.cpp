@@ -6,6 +6,7 @@
 #include "document/document.h"
 #include "items/fabricitem.h"
 #include "items/gpumarksitem.h"
+#include "items/ncclgraphitem.h"
 #include "items/locationlabelsitem.h"
 #include "items/rackitem.h"
 #include "items/selectionitem.h"
@@ -288,8 +289,9 @@ private Q_SLOTS:
         int overlays = 0;
         for (QGraphicsItem *item : scene.items())
             overlays += qgraphicsitem_cast<SelectionItem *>(item) != nullptr
-                        || qgraphicsitem_cast<GpuMarksItem *>(item) != nullptr;
-        QCOMPARE(overlays, 5);
+                        || qgraphicsitem_cast<GpuMarksItem *>(item) != nullptr
+                        || qgraphicsitem_cast<NcclGraphItem *>(item) != nullptr;
+        QCOMPARE(overlays, 6); // and the NCCL graph overlay
         QCOMPARE(scene.items().size(), racks + blocks + 1 + 1 + overlays);
         QVERIFY((scene.items().size() - overlays) * 50 < doc->topology().deviceCount() + 200);
     }

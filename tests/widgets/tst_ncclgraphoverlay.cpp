@@ -118,6 +118,7 @@ private Q_SLOTS:
         // Both channels' colours now show around server 0, where the plain canvas had none.
         const QImage both = renderServer(*w.scene());
         QCOMPARE(countNear(plain, ch0), 0);
+        QCOMPARE(countNear(plain, ch1), 0);
         QVERIFY2(countNear(both, ch0) > 300, qPrintable(QString::number(countNear(both, ch0))));
         QVERIFY2(countNear(both, ch1) > 300, qPrintable(QString::number(countNear(both, ch1))));
         // Along the ring: on every GPU-to-GPU hop of channel 0 in server 0 (the middle of its
@@ -148,6 +149,11 @@ private Q_SLOTS:
         }
         QCOMPARE(hops, 7);
 
+        // RAILYARD_SHOTS=DIR keeps the pictures, to look at.
+        const QString shots = qEnvironmentVariable("RAILYARD_SHOTS");
+        if (!shots.isEmpty())
+            both.save(shots + QStringLiteral("/overlay-all-channels.png"));
+
         // The chooser: channel 1 alone. Channel 0's colour goes, channel 1's stays.
         auto *channels = w.findChild<QComboBox *>(QStringLiteral("channelBox"));
         QVERIFY(channels);
@@ -160,6 +166,8 @@ private Q_SLOTS:
                  qPrintable(QString::number(countNear(one, ch0))));
         QVERIFY(countNear(one, ch1) > 300);
         QVERIFY(one != both);
+        if (!shots.isEmpty())
+            one.save(shots + QStringLiteral("/overlay-channel-1.png"));
         QVERIFY(w.scene()->canvasState().graphCaption.contains(QStringLiteral("channel 1 of 2")));
 
         // The tree graph, from the graph chooser.
@@ -170,6 +178,8 @@ private Q_SLOTS:
         QCOMPARE(w.scene()->graphOverlay()->pattern, std::string("tree"));
         QCOMPARE(w.viewState()->graphOverlay()->channel, -1);
         QCOMPARE(channels->count(), 2); // all, 0
+        if (!shots.isEmpty())
+            renderServer(*w.scene()).save(shots + QStringLiteral("/overlay-tree.png"));
 
         // View > NCCL Graph Overlay hides it and shows it again.
         QAction *shown = w.action(QStringLiteral("actionGraphOverlay"));

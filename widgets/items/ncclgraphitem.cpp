@@ -27,15 +27,16 @@ NcclGraphItem::NcclGraphItem(const ClusterGeometry &geometry)
 
 QColor NcclGraphItem::channelColour(int channel)
 {
-    // Qualitative hues that read on the pale canvas and apart from the link-kind colours.
+    // Qualitative hues that read on the pale canvas and stay apart from the link kinds' colours
+    // (NVLink green, InfiniBand blue, PCIe grey).
     static const QColor hues[] = {QColor(0xd6, 0x27, 0x28),
-                                  QColor(0x1f, 0x77, 0xb4),
-                                  QColor(0x2c, 0xa0, 0x2c),
                                   QColor(0xff, 0x7f, 0x0e),
                                   QColor(0x94, 0x67, 0xbd),
-                                  QColor(0x8c, 0x56, 0x4b),
                                   QColor(0xe3, 0x77, 0xc2),
-                                  QColor(0x17, 0xbe, 0xcf)};
+                                  QColor(0x8c, 0x56, 0x4b),
+                                  QColor(0xbc, 0xbd, 0x22),
+                                  QColor(0x17, 0xbe, 0xcf),
+                                  QColor(0x33, 0x33, 0x33)};
     constexpr int n = static_cast<int>(std::size(hues));
     return hues[((channel % n) + n) % n];
 }

@@ -4,6 +4,7 @@
 #include <QWidget>
 
 class QLabel;
+class QPushButton;
 class QLineEdit;
 class QPlainTextEdit;
 
@@ -25,17 +26,23 @@ public:
     void setDocument(Document *document);
     ClusterForm *form() const { return m_form; }
     QString errorText() const;
+    // Shown while the layout has an explicit server: drops it (one undo step) so every field
+    // can be edited again.
+    QPushButton *generatedServerButton() const { return m_generated; }
 
 private:
     void syncFromDocument();
     void syncTitle();
     void clusterEdited(const QString &field);
+    void useGeneratedServer();
 
     QPointer<Document> m_document;
     QLineEdit *m_title;
     QPlainTextEdit *m_notes;
     ClusterForm *m_form;
     QLabel *m_error;
+    QLabel *m_explicit;
+    QPushButton *m_generated;
 };
 
 } // namespace railyard

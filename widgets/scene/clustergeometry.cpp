@@ -38,6 +38,7 @@ ClusterGeometry::ClusterGeometry(const engine::Topology &t)
     : m_topology(t)
 {
     place();
+    assignArcs();
 }
 
 std::span<const int> ClusterGeometry::nodeDevices(int node) const
@@ -153,8 +154,9 @@ void ClusterGeometry::place()
         rows.emplace_back(Row::Nic, kNicH);
     rows.emplace_back(Row::Host, kSwitchH);
     rows.emplace_back(Row::Gpu, kGpuH);
-    if (serverSwitches)
-        rows.emplace_back(Row::Switch, kSwitchH);
+    if (serverSwitches) // a direct mesh's arcs get more room: one lane for each depth
+        rows.emplace_back(Row::Switch,
+                          s.explicitServer && s.directNvlink ? kSwitchH + 40 : kSwitchH);
     double rowY[4] = {0, 0, 0, 0};
     double rowYMirrored[4] = {0, 0, 0, 0};
     double y = kNodeTitleH + 8;

@@ -34,7 +34,89 @@ std::vector<QLineF> ClusterGeometry::globalBusLines() const
     return out;
 }
 
-QPolygonF ClusterGeometry::nodeLinkPath(const engine::Link &l) const
+void ClusterGeometry::assignArcs()
+{
+    // A direct mesh (DGX-1's hybrid cube mesh, 4-GPU NV4 boards) draws each pair's bundle as an
+    // arc under the GPU row. Each GPU's arcs leave its bottom edge spread out in the order of
+    // their far ends, and arcs whose spans overlap go to different depths (short ones nearest
+    // the GPUs), so every bundle can be followed and labelled.
+    const engine::Topology &t = m_topology;
+    if (!t.shape().directNvlink)
+        return;
+    const auto &devices = t.devices();
+    m_arcLane.assign(static_cast<std::size_t>(t.linkCount()), -1);
+    m_arcX.assign(2 * static_cast<std::size_t>(t.linkCount()), 0);
+    const auto isArc = [&](int link) {
+        const engine::Link &l = t.links()[static_cast<std::size_t>(link)];
+        if (l.kind != LinkKind::NvLink
+            || devices[static_cast<std::size_t>(l.a)].kind != DeviceKind::Gpu
+            || devices[static_cast<std::size_t>(l.b)].kind != DeviceKind::Gpu)
+            return false;
+        const QRectF a = deviceRect(l.a), b = deviceRect(l.b);
+        return std::abs(a.center().y() - b.center().y()) < 1
+               && std::abs(a.center().x() - b.center().x()) > kGpuW;
+    };
+    int lanes = 0;
+    double room = 1e9;
+    for (int n = 0; n < nodeCount(); ++n) {
+        std::vector<int> arcs;
+        for (int link : nodeLinks(n))
+            if (isArc(link))
+                arcs.push_back(link);
+        if (arcs.empty())
+            continue;
+        // Where each arc leaves each of its GPUs.
+        for (int id : nodeDevices(n)) {
+            if (devices[static_cast<std::size_t>(id)].kind != DeviceKind::Gpu)
+                continue;
+            std::vector<std::pair<double, std::size_t>> ends; // far end's x, slot in m_arcX
+            for (int link : arcs) {
+                const engine::Link &l = t.links()[static_cast<std::size_t>(link)];
+                if (l.a == id || l.b == id)
+                    ends.emplace_back(deviceRect(t.otherEnd(link, id)).center().x(),
+                                      2 * static_cast<std::size_t>(link) + (l.a == id ? 0 : 1));
+            }
+            std::sort(ends.begin(), ends.end());
+            const QRectF r = deviceRect(id);
+            for (std::size_t i = 0; i < ends.size(); ++i)
+                m_arcX[ends[i].second] = r.left() + 8
+                                         + (r.width() - 16) * double(i + 1)
+                                                   / double(ends.size() + 1);
+        }
+        // Depths: shortest first, each into the first lane it does not overlap.
+        const auto span = [&](int link) {
+            const double xa = m_arcX[2 * static_cast<std::size_t>(link)];
+            const double xb = m_arcX[2 * static_cast<std::size_t>(link) + 1];
+            return std::pair(std::min(xa, xb), std::max(xa, xb));
+        };
+        std::sort(arcs.begin(), arcs.end(), [&](int x, int y) {
+            const auto [xl, xr] = span(x);
+            const auto [yl, yr] = span(y);
+            return std::pair(xr - xl, xl) < std::pair(yr - yl, yl);
+        });
+        std::vector<std::vector<std::pair<double, double>>> used;
+        for (int link : arcs) {
+            const auto [lo, hi] = span(link);
+            std::size_t lane = 0;
+            for (; lane < used.size(); ++lane)
+                if (std::none_of(used[lane].begin(), used[lane].end(), [&](const auto &u) {
+                        return lo < u.second + 6 && u.first < hi + 6;
+                    }))
+                    break;
+            if (lane == used.size())
+                used.emplace_back();
+            used[lane].emplace_back(lo, hi);
+            m_arcLane[static_cast<std::size_t>(link)] = static_cast<int>(lane);
+        }
+        lanes = std::max(lanes, static_cast<int>(used.size()));
+        const QRectF gpu = deviceRect(t.links()[static_cast<std::size_t>(arcs.front())].a);
+        room = std::min(room, nodeRect(n).bottom() - gpu.bottom() - 12);
+    }
+    if (lanes > 0)
+        m_arcSpacing = std::clamp(room / lanes, 3.0, 13.0);
+}
+
+QPolygonF ClusterGeometry::nodeLinkPath(int link, const engine::Link &l) const
 {
     const auto &devices = m_topology.devices();
     const QRectF a = deviceRect(l.a);
@@ -43,6 +125,16 @@ QPolygonF ClusterGeometry::nodeLinkPath(const engine::Link &l) const
     const DeviceKind kb = devices[static_cast<std::size_t>(l.b)].kind;
     if (std::abs(a.center().y() - b.center().y()) < 1) {
         // Same row: side by side, or routed around whatever sits between them.
+        if (const int lane = m_arcLane.empty() ? -1 : m_arcLane[static_cast<std::size_t>(link)];
+            lane >= 0) {
+            const double yy = a.bottom() + 8 + lane * m_arcSpacing;
+            const double xa = m_arcX[2 * static_cast<std::size_t>(link)];
+            const double xb = m_arcX[2 * static_cast<std::size_t>(link) + 1];
+            return QPolygonF({QPointF(xa, a.bottom()),
+                              QPointF(xa, yy),
+                              QPointF(xb, yy),
+                              QPointF(xb, b.bottom())});
+        }
         const bool aLeft = a.center().x() < b.center().x();
         const double gap = aLeft ? b.left() - a.right() : a.left() - b.right();
         if (gap < 40)
@@ -68,6 +160,17 @@ QPolygonF ClusterGeometry::nodeLinkPath(const engine::Link &l) const
                           QPointF(xa, yy),
                           QPointF(b.center().x(), yy),
                           QPointF(b.center().x(), ya)});
+    }
+    // A device hanging straight off a CPU from below (a GPU with no PCIe switch): up to a bus
+    // under the PCIe row, along it and up into the CPU, clear of the switches in that row.
+    if (kb == DeviceKind::Cpu && a.top() > b.bottom()
+        && (a.right() < b.left() || a.left() > b.right())) {
+        const double y = b.bottom() + 18;
+        const double x = b.center().x() + (a.center().x() < b.center().x() ? -8 : 8);
+        return QPolygonF({QPointF(a.center().x(), a.top()),
+                          QPointF(a.center().x(), y),
+                          QPointF(x, y),
+                          QPointF(x, b.bottom())});
     }
     // A device hanging straight off a CPU at the end of the PCIe row: up, then along to it.
     if (kb == DeviceKind::Cpu && (a.right() < b.left() || a.left() > b.right())) {
@@ -104,7 +207,7 @@ QPolygonF ClusterGeometry::linkPath(int link) const
     const QRectF a = deviceRect(l.a);
     const QRectF b = deviceRect(l.b);
     if (da.node >= 0 && da.node == db.node)
-        return nodeLinkPath(l);
+        return nodeLinkPath(link, l);
 
     // A GPU to a rack-scale NVSwitch chip: down (or up) to the rack's NVLink bus.
     if (da.kind == DeviceKind::Gpu && db.kind == DeviceKind::NvSwitch) {
