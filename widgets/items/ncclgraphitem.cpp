@@ -1,5 +1,6 @@
 #include "ncclgraphitem.h"
 
+#include "paintutil.h"
 #include "scene/clustergeometry.h"
 #include "scene/levelofdetail.h"
 
@@ -23,6 +24,7 @@ NcclGraphItem::NcclGraphItem(const ClusterGeometry &geometry)
     setZValue(7.5); // over the racks and the fabric, under the selection and hover marks
     setVisible(false);
     setAcceptedMouseButtons(Qt::NoButton);
+    setFlag(QGraphicsItem::ItemUsesExtendedStyleOption); // for the exposed rectangle
 }
 
 QColor NcclGraphItem::channelColour(int channel)
@@ -78,6 +80,7 @@ void NcclGraphItem::setOverlay(const engine::NcclGraphOverlay *overlay, int chan
             for (const engine::GraphEdge &e : shown[k]->edges) {
                 Path p;
                 p.line = edgeLine(e).translated(off, off);
+                p.bounds = p.line.boundingRect().adjusted(-2, -2, 2, 2);
                 p.colour = colour;
                 p.arrow = t.devices()[static_cast<std::size_t>(e.to)].kind
                           == engine::DeviceKind::Gpu;
@@ -105,7 +108,15 @@ void NcclGraphItem::setOverlay(const engine::NcclGraphOverlay *overlay, int chan
 void NcclGraphItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, QWidget *)
 {
     const double lod = std::max(1e-6, option->levelOfDetailFromTransform(painter->worldTransform()));
-    const bool many = m_paths.size() > 3000;
+    // Only what is exposed: a whole-cluster ring has a path per hop on every server.
+    const QRectF exposed = option->exposedRect.isNull() ? paint::visibleRect(painter)
+                                                        : option->exposedRect;
+    std::vector<const Path *> shown;
+    shown.reserve(m_paths.size());
+    for (const Path &p : m_paths)
+        if (p.bounds.intersects(exposed) || exposed.isNull())
+            shown.push_back(&p);
+    const bool many = shown.size() > 3000;
     painter->setRenderHint(QPainter::Antialiasing, !many);
     painter->setBrush(Qt::NoBrush);
     QPen halo(QColor(255, 255, 255, 210), 5.5);
@@ -113,10 +124,11 @@ void NcclGraphItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *opt
     halo.setCapStyle(Qt::RoundCap);
     halo.setJoinStyle(Qt::RoundJoin);
     painter->setPen(halo);
-    for (const Path &p : m_paths)
-        painter->drawPolyline(p.line);
+    for (const Path *p : shown)
+        painter->drawPolyline(p->line);
     const double arrow = kArrowPx / lod;
-    for (const Path &p : m_paths) {
+    for (const Path *shownPath : shown) {
+        const Path &p = *shownPath;
         QPen pen(p.colour, 2.5);
         pen.setCosmetic(true);
         pen.setCapStyle(Qt::RoundCap);

@@ -38,6 +38,7 @@ private:
     struct Path
     {
         QPolygonF line;
+        QRectF bounds; // of the line, for culling: a ring over 2,048 servers is 40,000 paths
         QColor colour;
         bool arrow = false; // an arrowhead at its end (it arrives at a GPU)
     };
