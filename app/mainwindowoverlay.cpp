@@ -101,16 +101,7 @@ void MainWindow::connectOverlay()
         if (what & ViewState::NcclGraph)
             syncOverlayControls();
     });
-    // A layout imported from a graph XML keeps its graphs: it opens showing them.
-    const engine::Json &original = m_document->layout().original;
-    if (const auto it = original.find("imported"); it != original.end()) {
-        ViewState::GraphOverlay o;
-        o.graphs = engine::graphsFromImported(*it);
-        if (const auto f = it->find("file"); f != it->end() && f->is_string())
-            o.file = QString::fromStdString(f->get<std::string>());
-        if (!o.graphs.empty())
-            m_viewState->setGraphOverlay(std::move(o));
-    }
+    // A layout imported from a graph XML opened showing its graph (applyLayoutView).
     syncOverlayControls();
 }
 

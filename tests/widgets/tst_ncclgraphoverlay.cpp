@@ -4,6 +4,7 @@
 #include "commands/changecluster.h"
 #include "document/document.h"
 #include "document/viewstate.h"
+#include "export/diagramexport.h"
 #include "items/ncclgraphitem.h"
 #include "mainwindow.h"
 #include "ncclgraphoverlay.h"
@@ -276,6 +277,14 @@ private Q_SLOTS:
         QVERIFY(again.openFile(saved));
         QVERIFY(again.viewState()->graphOverlay());
         QCOMPARE(again.scene()->graphOverlay()->channels.size(), std::size_t(2));
+        // So does its diagram from the command line's exporter.
+        const QString png = dir.filePath(QStringLiteral("azure.png"));
+        QString error;
+        QVERIFY2(exportLayoutDiagram(saved, png, 1, -1, &error), qPrintable(error));
+        const QImage exported(png);
+        QVERIFY(!exported.isNull());
+        QVERIFY2(countNear(exported, NcclGraphItem::channelColour(0)) > 100,
+                 qPrintable(QString::number(countNear(exported, NcclGraphItem::channelColour(0)))));
 
         // Cancel leaves everything as it was.
         prompts.graphImport = [](QWidget *, const QString &) { return 0; };
