@@ -9,6 +9,7 @@
 #include "layout.h"
 #include "panels/clusterform.h"
 #include "panels/clusterpanel.h"
+#include "panels/newclusterdialog.h"
 #include "scene/clustergeometry.h"
 #include "scene/clusterscene.h"
 #include "scene/style.h"
@@ -243,6 +244,16 @@ private Q_SLOTS:
         QVERIFY(doc->layout().cluster.server.has_value());
         QVERIFY(!perServer->isEnabled());
         QVERIFY(!button->isHidden());
+        const QString shots = qEnvironmentVariable("RAILYARD_SHOTS");
+        if (!shots.isEmpty()) {
+            panel.resize(340, 720);
+            panel.grab().save(shots + QStringLiteral("/cluster-panel-explicit.png"));
+        }
+
+        // File > New Cluster from it starts from the generated shape, every field editable.
+        NewClusterDialog dialog(doc->layout());
+        QVERIFY(!dialog.layout().cluster.server);
+        QVERIFY(dialog.form()->findChildren<QSpinBox *>().value(1)->isEnabled());
     }
 };
 
