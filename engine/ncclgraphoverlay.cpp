@@ -40,13 +40,15 @@ public:
         while (!queue.empty()) {
             const int d = queue.front();
             queue.pop_front();
-            const std::span<const int> links = m_t.linksOf(d);
-            const std::size_t n = links.size();
+            // The links this search may take from here; from the source, started at `rotate`.
+            m_links.clear();
+            for (int l : m_t.linksOf(d))
+                if (linkOk(m_t.links()[static_cast<std::size_t>(l)]))
+                    m_links.push_back(l);
+            const std::size_t n = m_links.size();
             const std::size_t start = d == from && n > 0 ? static_cast<std::size_t>(rotate) % n : 0;
             for (std::size_t k = 0; k < n; ++k) {
-                const int l = links[(start + k) % n];
-                if (!linkOk(m_t.links()[static_cast<std::size_t>(l)]))
-                    continue;
+                const int l = m_links[(start + k) % n];
                 const int next = m_t.otherEnd(l, d);
                 const std::size_t ni = static_cast<std::size_t>(next);
                 if (m_stamp[ni] == m_round || (next != to && !pass(next)))
@@ -77,6 +79,7 @@ private:
     const Topology &m_t;
     std::vector<unsigned> m_stamp;
     std::vector<int> m_via;
+    std::vector<int> m_links;
     unsigned m_round = 0;
 };
 

@@ -9,6 +9,7 @@
 #include <QTest>
 
 #include <algorithm>
+#include <set>
 
 using namespace railyard::engine;
 
@@ -133,6 +134,29 @@ private Q_SLOTS:
         for (int l : exit.links)
             QCOMPARE(t.links()[static_cast<std::size_t>(l)].kind, LinkKind::Pcie);
         QVERIFY(QString::fromStdString(o.caption()).contains("across 2 servers"));
+    }
+
+    // On an imported server (format 2) too, each channel takes its own NVSwitch.
+    void explicitServerSpreadsChannels()
+    {
+        const ImportedMachine board = importFile(
+                importPath("topo-m/hgx-h100-8gpu-8nic-sglang30401.txt"));
+        Layout l = layoutFromImport(board, Catalog::builtin());
+        QVERIFY(l.cluster.server.has_value());
+        l.cluster.nodes = 2;
+        const Topology t = buildTopology(l.cluster, Catalog::builtin());
+        const ImportedMachine m = importFile(graphPath("hgx-h100-ring-tree-handwritten.xml"));
+        const NcclGraphOverlay o = overlayNcclGraph(m.graphs[0], t, "ring.xml");
+        std::set<int> switches;
+        for (const GraphChannelPath &c : o.channels) {
+            checkContinuous(t, c, true);
+            const GraphEdge &hop = c.edges[1]; // the first GPU-to-GPU hop
+            QCOMPARE(hop.links.size(), std::size_t(2));
+            const int sw = t.otherEnd(hop.links[0], hop.from);
+            QCOMPARE(t.devices()[static_cast<std::size_t>(sw)].kind, DeviceKind::NvSwitch);
+            switches.insert(sw);
+        }
+        QCOMPARE(switches.size(), std::size_t(2));
     }
 
     // The tree graph on 4 servers: chains inside, NCCL's binary tree between servers (0 -> 2,
