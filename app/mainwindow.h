@@ -46,9 +46,6 @@ struct PathPrompts
     std::function<QString(QWidget *parent)> open;
     std::function<QString(QWidget *parent, const QString &suggestedName)> save;
     std::function<QString(QWidget *parent)> importFrom; // File > Import...
-    // File > Import of an NCCL graph XML: 1 to overlay it on the current cluster, 2 to open a
-    // new layout for it, 0 to cancel (MainWindow::GraphImport).
-    std::function<int(QWidget *parent, const QString &path)> graphImport;
 };
 
 // The main window: the cluster canvas in the middle, the workload, cluster and group docks on
@@ -110,6 +107,12 @@ public:
     QString lastError() const { return m_lastError; }
     bool saveTo(const QString &path);
     void setPathPrompts(PathPrompts prompts);
+    // What File > Import asks of an NCCL graph XML, or a stand-in in tests: 1 to overlay it on
+    // the current cluster, 2 to open a new layout for it, 0 to cancel.
+    void setGraphImportPrompt(std::function<int(QWidget *parent, const QString &path)> prompt)
+    {
+        m_graphImportPrompt = std::move(prompt);
+    }
     // The built-in examples (File > Open Example), as resource paths.
     static QStringList exampleLayouts();
     static QStringList recentFiles();
@@ -220,6 +223,7 @@ private:
     QPointer<QWidget> m_shortcutsWindow;
     QPointer<QWidget> m_guideWindow;
     PathPrompts m_prompts;
+    std::function<int(QWidget *parent, const QString &path)> m_graphImportPrompt;
     QString m_lastError;
     QString m_refusedMessage; // shown in red until another message replaces it
 };

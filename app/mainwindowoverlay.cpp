@@ -189,8 +189,8 @@ void MainWindow::overlayGraphDialog()
 
 MainWindow::GraphImport MainWindow::askGraphImport(const QString &path)
 {
-    if (m_prompts.graphImport)
-        return static_cast<GraphImport>(m_prompts.graphImport(this, path));
+    if (m_graphImportPrompt)
+        return static_cast<GraphImport>(m_graphImportPrompt(this, path));
     QMessageBox box(QMessageBox::Question,
                     tr("Import NCCL Graph"),
                     tr("%1 is an NCCL graph: the rings and trees NCCL chose, not a machine.")

@@ -96,12 +96,10 @@ private Q_SLOTS:
         const QColor ch0 = NcclGraphItem::channelColour(0), ch1 = NcclGraphItem::channelColour(1);
         const QImage plain = renderServer(*w.scene());
         int asked = 0;
-        PathPrompts prompts;
-        prompts.graphImport = [&](QWidget *, const QString &path) {
+        w.setGraphImportPrompt([&](QWidget *, const QString &path) {
             ++asked;
             return path.endsWith(QLatin1String(kRing)) ? 1 : 0; // overlay
-        };
-        w.setPathPrompts(prompts);
+        });
         QVERIFY2(w.importFile(graphFixture(kRing)), qPrintable(w.lastError()));
         QCOMPARE(asked, 1);
         QCOMPARE(w.document(), doc); // the same document: nothing was opened
@@ -255,9 +253,7 @@ private Q_SLOTS:
     void importAloneShowsTheGraph()
     {
         MainWindow w(nullptr, m_recovery.path());
-        PathPrompts prompts;
-        prompts.graphImport = [](QWidget *, const QString &) { return 2; }; // new layout
-        w.setPathPrompts(prompts);
+        w.setGraphImportPrompt([](QWidget *, const QString &) { return 2; }); // new layout
         const QString azure = QStringLiteral(RAILYARD_TEST_DATA
                                              "/import/nccl-graph-xml/azure-ncv4-graph.xml");
         QVERIFY2(w.importFile(azure), qPrintable(w.lastError()));
@@ -287,8 +283,7 @@ private Q_SLOTS:
                  qPrintable(QString::number(countNear(exported, NcclGraphItem::channelColour(0)))));
 
         // Cancel leaves everything as it was.
-        prompts.graphImport = [](QWidget *, const QString &) { return 0; };
-        w.setPathPrompts(prompts);
+        w.setGraphImportPrompt([](QWidget *, const QString &) { return 0; });
         Document *before = w.document();
         QVERIFY(!w.importFile(graphFixture(kRing)));
         QCOMPARE(w.document(), before);
