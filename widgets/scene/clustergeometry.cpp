@@ -288,6 +288,10 @@ void ClusterGeometry::place()
     const auto slotX = [&](const QRectF &node, double slot, double w) {
         return node.left() + kPad + side + slot * kSlot + (kSlot - w) / 2;
     };
+    const auto gpuSlot = [&](int local) {
+        const double share = double(slots) / std::max(1, gpn);
+        return local * share + (share - 1) / 2;
+    };
     int rowIndex = 0;
     for (int b = 0; b < blockCount; ++b) {
         Block &block = m_blocks[static_cast<std::size_t>(b)];
@@ -399,7 +403,11 @@ void ClusterGeometry::place()
                         QRectF &out = m_device[static_cast<std::size_t>(id)];
                         switch (d.kind) {
                         case DeviceKind::Gpu:
-                            out = QRectF(slotX(node, d.local, kGpuW),
+                            // An explicit server with more NICs than GPUs (two rail NICs per
+                            // GPU) spreads its GPUs under them.
+                            out = QRectF(slotX(node,
+                                               s.explicitServer ? gpuSlot(d.local) : d.local,
+                                               kGpuW),
                                          rowTopY(Row::Gpu),
                                          kGpuW,
                                          kGpuH);
