@@ -106,6 +106,9 @@ private:
     void placeExplicitHosts(int node, double hostY, double switchY, double side);
     void buildIndex() const;
     void assignArcs();
+    // Explicit servers: per NIC (local index), the slot its centre sits over and its width;
+    // empty when the NICs are spread evenly.
+    std::vector<std::pair<double, double>> explicitNicSlots(int slots) const;
     QPolygonF nodeLinkPath(int link, const engine::Link &l) const;
 
     const engine::Topology &m_topology;
