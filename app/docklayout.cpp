@@ -1,5 +1,6 @@
 #include "docklayout.h"
 
+#include <QAction>
 #include <QDockWidget>
 #include <QGuiApplication>
 #include <QLayout>
@@ -38,12 +39,42 @@ DockLayout::DockLayout(QMainWindow *window, const Docks &docks)
 
 std::vector<QDockWidget *> DockLayout::all() const
 {
-    return {m_docks.workload,
-            m_docks.cluster,
-            m_docks.groups,
-            m_docks.inspector,
-            m_docks.pricing,
-            m_docks.warnings};
+    std::vector<QDockWidget *> docks{m_docks.workload,
+                                     m_docks.cluster,
+                                     m_docks.groups,
+                                     m_docks.inspector,
+                                     m_docks.pricing,
+                                     m_docks.warnings};
+    for (const Tab &t : m_tabs)
+        docks.push_back(t.dock);
+    return docks;
+}
+
+void DockLayout::addTab(QDockWidget *dock, QDockWidget *beside, bool shownByDefault)
+{
+    const Tab tab{dock, beside, shownByDefault};
+    m_tabs.push_back(tab);
+    placeTab(tab);
+    m_docks.workload->raise();
+    m_docks.groups->raise();
+    m_docks.pricing->raise();
+    // Asking for a hidden tab (its View menu entry, a shortcut) should show it in front.
+    connect(dock->toggleViewAction(), &QAction::triggered, dock, [dock](bool on) {
+        if (on)
+            dock->raise();
+    });
+}
+
+void DockLayout::placeTab(const Tab &tab)
+{
+    // A dock hidden by default is hidden before it joins the tabs: hidden after, it stays the
+    // tab bar's current tab until the layout next settles, which then shows its neighbour
+    // (the Inspector instead of Groups) rather than the tab raised in between.
+    tab.dock->setFloating(false);
+    tab.dock->setVisible(tab.shown);
+    m_window->addDockWidget(m_window->dockWidgetArea(tab.beside), tab.dock);
+    m_window->tabifyDockWidget(tab.beside, tab.dock);
+    tab.dock->setVisible(tab.shown);
 }
 
 void DockLayout::arrange()
@@ -60,10 +91,18 @@ void DockLayout::arrange()
     // Right: what it costs, above what is wrong with it; neither hides behind a tab.
     m_window->addDockWidget(Qt::RightDockWidgetArea, m_docks.pricing, Qt::Vertical);
     m_window->addDockWidget(Qt::RightDockWidgetArea, m_docks.warnings, Qt::Vertical);
-    for (QDockWidget *d : all())
+    for (QDockWidget *d : {m_docks.workload,
+                           m_docks.cluster,
+                           m_docks.groups,
+                           m_docks.inspector,
+                           m_docks.pricing,
+                           m_docks.warnings})
         d->show();
+    for (const Tab &t : m_tabs)
+        placeTab(t);
     m_docks.workload->raise();
     m_docks.groups->raise();
+    m_docks.pricing->raise();
 }
 
 void DockLayout::reset()

@@ -15,7 +15,9 @@ namespace railyard {
 //
 // Default: Workload and Cluster (tabs) above Groups and Inspector (tabs) on the left; Pricing
 // above Warnings on the right, each visible on its own. The docks share what the canvas leaves:
-// about a fifth of the width on the left and a quarter on the right.
+// about a fifth of the width on the left and a quarter on the right. Further docks (Hottest
+// Links, Planner, Guided Tour, ...) are tabs beside one of these, shown or hidden by default;
+// Reset Layout puts them back too.
 class DockLayout : public QObject
 {
     Q_OBJECT
@@ -36,12 +38,17 @@ public:
     static constexpr double kMinCanvasShare = 0.5;
     // Bumped whenever the set or the default places of the docks change: an older saved state
     // is then ignored rather than half applied.
-    static constexpr int kStateVersion = 2;
+    static constexpr int kStateVersion = 3;
 
     DockLayout(QMainWindow *window, const Docks &docks);
 
     const Docks &docks() const { return m_docks; }
+    // Every dock the layout places: the six above, then the tabs in the order they were added.
     std::vector<QDockWidget *> all() const;
+
+    // Places `dock` as a tab behind `beside` (one of the docks above), shown or hidden by
+    // default; reset() puts it back there. Showing it later brings its tab forward.
+    void addTab(QDockWidget *dock, QDockWidget *beside, bool shownByDefault);
 
     // Every dock back in its default place, shown, with the default sizes (View > Reset Layout).
     void reset();
@@ -60,10 +67,18 @@ public:
     bool restore(QSettings &settings);
 
 private:
+    struct Tab
+    {
+        QDockWidget *dock = nullptr;
+        QDockWidget *beside = nullptr;
+        bool shown = false;
+    };
     void arrange();
+    void placeTab(const Tab &tab);
 
     QMainWindow *m_window;
     Docks m_docks;
+    std::vector<Tab> m_tabs;
     bool m_pending = false;
 };
 

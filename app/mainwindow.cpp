@@ -9,6 +9,7 @@
 #include "panels/clusterpanel.h"
 #include "panels/hottestlinkspanel.h"
 #include "panels/inspectorpanel.h"
+#include "panels/lessonpanel.h"
 #include "panels/plannerpanel.h"
 #include "panels/pricingpanel.h"
 #include "panels/timelinepanel.h"
@@ -100,9 +101,7 @@ MainWindow::MainWindow(QWidget *parent, const QString &recoveryDirectory)
     // The busiest links, a tab beside Pricing (the warnings keep their own place).
     m_hottest = new HottestLinksPanel;
     m_hottestDock = dock(tr("Hottest Links"), "HottestLinksDock", m_hottest);
-    addDockWidget(Qt::RightDockWidgetArea, m_hottestDock);
-    tabifyDockWidget(docks.pricing, m_hottestDock);
-    docks.pricing->raise();
+    m_docks->addTab(m_hottestDock, docks.pricing, true);
     connect(m_hottest, &HottestLinksPanel::linkActivated, this, [this](int link) {
         m_view->showLink(link);
     });
@@ -140,6 +139,7 @@ MainWindow::MainWindow(QWidget *parent, const QString &recoveryDirectory)
 
     createTourDock();
     createPlannerDock();
+    createLessonDock();
     createActions();
     createToolBar();
     createOverlayControls();
@@ -235,6 +235,7 @@ void MainWindow::setDocument(std::unique_ptr<Document> document)
     m_pricing->setDocument(doc);
     m_warnings->setDocument(doc);
     m_planner->setDocument(doc);
+    m_lesson->setDocument(doc, m_viewState);
     connect(m_view, &ClusterView::message, this, &MainWindow::showMessage);
     connect(m_scene, &ClusterScene::colourByChanged, this, &MainWindow::syncColourControls);
     connect(m_scene, &ClusterScene::linkLoadVisibleChanged, this, &MainWindow::syncColourControls);

@@ -31,6 +31,7 @@ class Document;
 class GroupPalette;
 class GuidedTourPanel;
 class PlannerPanel;
+class LessonPanel;
 class InspectorPanel;
 class PricingPanel;
 class TimelinePanel;
@@ -80,6 +81,8 @@ public:
     QDockWidget *tourDock() const { return m_tourDock; }
     PlannerPanel *plannerPanel() const { return m_planner; }
     QDockWidget *plannerDock() const { return m_plannerDock; }
+    LessonPanel *lessonPanel() const { return m_lesson; }
+    QDockWidget *lessonDock() const { return m_lessonDock; }
     DockLayout *dockLayout() const { return m_docks.get(); }
     QComboBox *colourBox() const { return m_colourBox; }
     QAction *linkLoadAction() const { return m_linkLoadAction; }
@@ -154,6 +157,9 @@ private:
     void createTourDock();
     // mainwindowplanner.cpp
     void createPlannerDock();
+    // mainwindowlesson.cpp
+    void createLessonDock();
+    void frameLesson();
     // mainwindowfiles.cpp
     void addRecentFile(const QString &path);
     void rebuildRecentMenu();
@@ -200,6 +206,8 @@ private:
     QDockWidget *m_tourDock = nullptr;
     PlannerPanel *m_planner = nullptr;
     QDockWidget *m_plannerDock = nullptr;
+    LessonPanel *m_lesson = nullptr;
+    QDockWidget *m_lessonDock = nullptr;
     std::unique_ptr<DockLayout> m_docks;
     QComboBox *m_colourBox = nullptr;
     QAction *m_linkLoadAction = nullptr;

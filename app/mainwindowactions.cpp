@@ -4,6 +4,7 @@
 #include "docklayout.h"
 #include "document/document.h"
 #include "palette/grouppalette.h"
+#include "panels/lessonpanel.h"
 #include "panels/pricingpanel.h"
 #include "panels/workloadpanel.h"
 #include "quickguide.h"
@@ -216,6 +217,11 @@ void MainWindow::createActions()
     view->addSeparator();
     view->addAction(m_tourDock->toggleViewAction());
     view->addAction(m_plannerDock->toggleViewAction());
+    view->addAction(m_hottestDock->toggleViewAction());
+    view->addAction(m_lessonDock->toggleViewAction());
+    QMenu *lessonSteps = view->addMenu(tr("Lesson &Steps"));
+    lessonSteps->setObjectName(QStringLiteral("menuLessonSteps"));
+    lessonSteps->addActions(m_lesson->stepActions());
     QMenu *panels = view->addMenu(tr("&Panels"));
     panels->setObjectName(QStringLiteral("menuPanels"));
     for (QDockWidget *dock : m_docks->all())

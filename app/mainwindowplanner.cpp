@@ -16,20 +16,13 @@ void MainWindow::createPlannerDock()
     m_plannerDock = new QDockWidget(tr("Planner"), this);
     m_plannerDock->setObjectName(QStringLiteral("PlannerDock"));
     m_plannerDock->setWidget(m_planner);
-    addDockWidget(Qt::RightDockWidgetArea, m_plannerDock);
-    tabifyDockWidget(m_docks->docks().pricing, m_plannerDock);
-    m_plannerDock->hide();
-    m_docks->docks().pricing->raise(); // tabifying brought another tab forward
+    m_docks->addTab(m_plannerDock, m_docks->docks().pricing, false);
 
     QAction *toggle = m_plannerDock->toggleViewAction();
     toggle->setObjectName(QStringLiteral("actionPlanner"));
     toggle->setText(tr("&Planner"));
     toggle->setShortcut(QKeySequence(Qt::Key_F3));
     toggle->setStatusTip(tr("Rank every parallel configuration that fits, and apply one"));
-    connect(toggle, &QAction::triggered, this, [this](bool on) {
-        if (on)
-            m_plannerDock->raise();
-    });
 }
 
 } // namespace railyard

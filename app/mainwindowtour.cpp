@@ -18,20 +18,13 @@ void MainWindow::createTourDock()
     m_tourDock = new QDockWidget(tr("Guided Tour"), this);
     m_tourDock->setObjectName(QStringLiteral("GuidedTourDock"));
     m_tourDock->setWidget(m_tour);
-    addDockWidget(Qt::LeftDockWidgetArea, m_tourDock);
-    tabifyDockWidget(m_docks->docks().inspector, m_tourDock);
-    m_tourDock->hide();
-    m_docks->docks().groups->raise(); // tabifying brought another tab forward
+    m_docks->addTab(m_tourDock, m_docks->docks().inspector, false);
 
     QAction *toggle = m_tourDock->toggleViewAction();
     toggle->setObjectName(QStringLiteral("actionGuidedTour"));
     toggle->setText(tr("Guided &Tour"));
     toggle->setShortcut(QKeySequence(Qt::Key_F2));
     toggle->setStatusTip(tr("Teaching scenarios: each opens a layout with a thing to try"));
-    connect(toggle, &QAction::triggered, this, [this](bool on) {
-        if (on)
-            m_tourDock->raise();
-    });
     connect(m_tour, &GuidedTourPanel::openLayoutRequested, this, [this](const QString &path) {
         if (openFile(path))
             statusBar()->showMessage(tr("Guided tour: opened %1")

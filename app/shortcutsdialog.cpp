@@ -5,6 +5,7 @@
 #include <QHeaderView>
 #include <QMenu>
 #include <QMenuBar>
+#include <QSet>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
@@ -20,12 +21,17 @@ QString plain(QString text)
     return text;
 }
 
-// A menu's own actions first, then its submenus, so each menu is one section.
-void collect(const QMenu *menu, const QString &path, QList<ShortcutsDialog::Entry> &out)
+// A menu's own actions first, then its submenus, so each menu is one section. An action in two
+// menus (a dock's toggle in View and in View > Panels) is listed where it is met first.
+void collect(const QMenu *menu,
+             const QString &path,
+             QList<ShortcutsDialog::Entry> &out,
+             QSet<const QAction *> &seen)
 {
     for (QAction *a : menu->actions()) {
-        if (a->isSeparator() || a->menu() || a->shortcuts().isEmpty())
+        if (a->isSeparator() || a->menu() || a->shortcuts().isEmpty() || seen.contains(a))
             continue;
+        seen.insert(a);
         QStringList keys;
         for (const QKeySequence &k : a->shortcuts())
             keys << k.toString(QKeySequence::NativeText);
@@ -34,7 +40,7 @@ void collect(const QMenu *menu, const QString &path, QList<ShortcutsDialog::Entr
     }
     for (QAction *a : menu->actions())
         if (const QMenu *sub = a->menu())
-            collect(sub, path + QStringLiteral(" > ") + plain(sub->title()), out);
+            collect(sub, path + QStringLiteral(" > ") + plain(sub->title()), out, seen);
 }
 
 } // namespace
@@ -42,9 +48,10 @@ void collect(const QMenu *menu, const QString &path, QList<ShortcutsDialog::Entr
 QList<ShortcutsDialog::Entry> ShortcutsDialog::menuEntries(const QMenuBar *menuBar)
 {
     QList<Entry> out;
+    QSet<const QAction *> seen;
     for (QAction *a : menuBar->actions())
         if (const QMenu *menu = a->menu())
-            collect(menu, plain(menu->title()), out);
+            collect(menu, plain(menu->title()), out, seen);
     return out;
 }
 

@@ -10,7 +10,9 @@
 
 namespace railyard::engine {
 
-namespace {
+// Shared with the collective lesson (collectivelesson.cpp), which routes each step of a
+// collective with these same pieces.
+namespace detail {
 
 // How many members of a domain carry its traffic to other domains (NCCL's network channels:
 // on NVL72, fewer than the domain's NICs).
@@ -108,6 +110,16 @@ std::array<std::vector<int>, 2> doubleBinaryTree(int n)
     }
     return parents;
 }
+
+} // namespace detail
+
+using detail::addNetworkFlow;
+using detail::doubleBinaryTree;
+using detail::gpuNic;
+using detail::localMask;
+using detail::netWidth;
+
+namespace {
 
 // For each distinct key of `from` (sorted): the key, how often it occurs there and in `other`
 // (sorted).

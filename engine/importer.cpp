@@ -1,5 +1,6 @@
 #include "importer.h"
 
+#include "calibration.h"
 #include "collective.h"
 #include "defaultplan.h"
 #include "importtext.h"
@@ -187,24 +188,11 @@ Json devicesJson(const ImportedMachine &m)
     return {{"gpus", gpus}, {"nics", nics}, {"links", links}};
 }
 
-std::optional<CollectiveOp> opOf(const std::string &op)
-{
-    if (op == "alltoall")
-        return CollectiveOp::AllToAll;
-    if (op == "reduce" || op == "gather" || op == "scatter" || op == "hypercube")
-        return std::nullopt;
-    return collectiveOpFromString(op);
-}
-
 // Modelled busbw of the log's collective on the layout (all GPUs), or -1 if it cannot be priced.
 double modelledBusbw(const Layout &l, const Catalog &cat, CollectiveOp op, double bytes)
 {
     try {
-        const Topology t = buildTopology(l.cluster, cat);
-        CollectiveRequest r;
-        r.op = op;
-        r.bytes = bytes;
-        return estimateCollective(t, r).busbwGBps;
+        return engine::modelledBusbw(buildTopology(l.cluster, cat), op, bytes);
     } catch (const InputError &) {
         return -1;
     }
@@ -213,7 +201,7 @@ double modelledBusbw(const Layout &l, const Catalog &cat, CollectiveOp op, doubl
 void calibrate(Layout &layout, const ImportedMachine &m, const Catalog &cat, Json &imported)
 {
     const Measurement *ref = m.largest();
-    const auto op = opOf(m.collective);
+    const auto op = ncclTestsOp(m.collective);
     if (!ref || !op || m.ranks < 2 || ref->busbwGBps <= 0) {
         layout.notes += "\nNo calibration: "
                         + std::string(!op ? "the " + m.collective

@@ -51,27 +51,34 @@ void utilizationAt(const StepTimeline &tl,
 {
     const auto &links = t.links();
     out.assign(links.size(), 0.0f);
-    // Rates per direction summed over the running phases, then the busier direction.
+    if (reverse)
+        reverse->assign(links.size(), 0);
+    // Rates per direction summed over the running phases, then the busier direction; only the
+    // links the running phases touch are visited after the clear (a few thousand of 141,000
+    // at 16,384 GPUs).
     static thread_local std::vector<float> down;
+    static thread_local std::vector<int> touched;
     down.assign(links.size(), 0.0f);
+    touched.clear();
     for (const Phase &p : tl.phases) {
         if (p.pattern < 0 || !(p.start <= at && at < p.end) || p.duration() <= 0)
             continue;
         const double perS = p.share / p.duration();
         for (const LinkShare &l : tl.patterns[static_cast<std::size_t>(p.pattern)].links) {
+            if (l.up == 0 && l.down == 0)
+                continue;
             const std::size_t i = static_cast<std::size_t>(l.link);
+            if (out[i] == 0 && down[i] == 0)
+                touched.push_back(l.link); // once: from now on one of the two is positive
             out[i] += static_cast<float>(l.up * perS);
             down[i] += static_cast<float>(l.down * perS);
         }
     }
-    if (reverse)
-        reverse->assign(links.size(), 0);
-    for (std::size_t i = 0; i < links.size(); ++i) {
+    for (const int link : touched) {
+        const std::size_t i = static_cast<std::size_t>(link);
         if (reverse && down[i] > out[i])
             (*reverse)[i] = 1;
         const float busiest = std::max(out[i], down[i]);
-        if (busiest == 0)
-            continue;
         const double rate = links[i].effectiveGbPerS() * 1e9;
         out[i] = rate > 0 ? static_cast<float>(busiest / rate) : 0.0f;
     }

@@ -41,6 +41,11 @@ int Topology::countOf(DeviceKind kind) const
     return m_countByKind.empty() ? 0 : m_countByKind[static_cast<int>(kind)];
 }
 
+int Topology::linkCountOf(LinkKind kind) const
+{
+    return m_linkCountByKind.empty() ? 0 : m_linkCountByKind[static_cast<std::size_t>(kind) % 8];
+}
+
 int Topology::rackOfNode(int node) const
 {
     return node / std::max(1, m_shape.serversPerRack);
@@ -319,6 +324,9 @@ void Topology::finish()
     m_countByKind.assign(8, 0);
     for (const Device &d : m_devices)
         ++m_countByKind[static_cast<int>(d.kind)];
+    m_linkCountByKind.assign(8, 0);
+    for (const Link &l : m_links)
+        ++m_linkCountByKind[static_cast<std::size_t>(l.kind) % 8];
     m_adjStart.assign(m_devices.size() + 1, 0);
     for (const Link &l : m_links) {
         ++m_adjStart[static_cast<std::size_t>(l.a) + 1];

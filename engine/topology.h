@@ -100,6 +100,7 @@ public:
     int deviceCount() const { return static_cast<int>(m_devices.size()); }
     int linkCount() const { return static_cast<int>(m_links.size()); }
     int countOf(DeviceKind kind) const;
+    int linkCountOf(LinkKind kind) const; // O(1): counted when the topology is built
 
     // Device ids by role (O(1)).
     int gpuDevice(int gpu) const { return m_firstGpu + gpu; }
@@ -174,6 +175,7 @@ private:
     std::uint64_t m_buildId = 0;
     int m_firstGpu = 0, m_firstNic = 0, m_firstLeaf = 0, m_firstSpine = 0, m_firstCore = 0;
     std::vector<int> m_countByKind;
+    std::vector<int> m_linkCountByKind;
     std::vector<double> m_gpuNvRate, m_gpuNetRate, m_nicRate, m_gpuIntraRate;
     std::vector<int> m_gpuLocalDomain;
     // Role tables (see the accessors above).

@@ -4,7 +4,7 @@
 // 16.7 ms, 60 fps). `--shots DIR` also writes PNGs of gmi-h200-cluster mid-step (during a TP
 // collective, during the DP gradient reduction, the step average) with its timeline panel.
 //
-// Run: QT_QPA_PLATFORM=offscreen build/bin/bench_playback [--shots DIR]
+// Run: QT_QPA_PLATFORM=offscreen build/bin/bench_playback [--shots DIR] [--only 1k|16k]
 #include "document/document.h"
 #include "document/viewstate.h"
 #include "panels/hottestlinkspanel.h"
@@ -196,7 +196,12 @@ int main(int argc, char **argv)
     QByteArray small = big;
     small.replace("\"nodes\": 2048", "\"nodes\": 128");
     small.replace("\"dp\": 128", "\"dp\": 8");
-    benchFrames("1,024 GPUs", small, 30);
-    benchFrames("16,384 GPUs", big, 15);
+    // `--only 1k` or `--only 16k`: one size (for a profiler).
+    const qsizetype only = args.indexOf(QStringLiteral("--only"));
+    const QString size = only > 0 && only + 1 < args.size() ? args[only + 1] : QString();
+    if (size.isEmpty() || size == QLatin1String("1k"))
+        benchFrames("1,024 GPUs", small, 30);
+    if (size.isEmpty() || size == QLatin1String("16k"))
+        benchFrames("16,384 GPUs", big, 15);
     return 0;
 }

@@ -1,3 +1,4 @@
+#include "calibration.h"
 #include "catalog.h"
 #include "collective.h"
 #include "importer.h"
@@ -373,6 +374,46 @@ private Q_SLOTS:
                 Catalog::builtin());
         QVERIFY(!one.cluster.tuning.efficiency);
         QVERIFY(one.notes.find("No calibration") != std::string::npos);
+    }
+
+    // The calibration as the Cluster panel's chart reads it: every out-of-place size of the
+    // log, priced again on the cluster as it is now.
+    void calibrationCurve()
+    {
+        const ImportedMachine m = importFile(
+                dataPath("nccl-tests/h100-2node-16gpu-allreduce-srun-prefixed-nccltests290.txt"));
+        Layout l = layoutFromImport(m, Catalog::builtin());
+        const Topology t = buildTopology(l.cluster, Catalog::builtin());
+        const auto cal = calibrationOf(l, t);
+        QVERIFY(cal);
+        QCOMPARE(cal->test, std::string("all_reduce"));
+        QCOMPARE(cal->points.size(), std::size_t(11));
+        const Json &stored = l.original["imported"]["calibration"]["points"];
+        for (std::size_t i = 0; i < cal->points.size(); ++i) {
+            QVERIFY(i == 0 || cal->points[i].sizeBytes > cal->points[i - 1].sizeBytes);
+            // As stored at import (the same cluster): to the last digit.
+            QCOMPARE(cal->points[i].measuredGBps, stored[i]["measured_busbw_gbps"].get<double>());
+            QVERIFY(std::fabs(cal->points[i].modelledGBps
+                              - stored[i]["modelled_busbw_gbps"].get<double>())
+                    < 1e-9 * stored[i]["modelled_busbw_gbps"].get<double>());
+        }
+        // Fitted at the largest size: within 1% there.
+        QVERIFY(std::fabs(cal->points.back().modelledGBps / 155.57 - 1) < 0.01);
+        // Twice the efficiency: the model's bandwidth-bound sizes get faster, the log does not.
+        l.cluster.tuning.efficiency = 2 * *l.cluster.tuning.efficiency;
+        const auto faster = calibrationOf(l, buildTopology(l.cluster, Catalog::builtin()));
+        QVERIFY(faster);
+        QVERIFY(faster->points.back().modelledGBps > 1.6 * cal->points.back().modelledGBps);
+        QCOMPARE(faster->points.back().measuredGBps, cal->points.back().measuredGBps);
+        // A hand-edited file with no usable calibration shows no chart (and throws nothing).
+        Layout broken = l;
+        broken.original["imported"]["calibration"]["points"] = "none";
+        QVERIFY(!calibrationOf(broken, t));
+        broken.original["imported"]["calibration"] = {{"op", "reduce"}};
+        QVERIFY(!calibrationOf(broken, t));
+        broken.original["imported"] = 3;
+        QVERIFY(!calibrationOf(broken, t));
+        QVERIFY(!calibrationOf(Layout{}, t));
     }
 
     void oddServerIsWrittenOut()

@@ -6,6 +6,7 @@
 #include "document/document.h"
 #include "items/fabricitem.h"
 #include "items/gpumarksitem.h"
+#include "items/lessonmarksitem.h"
 #include "items/locationlabelsitem.h"
 #include "items/ncclgraphitem.h"
 #include "items/rackitem.h"
@@ -285,13 +286,14 @@ private Q_SLOTS:
         QCOMPARE(labelItems, 1);
         // One rack, block and spine item each, the names over them, plus a fixed set of overlays
         // (the selected device, the hovered group, the selected GPUs, the drop preview, the
-        // hovered and selected link): far fewer than devices.
+        // hovered and selected link, the collective lesson's marks): far fewer than devices.
         int overlays = 0;
         for (QGraphicsItem *item : scene.items())
             overlays += qgraphicsitem_cast<SelectionItem *>(item) != nullptr
                         || qgraphicsitem_cast<GpuMarksItem *>(item) != nullptr
+                        || qgraphicsitem_cast<LessonMarksItem *>(item) != nullptr
                         || qgraphicsitem_cast<NcclGraphItem *>(item) != nullptr;
-        QCOMPARE(overlays, 6); // and the NCCL graph overlay
+        QCOMPARE(overlays, 7); // and the lesson's marks and the NCCL graph overlay
         QCOMPARE(scene.items().size(), racks + blocks + 1 + 1 + overlays);
         QVERIFY((scene.items().size() - overlays) * 50 < doc->topology().deviceCount() + 200);
     }

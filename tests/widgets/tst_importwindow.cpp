@@ -1,7 +1,10 @@
 // File > Import...: a cluster's own file becomes a new untitled document that prices, and a bad
 // file leaves the open document alone with a message naming the file and the line.
+#include "charts/calibrationchart.h"
+#include "commands/changecluster.h"
 #include "document/document.h"
 #include "mainwindow.h"
+#include "panels/clusterpanel.h"
 #include "windowtest.h"
 
 #include <QAction>
@@ -11,6 +14,9 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QUndoStack>
+
+#include <cmath>
 
 using namespace railyard;
 using namespace railyard::test;
@@ -60,6 +66,43 @@ private Q_SLOTS:
                  qPrintable(w.lastError()));
         QCOMPARE(w.document()->layout().cluster.gpu, std::string("H800-SXM"));
         QCOMPARE(w.document()->topology().gpuCount(), 8);
+    }
+
+    // An nccl-tests log: the Cluster panel charts its bus bandwidth against the model's on the
+    // imported cluster, and an edit of the cluster moves the model's line, not the log's.
+    void calibrationChartFollowsTheCluster()
+    {
+        MainWindow w(nullptr, m_recovery.path());
+        QVERIFY2(w.importFile(fixture("nccl-tests/gcp-a3mega-h100-2node-allreduce.txt")),
+                 qPrintable(w.lastError()));
+        ClusterPanel *panel = w.clusterPanel();
+        CalibrationChart *chart = panel->calibrationChart();
+        const QList<QPointF> measured = chart->measuredPoints();
+        QCOMPARE(measured.size(), 31);
+        QCOMPARE(measured.last(), QPointF(33.0, 338.82)); // 8 GiB = 2^33 bytes
+        const QList<QPointF> before = chart->modelledPoints();
+        QCOMPARE(before.size(), 31);
+        QVERIFY(std::fabs(before.last().y() / 338.82 - 1) < 0.01);
+        QVERIFY2(panel->calibrationText().contains(QStringLiteral("338.82"))
+                         || panel->calibrationText().contains(QStringLiteral("339")),
+                 qPrintable(panel->calibrationText()));
+        QVERIFY(panel->calibrationText().contains(QStringLiteral("gcp-a3mega")));
+        // With RAILYARD_SHOTS_DIR set, save the panel as the dock shows it, to look at.
+        if (const QString dir = qEnvironmentVariable("RAILYARD_SHOTS_DIR"); !dir.isEmpty()) {
+            panel->resize(380, 900);
+            panel->grab().save(dir + QStringLiteral("/calibration-panel.png"));
+        }
+        // Half the achieved efficiency: the modelled line drops, the measured stays.
+        engine::ClusterConfig c = w.document()->layout().cluster;
+        c.tuning.efficiency = *c.tuning.efficiency / 2;
+        w.document()->undoStack()->push(new ChangeCluster(w.document(), c, "halve", "tuning"));
+        QCOMPARE(chart->measuredPoints(), measured);
+        QVERIFY(chart->modelledPoints().last().y() < 0.6 * before.last().y());
+        w.document()->undoStack()->undo();
+        QCOMPARE(chart->modelledPoints(), before);
+        // A layout without a log shows no chart.
+        QVERIFY(w.openFile(layoutPath("gmi-h200-cluster.railyard.json")));
+        QVERIFY(w.clusterPanel()->calibrationText().isEmpty());
     }
 
     void badImportKeepsTheDocument()

@@ -203,19 +203,65 @@ private Q_SLOTS:
         QVERIFY(w.centralWidget()->width() < w.width() / 2); // the user's choice, until reset
         reset->trigger();
         settle();
+        // The six main docks are shown; of the tabs beside them, Hottest Links is shown and
+        // the Planner, the Guided Tour and the Collective Lesson are hidden until asked for.
+        QDockWidget *hottest = w.findChild<QDockWidget *>(QStringLiteral("HottestLinksDock"));
+        QDockWidget *planner = w.findChild<QDockWidget *>(QStringLiteral("PlannerDock"));
+        QDockWidget *tour = w.findChild<QDockWidget *>(QStringLiteral("GuidedTourDock"));
+        QVERIFY(hottest && planner && tour);
+        const QStringList hiddenByDefault{QStringLiteral("PlannerDock"),
+                                          QStringLiteral("GuidedTourDock"),
+                                          QStringLiteral("CollectiveLessonDock")};
         for (QDockWidget *d : w.dockLayout()->all()) {
             QVERIFY2(!d->isFloating(), qPrintable(d->objectName()));
-            QVERIFY2(d->toggleViewAction()->isChecked(), qPrintable(d->objectName()));
+            QCOMPARE(d->toggleViewAction()->isChecked(),
+                     !hiddenByDefault.contains(d->objectName()));
         }
+        QVERIFY(w.findChild<QDockWidget *>(QStringLiteral("CollectiveLessonDock")));
         QCOMPARE(w.dockWidgetArea(docks.groups), Qt::LeftDockWidgetArea);
         QCOMPARE(w.dockWidgetArea(docks.warnings), Qt::RightDockWidgetArea);
+        QCOMPARE(w.dockWidgetArea(planner), Qt::RightDockWidgetArea);
+        QCOMPARE(w.dockWidgetArea(tour), Qt::LeftDockWidgetArea);
         QCOMPARE(w.tabifiedDockWidgets(docks.workload), QList<QDockWidget *>{docks.cluster});
-        QCOMPARE(w.tabifiedDockWidgets(docks.groups), QList<QDockWidget *>{docks.inspector});
+        QVERIFY(w.tabifiedDockWidgets(docks.groups).contains(docks.inspector));
+        QVERIFY(w.tabifiedDockWidgets(docks.pricing).contains(hottest));
         QVERIFY(w.tabifiedDockWidgets(docks.warnings).isEmpty());
+        QVERIFY(onShow(w, docks.pricing)); // in front of its tabs
+        QVERIFY(onShow(w, docks.groups));
+        // Asking for the Planner brings its tab forward beside Pricing; a reset hides it again.
+        planner->toggleViewAction()->trigger();
+        settle();
+        QVERIFY(onShow(w, planner));
+        QVERIFY(w.tabifiedDockWidgets(planner).contains(docks.pricing));
+        reset->trigger();
+        settle();
+        QVERIFY(planner->isHidden());
+        QVERIFY(onShow(w, docks.pricing));
         QVERIFY(std::abs(docks.workload->width() - left) <= 4);
         QVERIFY(std::abs(docks.pricing->width() - right) <= 4);
         QVERIFY(std::abs(docks.pricing->height() - pricingHeight) <= 4);
         checkCanvas(w, QStringLiteral("reset"));
+    }
+
+    // A first start, as main() does it (no saved session): the Groups chips, Workload and
+    // Pricing are in front of their tabs, and the hidden-by-default tabs stay hidden.
+    void firstStartShowsTheDefaultTabs()
+    {
+        QSettings().clear();
+        MainWindow w(nullptr, m_recovery.path());
+        w.resize(1600, 1000);
+        w.restoreSession();
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        settle();
+        const DockLayout::Docks docks = w.dockLayout()->docks();
+        QVERIFY(onShow(w, docks.groups));
+        QVERIFY(onShow(w, docks.workload));
+        QVERIFY(onShow(w, docks.pricing));
+        QVERIFY(!onShow(w, docks.inspector));
+        QVERIFY(w.findChild<QDockWidget *>(QStringLiteral("PlannerDock"))->isHidden());
+        QVERIFY(w.findChild<QDockWidget *>(QStringLiteral("GuidedTourDock"))->isHidden());
+        QVERIFY(w.findChild<QDockWidget *>(QStringLiteral("CollectiveLessonDock"))->isHidden());
     }
 
     // Pricing and Warnings are both in view (neither behind a tab), each tall enough to read.
@@ -316,11 +362,12 @@ private Q_SLOTS:
                                           QStringLiteral("Panels"),
                                           d->windowTitle()});
             QVERIFY2(toggle, qPrintable(d->windowTitle()));
-            QVERIFY(toggle->isChecked());
+            const bool shown = toggle->isChecked();
+            QCOMPARE(shown, !d->isHidden());
             toggle->trigger();
-            QVERIFY(d->isHidden());
+            QCOMPARE(d->isHidden(), shown);
             toggle->trigger();
-            QVERIFY(!d->isHidden());
+            QCOMPARE(d->isHidden(), !shown);
         }
     }
 

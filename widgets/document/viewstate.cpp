@@ -1,5 +1,7 @@
 #include "viewstate.h"
 
+#include "lessonframe.h"
+
 #include <QVariantAnimation>
 
 #include <algorithm>
@@ -113,6 +115,14 @@ void ViewState::setGraphOverlayVisible(bool visible)
         return;
     m_graph->visible = visible;
     Q_EMIT changed(NcclGraph);
+}
+
+void ViewState::setLesson(std::shared_ptr<const LessonFrame> frame)
+{
+    if (!frame && !m_lesson)
+        return;
+    m_lesson = std::move(frame);
+    Q_EMIT changed(Lesson);
 }
 
 void ViewState::setHoveredLink(int link)

@@ -7,12 +7,15 @@
 #include <QObject>
 #include <QString>
 
+#include <memory>
 #include <optional>
 #include <vector>
 
 class QVariantAnimation;
 
 namespace railyard {
+
+struct LessonFrame;
 
 // How the user is looking at the document, beside it (never in it, never on the undo stack):
 // the colouring, the selection, the hovered link and the step's playback. The scene, the
@@ -32,7 +35,8 @@ public:
         Colouring = 0x8,  // the dimension GPUs are coloured by
         LinkLoad = 0x10,  // the link-load view on or off
         Selection = 0x20, // the selected device, GPUs or link
-        NcclGraph = 0x100 // the NCCL graph overlay: which graph, which channel, shown or not
+        Lesson = 0x100,   // the collective lesson's step shown on the canvas (or none)
+        NcclGraph = 0x200 // the NCCL graph overlay: which graph, which channel, shown or not
     };
     Q_DECLARE_FLAGS(Changes, Change)
 
@@ -94,6 +98,11 @@ public:
     double speed() const { return m_speed; }
     void setSpeed(double speed);
 
+    // The collective lesson's step on the canvas: while set, the canvas lights its links and
+    // marks its GPUs instead of the link-load view. Null: no lesson.
+    const LessonFrame *lesson() const { return m_lesson.get(); }
+    void setLesson(std::shared_ptr<const LessonFrame> frame);
+
 Q_SIGNALS:
     void changed(railyard::ViewState::Changes what);
 
@@ -113,6 +122,7 @@ private:
     bool m_playing = false;
     QVariantAnimation *m_animation = nullptr;
     std::optional<GraphOverlay> m_graph;
+    std::shared_ptr<const LessonFrame> m_lesson;
 };
 
 } // namespace railyard

@@ -1,18 +1,24 @@
 #include "clusterpanel.h"
 
+#include "calibration.h"
+#include "charts/calibrationchart.h"
 #include "clusterform.h"
 #include "commands/changecluster.h"
 #include "commands/changenotes.h"
 #include "commands/changetitle.h"
 #include "document/document.h"
+#include "units.h"
 
 #include <QFormLayout>
+#include <QGroupBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QUndoStack>
 #include <QVBoxLayout>
+
+#include <cmath>
 
 namespace railyard {
 
@@ -24,6 +30,9 @@ ClusterPanel::ClusterPanel(QWidget *parent)
     , m_error(new QLabel(this))
     , m_explicit(new QLabel(this))
     , m_generated(new QPushButton(tr("Use the Generated Server Instead"), this))
+    , m_calibrationBox(new QGroupBox(tr("Measured against the model"), this))
+    , m_calibration(new CalibrationChart(m_calibrationBox))
+    , m_calibrationText(new QLabel(m_calibrationBox))
 {
     m_explicit->setWordWrap(true);
     m_explicit->hide();
@@ -48,6 +57,13 @@ ClusterPanel::ClusterPanel(QWidget *parent)
     layout->addWidget(m_explicit);
     layout->addWidget(m_generated);
     layout->addWidget(m_error);
+    m_calibrationText->setWordWrap(true);
+    m_calibrationText->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto *calibration = new QVBoxLayout(m_calibrationBox);
+    calibration->addWidget(m_calibration);
+    calibration->addWidget(m_calibrationText);
+    m_calibrationBox->hide();
+    layout->addWidget(m_calibrationBox);
     layout->addStretch(1);
 
     connect(m_title, &QLineEdit::textEdited, this, [this](const QString &text) {
@@ -102,6 +118,7 @@ void ClusterPanel::syncFromDocument()
     }
     m_explicit->setVisible(c.server.has_value());
     m_generated->setVisible(c.server.has_value());
+    syncCalibration();
 }
 
 void ClusterPanel::useGeneratedServer()
@@ -120,6 +137,49 @@ void ClusterPanel::useGeneratedServer()
     m_error->hide();
     m_document->undoStack()->push(
             new ChangeCluster(m_document, cluster, tr("Use the Generated Server")));
+}
+
+QString ClusterPanel::calibrationText() const
+{
+    return m_calibrationBox->isHidden() ? QString() : m_calibrationText->text();
+}
+
+void ClusterPanel::syncCalibration()
+{
+    // The engine prices the log's sizes again on the cluster as it is now: an edit (another
+    // NIC, another efficiency) moves the dashed line away from the measured one.
+    const auto cal = engine::calibrationOf(m_document->layout(), m_document->topology());
+    m_calibrationBox->setVisible(cal.has_value());
+    if (!cal)
+        return;
+    m_calibration->setCalibration(*cal);
+    const auto gb = [](double v) { return QString::fromStdString(engine::formatNumber(v)); };
+    QString text = tr("%1 from %2, every GPU. At %3 the log measured %4 GB/s bus bandwidth; "
+                      "the model gave %5 GB/s at line rate and was calibrated with "
+                      "tuning.efficiency %6.")
+                           .arg(QString::fromStdString(cal->test),
+                                QString::fromStdString(cal->file),
+                                QString::fromStdString(engine::formatBytes(cal->sizeBytes)),
+                                gb(cal->measuredGBps),
+                                gb(cal->modelledBeforeGBps),
+                                gb(cal->efficiency));
+    if (const engine::CalibrationPoint *p = cal->worstFrom1MiB()) {
+        const double gap = p->modelledGBps / p->measuredGBps - 1;
+        if (std::abs(gap) < 0.05)
+            text += tr(" From 1 MiB up the model is within 5% of the log at every size.");
+        else
+            text += tr(" From 1 MiB up the model is furthest from the log at %1: %2 GB/s "
+                       "against %3 GB/s measured (%4%5%). %6")
+                            .arg(QString::fromStdString(engine::formatBytes(p->sizeBytes)),
+                                 gb(p->modelledGBps),
+                                 gb(p->measuredGBps),
+                                 gap > 0 ? QStringLiteral("+") : QString(),
+                                 QString::number(std::lround(gap * 100)),
+                                 gap > 0 ? tr("The model is unsure there: it assumes less latency "
+                                              "per step than this fabric shows.")
+                                         : tr("The model is unsure there."));
+    }
+    m_calibrationText->setText(text);
 }
 
 void ClusterPanel::syncTitle()

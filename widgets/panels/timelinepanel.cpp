@@ -6,6 +6,7 @@
 #include "units.h"
 
 #include <QComboBox>
+#include <QFontMetricsF>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMouseEvent>
@@ -14,6 +15,8 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 
 namespace railyard {
 
@@ -39,6 +42,14 @@ int laneOf(const Phase &p)
     }
 }
 constexpr int kLanes = 5;
+
+// 1, 2 or 5 times a power of ten, near `raw`.
+double niceTick(double raw)
+{
+    const double mag = std::pow(10.0, std::floor(std::log10(std::max(raw, 1e-12))));
+    const double r = raw / mag;
+    return (r < 1.5 ? 1 : r < 3.5 ? 2 : r < 7.5 ? 5 : 10) * mag;
+}
 
 QString seconds(double s)
 {
@@ -95,25 +106,72 @@ void GanttView::paintEvent(QPaintEvent *)
         return;
     }
     const int stages = std::max(1, tl.stages);
-    // Many stages: fewer lanes (critical path and one communication lane).
-    const int lanes = stages > 8 ? 2 : kLanes;
-    const double rowH = double(height() - 2 * kPad) / stages;
-    const double laneH = rowH * 0.85 / (lanes + 1); // the critical path is twice as tall
+    // Only the lanes this step uses (a step without TP has no TP lane); many stages: the
+    // critical path and one communication lane.
+    std::array<bool, kLanes> used{};
+    used[0] = true;
+    for (const Phase &ph : tl.phases)
+        used[static_cast<std::size_t>(laneOf(ph))] = true;
+    if (stages > 8) {
+        std::fill(used.begin() + 1, used.end(), false);
+        used[1] = true;
+    }
+    std::array<int, kLanes> slot{}; // a lane's place under the critical path
+    int commLanes = 0;
+    for (int l = 1; l < kLanes; ++l)
+        slot[static_cast<std::size_t>(l)] = used[static_cast<std::size_t>(l)] ? ++commLanes : 0;
+    const QFontMetricsF fm(font());
+    const double axisH = fm.height() + 7;
+    const double rowH = (height() - 2 * kPad - axisH) / stages;
+    // The critical path is twice as tall as a communication lane; a gap under each row.
+    const double laneH = rowH * 0.88 / (commLanes + 2);
     const double t = m_view->playbackTime();
     p.setFont(font());
+    const QColor text = palette().color(QPalette::Text);
+    const QColor faint = palette().color(QPalette::PlaceholderText);
+    const bool laneNames = stages == 1 && laneH >= fm.height() * 0.8;
     for (int s = 0; s < stages; ++s) {
         const double top = kPad + s * rowH;
-        if (rowH >= 10) {
-            p.setPen(palette().color(QPalette::Text));
+        if (laneNames) {
+            // One stage: name the lanes instead ("critical path", then each communication).
+            p.setPen(text);
+            p.drawText(QRectF(0, top, kLabelW, 2 * laneH),
+                       Qt::AlignVCenter | Qt::AlignRight,
+                       tr("step"));
+            p.setPen(faint);
+            static const char *const names[kLanes] = {"", "TP", "CP/EP", "PP", "DP"};
+            for (int l = 1; l < kLanes; ++l)
+                if (const int k = slot[static_cast<std::size_t>(l)]; k > 0)
+                    p.drawText(QRectF(0, top + laneH * (k + 1), kLabelW, laneH),
+                               Qt::AlignVCenter | Qt::AlignRight,
+                               tr(names[l]));
+        } else if (rowH >= 10) {
+            p.setPen(text);
             p.drawText(QRectF(0, top, kLabelW, rowH),
                        Qt::AlignVCenter | Qt::AlignRight,
                        stages > 1 ? tr("stage %1").arg(s) : tr("step"));
         }
     }
+    // The time axis under the rows: a few round ticks.
+    const double axisY = kPad + stages * rowH;
+    const double step = tl.stepS;
+    const double tick = niceTick(step / 5);
+    p.setPen(faint);
+    p.drawLine(QPointF(xOf(0), axisY + 1), QPointF(xOf(step), axisY + 1));
+    for (double v = 0; v <= step * 1.0001; v += tick) {
+        const double x = xOf(v);
+        p.drawLine(QPointF(x, axisY + 1), QPointF(x, axisY + 4));
+        const QString label = seconds(v);
+        const double w = fm.horizontalAdvance(label);
+        if (x + w / 2 <= width())
+            p.drawText(QPointF(std::max(x - w / 2, double(kLabelW)), axisY + 6 + fm.ascent()),
+                       label);
+    }
     p.setRenderHint(QPainter::Antialiasing, false);
     for (const Phase &ph : tl.phases) {
-        const int lane = std::min(laneOf(ph), lanes - 1);
-        const double top = kPad + ph.stage * rowH + (lane == 0 ? 0 : laneH * (lane + 1));
+        const int lane = laneOf(ph);
+        const int k = lane == 0 ? 0 : slot[static_cast<std::size_t>(stages > 8 ? 1 : lane)];
+        const double top = kPad + ph.stage * rowH + (lane == 0 ? 0 : laneH * (k + 1));
         const double h = (lane == 0 ? 2 * laneH : laneH) - 1;
         const double x0 = xOf(ph.start), x1 = std::max(xOf(ph.end), x0 + 1);
         QColor c = kindColor(ph.kind);
@@ -122,14 +180,14 @@ void GanttView::paintEvent(QPaintEvent *)
             c.setAlphaF(0.45);
         p.fillRect(QRectF(x0, top, x1 - x0, h), c);
         if (running && x1 - x0 > 2) {
-            p.setPen(QPen(palette().color(QPalette::Text), 1.5));
+            p.setPen(QPen(text, 1.5));
             p.drawRect(QRectF(x0, top, x1 - x0, h));
         }
     }
     if (t >= 0) {
         const double x = xOf(t);
         p.setPen(QPen(QColor(0xd0, 0x1c, 0x1c), 2));
-        p.drawLine(QPointF(x, 0), QPointF(x, height()));
+        p.drawLine(QPointF(x, 0), QPointF(x, axisY));
     }
 }
 

@@ -55,7 +55,11 @@ struct CanvasState
     // A second line under the GPU's name: "TP 3 · r25", or empty.
     QString gpuCaption(int gpu) const;
 
-    bool showLoads() const { return linkLoad() && loads && loads->size() > 0; }
+    // A collective lesson's step is on the canvas: `moment` holds its links' loads (see
+    // ClusterScene::syncMoment), shown whether or not the link-load view is on.
+    bool lesson = false;
+
+    bool showLoads() const { return lesson || (linkLoad() && loads && loads->size() > 0); }
     // The link's load in the link-load view: its utilization averaged over the step (bytes
     // per step over what it could carry in the step), or at the playback moment while the step
     // plays; 0 when idle or unknown.

@@ -2,10 +2,12 @@
 
 #include "clustergeometry.h"
 #include "document/document.h"
+#include "document/lessonframe.h"
 #include "document/viewstate.h"
 #include "inputerror.h"
 #include "items/fabricitem.h"
 #include "items/gpumarksitem.h"
+#include "items/lessonmarksitem.h"
 #include "items/locationlabelsitem.h"
 #include "items/ncclgraphitem.h"
 #include "items/rackitem.h"
@@ -85,6 +87,8 @@ void ClusterScene::rebuild()
     addItem(m_linkMarks);
     m_graphItem = new NcclGraphItem(g);
     addItem(m_graphItem);
+    m_lessonMarks = new LessonMarksItem(g);
+    addItem(m_lessonMarks);
     // A new cluster: the old ids mean other devices now.
     m_view->setSelectedDevice(-1);
     m_view->setSelectedGpus({});
@@ -92,6 +96,7 @@ void ClusterScene::rebuild()
     m_view->setHoveredLink(-1);
     syncRanks();
     syncLoads();
+    syncLesson(); // a lesson's ids are for the old topology: it is shown no more
     syncView(ViewState::Selection | ViewState::Hover);
     syncGraph(true);
     Q_EMIT rebuilt();
@@ -145,6 +150,7 @@ void ClusterScene::setViewState(ViewState *view)
         syncView(what.toInt());
     });
     syncColours();
+    syncLesson();
     syncMoment();
     syncView(ViewState::Selection | ViewState::Hover);
     syncGraph(false);
@@ -165,6 +171,8 @@ void ClusterScene::syncView(int what)
         update();
         Q_EMIT linkLoadVisibleChanged(m_view->linkLoad());
     }
+    if (what & ViewState::Lesson)
+        syncLesson();
     if (what & ViewState::Playback)
         syncMoment();
     if (what & (ViewState::Selection | ViewState::Hover))
@@ -261,8 +269,45 @@ int ClusterScene::linkAt(const QPointF &scenePos, double tolerance) const
     });
 }
 
+bool ClusterScene::syncLesson()
+{
+    const LessonFrame *f = m_view->lesson();
+    const engine::Topology &t = m_document->topology();
+    const bool was = m_state.lesson;
+    // A frame for another topology (the cluster changed under the lesson) is not shown.
+    m_state.lesson = f && f->topology == t.buildId();
+    if (m_lessonMarks)
+        m_lessonMarks->setFrame(m_state.lesson ? f : nullptr);
+    if (!m_state.lesson) {
+        if (was) {
+            // Back to the playback's moment (or the step average).
+            m_state.moment.clear();
+            m_state.momentReverse.clear();
+            m_momentPhases.clear();
+            syncMoment();
+            update();
+        }
+        return false;
+    }
+    const std::size_t n = static_cast<std::size_t>(t.linkCount());
+    m_state.moment.assign(n, 0.0f);
+    m_state.momentReverse.assign(n, 0);
+    for (const LessonFrame::Link &l : f->links)
+        if (l.link >= 0 && static_cast<std::size_t>(l.link) < n) {
+            m_state.moment[static_cast<std::size_t>(l.link)] = l.load;
+            m_state.momentReverse[static_cast<std::size_t>(l.link)] = l.reverse ? 1 : 0;
+        }
+    m_momentPhases.clear();
+    m_state.dashPhase = 0;
+    update();
+    return true;
+}
+
 void ClusterScene::syncMoment()
 {
+    // The lesson's step, while one is shown, takes the place of the playback's moment.
+    if (m_state.lesson)
+        return;
     const engine::Evaluation &e = m_document->evaluation();
     if (m_view->hasMoment() && !e.timeline.empty()) {
         // The load at a moment depends only on which phases run then: most frames only move

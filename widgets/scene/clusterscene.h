@@ -20,6 +20,7 @@ class ClusterGeometry;
 class Document;
 class GpuMarksItem;
 class NcclGraphItem;
+class LessonMarksItem;
 class SelectionItem;
 
 // Shows a document's cluster. It is not the model: it rebuilds its items from the document's
@@ -119,6 +120,7 @@ private:
     void syncColours();
     void syncLoads();
     void syncMoment();
+    bool syncLesson(); // true while a lesson's step is shown
     void syncHover();
     void syncView(int what); // ViewState::Changes
     void syncLinkMarks();
@@ -140,6 +142,7 @@ private:
     GpuMarksItem *m_linkMarks = nullptr; // the hovered and the selected link
     NcclGraphItem *m_graphItem = nullptr;
     std::unique_ptr<engine::NcclGraphOverlay> m_graph;
+    LessonMarksItem *m_lessonMarks = nullptr;
     // What the scene last showed of the view state's selection, to say what changed.
     int m_shownDevice = -1;
     int m_shownLink = -1;

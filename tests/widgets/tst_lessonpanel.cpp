@@ -1,0 +1,339 @@
+// The Collective Lesson dock (issue 10): stepping a lesson lights the step's links on the canvas
+// (the engine's links, and pixels that change), marks the GPUs that send, follows the chosen
+// group and algorithm, says why an algorithm cannot run, and ends cleanly when the cluster
+// changes or the dock closes.
+#include "commands/changecluster.h"
+#include "document/document.h"
+#include "document/lessonframe.h"
+#include "document/viewstate.h"
+#include "mainwindow.h"
+#include "panels/lessonpanel.h"
+#include "scene/clustergeometry.h"
+#include "scene/clusterscene.h"
+#include "scene/clusterview.h"
+
+#include "windowtest.h"
+
+#include <QComboBox>
+#include <QDockWidget>
+#include <QImage>
+#include <QLabel>
+#include <QListWidget>
+#include <QPainter>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QUndoStack>
+
+#include <algorithm>
+
+using namespace railyard;
+
+namespace {
+
+std::unique_ptr<Document> openTestData(const char *name)
+{
+    QString error;
+    auto doc = Document::load(QStringLiteral(RAILYARD_SOURCE_DIR "/tests/data/")
+                                      + QLatin1String(name),
+                              &error);
+    if (!doc)
+        qWarning("%s", qPrintable(error));
+    return doc;
+}
+
+struct Canvas
+{
+    ViewState view;
+    std::unique_ptr<ClusterScene> scene;
+    std::unique_ptr<ClusterView> widget;
+    explicit Canvas(Document *doc)
+    {
+        scene = std::make_unique<ClusterScene>(doc);
+        scene->setViewState(&view);
+        widget = std::make_unique<ClusterView>(scene.get());
+        widget->setAttribute(Qt::WA_DontShowOnScreen);
+        widget->resize(1200, 800);
+        widget->show();
+    }
+    ~Canvas()
+    {
+        widget.reset();
+        scene.reset();
+    }
+    QImage grab() const
+    {
+        QImage img(widget->viewport()->size(), QImage::Format_ARGB32_Premultiplied);
+        img.fill(Qt::white);
+        QPainter p(&img);
+        widget->render(&p, QRectF(img.rect()), widget->viewport()->rect());
+        return img;
+    }
+};
+
+int choiceStarting(const LessonPanel &p, const QString &prefix)
+{
+    for (int i = 0; i < p.groupChoiceCount(); ++i)
+        if (p.groupBox()->itemText(i).startsWith(prefix))
+            return i;
+    return -1;
+}
+
+void chooseAlgorithm(LessonPanel &p, engine::Algorithm a)
+{
+    p.algorithmBox()->setCurrentIndex(p.algorithmBox()->findData(int(a)));
+    p.restart();
+}
+
+std::vector<int> frameLinks(const ViewState &v)
+{
+    std::vector<int> out;
+    if (v.lesson())
+        for (const LessonFrame::Link &l : v.lesson()->links)
+            out.push_back(l.link);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+} // namespace
+
+class TestLessonPanel : public QObject
+{
+    Q_OBJECT
+
+    QTemporaryDir m_recovery;
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QSettings().clear();
+    }
+
+    // The default lesson: a ring all-reduce of 1 GiB on one server. Its steps light the
+    // eight GPUs' NVLinks (and nothing else), change the canvas's pixels, and move the chunks.
+    void steppingLightsTheStepsLinks()
+    {
+        auto doc = openTestData("gmi-h200-cluster.railyard.json");
+        QVERIFY(doc);
+        Canvas c(doc.get());
+        const engine::Topology &t = doc->topology();
+        // Server 0 at full size: badges and bars show from about 28 pixels a GPU.
+        c.widget->setZoom(1.0);
+        c.widget->centerOn(c.scene->geometry().nodeRect(0).center());
+        const QImage before = c.grab();
+        LessonPanel p;
+        p.setDocument(doc.get(), &c.view);
+        QVERIFY(!p.hasLesson()); // nothing until the dock shows
+        QVERIFY(!c.view.lesson());
+        p.setActive(true);
+        QVERIFY2(p.hasLesson(), qPrintable(p.statusLabel()->text()));
+        QCOMPARE(p.stepCount(), 14);
+        QCOMPARE(p.slider()->maximum(), 13);
+        QVERIFY(p.stepLabel()->text().startsWith(QStringLiteral("Step 1 of 14 - reduce-scatter")));
+        QVERIFY(p.formulaLabel()->text().contains(QStringLiteral("2(n-1)/n x S / B_NVLink")));
+        QVERIFY(p.totalLabel()->text().contains(QStringLiteral("estimate")));
+        QCOMPARE(p.transfersList()->count(), 8);
+
+        std::vector<int> nvlinks;
+        for (int g = 0; g < 8; ++g)
+            for (int l : t.gpuNvlinks(g))
+                nvlinks.push_back(l);
+        std::sort(nvlinks.begin(), nvlinks.end());
+        QCOMPARE(frameLinks(c.view), nvlinks);
+        // The scene shows the lesson's loads in place of the link-load view.
+        const CanvasState &s = c.scene->canvasState();
+        QVERIFY(s.lesson);
+        QVERIFY(s.showLoads());
+        for (int l : nvlinks)
+            QVERIFY(s.load(l) > 0.99); // every NVLink is the step's bottleneck in a ring
+        QCOMPARE(s.load(t.nicUplink(0)), 0.0);
+        // Every GPU sends; its badge names the chunk.
+        QCOMPARE(int(c.view.lesson()->senders.size()), 8);
+        const auto badge = [&](int device) {
+            for (const LessonFrame::Badge &b : c.view.lesson()->badges)
+                if (b.device == device)
+                    return b.text;
+            return QString();
+        };
+        const QString first = badge(t.gpuDevice(0));
+        QCOMPARE(first, QStringLiteral("c7"));
+        const QImage lit = c.grab();
+        if (qEnvironmentVariableIsSet("RAILYARD_SHOTS_DIR"))
+            lit.save(qEnvironmentVariable("RAILYARD_SHOTS_DIR")
+                     + QStringLiteral("/lesson-ring.png"));
+        QVERIFY(lit != before);
+
+        p.forward();
+        QCOMPARE(p.step(), 1);
+        QCOMPARE(badge(t.gpuDevice(0)), QStringLiteral("c6"));
+        QVERIFY(p.stepLabel()->text().startsWith(QStringLiteral("Step 2 of 14")));
+        const QImage second = c.grab();
+        QVERIFY(second != lit); // the badges moved on
+        p.back();
+        QCOMPARE(p.step(), 0);
+        QCOMPARE(c.grab(), lit);
+
+        // The step's playback does not take the canvas from the lesson.
+        c.view.setStepLength(doc->evaluation().timeline.stepS);
+        c.view.setPlaybackTime(doc->evaluation().timeline.stepS / 2);
+        QVERIFY(c.scene->canvasState().lesson);
+        QVERIFY(c.scene->canvasState().load(nvlinks.front()) > 0.99);
+        QCOMPARE(c.grab(), lit);
+        c.view.clearPlaybackTime();
+        // Play runs the steps on a timer; pausing stops it.
+        p.togglePlay();
+        QVERIFY(p.isPlaying());
+        p.togglePlay();
+        QVERIFY(!p.isPlaying());
+
+        // Tabbing away (inactive) puts the canvas back as it was.
+        p.setActive(false);
+        QVERIFY(!c.view.lesson());
+        QVERIFY(!c.scene->canvasState().lesson);
+        QCOMPARE(c.grab(), before);
+    }
+
+    // Two servers, hierarchical: the step across servers lights NIC links, the steps inside
+    // the servers only NVLinks.
+    void hierarchicalAcrossTwoServers()
+    {
+        auto doc = openTestData("gmi-h200-cluster.railyard.json");
+        QVERIFY(doc);
+        Canvas c(doc.get());
+        const engine::Topology &t = doc->topology();
+        LessonPanel p;
+        p.setDocument(doc.get(), &c.view);
+        p.setActive(true);
+        const int both = choiceStarting(p, QStringLiteral("Across two servers: all 16"));
+        QVERIFY(both >= 0);
+        p.groupBox()->setCurrentIndex(both);
+        chooseAlgorithm(p, engine::Algorithm::Hierarchical);
+        QVERIFY2(p.hasLesson(), qPrintable(p.statusLabel()->text()));
+        QCOMPARE(p.stepCount(), 16);
+        const auto hasNetworkLink = [&] {
+            for (int l : frameLinks(c.view))
+                if (t.links()[static_cast<std::size_t>(l)].kind != engine::LinkKind::NvLink)
+                    return true;
+            return false;
+        };
+        QVERIFY(!hasNetworkLink());
+        p.setStep(7);
+        QVERIFY(p.stepLabel()->text().contains(QStringLiteral("across servers")));
+        QVERIFY(hasNetworkLink());
+        const std::vector<int> links = frameLinks(c.view);
+        QVERIFY(std::binary_search(links.begin(), links.end(), t.nicUplink(0)));
+        QVERIFY(c.scene->canvasState().load(t.nicUplink(0)) > 0);
+    }
+
+    // An algorithm the hardware lacks: the reason, no lesson on the canvas.
+    void unavailableAlgorithmSaysWhy()
+    {
+        auto doc = openTestData("collectives/a100-1node.railyard.json");
+        QVERIFY(doc);
+        Canvas c(doc.get());
+        LessonPanel p;
+        p.setDocument(doc.get(), &c.view);
+        p.setActive(true);
+        QVERIFY(p.hasLesson());
+        chooseAlgorithm(p, engine::Algorithm::Nvls);
+        QVERIFY(!p.hasLesson());
+        QVERIFY(!c.view.lesson());
+        QVERIFY2(p.statusLabel()->text().contains(QStringLiteral("NVLS needs NVLink SHARP")),
+                 qPrintable(p.statusLabel()->text()));
+    }
+
+    // A changed cluster ends the lesson: no frame, no stale ids on the canvas.
+    void clusterChangeEndsTheLesson()
+    {
+        auto doc = openTestData("gmi-h200-cluster.railyard.json");
+        QVERIFY(doc);
+        Canvas c(doc.get());
+        LessonPanel p;
+        p.setDocument(doc.get(), &c.view);
+        p.setActive(true);
+        QVERIFY(p.hasLesson());
+        QVERIFY(c.scene->canvasState().lesson);
+        engine::ClusterConfig cluster = doc->layout().cluster;
+        cluster.nodes = 4;
+        doc->undoStack()->push(new ChangeCluster(doc.get(), cluster, QStringLiteral("servers")));
+        QCOMPARE(doc->topology().gpuCount(), 32);
+        QVERIFY(!p.hasLesson());
+        QVERIFY(!c.view.lesson());
+        QVERIFY(!c.scene->canvasState().lesson);
+        QVERIFY(c.scene->canvasState().moment.empty());
+        QVERIFY(p.statusLabel()->text().contains(QStringLiteral("cluster changed")));
+        // Restarting steps through it on the new cluster.
+        QVERIFY(p.restart());
+        QVERIFY(c.view.lesson());
+        QCOMPARE(c.view.lesson()->topology, doc->topology().buildId());
+        // A frame left from another topology is never shown.
+        auto stale = std::make_shared<LessonFrame>(*c.view.lesson());
+        stale->topology = 0;
+        c.view.setLesson(stale);
+        QVERIFY(!c.scene->canvasState().lesson);
+    }
+
+    // View > Collective Lesson (F4) shows the dock and the lesson; closing it ends it.
+    void dockInTheMainWindow()
+    {
+        MainWindow w(nullptr, m_recovery.path());
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openFile(test::layoutPath("gmi-h200-cluster.railyard.json")));
+        QAction *toggle = test::menuAction(w,
+                                           {QStringLiteral("View"),
+                                            QStringLiteral("Collective Lesson")});
+        QVERIFY(toggle);
+        QCOMPARE(toggle->shortcut(), QKeySequence(Qt::Key_F4));
+        QVERIFY(!w.lessonDock()->isVisible());
+        QVERIFY(!w.viewState()->lesson());
+        toggle->trigger();
+        test::settle();
+        QVERIFY(w.lessonDock()->isVisible());
+        QVERIFY(w.lessonPanel()->hasLesson());
+        QVERIFY(w.viewState()->lesson());
+        QAction *forward = test::menuAction(w,
+                                            {QStringLiteral("View"),
+                                             QStringLiteral("Lesson Steps"),
+                                             QStringLiteral("Lesson: Step Forward")});
+        QVERIFY(forward);
+        forward->trigger();
+        QCOMPARE(w.lessonPanel()->step(), 1);
+        if (qEnvironmentVariableIsSet("RAILYARD_SHOTS_DIR")) {
+            // What a student sees: a ring step on one server, a hierarchical step across two.
+            const QString dir = qEnvironmentVariable("RAILYARD_SHOTS_DIR");
+            w.resize(1600, 1000);
+            test::settle();
+            w.lessonPanel()->restart();
+            w.lessonPanel()->setStep(2);
+            test::settle();
+            w.grab().save(dir + QStringLiteral("/lesson-window-ring.png"));
+            LessonPanel &p = *w.lessonPanel();
+            p.groupBox()->setCurrentIndex(
+                    choiceStarting(p, QStringLiteral("Across two servers: all")));
+            chooseAlgorithm(p, engine::Algorithm::Hierarchical);
+            p.setStep(7);
+            test::settle();
+            w.grab().save(dir + QStringLiteral("/lesson-window-hierarchical.png"));
+            p.groupBox()->setCurrentIndex(choiceStarting(p, QStringLiteral("One server")));
+            chooseAlgorithm(p, engine::Algorithm::Nvls);
+            p.setStep(1);
+            test::settle();
+            w.grab().save(dir + QStringLiteral("/lesson-window-nvls.png"));
+            p.groupBox()->setCurrentIndex(choiceStarting(p, QStringLiteral("DP group 0")));
+            chooseAlgorithm(p, engine::Algorithm::Tree);
+            p.setStep(std::min(p.stepCount() - 1, 7));
+            test::settle();
+            w.grab().save(dir + QStringLiteral("/lesson-window-tree.png"));
+        }
+        w.lessonDock()->close();
+        test::settle();
+        QVERIFY(!w.viewState()->lesson());
+        QVERIFY(!w.scene()->canvasState().lesson);
+    }
+};
+
+QTEST_MAIN(TestLessonPanel)
+#include "tst_lessonpanel.moc"
