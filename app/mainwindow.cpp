@@ -142,6 +142,7 @@ MainWindow::MainWindow(QWidget *parent, const QString &recoveryDirectory)
     createLessonDock();
     createActions();
     createToolBar();
+    createOverlayControls();
     // Panels outlive documents: they reach whichever view is current.
     connect(m_warnings, &WarningsPanel::gpusActivated, this, [this](const std::vector<int> &g) {
         m_view->showGpus(g);
@@ -241,6 +242,7 @@ void MainWindow::setDocument(std::unique_ptr<Document> document)
     connect(m_scene, &ClusterScene::selectedGpusChanged, this, &MainWindow::syncColourControls);
     m_autoSaver->setDocument(doc);
     syncColourControls();
+    connectOverlay();
     connect(doc->undoStack(), &QUndoStack::indexChanged, this, &MainWindow::syncUndoActions);
     connect(doc->undoStack(), &QUndoStack::cleanChanged, this, &MainWindow::syncUndoActions);
     syncUndoActions();

@@ -18,6 +18,10 @@ class QSlider;
 
 namespace railyard {
 
+namespace engine {
+struct ImportedMachine;
+}
+
 class AutoSaver;
 class ClusterPanel;
 class ClusterScene;
@@ -97,11 +101,21 @@ public:
     // nccl-tests log) as a new untitled document the user can price, edit and save; on failure
     // shows the message naming the file and line, keeps the current document and returns false.
     bool importFile(const QString &path);
+    // mainwindowoverlay.cpp. Draws the NCCL graphs of a graph XML (NCCL_GRAPH_DUMP_FILE) over
+    // the current cluster; on failure (not a graph, or a graph the cluster does not fit) shows
+    // the message naming the file, the graph and the channel, and returns false.
+    bool overlayGraphFile(const QString &path);
     // The built-in HGX H100 server, as the window starts.
     void openDefaultDocument();
     QString lastError() const { return m_lastError; }
     bool saveTo(const QString &path);
     void setPathPrompts(PathPrompts prompts);
+    // What File > Import asks of an NCCL graph XML, or a stand-in in tests: 1 to overlay it on
+    // the current cluster, 2 to open a new layout for it, 0 to cancel.
+    void setGraphImportPrompt(std::function<int(QWidget *parent, const QString &path)> prompt)
+    {
+        m_graphImportPrompt = std::move(prompt);
+    }
     // The built-in examples (File > Open Example), as resource paths.
     static QStringList exampleLayouts();
     static QStringList recentFiles();
@@ -155,6 +169,14 @@ private:
     bool saveAs();
     void open();
     void newCluster();
+    // mainwindowoverlay.cpp
+    enum class GraphImport { Cancel = 0, Overlay = 1, NewLayout = 2 };
+    void createOverlayControls();
+    void connectOverlay();
+    void syncOverlayControls();
+    void overlayGraphDialog();
+    bool overlayGraph(const engine::ImportedMachine &machine, const QString &path);
+    GraphImport askGraphImport(const QString &path);
     // mainwindowexport.cpp
     void exportWithDialog();
     void print();
@@ -191,6 +213,11 @@ private:
     QAction *m_linkLoadAction = nullptr;
     QAction *m_makeGroupAction = nullptr;
     QAction *m_legendAction = nullptr;
+    QAction *m_graphAction = nullptr; // View > NCCL Graph Overlay
+    QComboBox *m_graphBox = nullptr;  // which graph of the file
+    QComboBox *m_channelBox = nullptr;
+    QAction *m_graphBoxAction = nullptr; // their places in the toolbar
+    QAction *m_channelBoxAction = nullptr;
     QActionGroup *m_colourActions = nullptr;
     AutoSaver *m_autoSaver = nullptr;
     QLabel *m_statusCluster = nullptr;
@@ -204,6 +231,7 @@ private:
     QPointer<QWidget> m_shortcutsWindow;
     QPointer<QWidget> m_guideWindow;
     PathPrompts m_prompts;
+    std::function<int(QWidget *parent, const QString &path)> m_graphImportPrompt;
     QString m_lastError;
     QString m_refusedMessage; // shown in red until another message replaces it
 };

@@ -113,12 +113,20 @@ void MainWindow::open()
 
 bool MainWindow::importFile(const QString &path)
 {
-    if (!maybeSave())
-        return false;
     QString error;
     std::unique_ptr<Document> doc;
     try {
         const engine::ImportedMachine machine = engine::importFile(path.toStdString());
+        // An NCCL graph describes rings and trees, not a machine: it can go over this cluster.
+        if (!machine.graphs.empty()) {
+            const GraphImport choice = askGraphImport(path);
+            if (choice == GraphImport::Overlay)
+                return overlayGraph(machine, path);
+            if (choice == GraphImport::Cancel)
+                return false;
+        }
+        if (!maybeSave())
+            return false;
         doc = Document::create(engine::layoutFromImport(machine, engine::Catalog::builtin()),
                                &error);
     } catch (const engine::InputError &e) {

@@ -8,6 +8,7 @@
 #include "items/gpumarksitem.h"
 #include "items/lessonmarksitem.h"
 #include "items/locationlabelsitem.h"
+#include "items/ncclgraphitem.h"
 #include "items/rackitem.h"
 #include "items/selectionitem.h"
 #include "panels/devicedescription.h"
@@ -290,8 +291,9 @@ private Q_SLOTS:
         for (QGraphicsItem *item : scene.items())
             overlays += qgraphicsitem_cast<SelectionItem *>(item) != nullptr
                         || qgraphicsitem_cast<GpuMarksItem *>(item) != nullptr
-                        || qgraphicsitem_cast<LessonMarksItem *>(item) != nullptr;
-        QCOMPARE(overlays, 6);
+                        || qgraphicsitem_cast<LessonMarksItem *>(item) != nullptr
+                        || qgraphicsitem_cast<NcclGraphItem *>(item) != nullptr;
+        QCOMPARE(overlays, 7); // and the lesson's marks and the NCCL graph overlay
         QCOMPARE(scene.items().size(), racks + blocks + 1 + 1 + overlays);
         QVERIFY((scene.items().size() - overlays) * 50 < doc->topology().deviceCount() + 200);
     }

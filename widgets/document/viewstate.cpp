@@ -68,6 +68,55 @@ void ViewState::setSelectedLink(int link)
     Q_EMIT changed(Selection);
 }
 
+void ViewState::setGraphOverlay(std::optional<GraphOverlay> overlay)
+{
+    if (!overlay && !m_graph)
+        return;
+    if (overlay) {
+        const int graphs = static_cast<int>(overlay->graphs.size());
+        overlay->graph = std::clamp(overlay->graph, 0, std::max(0, graphs - 1));
+        const int channels = graphs > 0 ? static_cast<int>(
+                                     overlay->graphs[std::size_t(overlay->graph)].channels.size())
+                                        : 0;
+        if (overlay->channel >= channels)
+            overlay->channel = -1;
+    }
+    m_graph = std::move(overlay);
+    Q_EMIT changed(NcclGraph);
+}
+
+void ViewState::setGraphOverlayGraph(int graph)
+{
+    if (!m_graph || graph < 0 || graph >= static_cast<int>(m_graph->graphs.size())
+        || (graph == m_graph->graph && m_graph->channel < 0))
+        return;
+    m_graph->graph = graph;
+    m_graph->channel = -1;
+    Q_EMIT changed(NcclGraph);
+}
+
+void ViewState::setGraphOverlayChannel(int channel)
+{
+    if (!m_graph || m_graph->graphs.empty())
+        return;
+    const int channels = static_cast<int>(
+            m_graph->graphs[static_cast<std::size_t>(m_graph->graph)].channels.size());
+    if (channel < 0 || channel >= channels)
+        channel = -1;
+    if (channel == m_graph->channel)
+        return;
+    m_graph->channel = channel;
+    Q_EMIT changed(NcclGraph);
+}
+
+void ViewState::setGraphOverlayVisible(bool visible)
+{
+    if (!m_graph || visible == m_graph->visible)
+        return;
+    m_graph->visible = visible;
+    Q_EMIT changed(NcclGraph);
+}
+
 void ViewState::setLesson(std::shared_ptr<const LessonFrame> frame)
 {
     if (!frame && !m_lesson)

@@ -1,9 +1,11 @@
 #pragma once
 
 #include "document/groupref.h"
+#include "importedmachine.h"
 
 #include <QFlags>
 #include <QObject>
+#include <QString>
 
 #include <memory>
 #include <optional>
@@ -27,13 +29,14 @@ class ViewState : public QObject
 
 public:
     enum Change {
-        Hover = 0x1,     // the hovered link
-        Playback = 0x2,  // the playback time (or whether one is set)
-        Playing = 0x4,   // play / pause, speed
-        Colouring = 0x8, // the dimension GPUs are coloured by
-        LinkLoad = 0x10, // the link-load view on or off
+        Hover = 0x1,      // the hovered link
+        Playback = 0x2,   // the playback time (or whether one is set)
+        Playing = 0x4,    // play / pause, speed
+        Colouring = 0x8,  // the dimension GPUs are coloured by
+        LinkLoad = 0x10,  // the link-load view on or off
         Selection = 0x20, // the selected device, GPUs or link
-        Lesson = 0x100    // the collective lesson's step shown on the canvas (or none)
+        Lesson = 0x100,   // the collective lesson's step shown on the canvas (or none)
+        NcclGraph = 0x200 // the NCCL graph overlay: which graph, which channel, shown or not
     };
     Q_DECLARE_FLAGS(Changes, Change)
 
@@ -56,6 +59,23 @@ public:
     void setSelectedGpus(std::vector<int> gpus);
     int selectedLink() const { return m_selectedLink; }
     void setSelectedLink(int link);
+
+    // The NCCL graph overlay: the rings and trees of an NCCL_GRAPH_DUMP_FILE drawn over the
+    // cluster. The scene places the chosen graph on the cluster (engine::overlayNcclGraph) and
+    // drops the overlay when a new cluster no longer fits it.
+    struct GraphOverlay
+    {
+        QString file; // the file's name, as the legend names it
+        std::vector<engine::NcclGraph> graphs;
+        int graph = 0;       // which of the file's graphs is drawn
+        int channel = -1;    // which channel; -1: all of them
+        bool visible = true; // View > NCCL Graph Overlay
+    };
+    const GraphOverlay *graphOverlay() const { return m_graph ? &*m_graph : nullptr; }
+    void setGraphOverlay(std::optional<GraphOverlay> overlay); // nullopt: no overlay
+    void setGraphOverlayGraph(int graph);                      // and all its channels
+    void setGraphOverlayChannel(int channel);
+    void setGraphOverlayVisible(bool visible);
 
     int hoveredLink() const { return m_hoveredLink; }
     void setHoveredLink(int link);
@@ -101,6 +121,7 @@ private:
     double m_speed = 1;
     bool m_playing = false;
     QVariantAnimation *m_animation = nullptr;
+    std::optional<GraphOverlay> m_graph;
     std::shared_ptr<const LessonFrame> m_lesson;
 };
 

@@ -3,6 +3,7 @@
 #include "document/document.h"
 #include "document/groupref.h"
 #include "document/viewstate.h"
+#include "ncclgraphoverlay.h"
 #include "parallel.h"
 #include "render/diagramrenderer.h"
 #include "report.h"
@@ -253,6 +254,16 @@ void applyLayoutView(ClusterScene &scene)
                 scene.setColourBy(kind);
                 break;
             }
+    }
+    // A layout imported from an NCCL graph XML shows its graph, as the window does.
+    const engine::Json &original = scene.document()->layout().original;
+    if (const auto it = original.find("imported"); it != original.end() && scene.viewState()) {
+        ViewState::GraphOverlay overlay;
+        overlay.graphs = engine::graphsFromImported(*it);
+        if (const auto f = it->find("file"); f != it->end() && f->is_string())
+            overlay.file = QString::fromStdString(f->get<std::string>());
+        if (!overlay.graphs.empty())
+            scene.viewState()->setGraphOverlay(std::move(overlay));
     }
     const engine::Json &view = scene.document()->layout().view;
     if (!view.is_object())

@@ -1,5 +1,6 @@
 #include "rackitem.h"
 
+#include "nvlinklabels.h"
 #include "paintutil.h"
 #include "scene/canvasstate.h"
 #include "scene/clustergeometry.h"
@@ -331,6 +332,8 @@ void RackItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
                           lod);
         ++stats.devices;
     }
+    for (int n = first; n < last; ++n)
+        paint::drawNvlinkLanes(painter, g, n, lod);
 }
 
 } // namespace railyard

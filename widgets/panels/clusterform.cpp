@@ -124,10 +124,11 @@ engine::ClusterConfig ClusterForm::withGpu(const engine::ClusterConfig &cluster,
     const engine::GpuSpec *spec = engine::Catalog::builtin().gpu(gpu);
     if (!spec)
         return c;
-    const bool wasRack = c.nvlinkDomain > c.gpusPerNode;
+    // An explicit server keeps its shape: only the GPU's rates and price change.
+    const bool wasRack = c.server ? false : c.nvlinkDomain > c.gpusPerNode;
     const int gpus = c.gpuCount();
     c.gpu = gpu;
-    const bool rack = gpu == "GB200" || gpu == "GB300";
+    const bool rack = !c.server && (gpu == "GB200" || gpu == "GB300");
     if (rack != wasRack) {
         c.gpusPerNode = rack ? 4 : 8;
         c.nvlinkDomain = rack ? 72 : 8;
@@ -161,6 +162,21 @@ void ClusterForm::setCluster(const engine::ClusterConfig &c)
     m_oversubscription->setValue(c.fabric.oversubscription);
     m_sharp->setChecked(c.fabric.sharp);
     m_price->setValue(c.pricePerGpuHour.value_or(0));
+    // A server written out device by device (layout format 2) fixes the GPUs and NICs of every
+    // server and the NVLink domain; the fields say so rather than offer edits the layout
+    // would refuse.
+    const bool fixed = c.server.has_value();
+    const QString why = tr("Set by the server this layout writes out device by device (an "
+                           "imported machine): use the generated server to change it");
+    for (QWidget *w : {static_cast<QWidget *>(m_gpusPerNode),
+                       static_cast<QWidget *>(m_nvlinkDomain),
+                       static_cast<QWidget *>(m_nicsPerGpu)}) {
+        w->setEnabled(!fixed);
+        w->setToolTip(fixed ? why : QString());
+    }
+    if (!fixed)
+        m_nvlinkDomain->setToolTip(tr("GPUs per NVLink domain: 8 for an HGX server, 72 for an "
+                                      "NVL72 rack. A multiple of the GPUs per server."));
     m_updating = false;
     updateSummary();
 }

@@ -14,6 +14,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
+#include <QPushButton>
 #include <QUndoStack>
 #include <QVBoxLayout>
 
@@ -27,10 +28,19 @@ ClusterPanel::ClusterPanel(QWidget *parent)
     , m_notes(new QPlainTextEdit(this))
     , m_form(new ClusterForm(this))
     , m_error(new QLabel(this))
+    , m_explicit(new QLabel(this))
+    , m_generated(new QPushButton(tr("Use the Generated Server Instead"), this))
     , m_calibrationBox(new QGroupBox(tr("Measured against the model"), this))
     , m_calibration(new CalibrationChart(m_calibrationBox))
     , m_calibrationText(new QLabel(m_calibrationBox))
 {
+    m_explicit->setWordWrap(true);
+    m_explicit->hide();
+    m_generated->setObjectName(QStringLiteral("useGeneratedServer"));
+    m_generated->setToolTip(tr("Replace the server written out in this layout by the generated "
+                               "one for its GPU (undoable), so every field can be edited"));
+    m_generated->hide();
+    connect(m_generated, &QPushButton::clicked, this, &ClusterPanel::useGeneratedServer);
     m_notes->setMaximumHeight(90);
     m_notes->setPlaceholderText(tr("What this layout is for"));
     m_error->setWordWrap(true);
@@ -44,6 +54,8 @@ ClusterPanel::ClusterPanel(QWidget *parent)
     top->addRow(tr("Notes"), m_notes);
     layout->addLayout(top);
     layout->addWidget(m_form);
+    layout->addWidget(m_explicit);
+    layout->addWidget(m_generated);
     layout->addWidget(m_error);
     m_calibrationText->setWordWrap(true);
     m_calibrationText->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -90,8 +102,41 @@ QString ClusterPanel::errorText() const
 
 void ClusterPanel::syncFromDocument()
 {
-    m_form->setCluster(m_document->layout().cluster);
+    const engine::ClusterConfig &c = m_document->layout().cluster;
+    m_form->setCluster(c);
+    if (c.server) {
+        const engine::ServerTemplate &s = *c.server;
+        m_explicit->setText(
+                tr("Each server is written out device by device: %1 GPUs, %2 NICs, %3 PCIe "
+                   "switches, %4 CPUs, %5 NVSwitches. GPUs per server, NICs and the NVLink "
+                   "domain follow from it.")
+                        .arg(s.count(engine::ServerDeviceKind::Gpu))
+                        .arg(s.count(engine::ServerDeviceKind::Nic))
+                        .arg(s.count(engine::ServerDeviceKind::PcieSwitch))
+                        .arg(s.count(engine::ServerDeviceKind::Cpu))
+                        .arg(s.count(engine::ServerDeviceKind::NvSwitch)));
+    }
+    m_explicit->setVisible(c.server.has_value());
+    m_generated->setVisible(c.server.has_value());
     syncCalibration();
+}
+
+void ClusterPanel::useGeneratedServer()
+{
+    if (!m_document || !m_document->layout().cluster.server)
+        return;
+    engine::ClusterConfig cluster = m_document->layout().cluster;
+    cluster.server.reset();
+    const QString problem = Document::checkLayout(
+            ChangeCluster::apply(m_document->layout(), cluster));
+    if (!problem.isEmpty()) {
+        m_error->setText(problem);
+        m_error->show();
+        return;
+    }
+    m_error->hide();
+    m_document->undoStack()->push(
+            new ChangeCluster(m_document, cluster, tr("Use the Generated Server")));
 }
 
 QString ClusterPanel::calibrationText() const

@@ -5,6 +5,7 @@
 
 class QGroupBox;
 class QLabel;
+class QPushButton;
 class QLineEdit;
 class QPlainTextEdit;
 
@@ -28,6 +29,9 @@ public:
     void setDocument(Document *document);
     ClusterForm *form() const { return m_form; }
     QString errorText() const;
+    // Shown while the layout has an explicit server: drops it (one undo step) so every field
+    // can be edited again.
+    QPushButton *generatedServerButton() const { return m_generated; }
     // The nccl-tests calibration of an imported log (hidden when the layout has none).
     CalibrationChart *calibrationChart() const { return m_calibration; }
     QString calibrationText() const;
@@ -36,6 +40,7 @@ private:
     void syncFromDocument();
     void syncTitle();
     void clusterEdited(const QString &field);
+    void useGeneratedServer();
     void syncCalibration();
 
     QPointer<Document> m_document;
@@ -43,6 +48,8 @@ private:
     QPlainTextEdit *m_notes;
     ClusterForm *m_form;
     QLabel *m_error;
+    QLabel *m_explicit;
+    QPushButton *m_generated;
     QGroupBox *m_calibrationBox;
     CalibrationChart *m_calibration;
     QLabel *m_calibrationText;

@@ -31,6 +31,7 @@ NewClusterDialog::NewClusterDialog(const engine::Layout &base, QWidget *parent)
     setWindowTitle(tr("New Cluster"));
     engine::ClusterConfig start = base.cluster;
     start.serversPerRack.reset();
+    start.server.reset(); // a new cluster is generated, even from an imported machine's shape
     m_form->setCluster(start);
     m_plan->setWordWrap(true);
     m_plan->setObjectName(QStringLiteral("plan"));

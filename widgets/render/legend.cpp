@@ -112,9 +112,11 @@ void Legend::build(const engine::Topology &t, const CanvasState &state, int maxW
     Row grp{groups ? kindNoun(*state.colourBy()) + tr("s") : QString(), {}, {}};
 
     const QFontMetrics fmb(m_bold), fm(m_font);
+    Row graph{state.graphCaption.isEmpty() ? QString() : tr("NCCL graph"), {}, {}};
     m_headW = std::max({fmb.horizontalAdvance(links.heading),
                         fmb.horizontalAdvance(devs.heading),
-                        fmb.horizontalAdvance(grp.heading)})
+                        fmb.horizontalAdvance(grp.heading),
+                        fmb.horizontalAdvance(graph.heading)})
               + 12;
     const int avail = std::max(60, maxWidth - 2 * kPad - m_headW);
 
@@ -199,6 +201,22 @@ void Legend::build(const engine::Topology &t, const CanvasState &state, int maxW
     }
     m_rows.push_back(std::move(links));
     m_rows.push_back(std::move(devs));
+    if (!graph.heading.isEmpty()) {
+        // The NCCL graph overlay: a line in each channel's colour (a few), then what it is.
+        const int shown = std::min<int>(static_cast<int>(state.graphColours.size()), 8);
+        for (int i = 0; i < shown; ++i) {
+            Piece p;
+            p.width = 14;
+            p.height = kRowH;
+            p.gap = i + 1 == shown ? 10 : 2;
+            QPen pen(state.graphColours[static_cast<std::size_t>(i)], 3);
+            pen.setCapStyle(Qt::RoundCap);
+            p.draw = line(pen);
+            graph.pieces.push_back(std::move(p));
+        }
+        graph.pieces.push_back(textPiece(state.graphCaption, style::kTextDark, 0, avail));
+        m_rows.push_back(std::move(graph));
+    }
     if (!groups)
         return;
 

@@ -42,6 +42,11 @@ struct CanvasState
         return link >= 0 && i < momentReverse.size() && momentReverse[i] != 0;
     }
 
+    // The NCCL graph overlay as drawn: what the legend says of it and the colour of each
+    // channel shown (empty caption: no overlay).
+    QString graphCaption;
+    std::vector<QColor> graphColours;
+
     bool colouring() const { return colourBy().has_value() && !gpuGroup.empty(); }
     bool ordered() const { return colourBy() == GroupKind::PpStage; }
     QColor groupFill(int group) const;

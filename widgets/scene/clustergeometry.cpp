@@ -12,7 +12,7 @@ using geometry_detail::buildCsr;
 using geometry_detail::rowSpan;
 
 namespace {
-constexpr double kPad = 14;        // inside a server box
+constexpr double kPad = geometry_detail::kServerPad;
 constexpr double kRowGap = 30;     // between the rows of devices inside a server
 constexpr double kNodeGap = 16;    // between servers in a rack
 constexpr double kRackPad = 14;    // inside a rack frame
@@ -38,6 +38,7 @@ ClusterGeometry::ClusterGeometry(const engine::Topology &t)
     : m_topology(t)
 {
     place();
+    assignArcs();
 }
 
 std::span<const int> ClusterGeometry::nodeDevices(int node) const
@@ -153,8 +154,9 @@ void ClusterGeometry::place()
         rows.emplace_back(Row::Nic, kNicH);
     rows.emplace_back(Row::Host, kSwitchH);
     rows.emplace_back(Row::Gpu, kGpuH);
-    if (serverSwitches)
-        rows.emplace_back(Row::Switch, kSwitchH);
+    if (serverSwitches) // a direct mesh's arcs get more room: one lane for each depth
+        rows.emplace_back(Row::Switch,
+                          s.explicitServer && s.directNvlink ? kSwitchH + 40 : kSwitchH);
     double rowY[4] = {0, 0, 0, 0};
     double rowYMirrored[4] = {0, 0, 0, 0};
     double y = kNodeTitleH + 8;
@@ -286,6 +288,11 @@ void ClusterGeometry::place()
     const auto slotX = [&](const QRectF &node, double slot, double w) {
         return node.left() + kPad + side + slot * kSlot + (kSlot - w) / 2;
     };
+    const auto gpuSlot = [&](int local) {
+        const double share = double(slots) / std::max(1, gpn);
+        return local * share + (share - 1) / 2;
+    };
+    const std::vector<std::pair<double, double>> nicSlots = explicitNicSlots(slots);
     int rowIndex = 0;
     for (int b = 0; b < blockCount; ++b) {
         Block &block = m_blocks[static_cast<std::size_t>(b)];
@@ -397,7 +404,11 @@ void ClusterGeometry::place()
                         QRectF &out = m_device[static_cast<std::size_t>(id)];
                         switch (d.kind) {
                         case DeviceKind::Gpu:
-                            out = QRectF(slotX(node, d.local, kGpuW),
+                            // An explicit server with more NICs than GPUs (two rail NICs per
+                            // GPU) spreads its GPUs under them.
+                            out = QRectF(slotX(node,
+                                               s.explicitServer ? gpuSlot(d.local) : d.local,
+                                               kGpuW),
                                          rowTopY(Row::Gpu),
                                          kGpuW,
                                          kGpuH);
@@ -410,6 +421,14 @@ void ClusterGeometry::place()
                                          rowTopY(Row::Nic),
                                          w,
                                          kNicH);
+                            if (const auto k = static_cast<std::size_t>(d.local);
+                                k < nicSlots.size()) {
+                                const auto [slot, width] = nicSlots[k];
+                                out = QRectF(node.left() + kPad + side + slot * kSlot - width / 2,
+                                             out.top(),
+                                             width,
+                                             kNicH);
+                            }
                             const int leaf = t.leafOfNic(d.index);
                             const int lane = leaf >= 0
                                                      ? m_laneOfLeaf[static_cast<std::size_t>(leaf)]
@@ -537,71 +556,6 @@ void ClusterGeometry::place()
     if (m_busMode)
         bounds = bounds.united(QRectF(QPointF(m_globalLeft, m_globalBusY), QSizeF(1, 1)));
     m_bounds = bounds.adjusted(-60, -60, 60, 60);
-}
-
-void ClusterGeometry::placeExplicitHosts(int n, double hostY, double switchY, double side)
-{
-    // An explicit server's PCIe switches sit over the GPUs and NICs below them in the tree,
-    // its CPUs at the ends of the PCIe row (as in the generated servers), its NVSwitches spread
-    // under the GPUs.
-    const engine::Topology &t = m_topology;
-    const QRectF node = m_node[static_cast<std::size_t>(n)];
-    std::vector<int> nvswitches, cpus;
-    struct Span
-    {
-        double left = 1e18, right = -1e18;
-    };
-    std::vector<std::pair<int, Span>> switches;
-    for (int id : nodeDevices(n)) {
-        const DeviceKind k = t.devices()[static_cast<std::size_t>(id)].kind;
-        if (k == DeviceKind::NvSwitch)
-            nvswitches.push_back(id);
-        else if (k == DeviceKind::Cpu)
-            cpus.push_back(id);
-        else if (k == DeviceKind::PcieSwitch)
-            switches.emplace_back(id, Span{});
-    }
-    for (int id : nodeDevices(n)) {
-        const DeviceKind k = t.devices()[static_cast<std::size_t>(id)].kind;
-        if (k != DeviceKind::Gpu && k != DeviceKind::Nic)
-            continue;
-        const QRectF r = m_device[static_cast<std::size_t>(id)];
-        for (int d = id, link = t.hostLink(id); link >= 0; link = t.hostLink(d)) {
-            d = t.otherEnd(link, d);
-            for (auto &[sw, span] : switches)
-                if (sw == d) {
-                    span.left = std::min(span.left, r.left());
-                    span.right = std::max(span.right, r.right());
-                }
-        }
-    }
-    for (const auto &[sw, span] : switches) {
-        const double centre = span.right > span.left ? (span.left + span.right) / 2
-                                                     : node.center().x();
-        const double w = std::clamp(span.right - span.left, kGpuW, kSlot * 4.0);
-        m_device[static_cast<std::size_t>(sw)] = QRectF(centre - w / 2, hostY, w, kSwitchH);
-    }
-    const double cpuW = 56;
-    for (std::size_t k = 0; k < cpus.size(); ++k) {
-        // Two sockets at the two ends; more stack at the ends.
-        const bool left = k % 2 == 0 || cpus.size() == 1;
-        const double h = cpus.size() > 2 ? kSwitchH / 2 : kSwitchH;
-        m_device[static_cast<std::size_t>(cpus[k])]
-                = QRectF(left ? node.left() + kPad : node.right() - kPad - cpuW,
-                         hostY + (cpus.size() > 2 ? double(k / 2) * (h + 2) : 0.0),
-                         cpuW,
-                         h);
-    }
-    const double usable = node.width() - 2 * kPad - 2 * side;
-    const double pitch = usable / std::max<std::size_t>(1, nvswitches.size());
-    const double w = std::min(pitch - 16, 150.0);
-    for (std::size_t k = 0; k < nvswitches.size(); ++k)
-        m_device[static_cast<std::size_t>(nvswitches[k])] = QRectF(node.left() + kPad + side
-                                                                           + k * pitch
-                                                                           + (pitch - w) / 2,
-                                                                   switchY,
-                                                                   w,
-                                                                   kSwitchH);
 }
 
 } // namespace railyard

@@ -105,7 +105,11 @@ private:
     void place();
     void placeExplicitHosts(int node, double hostY, double switchY, double side);
     void buildIndex() const;
-    QPolygonF nodeLinkPath(const engine::Link &l) const;
+    void assignArcs();
+    // Explicit servers: per NIC (local index), the slot its centre sits over and its width;
+    // empty when the NICs are spread evenly.
+    std::vector<std::pair<double, double>> explicitNicSlots(int slots) const;
+    QPolygonF nodeLinkPath(int link, const engine::Link &l) const;
 
     const engine::Topology &m_topology;
     int m_perRack = 1;
@@ -129,6 +133,12 @@ private:
     double m_globalBusY = 0;
     double m_globalLeft = 0, m_globalRight = 0;
     QRectF m_bounds;
+    // Direct NVLink meshes (clustergeometryroutes.cpp): per GPU-to-GPU arc under the GPU row,
+    // its depth lane and where it leaves its a and b ends, so no two arcs overlap; empty when
+    // the cluster has no direct mesh.
+    std::vector<int> m_arcLane;
+    std::vector<double> m_arcX; // 2 per link
+    double m_arcSpacing = 8;
 
     // Hit testing: device ids bucketed by a uniform grid over the bounds.
     mutable std::vector<int> m_cellStart, m_cellDev;

@@ -7,6 +7,8 @@
 
 namespace railyard::geometry_detail {
 
+inline constexpr double kServerPad = 14; // inside a server box
+
 template<typename T>
 std::span<const T> rowSpan(const std::vector<int> &start, const std::vector<T> &data, int i)
 {

@@ -34,7 +34,7 @@ std::vector<QLineF> ClusterGeometry::globalBusLines() const
     return out;
 }
 
-QPolygonF ClusterGeometry::nodeLinkPath(const engine::Link &l) const
+QPolygonF ClusterGeometry::nodeLinkPath(int link, const engine::Link &l) const
 {
     const auto &devices = m_topology.devices();
     const QRectF a = deviceRect(l.a);
@@ -43,6 +43,16 @@ QPolygonF ClusterGeometry::nodeLinkPath(const engine::Link &l) const
     const DeviceKind kb = devices[static_cast<std::size_t>(l.b)].kind;
     if (std::abs(a.center().y() - b.center().y()) < 1) {
         // Same row: side by side, or routed around whatever sits between them.
+        if (const int lane = m_arcLane.empty() ? -1 : m_arcLane[static_cast<std::size_t>(link)];
+            lane >= 0) {
+            const double yy = a.bottom() + 8 + lane * m_arcSpacing;
+            const double xa = m_arcX[2 * static_cast<std::size_t>(link)];
+            const double xb = m_arcX[2 * static_cast<std::size_t>(link) + 1];
+            return QPolygonF({QPointF(xa, a.bottom()),
+                              QPointF(xa, yy),
+                              QPointF(xb, yy),
+                              QPointF(xb, b.bottom())});
+        }
         const bool aLeft = a.center().x() < b.center().x();
         const double gap = aLeft ? b.left() - a.right() : a.left() - b.right();
         if (gap < 40)
@@ -68,6 +78,17 @@ QPolygonF ClusterGeometry::nodeLinkPath(const engine::Link &l) const
                           QPointF(xa, yy),
                           QPointF(b.center().x(), yy),
                           QPointF(b.center().x(), ya)});
+    }
+    // A device hanging straight off a CPU from below (a GPU with no PCIe switch): up to a bus
+    // under the PCIe row, along it and up into the CPU, clear of the switches in that row.
+    if (kb == DeviceKind::Cpu && a.top() > b.bottom()
+        && (a.right() < b.left() || a.left() > b.right())) {
+        const double y = b.bottom() + 18;
+        const double x = b.center().x() + (a.center().x() < b.center().x() ? -8 : 8);
+        return QPolygonF({QPointF(a.center().x(), a.top()),
+                          QPointF(a.center().x(), y),
+                          QPointF(x, y),
+                          QPointF(x, b.bottom())});
     }
     // A device hanging straight off a CPU at the end of the PCIe row: up, then along to it.
     if (kb == DeviceKind::Cpu && (a.right() < b.left() || a.left() > b.right())) {
@@ -104,7 +125,7 @@ QPolygonF ClusterGeometry::linkPath(int link) const
     const QRectF a = deviceRect(l.a);
     const QRectF b = deviceRect(l.b);
     if (da.node >= 0 && da.node == db.node)
-        return nodeLinkPath(l);
+        return nodeLinkPath(link, l);
 
     // A GPU to a rack-scale NVSwitch chip: down (or up) to the rack's NVLink bus.
     if (da.kind == DeviceKind::Gpu && db.kind == DeviceKind::NvSwitch) {

@@ -9,9 +9,11 @@
 #include "items/gpumarksitem.h"
 #include "items/lessonmarksitem.h"
 #include "items/locationlabelsitem.h"
+#include "items/ncclgraphitem.h"
 #include "items/rackitem.h"
 #include "items/selectionitem.h"
 #include "linkpicker.h"
+#include "ncclgraphoverlay.h"
 #include "parallel.h"
 #include "routes.h"
 #include "style.h"
@@ -83,6 +85,8 @@ void ClusterScene::rebuild()
     addItem(m_previewMarks);
     m_linkMarks = new GpuMarksItem(g, GpuMarksItem::Style::Outline, style::kHighlight, 10);
     addItem(m_linkMarks);
+    m_graphItem = new NcclGraphItem(g);
+    addItem(m_graphItem);
     m_lessonMarks = new LessonMarksItem(g);
     addItem(m_lessonMarks);
     // A new cluster: the old ids mean other devices now.
@@ -94,6 +98,7 @@ void ClusterScene::rebuild()
     syncLoads();
     syncLesson(); // a lesson's ids are for the old topology: it is shown no more
     syncView(ViewState::Selection | ViewState::Hover);
+    syncGraph(true);
     Q_EMIT rebuilt();
 }
 
@@ -148,6 +153,7 @@ void ClusterScene::setViewState(ViewState *view)
     syncLesson();
     syncMoment();
     syncView(ViewState::Selection | ViewState::Hover);
+    syncGraph(false);
     update();
     if (colourWas != m_view->colourBy())
         Q_EMIT colourByChanged();
@@ -171,6 +177,8 @@ void ClusterScene::syncView(int what)
         syncMoment();
     if (what & (ViewState::Selection | ViewState::Hover))
         syncLinkMarks();
+    if (what & ViewState::NcclGraph)
+        syncGraph(false);
     if (what & ViewState::Selection) {
         const int device = m_view->selectedDevice();
         if (m_selection)
@@ -201,6 +209,54 @@ void ClusterScene::syncLinkMarks()
         if (l >= 0 && l < m_document->topology().linkCount())
             links.push_back(l);
     m_linkMarks->setMarks({}, links);
+}
+
+void ClusterScene::syncGraph(bool clusterChanged)
+{
+    if (!m_graphItem)
+        return;
+    m_graph.reset();
+    m_state.graphCaption.clear();
+    m_state.graphColours.clear();
+    const ViewState::GraphOverlay *o = m_view->graphOverlay();
+    if (o && o->graph >= 0 && o->graph < static_cast<int>(o->graphs.size())) {
+        try {
+            m_graph = std::make_unique<engine::NcclGraphOverlay>(
+                    engine::overlayNcclGraph(o->graphs[static_cast<std::size_t>(o->graph)],
+                                             m_document->topology(),
+                                             o->file.toStdString()));
+        } catch (const engine::InputError &e) {
+            m_graphItem->setOverlay(nullptr, -1);
+            update();
+            // The overlay was set on a cluster it fitted: only a new cluster can refuse it.
+            if (clusterChanged) {
+                m_view->setGraphOverlay(std::nullopt);
+                Q_EMIT graphOverlayDropped(tr("NCCL graph overlay removed: the cluster no longer "
+                                              "fits it (%1)")
+                                                   .arg(QString::fromStdString(e.what())));
+            }
+            return;
+        }
+    }
+    if (!m_graph || !o->visible) {
+        m_graphItem->setOverlay(nullptr, -1);
+        update();
+        return;
+    }
+    m_graphItem->setOverlay(m_graph.get(), o->channel);
+    QString caption = QString::fromStdString(m_graph->caption());
+    if (o->channel >= 0)
+        caption += tr("; channel %1 of %2 shown").arg(o->channel).arg(m_graph->channels.size());
+    m_state.graphCaption = caption;
+    for (const engine::GraphChannelPath &c : m_graph->channels)
+        if (o->channel < 0 || c.channel == o->channel)
+            m_state.graphColours.push_back(NcclGraphItem::channelColour(c.channel));
+    update();
+}
+
+int ClusterScene::graphOverlayPathCount() const
+{
+    return m_graphItem ? m_graphItem->pathCount() : 0;
 }
 
 int ClusterScene::linkAt(const QPointF &scenePos, double tolerance) const

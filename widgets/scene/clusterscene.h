@@ -13,11 +13,13 @@ namespace railyard {
 
 namespace engine {
 class RankLayout;
-}
+struct NcclGraphOverlay;
+} // namespace engine
 
 class ClusterGeometry;
 class Document;
 class GpuMarksItem;
+class NcclGraphItem;
 class LessonMarksItem;
 class SelectionItem;
 
@@ -85,6 +87,11 @@ public:
     const std::vector<int> &selectedGpus() const;
     void setSelectedGpus(std::vector<int> gpus);
 
+    // The NCCL graph overlay the view state asks for, placed on this cluster (null: none, or
+    // hidden), and the channel drawn (-1: all).
+    const engine::NcclGraphOverlay *graphOverlay() const { return m_graph.get(); }
+    int graphOverlayPathCount() const;
+
     // Where a drag would drop: the target GPUs, marked green when the drop would work and red
     // when it would be refused.
     void setDropPreview(const std::vector<int> &gpus, bool ok);
@@ -102,6 +109,8 @@ Q_SIGNALS:
     // The ranks or colours changed (a new placement or new sizes).
     void placementChanged();
     void rebuilt();
+    // A new cluster no longer fits the NCCL graph overlay, which was dropped: why.
+    void graphOverlayDropped(const QString &message);
 
 public Q_SLOTS:
     void rebuild();
@@ -115,6 +124,7 @@ private:
     void syncHover();
     void syncView(int what); // ViewState::Changes
     void syncLinkMarks();
+    void syncGraph(bool clusterChanged);
     std::vector<int> gpuDevices(const std::vector<int> &gpus) const;
 
     Document *m_document;
@@ -130,6 +140,8 @@ private:
     GpuMarksItem *m_selectionMarks = nullptr;
     GpuMarksItem *m_previewMarks = nullptr;
     GpuMarksItem *m_linkMarks = nullptr; // the hovered and the selected link
+    NcclGraphItem *m_graphItem = nullptr;
+    std::unique_ptr<engine::NcclGraphOverlay> m_graph;
     LessonMarksItem *m_lessonMarks = nullptr;
     // What the scene last showed of the view state's selection, to say what changed.
     int m_shownDevice = -1;
