@@ -5,6 +5,26 @@
 
 namespace railyard::engine {
 
+namespace {
+
+// A link's achieved rate in a phase: its line rate, scaled by its kind's factor (when any is
+// not 1) and by its leaf's uplink efficiency (spine uplinks).
+inline double achievedRate(const LinkRates::Entry &r,
+                           LinkKind kind,
+                           bool scaled,
+                           const std::array<double, 5> &kindScale,
+                           const std::vector<double> &leafEff)
+{
+    double rate = double(r.rate);
+    if (scaled)
+        rate *= kindScale[static_cast<std::size_t>(kind)];
+    if (r.uplinkLeaf >= 0)
+        rate *= leafEff[static_cast<std::size_t>(r.uplinkLeaf)];
+    return rate;
+}
+
+} // namespace
+
 double ecmpEfficiency(double flows, double paths)
 {
     if (flows <= 0 || paths <= 1)
@@ -345,11 +365,7 @@ double LinkTraffic::phaseTime()
         const std::size_t i = static_cast<std::size_t>(l);
         const Cell &c = m_cells[i];
         const LinkRates::Entry &r = m_rates->links[i];
-        double rate = double(r.rate);
-        if (scaled)
-            rate *= m_kindScale[static_cast<std::size_t>(m_t->links()[i].kind)];
-        if (r.uplinkLeaf >= 0)
-            rate *= m_leafEff[static_cast<std::size_t>(r.uplinkLeaf)];
+        const double rate = achievedRate(r, m_t->links()[i].kind, scaled, m_kindScale, m_leafEff);
         if (rate <= 0)
             continue;
         const double t = double(std::max(c.up, c.down)) / rate;
@@ -378,11 +394,7 @@ double LinkTraffic::phaseTime()
         for (int l : m_touched) {
             const std::size_t i = static_cast<std::size_t>(l);
             const LinkRates::Entry &r = m_rates->links[i];
-            double rate = double(r.rate);
-            if (scaled)
-                rate *= m_kindScale[static_cast<std::size_t>(m_t->links()[i].kind)];
-            if (r.uplinkLeaf >= 0)
-                rate *= m_leafEff[static_cast<std::size_t>(r.uplinkLeaf)];
+            const double rate = achievedRate(r, m_t->links()[i].kind, scaled, m_kindScale, m_leafEff);
             if (rate > 0)
                 m_peak[i] = std::max(m_peak[i],
                                      static_cast<float>(std::max(m_cells[i].up, m_cells[i].down)
@@ -415,11 +427,7 @@ void LinkTraffic::phaseTimesWithin(const std::vector<std::uint8_t> &links,
             continue;
         const Cell &c = m_cells[i];
         const LinkRates::Entry &r = m_rates->links[i];
-        double rate = double(r.rate);
-        if (scaled)
-            rate *= m_kindScale[static_cast<std::size_t>(m_t->links()[i].kind)];
-        if (r.uplinkLeaf >= 0)
-            rate *= m_leafEff[static_cast<std::size_t>(r.uplinkLeaf)];
+        const double rate = achievedRate(r, m_t->links()[i].kind, scaled, m_kindScale, m_leafEff);
         if (rate <= 0)
             continue;
         const double t = double(std::max(c.up, c.down)) / rate;
