@@ -54,10 +54,11 @@ public:
     bool saveNow();
     QString lastError() const { return m_lastError; }
 
-Q_SIGNALS:
-    void saveFailed(const QString &message); // as lastError()
     // Removes this session's recovery file (the work was saved or knowingly dropped).
     void discard();
+
+Q_SIGNALS:
+    void saveFailed(const QString &message); // as lastError()
 
 private:
     void documentModified(bool modified);
