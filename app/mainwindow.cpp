@@ -68,6 +68,9 @@ MainWindow::MainWindow(QWidget *parent, const QString &recoveryDirectory)
     m_autoSaver = new AutoSaver(recoveryDirectory.isEmpty() ? AutoSaver::defaultDirectory()
                                                             : recoveryDirectory,
                                 this);
+    connect(m_autoSaver, &AutoSaver::saveFailed, this, [this](const QString &message) {
+        statusBar()->showMessage(message, 15000);
+    });
 
     // One central widget for the window's life: the view of each document goes inside it.
     // Replacing the central widget itself lets the docks take the canvas's width while the new
@@ -203,6 +206,7 @@ void MainWindow::setDocument(std::unique_ptr<Document> document)
     Document *doc = m_document.get();
     connect(doc, &Document::modifiedChanged, this, &MainWindow::updateTitle);
     connect(doc, &Document::filePathChanged, this, &MainWindow::updateTitle);
+    connect(doc, &Document::filePathChanged, this, &MainWindow::watchFile);
     connect(doc, &Document::titleChanged, this, &MainWindow::updateTitle);
     connect(doc, &Document::clusterChanged, this, &MainWindow::updateStatus);
     connect(doc, &Document::evaluationChanged, this, &MainWindow::updateStepTime);
@@ -241,6 +245,7 @@ void MainWindow::setDocument(std::unique_ptr<Document> document)
     connect(m_scene, &ClusterScene::linkLoadVisibleChanged, this, &MainWindow::syncColourControls);
     connect(m_scene, &ClusterScene::selectedGpusChanged, this, &MainWindow::syncColourControls);
     m_autoSaver->setDocument(doc);
+    watchFile();
     syncColourControls();
     connectOverlay();
     connect(doc->undoStack(), &QUndoStack::indexChanged, this, &MainWindow::syncUndoActions);

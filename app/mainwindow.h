@@ -10,6 +10,7 @@ class QAction;
 class QActionGroup;
 class QComboBox;
 class QDockWidget;
+class QFileSystemWatcher;
 class QLabel;
 class QLineEdit;
 class QMenu;
@@ -23,6 +24,7 @@ struct ImportedMachine;
 }
 
 class AutoSaver;
+struct RecoveryFile;
 class ClusterPanel;
 class ClusterScene;
 class ClusterView;
@@ -47,6 +49,26 @@ struct PathPrompts
     std::function<QString(QWidget *parent)> open;
     std::function<QString(QWidget *parent, const QString &suggestedName)> save;
     std::function<QString(QWidget *parent)> importFrom; // File > Import...
+};
+
+// What to do with a recovery file a crashed session left: restore it (in this window, or a
+// new one when this one already restored another), keep it to be offered at the next start,
+// or discard it.
+enum class RecoveryChoice { Restore, Keep, Discard };
+
+// What the window asks about its file changing on disk and about crash recovery: message
+// boxes and a dialog, or stand-ins in tests (mainwindowdisk.cpp).
+struct FilePrompts
+{
+    // Save would overwrite `path`, which another program (or window) changed since this window
+    // read or wrote it: true to overwrite it.
+    std::function<bool(QWidget *parent, const QString &path)> overwriteChanged;
+    // `path` changed on disk while it is open: true to reload it (which drops the unsaved
+    // changes when `modified`).
+    std::function<bool(QWidget *parent, const QString &path, bool modified)> reloadChanged;
+    // The recovery files crashed sessions left, newest first: a choice for each (a missing
+    // choice keeps the file).
+    std::function<QList<RecoveryChoice>(QWidget *parent, const QList<RecoveryFile> &found)> recover;
 };
 
 // The main window: the cluster canvas in the middle, the workload, cluster and group docks on
@@ -110,6 +132,7 @@ public:
     QString lastError() const { return m_lastError; }
     bool saveTo(const QString &path);
     void setPathPrompts(PathPrompts prompts);
+    void setFilePrompts(FilePrompts prompts);
     // What File > Import asks of an NCCL graph XML, or a stand-in in tests: 1 to overlay it on
     // the current cluster, 2 to open a new layout for it, 0 to cancel.
     void setGraphImportPrompt(std::function<int(QWidget *parent, const QString &path)> prompt)
@@ -132,9 +155,14 @@ public:
     // Runs the search box's query: centres and selects the device, or says nothing matched.
     bool search(const QString &query);
 
-    // Offers to restore what a crashed session left in the recovery folder (asks first unless
-    // `ask` is false). Returns whether a recovery was opened.
+    // mainwindowdisk.cpp. Offers every recovery file crashed sessions left in the recovery
+    // folder, newest first, with its layout, file and time; each is restored, kept for the next
+    // start or discarded as the user says, none silently deleted. Without `ask`, restores the
+    // newest and keeps the others. Returns whether a recovery was opened in this window.
     bool offerRecovery(bool ask = true);
+    // Opens `recovery` in this window as unsaved work; its file is removed only once this
+    // session's own recovery copy holds the work. Returns false and says why on failure.
+    bool restoreRecovery(const RecoveryFile &recovery);
 
     // The window's size and docks from the last session (QSettings), when they are usable;
     // otherwise the default arrangement for the window's size. Saved on close.
@@ -169,6 +197,13 @@ private:
     bool saveAs();
     void open();
     void newCluster();
+    // mainwindowdisk.cpp
+    void watchFile();
+    void fileChangedOnDisk(const QString &path);
+    void checkFileOnDisk();
+    bool askOverwriteChanged(const QString &path);
+    bool askReloadChanged(const QString &path, bool modified);
+    QList<RecoveryChoice> askRecover(const QList<RecoveryFile> &found);
     // mainwindowoverlay.cpp
     enum class GraphImport { Cancel = 0, Overlay = 1, NewLayout = 2 };
     void createOverlayControls();
@@ -231,6 +266,11 @@ private:
     QPointer<QWidget> m_shortcutsWindow;
     QPointer<QWidget> m_guideWindow;
     PathPrompts m_prompts;
+    FilePrompts m_filePrompts;
+    QFileSystemWatcher *m_watcher = nullptr; // the document's file
+    bool m_diskCheckPending = false;         // a burst of change events is being waited out
+    bool m_askingAboutDisk = false;          // a changed-on-disk question is open
+    QString m_declinedVersion;               // the file's size and time when a reload was declined
     std::function<int(QWidget *parent, const QString &path)> m_graphImportPrompt;
     QString m_lastError;
     QString m_refusedMessage; // shown in red until another message replaces it

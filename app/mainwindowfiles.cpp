@@ -1,7 +1,7 @@
-// MainWindow's file operations: open, examples, new cluster, save, recent files, recovery.
+// MainWindow's file operations: open, examples, new cluster, save, recent files (the disk
+// changing under the window and crash recovery are in mainwindowdisk.cpp).
 #include "mainwindow.h"
 
-#include "document/autosaver.h"
 #include "document/document.h"
 #include "importer.h"
 #include "inputerror.h"
@@ -12,7 +12,6 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QLocale>
 #include <QMenu>
 #include <QMessageBox>
 #include <QSettings>
@@ -191,12 +190,20 @@ bool MainWindow::saveTo(const QString &path)
         view["color_by"] = "none";
     view["link_load"] = m_scene->isLinkLoadVisible();
     m_document->setView(view);
+    // Another program (or another window) saved over the file since this window read it:
+    // overwriting would silently drop that work.
+    if (QFileInfo(path).absoluteFilePath() == m_document->filePath() && m_document->changedOnDisk()
+        && !askOverwriteChanged(path)) {
+        statusBar()->showMessage(tr("Not saved: %1 was changed on disk").arg(path), 8000);
+        return false;
+    }
     QString error;
     if (!m_document->save(path, &error)) {
         showError(tr("Cannot save"), error);
         return false;
     }
     addRecentFile(m_document->filePath());
+    watchFile(); // the file saved is a new one (renamed over the old)
     statusBar()->showMessage(tr("Saved %1").arg(m_document->filePath()), 4000);
     return true;
 }
@@ -252,48 +259,6 @@ void MainWindow::rebuildRecentMenu()
         m_recentMenu->addSeparator();
         m_recentMenu->addAction(tr("Clear List"), this, [] { QSettings().remove(kRecentKey); });
     }
-}
-
-bool MainWindow::offerRecovery(bool ask)
-{
-    const QList<AutoSaver::Recovery> found = AutoSaver::orphans(
-            QFileInfo(m_autoSaver->recoveryFile()).absolutePath());
-    if (found.isEmpty())
-        return false;
-    const AutoSaver::Recovery &latest = found.front();
-    if (ask) {
-        const auto answer = QMessageBox::question(
-                this,
-                tr("Restore unsaved work?"),
-                tr("Railyard did not close normally. Restore the unsaved changes to %1 from %2?")
-                        .arg(latest.title.isEmpty() ? tr("a layout") : latest.title,
-                             QLocale().toString(latest.saved, QLocale::ShortFormat)),
-                QMessageBox::Yes | QMessageBox::No,
-                QMessageBox::Yes);
-        if (answer != QMessageBox::Yes) {
-            for (const AutoSaver::Recovery &r : found)
-                AutoSaver::remove(r);
-            return false;
-        }
-    }
-    QFile f(latest.file);
-    QString error;
-    std::unique_ptr<Document> doc;
-    if (f.open(QIODevice::ReadOnly))
-        doc = Document::fromText(f.readAll(), latest.file, &error);
-    else
-        error = latest.file + tr(": cannot open: ") + f.errorString();
-    for (const AutoSaver::Recovery &r : found)
-        AutoSaver::remove(r);
-    if (!doc) {
-        showError(tr("Cannot restore"), error);
-        return false;
-    }
-    doc->setFilePath(latest.originalPath);
-    doc->markModified();
-    setDocument(std::move(doc));
-    m_autoSaver->saveNow(); // this session now holds the recovered work
-    return true;
 }
 
 bool MainWindow::maybeSave()

@@ -1,13 +1,13 @@
 #include "autosaver.h"
 
 #include "document.h"
+#include "safesave.h"
 
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QSaveFile>
 #include <QStandardPaths>
 #include <QUndoStack>
 
@@ -38,9 +38,12 @@ AutoSaver::AutoSaver(const QString &directory, QObject *parent)
     , m_directory(directory)
 {
     QDir().mkpath(m_directory);
-    const QString id = QStringLiteral("session-%1-%2")
+    // Unique among the windows of one process too (two can start in the same millisecond).
+    static int windows = 0;
+    const QString id = QStringLiteral("session-%1-%2-%3")
                                .arg(QCoreApplication::applicationPid())
-                               .arg(QDateTime::currentMSecsSinceEpoch());
+                               .arg(QDateTime::currentMSecsSinceEpoch())
+                               .arg(++windows);
     m_file = QDir(m_directory).filePath(id + QLatin1String(kSuffix));
     m_meta = metaPathFor(m_file);
     m_lock = std::make_unique<QLockFile>(lockPathFor(m_file));
@@ -89,21 +92,22 @@ bool AutoSaver::saveNow()
 {
     if (!m_document || !m_dirty || !m_document->isModified())
         return false;
-    QSaveFile file(m_file);
-    if (!file.open(QIODevice::WriteOnly))
+    // Atomic and checked: on a full disk the previous recovery copy stays whole (and this one
+    // is tried again at the next interval).
+    QString reason;
+    if (!writeFileAtomically(m_file, m_document->toText(), &reason)) {
+        m_lastError = m_file + tr(": cannot write the recovery copy: ") + reason;
+        Q_EMIT saveFailed(m_lastError);
         return false;
-    file.write(m_document->toText());
-    if (!file.commit())
-        return false;
+    }
     QJsonObject meta;
     meta[QStringLiteral("original")] = m_document->filePath();
     meta[QStringLiteral("title")] = m_document->displayName();
+    meta[QStringLiteral("original_fingerprint")] = m_document->diskFingerprint();
     meta[QStringLiteral("saved")] = QDateTime::currentDateTime().toString(Qt::ISODate);
-    QSaveFile metaFile(m_meta);
-    if (metaFile.open(QIODevice::WriteOnly)) {
-        metaFile.write(QJsonDocument(meta).toJson());
-        metaFile.commit();
-    }
+    // The layout is safe without its note (the recovery still opens, untitled).
+    writeFileAtomically(m_meta, QJsonDocument(meta).toJson(), &reason);
+    m_lastError.clear();
     m_dirty = false;
     return true;
 }
@@ -138,6 +142,7 @@ QList<AutoSaver::Recovery> AutoSaver::orphans(const QString &directory)
             const QJsonObject meta = QJsonDocument::fromJson(metaFile.readAll()).object();
             r.originalPath = meta.value(QStringLiteral("original")).toString();
             r.title = meta.value(QStringLiteral("title")).toString();
+            r.originalFingerprint = meta.value(QStringLiteral("original_fingerprint")).toString();
         }
         out << r;
     }

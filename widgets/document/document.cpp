@@ -1,10 +1,11 @@
 #include "document.h"
 
 #include "inputerror.h"
+#include "safesave.h"
 
+#include <QCryptographicHash>
 #include <QFile>
 #include <QFileInfo>
-#include <QSaveFile>
 #include <QUndoStack>
 
 namespace railyard {
@@ -15,6 +16,14 @@ QString errorText(const std::exception &e)
 {
     return QString::fromStdString(e.what());
 }
+
+QByteArray hashOf(const QByteArray &bytes)
+{
+    return QCryptographicHash::hash(bytes, QCryptographicHash::Sha256);
+}
+
+// Larger than any layout the engine would read: such a file is a change without reading it.
+constexpr qint64 kMaxCompared = qint64(64) << 20;
 
 } // namespace
 
@@ -76,8 +85,10 @@ std::unique_ptr<Document> Document::load(const QString &path, QString *error)
         }
     }
     auto doc = fromText(text, path, error);
-    if (doc && !path.startsWith(QLatin1Char(':')))
+    if (doc && !path.startsWith(QLatin1Char(':'))) {
         doc->setFilePath(QFileInfo(path).absoluteFilePath());
+        doc->setDiskState(text);
+    }
     return doc;
 }
 
@@ -213,21 +224,64 @@ QByteArray Document::toText() const
 
 bool Document::save(const QString &path, QString *error)
 {
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly)) {
-        if (error)
-            *error = path + tr(": cannot write: ") + file.errorString();
-        return false;
-    }
-    file.write(toText());
-    if (!file.commit()) {
-        if (error)
-            *error = path + tr(": cannot write: ") + file.errorString();
+    const QByteArray text = toText();
+    QString reason;
+    if (!writeFileAtomically(path, text, &reason)) {
+        if (error) {
+            *error = path + tr(": cannot write: ") + reason;
+            if (QFileInfo::exists(path))
+                *error += tr("; the file on disk is unchanged");
+        }
         return false;
     }
     setFilePath(QFileInfo(path).absoluteFilePath());
+    setDiskState(text);
     m_undoStack->setClean();
     return true;
+}
+
+void Document::setDiskState(const QByteArray &contents)
+{
+    m_disk.known = true;
+    m_disk.size = contents.size();
+    m_disk.hash = hashOf(contents);
+}
+
+QString Document::diskFingerprint() const
+{
+    if (!m_disk.known)
+        return {};
+    return QStringLiteral("%1:%2").arg(m_disk.size).arg(QString::fromLatin1(m_disk.hash.toHex()));
+}
+
+void Document::setDiskFingerprint(const QString &fingerprint)
+{
+    const qsizetype colon = fingerprint.indexOf(QLatin1Char(':'));
+    bool ok = false;
+    const qint64 size = fingerprint.left(colon).toLongLong(&ok);
+    const QByteArray hash = QByteArray::fromHex(fingerprint.mid(colon + 1).toLatin1());
+    if (colon <= 0 || !ok || size < 0 || hash.size() != 32) {
+        m_disk = {}; // unknown (a hostile or old recovery note)
+        return;
+    }
+    m_disk.known = true;
+    m_disk.size = size;
+    m_disk.hash = hash;
+}
+
+bool Document::changedOnDisk() const
+{
+    if (!m_disk.known || m_filePath.isEmpty())
+        return false;
+    const QFileInfo info(m_filePath);
+    if (!info.exists())
+        return false;
+    if (!info.isFile() || info.size() != m_disk.size || info.size() > kMaxCompared)
+        return true;
+    QFile file(m_filePath);
+    if (!file.open(QIODevice::ReadOnly))
+        return true; // cannot tell: ask rather than overwrite
+    return hashOf(file.readAll()) != m_disk.hash;
 }
 
 } // namespace railyard

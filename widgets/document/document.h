@@ -85,8 +85,20 @@ public:
     void markModified();
 
     QByteArray toText() const;
-    // Writes atomically (QSaveFile). Returns false and sets `error` on failure.
+    // Writes atomically (writeFileAtomically): on failure (a full disk, say) returns false,
+    // sets `error` to a message naming the file and the system's reason, and leaves the file
+    // on disk, the modified mark and so the recovery copy as they were.
     bool save(const QString &path, QString *error);
+
+    // Whether the file at filePath() now differs from what this document last read from it or
+    // wrote to it: another program, or another Railyard window, saved over it. Compared by
+    // size and content (a touch that changes only the time is no change). A file that is gone
+    // is no change (saving loses nothing), a file that is no longer a regular file is one.
+    bool changedOnDisk() const;
+    // What the document knows of its file ("size:sha256" in hex; empty when it never read or
+    // wrote it), kept with a recovery copy so that the restored work still notices a change.
+    QString diskFingerprint() const;
+    void setDiskFingerprint(const QString &fingerprint);
 
 Q_SIGNALS:
     void titleChanged();    // title or notes
@@ -100,6 +112,8 @@ Q_SIGNALS:
 
 private:
     void evaluate();
+    // What the file held when this document last read or wrote it.
+    void setDiskState(const QByteArray &contents);
 
     engine::Layout m_layout;
     std::unique_ptr<engine::Topology> m_topology;
@@ -111,6 +125,13 @@ private:
     std::optional<Snapshot> m_pinned;
     QUndoStack *m_undoStack;
     QString m_filePath;
+    struct DiskState
+    {
+        bool known = false;
+        qint64 size = 0;
+        QByteArray hash;
+    };
+    DiskState m_disk;
 };
 
 } // namespace railyard

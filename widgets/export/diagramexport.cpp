@@ -2,6 +2,7 @@
 
 #include "document/document.h"
 #include "document/groupref.h"
+#include "document/safesave.h"
 #include "document/viewstate.h"
 #include "ncclgraphoverlay.h"
 #include "parallel.h"
@@ -112,13 +113,16 @@ bool writePage(const QString &path,
         }
         painted = painted && image.save(&file, "PNG");
     }
-    if (!painted) {
+    if (!painted && file.error() == QFileDevice::NoError) {
         file.cancelWriting();
         *error = tr("Cannot draw %1").arg(QFileInfo(path).absoluteFilePath());
         return false;
     }
-    if (!file.commit()) {
-        *error = tr("Cannot write %1").arg(describe(file));
+    // A write that failed while drawing (a full disk) is reported as such: the reason, not
+    // "cannot draw".
+    QString reason;
+    if (!commitSaveFile(file, &reason)) {
+        *error = tr("Cannot write %1: %2").arg(QFileInfo(path).absoluteFilePath(), reason);
         return false;
     }
     return true;
@@ -210,12 +214,9 @@ bool exportReport(const Document &doc, const QString &path, QString *error)
         engine::writeLinkLoadsCsv(text, e, doc.topology());
     else
         engine::writeEvaluationJson(text, e, doc.topology(), report);
-    QSaveFile file(path);
-    const std::string bytes = text.str();
-    if (!file.open(QIODevice::WriteOnly)
-        || file.write(bytes.data(), qint64(bytes.size())) != qint64(bytes.size())
-        || !file.commit()) {
-        *error = tr("Cannot write %1").arg(describe(file));
+    QString reason;
+    if (!writeFileAtomically(path, QByteArray::fromStdString(text.str()), &reason)) {
+        *error = tr("Cannot write %1: %2").arg(QFileInfo(path).absoluteFilePath(), reason);
         return false;
     }
     return true;

@@ -1,0 +1,87 @@
+#include "safesave.h"
+
+#include <QCoreApplication>
+#include <QSaveFile>
+
+#include <cerrno>
+#include <cstring>
+
+#ifdef Q_OS_UNIX
+#include <unistd.h>
+#endif
+
+namespace railyard {
+
+namespace {
+
+// The system's reason when `err` names one (a short write leaves Qt's own text empty or
+// "Unknown error"), else what the file says.
+QString reasonFor(int err, const QSaveFile &file)
+{
+    if (err != 0)
+        return QString::fromLocal8Bit(std::strerror(err));
+    const QString text = file.errorString();
+    if (!text.isEmpty() && text != QLatin1String("Unknown error"))
+        return text;
+    return QCoreApplication::translate("SafeSave", "not all of the data could be written");
+}
+
+bool cancel(QSaveFile &file, int err, QString *reason)
+{
+    if (reason)
+        *reason = reasonFor(err, file);
+    file.cancelWriting();
+    // commit() after cancelWriting() removes the temporary file now (freeing its space)
+    // and never touches the target.
+    file.commit();
+    return false;
+}
+
+} // namespace
+
+bool commitSaveFile(QSaveFile &file, QString *reason)
+{
+    if (!file.isOpen()) {
+        if (reason)
+            *reason = reasonFor(0, file);
+        return false;
+    }
+    // A write that failed earlier (a painter's device does not look at write()'s result).
+    if (file.error() != QFileDevice::NoError)
+        return cancel(file, 0, reason);
+    errno = 0;
+    if (!file.flush())
+        return cancel(file, errno, reason);
+#ifdef Q_OS_UNIX
+    // Some file systems only report a full disk (or a failing device) when the data reaches
+    // it; QSaveFile's own sync ignores the result.
+    if (const int fd = file.handle(); fd >= 0) {
+        errno = 0;
+        if (::fsync(fd) != 0 && errno != EINVAL && errno != ENOTSUP)
+            return cancel(file, errno, reason);
+    }
+#endif
+    if (!file.commit()) {
+        if (reason)
+            *reason = reasonFor(0, file);
+        return false;
+    }
+    return true;
+}
+
+bool writeFileAtomically(const QString &path, const QByteArray &bytes, QString *reason)
+{
+    QSaveFile file(path);
+    errno = 0;
+    if (!file.open(QIODevice::WriteOnly)) {
+        if (reason)
+            *reason = reasonFor(0, file);
+        return false;
+    }
+    errno = 0;
+    if (file.write(bytes) != bytes.size())
+        return cancel(file, errno, reason);
+    return commitSaveFile(file, reason);
+}
+
+} // namespace railyard
