@@ -13,6 +13,7 @@
 
 #include <railyard/version.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <new>
@@ -417,10 +418,6 @@ Outcome run(const std::vector<std::string> &args,
             const DiagramWriter &diagram)
 {
     Outcome result;
-    if (!Catalog::userCatalogError().empty() && args.size() >= 2
-        && (args[1] == "collective" || args[1] == "evaluate" || args[1] == "export"))
-        err << "railyard: warning: " << Catalog::userCatalogError()
-            << " (using the built-in catalog)\n";
     if (args.size() < 2)
         return result;
     const std::string &first = args[1];
@@ -436,6 +433,14 @@ Outcome run(const std::vector<std::string> &args,
     if (!kSubcommands.count(first))
         return guiOrUsageError(args, err);
     result.handled = true;
+    // A bad user catalog: every subcommand refuses (its numbers would come from another
+    // catalog than the user's); its --help still answers, as --help and --version do above.
+    if (const std::string &bad = Catalog::userCatalogError();
+        !bad.empty() && std::find(args.begin() + 2, args.end(), "--help") == args.end()
+        && std::find(args.begin() + 2, args.end(), "-h") == args.end()) {
+        err << "railyard: " << bounded(bad) << "\n";
+        return {true, 1, {}};
+    }
     try {
         if (first == "collective")
             result.exitCode = runCollective(args, out);

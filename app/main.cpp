@@ -1,3 +1,4 @@
+#include "catalog.h"
 #include "cli.h"
 #include "export/diagramexport.h"
 #include "inputerror.h"
@@ -8,6 +9,7 @@
 
 #include <QApplication>
 #include <QGuiApplication>
+#include <QMessageBox>
 #include <QScreen>
 #include <QTimer>
 
@@ -71,6 +73,10 @@ int main(int argc, char **argv)
     // The GUI. A bad FILE opens the window anyway, with the default document and a message
     // naming the file and the place (double-clicking a broken file must say why). Only without
     // a display, where no window can say it, does it fail fast and headless.
+    // A bad user catalog: the window opens on the built-in catalog and says why (below).
+    const std::string &badCatalog = railyard::engine::Catalog::userCatalogError();
+    if (!badCatalog.empty())
+        std::cerr << "railyard: " << badCatalog << " (using the built-in catalog)\n";
     if (!file.empty() && !haveDisplay(argc, argv)) {
         try {
             railyard::engine::readLayoutFile(file);
@@ -94,6 +100,18 @@ int main(int argc, char **argv)
     }
     window.restoreSession();
     window.show();
+    if (!badCatalog.empty()) {
+        // Window-modal and not waited on: the window works behind it.
+        auto *box = new QMessageBox(QMessageBox::Warning,
+                                    QStringLiteral("Railyard"),
+                                    QStringLiteral("Your catalog file was not used: Railyard uses "
+                                                   "its built-in catalog until it is fixed."),
+                                    QMessageBox::Ok,
+                                    &window);
+        box->setInformativeText(QString::fromStdString(badCatalog));
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
+    }
     if (!file.empty() && !window.openFile(QString::fromStdString(file)))
         std::cerr << "railyard: " << window.lastError().toStdString() << "\n";
     // After a crash, the last session's unsaved work waits in the recovery folder.

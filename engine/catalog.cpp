@@ -1,11 +1,14 @@
 #include "catalog.h"
 
+#include "boundedread.h"
+#include "catalogfile.h"
 #include "jsoncursor.h"
+#include "units.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
+#include <sys/stat.h>
 
 namespace railyard::engine {
 
@@ -25,16 +28,35 @@ void upsert(std::vector<T> &list, T item, Key key)
         list.push_back(std::move(item));
 }
 
+// A rate (bandwidth, throughput, capacity): positive and finite, at most `max`. Zero is refused
+// with the others: a link of 0 GB/s makes every transfer over it take forever.
+double rate(const JsonCursor &c, double max, const char *unit)
+{
+    const double v = c.value().is_number() ? c.value().get<double>() : 0;
+    if (!c.value().is_number() || !std::isfinite(v) || !(v > 0) || v > max)
+        c.expected(std::string("a positive number of ") + unit + " up to " + formatNumber(max, 12));
+    return v;
+}
+
+std::string readId(const JsonCursor &c)
+{
+    const JsonCursor id = c.at("id");
+    const std::string s = id.toString();
+    if (s.empty())
+        id.expected("a non-empty id");
+    return s;
+}
+
 GpuSpec readGpu(const JsonCursor &c)
 {
     GpuSpec g;
-    g.id = c.at("id").toString();
+    g.id = readId(c);
     g.name = c.stringOr("name", g.id);
     g.architecture = c.at("architecture").toChoice({"volta", "ampere", "hopper", "blackwell"});
-    g.bf16Tflops = c.at("bf16_tflops").toDouble(1, 1e6);
+    g.bf16Tflops = rate(c.at("bf16_tflops"), 1e6, "TFLOPS");
     g.fp8Tflops = c.doubleOr("fp8_tflops", 0, 0, 1e6);
-    g.hbmGB = c.at("hbm_gb").toDouble(1, 1e5);
-    g.hbmTBPerS = c.at("hbm_tb_per_s").toDouble(0.1, 1e3);
+    g.hbmGB = rate(c.at("hbm_gb"), 1e5, "GB");
+    g.hbmTBPerS = rate(c.at("hbm_tb_per_s"), 1e3, "TB/s");
     // Absent: the datasheet bytes less the ~0.5% the driver keeps (ECC, reserved pages).
     g.hbmUsableGiB = c.doubleOr("hbm_usable_gib",
                                 g.hbmGB * 1e9 / (1024.0 * 1024.0 * 1024.0) * 0.995,
@@ -42,8 +64,10 @@ GpuSpec readGpu(const JsonCursor &c)
                                 g.hbmGB * 1e9 / (1024.0 * 1024.0 * 1024.0) * 1.1);
     const JsonCursor nv = c.at("nvlink");
     g.nvlink.generation = static_cast<int>(nv.at("generation").toInt(0, 10));
-    g.nvlink.links = static_cast<int>(nv.at("links").toInt(0, 1000));
-    g.nvlink.gbPerS = nv.at("gb_per_s").toDouble(0, 1e5);
+    // Every GPU here has NVLink: the engine prices a server's GPU-to-GPU traffic on it, so 0
+    // links or 0 GB/s would price it at infinite time (or, per lane, at an invented rate).
+    g.nvlink.links = static_cast<int>(nv.at("links").toInt(1, 1000));
+    g.nvlink.gbPerS = rate(nv.at("gb_per_s"), 1e5, "GB/s");
     g.nvlink.efficiency = nv.at("efficiency").toDouble(0.01, 1);
     g.nvswitchesPerDomain = c.intOr("nvswitches_per_domain", 0, 0, 1000);
     g.nvls = c.boolOr("nvls", false);
@@ -66,10 +90,10 @@ GpuSpec readGpu(const JsonCursor &c)
 NicModel readNic(const JsonCursor &c)
 {
     NicModel n;
-    n.id = c.at("id").toString();
+    n.id = readId(c);
     n.name = c.stringOr("name", n.id);
     n.fabric = c.at("fabric").toChoice({"ib", "ethernet"});
-    n.gbitPerS = c.at("gbit_per_s").toDouble(1, 1e5);
+    n.gbitPerS = rate(c.at("gbit_per_s"), 1e5, "Gb/s");
     n.efficiency = c.at("efficiency").toDouble(0.01, 1);
     n.latencyUs = c.doubleOr("latency_us", 1.0, 0, 1e4);
     return n;
@@ -79,7 +103,7 @@ PcieSpec readPcie(const JsonCursor &c)
 {
     PcieSpec p;
     p.generation = static_cast<int>(c.at("generation").toInt(1, 10));
-    p.gbPerS = c.at("gb_per_s").toDouble(0.1, 1e4);
+    p.gbPerS = rate(c.at("gb_per_s"), 1e4, "GB/s");
     p.efficiency = c.at("efficiency").toDouble(0.01, 1);
     return p;
 }
@@ -87,25 +111,33 @@ PcieSpec readPcie(const JsonCursor &c)
 SwitchModel readSwitch(const JsonCursor &c)
 {
     SwitchModel s;
-    s.id = c.at("id").toString();
+    s.id = readId(c);
     s.name = c.stringOr("name", s.id);
     s.fabric = c.at("fabric").toChoice({"ib", "ethernet"});
     s.ports = static_cast<int>(c.at("ports").toInt(2, 100000));
-    s.portGbitPerS = c.at("port_gbit_per_s").toDouble(1, 1e5);
+    s.portGbitPerS = rate(c.at("port_gbit_per_s"), 1e5, "Gb/s");
     s.sharp = c.boolOr("sharp", false);
     s.latencyUs = c.doubleOr("latency_us", 0.2, 0, 1e4);
     return s;
 }
 
-template<typename T, typename F>
-void readList(const JsonCursor &root, const char *key, std::vector<T> &out, F read)
+// Reads the array `key`; an entry whose key() repeats an earlier one is refused (the second
+// would be unreachable, or silently win, depending on who looks it up).
+template<typename T, typename F, typename Key>
+void readList(const JsonCursor &root, const char *key, std::vector<T> &out, F read, Key keyOf)
 {
     const auto list = root.find(key);
     if (!list)
         return;
     list->requireArray();
-    for (std::size_t i = 0; i < list->size(); ++i)
-        out.push_back(read(list->at(i)));
+    for (std::size_t i = 0; i < list->size(); ++i) {
+        T item = read(list->at(i));
+        for (std::size_t j = 0; j < out.size(); ++j)
+            if (keyOf(out[j]) == keyOf(item))
+                list->at(i).fail("the same entry as " + list->path() + "/" + std::to_string(j)
+                                 + " (each id or generation appears once)");
+        out.push_back(std::move(item));
+    }
 }
 
 } // namespace
@@ -120,10 +152,12 @@ Catalog Catalog::fromJsonText(const std::string &text, const std::string &file)
     if (const auto version = root.find("version"))
         version->toInt(1, 1);
     Catalog c;
-    readList(root, "gpus", c.m_gpus, readGpu);
-    readList(root, "nics", c.m_nics, readNic);
-    readList(root, "pcie", c.m_pcie, readPcie);
-    readList(root, "switches", c.m_switches, readSwitch);
+    readList(root, "gpus", c.m_gpus, readGpu, [](const GpuSpec &e) { return e.id; });
+    readList(root, "nics", c.m_nics, readNic, [](const NicModel &e) { return e.id; });
+    readList(root, "pcie", c.m_pcie, readPcie, [](const PcieSpec &e) {
+        return std::to_string(e.generation);
+    });
+    readList(root, "switches", c.m_switches, readSwitch, [](const SwitchModel &e) { return e.id; });
     return c;
 }
 
@@ -142,36 +176,55 @@ struct UserCatalog
     Catalog merged;
 };
 
+// The user's catalog file: $RAILYARD_CATALOG, else the configuration folder's catalog.json when
+// something is there (stat only: opening a FIFO to see whether it exists would block).
+std::string userCatalogFile(std::string &source)
+{
+    if (const char *env = std::getenv("RAILYARD_CATALOG"); env && *env) {
+        source = "$RAILYARD_CATALOG";
+        return env;
+    }
+    std::string base;
+    if (const char *xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) {
+        base = xdg;
+        source = "$XDG_CONFIG_HOME/railyard/catalog.json";
+    } else if (const char *home = std::getenv("HOME"); home && *home) {
+        base = std::string(home) + "/.config";
+        source = "~/.config/railyard/catalog.json";
+    }
+    if (base.empty())
+        return {};
+    const std::string candidate = base + "/railyard/catalog.json";
+    struct stat st
+    {};
+    if (::stat(candidate.c_str(), &st) != 0)
+        return {}; // none there (or a folder Railyard may not look into)
+    return candidate;
+}
+
 const UserCatalog &userCatalog()
 {
     static const UserCatalog user = [] {
         UserCatalog u;
         u.merged = Catalog::compiledIn();
-        if (const char *env = std::getenv("RAILYARD_CATALOG"); env && *env) {
-            u.path = env;
-        } else {
-            std::string base;
-            if (const char *xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg)
-                base = xdg;
-            else if (const char *home = std::getenv("HOME"); home && *home)
-                base = std::string(home) + "/.config";
-            const std::string candidate = base + "/railyard/catalog.json";
-            if (!base.empty() && std::ifstream(candidate).good())
-                u.path = candidate;
-        }
+        std::string source;
+        u.path = userCatalogFile(source);
         if (u.path.empty())
             return u;
-        std::ifstream in(u.path, std::ios::binary);
-        if (!in) {
-            u.error = u.path + ": cannot open the user catalog";
-            return u;
-        }
-        std::stringstream text;
-        text << in.rdbuf();
+        // Read as a layout is (regular files only, never blocking, bounded) and checked in
+        // full before any entry is used: a bad file leaves the built-in catalog alone.
         try {
-            u.merged.merge(Catalog::fromJsonText(text.str(), u.path));
+            u.merged.merge(readCatalogFile(u.path));
         } catch (const InputError &e) {
             u.error = e.what();
+        } catch (const std::bad_alloc &) {
+            u.error = echo(u.path) + ": out of memory reading it";
+        } catch (const std::exception &e) {
+            u.error = echo(u.path) + ": " + echo(e.what(), 200);
+        }
+        if (!u.error.empty()) {
+            u.merged = Catalog::compiledIn();
+            u.error = "bad user catalog (from " + source + "): " + u.error;
         }
         return u;
     }();
@@ -270,6 +323,15 @@ std::string Catalog::gpuIdList() const
     for (const auto &g : m_gpus)
         s += (s.empty() ? "" : ", ") + g.id;
     return s;
+}
+
+Catalog readCatalogFile(const std::string &path)
+{
+    return Catalog::fromJsonText(readBoundedFile(path,
+                                                 kMaxCatalogBytes,
+                                                 "a catalog file (JSON)",
+                                                 "a catalog"),
+                                 path);
 }
 
 } // namespace railyard::engine

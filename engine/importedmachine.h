@@ -22,6 +22,7 @@ struct ImportedGpu
     int sm = 0;               // compute capability x 10 (XML)
     int nvlinks = 0;          // NVLink lanes: into the switch fabric, or summed over direct peers
     int pcieSwitch = -1;      // NCCL XML: the top PCIe switch above it (numbered in the file)
+    int line = 0;             // where the file describes it: its topo -m row, its XML <gpu>
 };
 
 struct ImportedNic
@@ -44,6 +45,8 @@ struct ImportedLink
     int b = 0;
     std::string kind; // "nvlink", "pix", "pxb", "phb", "node", "sys", "soc", "pcie", "c2c"
     int count = 1;    // NVLink lanes bundled
+    int line = 0;     // where the file says it (topo -m: the upper-triangle cell; XML: <nvlink>)
+    int column = 0;   // topo -m: the cell's column (characters, from 1); 0: not known
 };
 
 // One row half of an nccl-tests table.

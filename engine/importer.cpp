@@ -3,6 +3,7 @@
 #include "calibration.h"
 #include "collective.h"
 #include "defaultplan.h"
+#include "importchecks.h"
 #include "importtext.h"
 #include "inputerror.h"
 #include "nccltestsfilter.h"
@@ -83,13 +84,18 @@ std::string gpuFromName(const std::string &name, std::string &why)
     return {};
 }
 
-// The GPU the layout uses, and why.
+// The GPU the layout uses, and why. `source` says how it is known ("--gpu", "read from the
+// file", "taken from the file name"), or stays empty when only assumed from the NVLink count.
 std::string chooseGpu(const ImportedMachine &m,
                       const ImportOptions &o,
-                      std::vector<std::string> &notes)
+                      std::vector<std::string> &notes,
+                      std::string &source)
 {
-    if (!o.gpu.empty())
+    if (!o.gpu.empty()) {
+        source = "--gpu";
         return o.gpu;
+    }
+    source = "read from the file";
     std::string why;
     std::string id;
     for (const ImportedGpu &g : m.gpus)
@@ -112,6 +118,7 @@ std::string chooseGpu(const ImportedMachine &m,
     if (id.empty()) {
         // The file's name often says the machine ("hgx-h200-...txt").
         id = gpuFromName(std::filesystem::path(m.file).filename().string(), why);
+        source = "taken from the file name";
         if (!id.empty())
             why = "the file does not name its GPUs; " + id + " taken from the file name"
                   + (why.empty() ? "" : " (" + why + ")");
@@ -119,6 +126,7 @@ std::string chooseGpu(const ImportedMachine &m,
     if (id.empty()) {
         const int lanes = m.gpus.empty() ? 0 : m.gpus.front().nvlinks;
         id = lanes >= 18 ? "H100-SXM" : lanes == 8 ? "H800-SXM" : "A100-SXM-80GB";
+        source.clear();
         why = "the file does not name its GPUs; " + id + " assumed from "
               + (lanes > 0 ? std::to_string(lanes) + " NVLinks per GPU" : "no NVLink")
               + " (choose another with --gpu)";
@@ -300,13 +308,15 @@ Layout layoutFromImport(const ImportedMachine &m, const Catalog &cat, const Impo
     const std::string base = std::filesystem::path(m.file).filename().string();
     l.title = "Imported: " + echo(base);
     std::vector<std::string> notes = m.notes;
-    l.cluster.gpu = chooseGpu(m, o, notes);
+    std::string gpuSource;
+    l.cluster.gpu = chooseGpu(m, o, notes, gpuSource);
     const GpuSpec *spec = cat.gpu(l.cluster.gpu);
     if (!spec)
         throw InputError(m.file,
                          "",
                          "unknown GPU " + quote(l.cluster.gpu)
                                  + " (expected one of: " + cat.gpuIdList() + ")");
+    checkNvlinkLanes(m, cat, gpuSource.empty() ? nullptr : spec, gpuSource);
 
     const int hosts = std::max<int>(1, static_cast<int>(m.hosts.size()));
     const int perHost = std::max(1, m.gpusPerHost());

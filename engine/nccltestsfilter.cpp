@@ -63,13 +63,64 @@ std::string canonicalOp(std::string_view binary)
     return {};
 }
 
+// A line that starts as a result row does: size and count, both whole numbers. Whether it is
+// a whole row is parseRow's question.
+bool startsLikeDataRow(const std::vector<std::string_view> &f)
+{
+    long long n = 0;
+    return f.size() >= 2 && parseCount(f[0], std::numeric_limits<long long>::max(), n)
+           && parseCount(f[1], std::numeric_limits<long long>::max(), n);
+}
+
 bool isDataRow(const std::vector<std::string_view> &f)
 {
+    return f.size() >= 13 && startsLikeDataRow(f);
+}
+
+// Reads one result row into its out-of-place and in-place halves; returns what is wrong with
+// it (empty: nothing). size count type redop root | time algbw busbw #wrong | the same again.
+std::string parseRow(const std::vector<std::string_view> &f, int line, Measurement half[2])
+{
     if (f.size() < 13)
-        return false;
-    long long n = 0;
-    return parseCount(f[0], std::numeric_limits<long long>::max(), n)
-           && parseCount(f[1], std::numeric_limits<long long>::max(), n);
+        return std::to_string(f.size())
+               + " fields; a result row has 13 (size, count, type, "
+                 "redop, root, then time, algbw, busbw, #wrong twice)";
+    std::string problem;
+    const auto number = [&](std::string_view text, const char *what, double max) {
+        double v = 0;
+        if (!problem.empty())
+            return v;
+        if (!parseFiniteDouble(text, v))
+            problem = std::string(what) + " " + quote(text) + ": expected a finite number";
+        else if (v < 0 || v > max)
+            problem = std::string(what) + " " + quote(text) + " is out of range (0 to "
+                      + formatNumber(max) + ")";
+        return v;
+    };
+    Measurement base;
+    base.line = line;
+    base.sizeBytes = number(f[0], "size", kMaxSize);
+    base.count = number(f[1], "count", kMaxSize);
+    base.type = std::string(f[2]);
+    base.redop = std::string(f[3]);
+    double root = 0;
+    if (problem.empty() && (!parseFiniteDouble(f[4], root) || root < -1 || root > kMaxRanks))
+        problem = "root " + quote(f[4]) + ": expected -1 or a rank";
+    base.root = problem.empty() ? static_cast<int>(root) : -1;
+    for (int h = 0; h < 2; ++h) {
+        Measurement &x = half[h];
+        x = base;
+        x.inPlace = h == 1;
+        const std::size_t o = 5 + 4 * static_cast<std::size_t>(h);
+        x.timeUs = number(f[o], "time", kMaxTimeUs);
+        x.algbwGBps = number(f[o + 1], "algbw", kMaxBandwidth);
+        x.busbwGBps = number(f[o + 2], "busbw", kMaxBandwidth);
+        double wrong = 0;
+        if (problem.empty() && f[o + 3] != "N/A"
+            && (!parseFiniteDouble(f[o + 3], wrong) || wrong < 0))
+            problem = "#wrong " + quote(f[o + 3]) + ": expected a count or N/A";
+    }
+    return problem;
 }
 
 } // namespace
@@ -99,6 +150,9 @@ ImportedMachine NcclTestsFilter::read(const std::vector<std::string> &lines, con
     std::map<std::string, int> hostIndex;
     std::string gpuModel;
     bool header = false;
+    int damaged = 0;
+    std::size_t firstDamagedLine = 0;
+    std::string firstDamaged;
     for (std::size_t i = 0; i < lines.size(); ++i) {
         const std::string where = lineRef(i + 1);
         std::string_view l = stripTaskLabel(lines[i]);
@@ -159,55 +213,37 @@ ImportedMachine NcclTestsFilter::read(const std::vector<std::string> &lines, con
             }
             continue;
         }
-        if (!isDataRow(f))
+        if (!startsLikeDataRow(f))
             continue;
-        // size count type redop root | time algbw busbw wrong | time algbw busbw wrong [...]
-        Measurement base;
-        base.line = static_cast<int>(i + 1);
-        const auto number = [&](std::string_view text, const char *what, double max) {
-            double v = 0;
-            if (!parseFiniteDouble(text, v))
-                throw InputError(file,
-                                 where,
-                                 std::string(what) + " " + quote(text)
-                                         + ": expected a finite number");
-            if (v < 0 || v > max)
-                throw InputError(file,
-                                 where,
-                                 std::string(what) + " " + quote(text) + " is out of range (0 to "
-                                         + formatNumber(max) + ")");
-            return v;
-        };
-        base.sizeBytes = number(f[0], "size", kMaxSize);
-        base.count = number(f[1], "count", kMaxSize);
-        base.type = std::string(f[2]);
-        base.redop = std::string(f[3]);
-        double root = 0;
-        if (!parseFiniteDouble(f[4], root) || root < -1 || root > kMaxRanks)
-            throw InputError(file, where, "root " + quote(f[4]) + ": expected -1 or a rank");
-        base.root = static_cast<int>(root);
-        for (int half = 0; half < 2; ++half) {
-            Measurement x = base;
-            x.inPlace = half == 1;
-            const std::size_t o = 5 + 4 * static_cast<std::size_t>(half);
-            x.timeUs = number(f[o], "time", kMaxTimeUs);
-            x.algbwGBps = number(f[o + 1], "algbw", kMaxBandwidth);
-            x.busbwGBps = number(f[o + 2], "busbw", kMaxBandwidth);
-            if (f[o + 3] != "N/A") {
-                double wrong = 0;
-                if (!parseFiniteDouble(f[o + 3], wrong) || wrong < 0)
-                    throw InputError(file,
-                                     where,
-                                     "#wrong " + quote(f[o + 3]) + ": expected a count or N/A");
+        Measurement half[2];
+        if (std::string problem = parseRow(f, static_cast<int>(i + 1), half); !problem.empty()) {
+            // Damaged (cut short, a field overwritten): skipped, counted, the first one named.
+            if (damaged++ == 0) {
+                firstDamagedLine = i + 1;
+                firstDamaged = problem;
             }
-            if (m.measurements.size() >= 2 * kMaxRows)
-                throw InputError(file, where, "more than " + std::to_string(kMaxRows) + " rows");
-            m.measurements.push_back(x);
+            continue;
         }
+        if (m.measurements.size() >= 2 * kMaxRows)
+            throw InputError(file, where, "more than " + std::to_string(kMaxRows) + " rows");
+        m.measurements.push_back(half[0]);
+        m.measurements.push_back(half[1]);
         // alltoall's in-place #wrong is always N/A; all_gather's is a count when validating.
         if (f[12] == "N/A" && f[8] != "N/A")
             m.notes.push_back("alltoall-marker");
     }
+    if (m.measurements.empty() && damaged > 0)
+        throw InputError(file,
+                         lineRef(firstDamagedLine),
+                         firstDamaged
+                                 + (damaged == 1 ? " (the only result row, damaged"
+                                                 : " (the first of " + std::to_string(damaged)
+                                                           + " result rows, all damaged")
+                                 + ": no usable result rows)");
+    if (damaged > 0)
+        m.notes.push_back(
+                std::to_string(damaged) + (damaged == 1 ? " damaged row" : " damaged rows")
+                + " skipped (first at " + lineRef(firstDamagedLine) + ": " + firstDamaged + ")");
     if (m.measurements.empty())
         throw InputError(file,
                          lineRef(lines.size()),

@@ -4,6 +4,7 @@
 #include "inputerror.h"
 #include "units.h"
 
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -47,9 +48,11 @@ struct Walker
         const std::string *v = e.attribute(key);
         if (!v || v->empty())
             return fallback;
+        // The range first: converting a double beyond long long's (count="1e20") to one is
+        // undefined behaviour, so the cast comes only after the check.
         double d = 0;
-        if (!parseFiniteDouble(*v, d) || d != static_cast<double>(static_cast<long long>(d))
-            || d < static_cast<double>(lo) || d > static_cast<double>(hi))
+        if (!parseFiniteDouble(*v, d) || d < static_cast<double>(lo) || d > static_cast<double>(hi)
+            || d != std::floor(d))
             fail(e,
                  "<" + e.name + " " + key + "=" + quote(*v) + ">: expected an integer from "
                          + std::to_string(lo) + " to " + std::to_string(hi));
@@ -95,6 +98,7 @@ struct Walker
             g.model = (vendor.empty() ? "" : vendor + ":") + device;
         g.numa = numa;
         g.pcieSwitch = currentSwitch;
+        g.line = gpu ? gpu->line : pci.line;
         if (gpu) {
             g.sm = static_cast<int>(intAttr(*gpu, "sm", 0, 10000, 0));
             const long long dev = intAttr(*gpu, "dev", 0, kMaxDevicesPerFile, -1);
@@ -278,11 +282,11 @@ ImportedMachine NcclTopoFilter::read(const XmlElement &root, const std::string &
         if (peer != w.gpuByBus.end()) {
             const auto key = std::minmax(l.gpu, peer->second);
             if (pairs.insert(key).second)
-                m.links.push_back({key.first, key.second, "nvlink", l.count});
+                m.links.push_back({key.first, key.second, "nvlink", l.count, l.line});
         } else {
             switches.insert(l.target);
             m.nvlinkSwitched = true;
-            m.links.push_back({l.gpu, -1, "nvlink", l.count});
+            m.links.push_back({l.gpu, -1, "nvlink", l.count, l.line});
         }
     }
     // Direct links are listed from both ends: lanes per GPU were summed from its own rows.

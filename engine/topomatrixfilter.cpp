@@ -50,6 +50,21 @@ bool validCell(std::string_view c, int &nv)
     return false;
 }
 
+// The column of `field` (a view into `line`), in characters from 1, as editors count.
+int columnOf(const std::string &line, std::string_view field)
+{
+    const auto offset = static_cast<std::size_t>(field.data() - line.data());
+    int column = 1;
+    for (std::size_t k = 0; k < offset && k < line.size(); ++k)
+        column += (static_cast<unsigned char>(line[k]) & 0xC0) != 0x80;
+    return column;
+}
+
+std::string place(std::size_t line, int column)
+{
+    return lineRef(line) + ", column " + std::to_string(column);
+}
+
 std::string lower(std::string_view s)
 {
     std::string out(s);
@@ -129,6 +144,8 @@ ImportedMachine TopoMatrixFilter::read(const std::vector<std::string> &lines,
 
     // The matrix: one row per label, in any order; rows end at the first line that is not one.
     std::vector<std::string> cells(d * d);
+    std::vector<int> cellColumn(d * d, 0);
+    std::vector<std::size_t> rowLine(d, 0);
     std::vector<bool> seen(d, false);
     std::vector<std::vector<std::string_view>> extra(d);
     std::vector<std::string> extraText(d);
@@ -151,24 +168,28 @@ ImportedMachine TopoMatrixFilter::read(const std::vector<std::string> &lines,
                              "row " + quote(f[0]) + " has " + std::to_string(f.size() - 1)
                                      + (f.size() == 2 ? " cell" : " cells") + "; the header names "
                                      + std::to_string(d) + " devices (is the paste cut short?)");
+        rowLine[r] = i + 1;
         for (std::size_t c = 0; c < d; ++c) {
             int nv = 0;
+            const int column = columnOf(lines[i], f[c + 1]);
             if (!validCell(f[c + 1], nv))
                 throw InputError(file,
-                                 where,
+                                 place(i + 1, column),
                                  "cell " + quote(f[c + 1]) + " under " + quote(labels[c])
                                          + ": expected X, NV#, PIX, PXB, PHB, NODE, SYS or SOC");
             if ((f[c + 1] == "X") != (c == r))
                 throw InputError(file,
-                                 where,
+                                 place(i + 1, column),
                                  c == r ? "expected X where " + quote(labels[r]) + " meets itself"
                                         : "X under " + quote(labels[c]) + " off the diagonal");
             cells[r * d + c] = std::string(f[c + 1]);
+            cellColumn[r * d + c] = column;
         }
         if (r < gpuCols) {
             const std::size_t rest = f.size() - d - 1;
             ImportedGpu g;
             g.label = labels[r];
+            g.line = static_cast<int>(i + 1);
             if (rest >= 1)
                 g.cpuAffinity = std::string(f[d + 1]);
             if (hasNuma && rest >= 2)
@@ -230,16 +251,45 @@ ImportedMachine TopoMatrixFilter::read(const std::vector<std::string> &lines,
         m.notes.push_back("the NIC Legend names " + std::to_string(nicNames.size())
                           + " NICs; the matrix has " + std::to_string(d - gpuCols));
 
-    // Links: each unordered pair once, by the upper triangle; note asymmetry.
+    // A relation reads the same from both ends. Where it does not, one cell is wrong. An NVLink
+    // cell that disagrees is refused: the lanes are priced as read, so a wrong NV# prices the
+    // server too fast or too slow, and nothing says which cell is right. A PCIe code that
+    // disagrees (PIX against NODE) only moves a device to another PCIe switch in the drawing
+    // and the NIC's host link: the upper triangle is used and a note names the first cell.
+    const auto cellName = [&](std::size_t r, std::size_t c) {
+        return echo(labels[r], 30) + " row, column " + echo(labels[c], 30) + ": "
+               + cells[r * d + c];
+    };
+    const auto cellPlace = [&](std::size_t r, std::size_t c) {
+        return place(rowLine[r], cellColumn[r * d + c]);
+    };
     int asymmetric = 0;
+    std::string firstAsymmetric;
+    for (std::size_t r = 0; r < d; ++r)
+        for (std::size_t c = r + 1; c < d; ++c) {
+            const std::string &v = cells[r * d + c], &w = cells[c * d + r];
+            if (v == w)
+                continue;
+            if (v.rfind("NV", 0) == 0 || w.rfind("NV", 0) == 0)
+                throw InputError(file,
+                                 cellPlace(r, c),
+                                 cellName(r, c) + ", but " + cellName(c, r) + " (" + cellPlace(c, r)
+                                         + "): a link reads the same from both ends, so one of "
+                                           "the two cells is wrong");
+            if (asymmetric++ == 0)
+                firstAsymmetric = cellName(r, c) + " at " + cellPlace(r, c) + ", but "
+                                  + cellName(c, r);
+        }
+
+    // Links: each unordered pair once, by the upper triangle.
     for (std::size_t r = 0; r < d; ++r)
         for (std::size_t c = r + 1; c < d; ++c) {
             const std::string &v = cells[r * d + c];
-            if (v != cells[c * d + r])
-                ++asymmetric;
             ImportedLink l;
             l.a = static_cast<int>(r);
             l.b = static_cast<int>(c);
+            l.line = static_cast<int>(rowLine[r]);
+            l.column = cellColumn[r * d + c];
             if (v.rfind("NV", 0) == 0) {
                 l.kind = "nvlink";
                 int nv = 0;
@@ -252,8 +302,8 @@ ImportedMachine TopoMatrixFilter::read(const std::vector<std::string> &lines,
         }
     if (asymmetric > 0)
         m.notes.push_back(std::to_string(asymmetric)
-                          + " device pairs read differently across the diagonal; the upper "
-                            "triangle was used");
+                          + " device pair(s) read differently across the diagonal (first: "
+                          + firstAsymmetric + "); the upper triangle was used");
 
     // NVLink lanes per GPU: an NVSwitch fabric shows every pair at the same NV# (the GPU's lanes
     // into the fabric); a direct mesh shows each pair's own link count.

@@ -8,7 +8,8 @@
 #   scripts/fuzz.sh [SECONDS] [TARGET]
 # TARGET: fuzz_layout (default), or an importer: fuzz_import_topo (nvidia-smi topo -m),
 # fuzz_import_xml (NCCL topology and graph XML), fuzz_import_log (nccl-tests logs), seeded from
-# tests/data/import/ and tests/data/fuzz/import-*/.
+# tests/data/import/ and tests/data/fuzz/import-*/; or fuzz_catalog (a user's catalog file),
+# seeded from tests/data/fuzz/catalog/.
 #   FUZZ_ARGS="-jobs=2 -workers=2" scripts/fuzz.sh 600     # more libFuzzer options
 set -eu
 
@@ -22,9 +23,10 @@ case $seconds in
 esac
 case $target in
 fuzz_layout) seeds="tests/data/fuzz/layout tests/data/fuzz/crashers" dict="-dict=fuzz/layout.dict" ;;
-fuzz_import_topo) seeds="tests/data/import/topo-m tests/data/fuzz/import-crashers" dict= ;;
-fuzz_import_xml) seeds="tests/data/import/nccl-topo-xml tests/data/import/nccl-graph-xml tests/data/fuzz/import-crashers" dict= ;;
-fuzz_import_log) seeds="tests/data/import/nccl-tests tests/data/fuzz/import-crashers" dict= ;;
+fuzz_catalog) seeds="tests/data/fuzz/catalog" dict= ;;
+fuzz_import_topo) seeds="tests/data/import/topo-m tests/data/fuzz/import-crashers tests/data/fuzz/import-hostile" dict= ;;
+fuzz_import_xml) seeds="tests/data/import/nccl-topo-xml tests/data/import/nccl-graph-xml tests/data/fuzz/import-crashers tests/data/fuzz/import-hostile" dict= ;;
+fuzz_import_log) seeds="tests/data/import/nccl-tests tests/data/fuzz/import-crashers tests/data/fuzz/import-hostile" dict= ;;
 *)
     echo "scripts/fuzz.sh: unknown target $target" >&2
     exit 2
@@ -57,7 +59,7 @@ secs=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
 echo "$target executions: ${runs:-?} (${secs:-?} per second), corpus: $(ls "$corpus" | wc -l) inputs"
 if [ "$status" -ne 0 ]; then
     echo "the fuzzer stopped with status $status; the finding:"
-    grep -E "^(==[0-9]+==ERROR|SUMMARY|fuzz_layout:|fuzz_import:)|runtime error|Test unit written" "$log" | head -n 20
+    grep -E "^(==[0-9]+==ERROR|SUMMARY|fuzz_layout:|fuzz_import:|fuzz_catalog:)|runtime error|Test unit written" "$log" | head -n 20
     exit 1
 fi
 echo "no findings"

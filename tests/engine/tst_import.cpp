@@ -419,13 +419,14 @@ private Q_SLOTS:
     void oddServerIsWrittenOut()
     {
         // 4 NICs for 8 GPUs, GPUs two to a PCIe switch, a missing NVLink: the layout carries the
-        // server as found (format 2) and the notes say so.
+        // server as found (format 2) and the notes say so. (A direct mesh of NV6 bundles: at
+        // most 18 lanes per H100, which tst_importhostile holds the importer to.)
         const std::string text
                 = "\tGPU0\tGPU1\tGPU2\tGPU3\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\n"
-                  "GPU0\t X \tNV18\tNV18\tSYS\tPIX\tSYS\t0-47\t0\n"
-                  "GPU1\tNV18\t X \tNV18\tNV18\tPIX\tSYS\t0-47\t0\n"
-                  "GPU2\tNV18\tNV18\t X \tNV18\tSYS\tPIX\t48-95\t1\n"
-                  "GPU3\tSYS\tNV18\tNV18\t X \tSYS\tPIX\t48-95\t1\n"
+                  "GPU0\t X \tNV6\tNV6\tSYS\tPIX\tSYS\t0-47\t0\n"
+                  "GPU1\tNV6\t X \tNV6\tNV6\tPIX\tSYS\t0-47\t0\n"
+                  "GPU2\tNV6\tNV6\t X \tNV6\tSYS\tPIX\t48-95\t1\n"
+                  "GPU3\tSYS\tNV6\tNV6\t X \tSYS\tPIX\t48-95\t1\n"
                   "NIC0\tPIX\tPIX\tSYS\tSYS\t X \tSYS\n"
                   "NIC1\tSYS\tSYS\tPIX\tPIX\tSYS\t X \n";
         const ImportedMachine m = importText(text, "odd-h100.txt");
@@ -584,7 +585,7 @@ private Q_SLOTS:
     void fuzzCrashers()
     {
         const std::string dir = RAILYARD_TEST_DATA "/fuzz/import-crashers/";
-        for (const char *name : {"log-cut-utf8-busid"}) {
+        for (const char *name : {"log-cut-utf8-busid", "xml-gpu-sm-1e20.xml"}) {
             ImportedMachine m;
             try {
                 m = importFile(dir + name);
