@@ -184,35 +184,32 @@ void appendCsvText(std::string &out, std::string_view text)
 
 std::string jsonForTerminal(std::string json)
 {
-    static const char *hex = "0123456789abcdef";
+    // The control characters JSON allows raw: DEL, C1 (2 bytes), the bidirectional ones (3).
+    const auto controlAt = [&](std::size_t i) -> std::pair<char32_t, std::size_t> {
+        const auto [cp, n] = decode(json, i);
+        if (cp != kInvalid && cp >= 0x7F && isControl(cp))
+            return {cp, n};
+        return {0, n};
+    };
     std::size_t i = 0;
-    for (; i < json.size(); ++i) {
-        const auto c = static_cast<unsigned char>(json[i]);
-        if (c == 0x7F
-            || (c == 0xC2 && i + 1 < json.size() && static_cast<unsigned char>(json[i + 1]) <= 0x9F
-                && static_cast<unsigned char>(json[i + 1]) >= 0x80))
+    for (; i < json.size(); ++i)
+        if (static_cast<unsigned char>(json[i]) >= 0x7F && controlAt(i).first)
             break;
-    }
     if (i == json.size())
         return json; // the usual case: nothing to change, no copy
+    static const char *hex = "0123456789abcdef";
     std::string out = json.substr(0, i);
     out.reserve(json.size() + 16);
-    for (; i < json.size(); ++i) {
-        const auto c = static_cast<unsigned char>(json[i]);
-        unsigned cp = 0;
-        if (c == 0x7F) {
-            cp = 0x7F;
-        } else if (c == 0xC2 && i + 1 < json.size()
-                   && (static_cast<unsigned char>(json[i + 1]) & 0xE0) == 0x80) {
-            cp = static_cast<unsigned char>(json[i + 1]); // U+0080 to U+009F
-            ++i;
+    while (i < json.size()) {
+        const auto [cp, n] = controlAt(i);
+        if (!cp) {
+            out.append(json, i, n);
         } else {
-            out += json[i];
-            continue;
+            out += "\\u";
+            for (int shift = 12; shift >= 0; shift -= 4)
+                out += hex[(cp >> shift) & 15];
         }
-        out += "\\u00";
-        out += hex[cp >> 4];
-        out += hex[cp & 15];
+        i += n;
     }
     return out;
 }

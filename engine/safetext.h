@@ -41,8 +41,8 @@ std::string markdownText(std::string_view text);
 // fields: write them as they are.
 void appendCsvText(std::string &out, std::string_view text);
 
-// A JSON text as written by a JSON library, made safe for a terminal: DEL and C1 control
-// characters, which JSON allows raw inside strings, are written as \u escapes. Outside strings
+// A JSON text as written by a JSON library, made safe for a terminal: DEL, C1 and bidirectional
+// control characters, which JSON allows raw in strings, are written as \u escapes. Outside strings
 // a JSON text holds only ASCII, so this never changes its meaning.
 std::string jsonForTerminal(std::string json);
 

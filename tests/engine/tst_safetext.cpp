@@ -129,6 +129,7 @@ private Q_SLOTS:
     {
         QCOMPARE(jsonForTerminal("{\"a\": \"x\x7f\xc2\x9b\xc2\xb1\"}"),
                  std::string("{\"a\": \"x\\u007f\\u009b\xc2\xb1\"}"));
+        QCOMPARE(jsonForTerminal("[\"\xe2\x80\xae\"]"), std::string("[\"\\u202e\"]"));
         const std::string plain = "{\"a\": \"\xe2\x80\x94\"}";
         QCOMPARE(jsonForTerminal(plain), plain);
     }
