@@ -34,9 +34,14 @@ Options parseOptions(const std::vector<std::string> &args,
                      const std::set<std::string> &flags)
 {
     Options o;
+    bool optionsEnd = false;
     for (std::size_t i = first; i < args.size(); ++i) {
         const std::string &a = args[i];
-        if (a.rfind("--", 0) == 0 && a.size() > 2) {
+        if (optionsEnd) {
+            o.positional.push_back(a);
+        } else if (a == "--") {
+            optionsEnd = true; // what follows is a FILE, even if it starts with '-'
+        } else if (a.rfind("--", 0) == 0 && a.size() > 2) {
             std::string name = a.substr(2);
             std::optional<std::string> inlineValue;
             if (const auto eq = name.find('='); eq != std::string::npos) {
@@ -51,11 +56,18 @@ Options parseOptions(const std::vector<std::string> &args,
                         throw UsageError("--" + name + " needs a value");
                     o.values[name] = args[++i];
                 }
-            } else if (flags.count(name) && !inlineValue) {
+            } else if (flags.count(name)) {
+                if (inlineValue)
+                    throw UsageError("--" + name + " takes no value, got '" + echo(*inlineValue)
+                                     + "'");
                 o.flags.insert(name);
             } else {
                 throw UsageError("unknown option --" + echo(name));
             }
+        } else if (a.size() > 1 && a[0] == '-') {
+            throw UsageError("unknown option " + echo(a)
+                             + " (a FILE starting with '-': put -- "
+                               "before it)");
         } else {
             o.positional.push_back(a);
         }
@@ -100,11 +112,6 @@ int guardMemory(const std::string &what, F work)
     }
 }
 
-std::string jsonText(const Json &j)
-{
-    return j.dump(2) + "\n";
-}
-
 const char *kCollectiveHelp
         = "usage: railyard collective FILE --op OP --size SIZE [--gpus LIST] [--algo ALGO]\n"
           "                           [--efficiency E] [--links] [--json]\n"
@@ -128,7 +135,7 @@ int collective(const Options &o, const std::string &file, std::ostream &out)
         throw UsageError("collective needs --op");
     const auto op = collectiveOpFromString(*opText);
     if (!op)
-        throw UsageError("unknown --op '" + *opText
+        throw UsageError("unknown --op '" + echo(*opText)
                          + "' (expected all_reduce, all_gather, reduce_scatter, all_to_all, "
                            "broadcast or sendrecv)");
     const auto sizeText = o.value("size");
@@ -137,18 +144,28 @@ int collective(const Options &o, const std::string &file, std::ostream &out)
     const std::string algoText = o.value("algo").value_or("auto");
     const auto algo = algorithmFromString(algoText);
     if (!algo)
-        throw UsageError("unknown --algo '" + algoText
+        throw UsageError("unknown --algo '" + echo(algoText)
                          + "' (expected auto, ring, tree, nvls, sharp, hierarchical or "
                            "flat-ring)");
-    const Layout layout = readLayoutFile(file);
-    const Topology topology = buildTopology(layout.cluster, Catalog::builtin());
+    // Every value is checked before the file is read: a malformed one is a usage error.
     CollectiveRequest req;
     req.op = *op;
-    req.bytes = static_cast<double>(parseSize(*sizeText));
     req.algorithm = *algo;
     req.wantLinks = o.flag("links");
-    if (const auto g = o.value("gpus"))
-        req.gpus = parseIndexList(*g, topology.gpuCount());
+    try {
+        req.bytes = static_cast<double>(parseSize(*sizeText));
+    } catch (const InputError &e) {
+        throw UsageError("--" + e.message()); // "--size '14XB': ..."
+    }
+    const auto gpus = o.value("gpus");
+    if (gpus) {
+        try {
+            parseIndexRanges(*gpus);
+        } catch (const InputError &e) {
+            throw UsageError("--gpus: " + e.message());
+        }
+    }
+    std::optional<double> efficiency;
     if (const auto e = o.value("efficiency")) {
         std::size_t used = 0;
         double v = 0;
@@ -158,11 +175,20 @@ int collective(const Options &o, const std::string &file, std::ostream &out)
             used = 0;
         }
         if (used != e->size() || !(v > 0 && v <= 1))
-            throw InputError("--efficiency '" + *e + "': expected a number in (0, 1]");
-        req.efficiency = v;
-    } else {
-        req.efficiency = layout.cluster.tuning.efficiency.value_or(1.0);
+            throw UsageError("--efficiency '" + echo(*e) + "': expected a number in (0, 1]");
+        efficiency = v;
     }
+    const Layout layout = readLayoutFile(file);
+    const Topology topology = buildTopology(layout.cluster, Catalog::builtin());
+    if (gpus) {
+        // Well formed, but this cluster's GPUs are what it must name: a problem of the file.
+        try {
+            req.gpus = parseIndexList(*gpus, topology.gpuCount());
+        } catch (const InputError &e) {
+            throw InputError(file, "", "--gpus: " + e.message());
+        }
+    }
+    req.efficiency = efficiency ? *efficiency : layout.cluster.tuning.efficiency.value_or(1.0);
     const CollectiveResult r = estimateCollective(topology, req);
 
     if (o.flag("json")) {
@@ -194,21 +220,21 @@ int collective(const Options &o, const std::string &file, std::ostream &out)
             }
             j["links"] = links;
         }
-        out << jsonText(j);
+        out << jsonDocument(j);
     } else {
         out << toString(r.op) << " of " << formatBytes(r.bytes) << " on " << r.ranks << " GPUs ("
             << toString(r.algorithm) << ")\n";
         out << "  time    " << formatSeconds(r.timeS) << "\n";
         out << "  algbw   " << formatNumber(r.algbwGBps, 4) << " GB/s\n";
         out << "  busbw   " << formatNumber(r.busbwGBps, 4) << " GB/s\n";
-        out << "  bound   " << r.bottleneck << " at " << formatNumber(r.bottleneckGBps, 4)
-            << " GB/s per GPU\n";
+        out << "  bound   " << terminalText(r.bottleneck) << " at "
+            << formatNumber(r.bottleneckGBps, 4) << " GB/s per GPU\n";
         for (const auto &n : r.notes)
-            out << "  note    " << n << "\n";
+            out << "  note    " << terminalText(n) << "\n";
         if (req.wantLinks)
             for (const LinkBytes &lb : r.links)
-                out << "  link    " << topology.linkName(lb.link) << ": " << formatBytes(lb.up)
-                    << " up, " << formatBytes(lb.down) << " down\n";
+                out << "  link    " << terminalText(topology.linkName(lb.link)) << ": "
+                    << formatBytes(lb.up) << " up, " << formatBytes(lb.down) << " down\n";
     }
     return 0;
 }
@@ -258,7 +284,7 @@ int evaluateFile(const Options &o, const std::string &file, std::ostream &out)
             if (used != n->size() || count < 0)
                 throw std::invalid_argument("");
         } catch (...) {
-            throw UsageError("--top-links needs a whole number >= 0, got '" + *n + "'");
+            throw UsageError("--top-links needs a whole number >= 0, got '" + echo(*n) + "'");
         }
         report.busiest = static_cast<std::size_t>(count);
     }
@@ -266,7 +292,7 @@ int evaluateFile(const Options &o, const std::string &file, std::ostream &out)
     if (which == "all")
         report.links = LinkListing::All;
     else if (which != "busiest")
-        throw UsageError("--links takes busiest or all, got '" + which + "'");
+        throw UsageError("--links takes busiest or all, got '" + echo(which) + "'");
     if (report.links == LinkListing::All && o.value("top-links"))
         throw UsageError("--top-links lists the busiest links; --links all lists every link");
     if (o.flag("no-links")) {
@@ -348,10 +374,12 @@ bool isBareWord(const std::string &s)
     return !s.empty() && s[0] != '-' && s.find_first_of("/.") == std::string::npos;
 }
 
-// A message from anywhere, kept to a screenful whatever it echoes.
+// A message from anywhere, kept to a screenful whatever it echoes, with its control
+// characters escaped (the parts a message quotes from a file already are; this catches the
+// rest).
 std::string bounded(const std::string &message)
 {
-    return message.size() <= 2000 ? message : echo(message, 1000);
+    return message.size() <= 2000 ? terminalLines(message) : echo(message, 1000);
 }
 
 // Not a subcommand: the GUI's arguments (Qt's options and at most one FILE), or a usage error.
@@ -449,7 +477,7 @@ Outcome run(const std::vector<std::string> &args,
         else if (first == "plan")
             result.exitCode = runPlan(args, out, err);
         else if (first == "export")
-            result.exitCode = detail::runExport(args, out, diagram);
+            result.exitCode = detail::runExport(args, out, err, diagram);
         else if (first == "import")
             result.exitCode = runImport(args, out, err);
     } catch (const ImportUsageError &e) {
@@ -460,7 +488,7 @@ Outcome run(const std::vector<std::string> &args,
             << " --help)\n";
         result.exitCode = 2;
     } catch (const OutOfMemory &e) {
-        err << "railyard: " << e.what()
+        err << "railyard: " << bounded(e.what())
             << " (the cluster needs more memory than this process may use)\n";
         result.exitCode = 1;
     } catch (const std::bad_alloc &) {

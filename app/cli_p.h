@@ -47,6 +47,9 @@ Options parseOptions(const std::vector<std::string> &args,
 const std::string &oneFile(const Options &o, const char *subcommand);
 
 // `railyard export` (cliexport.cpp).
-int runExport(const std::vector<std::string> &args, std::ostream &out, const DiagramWriter &diagram);
+int runExport(const std::vector<std::string> &args,
+              std::ostream &out,
+              std::ostream &err,
+              const DiagramWriter &diagram);
 
 } // namespace railyard::cli::detail

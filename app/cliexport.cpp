@@ -7,19 +7,15 @@
 #include "evaluate.h"
 #include "inputerror.h"
 #include "layout.h"
+#include "outputfile.h"
 #include "report.h"
 #include "topology.h"
 #include "units.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <ostream>
 
 namespace railyard::cli::detail {
@@ -61,44 +57,17 @@ std::string lower(std::string s)
     return s;
 }
 
-// Writes through a temporary file beside `path`, renamed over it only when complete: a failed
-// export never leaves a truncated file where a good one was.
-template<class F>
-void writeAtomically(const std::string &path, F write)
-{
-    namespace fs = std::filesystem;
-    const fs::path target(path);
-    const fs::path temp = target.parent_path()
-                          / ("." + target.filename().string() + ".part-"
-                             + std::to_string(::getpid()));
-    {
-        std::ofstream file(temp, std::ios::binary | std::ios::trunc);
-        if (!file)
-            throw InputError(path + ": cannot write the file (" + std::strerror(errno) + ")");
-        write(file);
-        file.flush();
-        if (!file) {
-            std::error_code ec;
-            fs::remove(temp, ec);
-            throw InputError(path + ": cannot write the file (disk full?)");
-        }
-    }
-    std::error_code ec;
-    fs::rename(temp, target, ec);
-    if (ec) {
-        std::error_code ignored;
-        fs::remove(temp, ignored);
-        throw InputError(path + ": cannot write the file (" + ec.message() + ")");
-    }
-}
-
 void writeReport(const std::string &format,
                  const std::string &file,
                  const std::string &output,
                  bool allLinks,
                  double at,
-                 std::ostream &out)
+                 std::ostream &out,
+                 std::ostream &err)
 {
+    // The output is checked before the work: a refused one fails fast and writes nothing.
+    if (output != "-")
+        checkOutputFile(output, {file});
     const Layout layout = readLayoutFile(file);
     const Topology topology = buildTopology(layout.cluster, Catalog::builtin());
     EvaluateOptions options;
@@ -122,16 +91,20 @@ void writeReport(const std::string &format,
         else
             writeEvaluationJson(s, e, topology, report);
     };
-    if (output == "-")
+    if (output == "-") {
         write(out);
-    else
-        writeAtomically(output, write);
+        return;
+    }
+    const OutputTarget written = writeOutputFile(output, write, {file});
+    if (written.followedSymlink)
+        err << "railyard export: " << written.notice() << "\n";
 }
 
 } // namespace
 
 int runExport(const std::vector<std::string> &argsIn,
               std::ostream &out,
+              std::ostream &err,
               const DiagramWriter &diagram)
 {
     std::vector<std::string> args = argsIn;
@@ -189,16 +162,21 @@ int runExport(const std::vector<std::string> &argsIn,
     if (*output == "-") {
         if (isDiagram)
             throw UsageError("a diagram goes to a file: -o OUT.svg, .png or .pdf");
-        writeReport("md", file, "-", o.flag("all-links"), at, out);
+        writeReport("md", file, "-", o.flag("all-links"), at, out, err);
         return 0;
     }
     if (isReport) {
-        writeReport(format, file, *output, o.flag("all-links"), at, out);
+        writeReport(format, file, *output, o.flag("all-links"), at, out, err);
         return 0;
     }
     if (!diagram)
         throw InputError(*output + ": this build cannot draw diagrams (no DiagramWriter)");
-    diagram(DiagramRequest{file, *output, format, scale, at});
+    // Drawn by Qt (QSaveFile), into the checked target: a symlink's regular file, never a
+    // device, a FIFO, a folder or the layout itself.
+    const OutputTarget target = checkOutputFile(*output, {file});
+    diagram(DiagramRequest{file, target.target, format, scale, at});
+    if (target.followedSymlink)
+        err << "railyard export: " << target.notice() << "\n";
     return 0;
 }
 

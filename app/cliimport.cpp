@@ -4,6 +4,8 @@
 #include "importer.h"
 #include "inputerror.h"
 #include "layout.h"
+#include "outputfile.h"
+#include "report.h"
 
 #include <ostream>
 
@@ -72,25 +74,30 @@ int runImport(const std::vector<std::string> &args, std::ostream &out, std::ostr
         throw ImportUsageError("unknown --gpu " + quote(gpu)
                                + " (expected one of: " + catalog.gpuIdList() + ")");
 
+    // The output is checked before the work: a refused one fails fast and writes nothing.
+    checkOutputFile(output, {files[0]});
     const ImportedMachine machine = importFile(files[0]);
     ImportOptions options;
     options.gpu = gpu;
     const Layout layout = layoutFromImport(machine, catalog, options);
-    writeLayoutFile(layout, output);
+    const OutputTarget written = writeLayoutFile(layout, output, {files[0]});
+    if (written.followedSymlink)
+        err << "railyard import: " << written.notice() << "\n";
 
     if (json) {
-        out << importSummary(machine).dump(2) << "\n";
+        out << jsonDocument(importSummary(machine));
     } else {
         const auto counts = machine.linkCounts();
         std::string links;
         for (const auto &[kind, n] : counts)
             links += (links.empty() ? "" : ", ") + std::to_string(n) + " " + kind;
-        err << "railyard import: " << echo(files[0]) << " (" << machine.format
+        err << "railyard import: " << echo(files[0]) << " (" << terminalText(machine.format)
             << "): " << machine.gpus.size() << " GPUs, " << machine.nics.size() << " NICs"
             << (links.empty() ? "" : "; links: " + links);
         if (!machine.measurements.empty())
-            err << "; " << machine.measurements.size() << " measurements of " << machine.collective;
-        err << "\n" << layout.notes << "\nwrote " << echo(output) << "\n";
+            err << "; " << machine.measurements.size() << " measurements of "
+                << terminalText(machine.collective);
+        err << "\n" << terminalLines(layout.notes) << "\nwrote " << echo(output) << "\n";
     }
     return 0;
 }

@@ -6,6 +6,7 @@
 #include "layout.h"
 #include "planner.h"
 #include "plannerbuy.h"
+#include "report.h"
 #include "topology.h"
 #include "units.h"
 
@@ -84,11 +85,15 @@ Args parse(const std::vector<std::string> &args)
                     value = args[++i];
                 }
                 a.values[name] = value;
-            } else if (flags.count(name) && !inlined) {
+            } else if (flags.count(name)) {
+                if (inlined)
+                    throw Usage("--" + name + " takes no value, got '" + echo(value) + "'");
                 a.flags.insert(name);
             } else {
                 throw Usage("unknown option --" + echo(name));
             }
+        } else if (s.size() > 1 && s[0] == '-') {
+            throw Usage("unknown option " + echo(s));
         } else {
             files.push_back(s);
         }
@@ -124,7 +129,7 @@ int wholeNumber(const Args &a, const std::string &name, int least, int most)
 {
     const double v = number(a, name, least, most);
     if (v != std::floor(v))
-        throw Usage("--" + name + " needs a whole number, got '" + a.values.at(name) + "'");
+        throw Usage("--" + name + " needs a whole number, got '" + echo(a.values.at(name)) + "'");
     return static_cast<int>(v);
 }
 
@@ -256,8 +261,8 @@ void bandNotes(std::ostream &out, const PlanSearch &s)
         return;
     out << "\nStep time bands (how sure the model is in each plan's regime):\n";
     for (const auto &[fraction, basis] : shown)
-        out << "  \u00b1" << fixed(100 * fraction, 1) << "%: " << s.bandBases[std::size_t(basis)]
-            << "\n";
+        out << "  \u00b1" << fixed(100 * fraction, 1)
+            << "%: " << terminalText(s.bandBases[std::size_t(basis)]) << "\n";
 }
 
 int plan(const Args &a, std::ostream &out, std::ostream &err)
@@ -311,10 +316,10 @@ int plan(const Args &a, std::ostream &out, std::ostream &err)
             j["no_fit"] = std::move(none);
         }
         j["assumptions"] = s.assumptions;
-        out << j.dump(2) << "\n";
+        out << jsonDocument(j);
     } else {
-        out << (layout.title.empty() ? a.file : layout.title) << ": " << s.gpus << " x "
-            << topology.gpuSpec().id << ", " << formatNumber(s.hbmGiB, 3)
+        out << terminalText(layout.title.empty() ? a.file : layout.title) << ": " << s.gpus << " x "
+            << terminalText(topology.gpuSpec().id) << ", " << formatNumber(s.hbmGiB, 3)
             << " GiB usable HBM per GPU\n"
             << count(s.evaluated) << " configurations priced in " << fixed(s.elapsedS, 2) << " s, "
             << count(s.fitting) << " fit; ranked by " << toString(s.objective) << "\n\n";
@@ -324,11 +329,12 @@ int plan(const Args &a, std::ostream &out, std::ostream &err)
         }
         out << "\nAssumptions:\n";
         for (const std::string &x : s.assumptions)
-            out << "  - " << x << "\n";
+            out << "  - " << terminalText(x) << "\n";
     }
     if (!fits) {
-        err << "railyard: " << a.file << ": nothing fits: "
-            << (s.noFit.empty() ? std::string("no configuration was priced") : s.noFit) << "\n";
+        err << "railyard: " << echo(a.file) << ": nothing fits: "
+            << (s.noFit.empty() ? std::string("no configuration was priced") : terminalText(s.noFit))
+            << "\n";
         return 1;
     }
     return 0;
@@ -383,7 +389,7 @@ int buy(const Args &a, std::ostream &out, std::ostream &err)
         j["evaluated"] = b.evaluated;
         j["elapsed_s"] = b.elapsedS;
         j["assumptions"] = b.assumptions;
-        out << j.dump(2) << "\n";
+        out << jsonDocument(j);
     } else {
         out << "Training " << formatNumber(options.tokens, 3) << " tokens within "
             << formatNumber(options.deadlineDays, 3) << " days (" << count(b.evaluated)
@@ -393,8 +399,9 @@ int buy(const Args &a, std::ostream &out, std::ostream &err)
             if (!o.fits)
                 continue;
             const PlanChoice &c = o.plan.choice;
-            out << "  " << padded(o.cluster.gpu, 9, false) << padded(std::to_string(o.gpus), 6)
-                << padded(fixed(o.days, 1), 9) << padded(count(std::llround(o.cost)), 11) << "  "
+            out << "  " << padded(terminalText(o.cluster.gpu), 9, false)
+                << padded(std::to_string(o.gpus), 6) << padded(fixed(o.days, 1), 9)
+                << padded(count(std::llround(o.cost)), 11) << "  "
                 << "TP" << c.tp << " CP" << c.cp << " EP" << c.ep << " PP" << c.pp << " VP" << c.vp
                 << " DP" << c.dp << " mb" << c.microBatch << " " << toString(c.recompute) << " "
                 << toString(c.sharding) << (o.meetsDeadline ? "" : "  (too slow)")
@@ -404,22 +411,22 @@ int buy(const Args &a, std::ostream &out, std::ostream &err)
                 << "\n";
         }
         if (b.best)
-            out << "\nBuy: " << b.best->gpus << " x " << b.best->cluster.gpu << " ($"
+            out << "\nBuy: " << b.best->gpus << " x " << terminalText(b.best->cluster.gpu) << " ($"
                 << formatNumber(b.best->cluster.pricePerGpuHour.value_or(0), 3)
                 << "/GPU-hour): " << fixed(b.best->days, 1) << " days, $"
                 << count(std::llround(b.best->cost)) << "\n";
         if (!b.skipped.empty()) {
             out << "Not considered (no price in the catalog):";
             for (const std::string &g : b.skipped)
-                out << " " << g;
+                out << " " << terminalText(g);
             out << "\n";
         }
         out << "\nAssumptions:\n";
         for (const std::string &x : b.assumptions)
-            out << "  - " << x << "\n";
+            out << "  - " << terminalText(x) << "\n";
     }
     if (!b.best) {
-        err << "railyard: " << a.file << ": no cluster of up to " << options.maxGpus
+        err << "railyard: " << echo(a.file) << ": no cluster of up to " << options.maxGpus
             << " GPUs trains on " << formatNumber(options.tokens, 3) << " tokens within "
             << formatNumber(options.deadlineDays, 3) << " days\n";
         return 1;
@@ -439,7 +446,7 @@ int runPlan(const std::vector<std::string> &args, std::ostream &out, std::ostrea
         }
         return a.flags.count("buy") ? buy(a, out, err) : plan(a, out, err);
     } catch (const Usage &e) {
-        err << "railyard plan: " << e.what() << "\n(see railyard plan --help)\n";
+        err << "railyard plan: " << terminalLines(e.what()) << "\n(see railyard plan --help)\n";
         return 2;
     }
 }

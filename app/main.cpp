@@ -4,6 +4,7 @@
 #include "inputerror.h"
 #include "layout.h"
 #include "mainwindow.h"
+#include "safetext.h"
 
 #include <railyard/version.h>
 
@@ -11,6 +12,7 @@
 #include <QGuiApplication>
 #include <QMessageBox>
 #include <QScreen>
+#include <QStringList>
 #include <QTimer>
 
 #include <cstdlib>
@@ -34,21 +36,42 @@ bool haveDisplay(int argc, char **argv)
     return false;
 }
 
+// Qt's own messages while a diagram is drawn ("QImage: out of memory", "QPainter::begin: ..."):
+// kept rather than printed, so the command's message is ours and comes first.
+QStringList g_qtMessages;
+
+void keepQtMessage(QtMsgType type, const QMessageLogContext &, const QString &message)
+{
+    if (type != QtDebugMsg && type != QtInfoMsg && g_qtMessages.size() < 5)
+        g_qtMessages << message;
+}
+
 // `railyard export FILE -o OUT.svg|png|pdf`: drawing needs a QApplication but no window;
-// without a display it draws on Qt's offscreen platform.
+// without a display it draws on Qt's offscreen platform. On failure, the message names the
+// file; what Qt said, if anything, follows it.
 void writeDiagram(int argc, char **argv, const railyard::cli::DiagramRequest &request)
 {
     if (!haveDisplay(argc, argv))
         qputenv("QT_QPA_PLATFORM", "offscreen");
-    int qtArgc = 1;                 // Qt sees no arguments: they were the subcommand's
-    QApplication app(qtArgc, argv); // the scene (Qt Widgets) needs a QApplication
+    g_qtMessages.clear();
+    const QtMessageHandler previous = qInstallMessageHandler(keepQtMessage);
     QString error;
-    if (!railyard::exportLayoutDiagram(QString::fromStdString(request.file),
-                                       QString::fromStdString(request.output),
-                                       request.scale,
-                                       request.at,
-                                       &error))
-        throw railyard::engine::InputError(error.toStdString());
+    bool ok = false;
+    {
+        int qtArgc = 1;                 // Qt sees no arguments: they were the subcommand's
+        QApplication app(qtArgc, argv); // the scene (Qt Widgets) needs a QApplication
+        ok = railyard::exportLayoutDiagram(QString::fromStdString(request.file),
+                                           QString::fromStdString(request.output),
+                                           request.scale,
+                                           request.at,
+                                           &error);
+    }
+    qInstallMessageHandler(previous);
+    if (ok)
+        return;
+    if (!g_qtMessages.isEmpty())
+        error += QStringLiteral(" (Qt: %1)").arg(g_qtMessages.join(QStringLiteral("; ")));
+    throw railyard::engine::InputError(error.toStdString());
 }
 
 } // namespace
@@ -81,7 +104,7 @@ int main(int argc, char **argv)
         try {
             railyard::engine::readLayoutFile(file);
         } catch (const std::exception &e) {
-            std::cerr << "railyard: " << e.what() << "\n";
+            std::cerr << "railyard: " << railyard::engine::terminalLines(e.what()) << "\n";
             return 1;
         }
     }
@@ -113,7 +136,8 @@ int main(int argc, char **argv)
         box->open();
     }
     if (!file.empty() && !window.openFile(QString::fromStdString(file)))
-        std::cerr << "railyard: " << window.lastError().toStdString() << "\n";
+        std::cerr << "railyard: "
+                  << railyard::engine::terminalLines(window.lastError().toStdString()) << "\n";
     // After a crash, the last session's unsaved work waits in the recovery folder.
     QTimer::singleShot(0, &window, [&window] { window.offerRecovery(); });
     return app.exec();

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "safetext.h"
+
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -10,9 +12,10 @@ namespace railyard::engine {
 // from a hostile file must not flood a terminal.
 inline constexpr std::size_t kEchoKeep = 60;
 
-// `text` as it can be shown in a message: control characters and bytes that are not UTF-8 are
-// written as \xNN, and a text longer than 2 x `keep` characters keeps its first and last `keep`
-// (cut on character boundaries) around "...".
+// `text` as it can be shown in a message: control characters (C1 and bidirectional overrides
+// included) and bytes that are not UTF-8 are written as \xNN (terminalText()), and a text longer
+// than 2 x `keep` characters keeps its first and last `keep` (cut on character boundaries)
+// around "...".
 inline std::string echo(std::string_view text, std::size_t keep = kEchoKeep)
 {
     const auto continuation = [&](std::size_t i) {
@@ -24,43 +27,9 @@ inline std::string echo(std::string_view text, std::size_t keep = kEchoKeep)
             --head;
         while (tail < text.size() && continuation(tail))
             ++tail;
-        return echo(text.substr(0, head), keep) + "..." + echo(text.substr(tail), keep);
+        return terminalText(text.substr(0, head)) + "..." + terminalText(text.substr(tail));
     }
-    static const char *hex = "0123456789ABCDEF";
-    std::string out;
-    out.reserve(text.size());
-    for (std::size_t i = 0; i < text.size();) {
-        const auto c = static_cast<unsigned char>(text[i]);
-        // The length of a well-formed UTF-8 sequence starting here (0: not one).
-        std::size_t n = 0;
-        if (c >= 0x20 && c < 0x7F)
-            n = 1;
-        else if (c >= 0xC2 && c <= 0xDF)
-            n = 2;
-        else if (c >= 0xE0 && c <= 0xEF)
-            n = 3;
-        else if (c >= 0xF0 && c <= 0xF4)
-            n = 4;
-        bool ok = n > 0 && i + n <= text.size();
-        for (std::size_t k = 1; ok && k < n; ++k)
-            ok = continuation(i + k);
-        if (ok && n >= 3) {
-            // No overlong forms, surrogates or code points past U+10FFFF.
-            const auto c1 = static_cast<unsigned char>(text[i + 1]);
-            ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 > 0x9F) && !(c == 0xF0 && c1 < 0x90)
-                 && !(c == 0xF4 && c1 > 0x8F);
-        }
-        if (ok) {
-            out.append(text.substr(i, n));
-            i += n;
-        } else {
-            out += "\\x";
-            out += hex[c >> 4];
-            out += hex[c & 15];
-            ++i;
-        }
-    }
-    return out;
+    return terminalText(text);
 }
 
 // "\"text\"" for a message, with echo()'s escaping and eliding.

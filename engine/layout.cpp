@@ -1,21 +1,14 @@
 #include "layout.h"
 
 #include "boundedread.h"
+#include "outputfile.h"
 
 #include "stack.h"
 #include "units.h"
 
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
+#include <ostream>
 #include <sstream>
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace railyard::engine {
 
@@ -577,35 +570,15 @@ std::string layoutToText(const Layout &layout)
     return layoutToJson(layout).dump(2) + "\n";
 }
 
-void writeLayoutFile(const Layout &layout, const std::string &path)
+OutputTarget writeLayoutFile(const Layout &layout,
+                             const std::string &path,
+                             const std::vector<std::string> &inputs)
 {
     const std::string text = layoutToText(layout);
-    namespace fs = std::filesystem;
-    const fs::path target(path);
-    const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-    std::string tmpl = (dir / (target.filename().string() + ".XXXXXX")).string();
-    const int fd = ::mkstemp(tmpl.data());
-    if (fd < 0)
-        throw InputError(path, "", std::string("cannot write: ") + std::strerror(errno));
-    std::size_t done = 0;
-    while (done < text.size()) {
-        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-        if (n < 0) {
-            const int err = errno;
-            ::close(fd);
-            ::unlink(tmpl.c_str());
-            throw InputError(path, "", std::string("cannot write: ") + std::strerror(err));
-        }
-        done += static_cast<std::size_t>(n);
-    }
-    ::fchmod(fd, 0644);
-    const bool synced = ::fsync(fd) == 0;
-    ::close(fd);
-    if (!synced || ::rename(tmpl.c_str(), path.c_str()) != 0) {
-        const int err = errno;
-        ::unlink(tmpl.c_str());
-        throw InputError(path, "", std::string("cannot write: ") + std::strerror(err));
-    }
+    return writeOutputFile(
+            path,
+            [&](std::ostream &out) { out.write(text.data(), std::streamsize(text.size())); },
+            inputs);
 }
 
 } // namespace railyard::engine

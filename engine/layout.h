@@ -3,6 +3,7 @@
 #include "catalog.h"
 #include "jsoncursor.h"
 #include "model.h"
+#include "outputfile.h"
 #include "servertemplate.h"
 
 #include <cstdint>
@@ -193,7 +194,10 @@ Layout readLayoutFile(const std::string &path);
 // The document as JSON: known keys from the structure, unknown keys from `original`.
 Json layoutToJson(const Layout &layout);
 std::string layoutToText(const Layout &layout); // pretty, 2-space indent, trailing newline
-// Writes atomically (a temporary file renamed over the target). Throws InputError.
-void writeLayoutFile(const Layout &layout, const std::string &path);
+// Writes under outputfile.h's policy: only a regular file (a symlink followed only to one), never
+// one of `inputs`, atomically (a temporary file renamed over the target). Throws InputError.
+OutputTarget writeLayoutFile(const Layout &layout,
+                             const std::string &path,
+                             const std::vector<std::string> &inputs = {});
 
 } // namespace railyard::engine

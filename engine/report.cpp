@@ -2,6 +2,7 @@
 
 #include "jsoncursor.h"
 #include "reportformat_p.h"
+#include "safetext.h"
 #include "timeline.h"
 #include "units.h"
 
@@ -108,6 +109,11 @@ Json tiersJson(const std::vector<LinkTierSummary> &tiers)
 }
 
 } // namespace
+
+std::string jsonDocument(const Json &j)
+{
+    return jsonForTerminal(j.dump(2, ' ', false, Json::error_handler_t::replace)) + "\n";
+}
 
 std::vector<float> linkLoadsAt(const Evaluation &e, const Topology &t, double at)
 {
@@ -239,7 +245,7 @@ void writeEvaluationJson(std::ostream &out,
         j["at_s"] = o.at;
 
     // Everything but the links as one object, left open; the links follow row by row.
-    std::string head = j.dump(2);
+    std::string head = jsonForTerminal(j.dump(2, ' ', false, Json::error_handler_t::replace));
     head.resize(head.size() - 2); // "\n}"
     Buffered b(out);
     std::string &s = b.text();
@@ -273,9 +279,11 @@ void writeEvaluationText(std::ostream &out,
 {
     Buffered b(out);
     std::string &s = b.text();
-    s += o.title + "\n";
+    // Names come from the layout: control characters are escaped, never sent to the terminal.
+    s += terminalText(o.title) + "\n";
     s += "  step time         " + formatSeconds(e.stepTimeS) + " \u00b1"
-         + formatNumber(100 * e.stepTimeBand.fraction, 2) + "%  (" + e.stepTimeBand.basis + ")\n";
+         + formatNumber(100 * e.stepTimeBand.fraction, 2) + "%  ("
+         + terminalText(e.stepTimeBand.basis) + ")\n";
     s += "  tokens/s per GPU  " + formatNumber(e.tokensPerSPerGpu, 4) + "  ("
          + formatNumber(e.tokensPerS, 4) + " in all)\n";
     s += "  MFU               " + formatNumber(100 * e.mfu, 3) + "%  ("
@@ -305,8 +313,8 @@ void writeEvaluationText(std::ostream &out,
                  + padded(percent(tier.maxUtilization), 9, true) + "\n";
         const auto line = [&](int id) {
             const std::size_t i = static_cast<std::size_t>(id);
-            s += "    " + padded(percent(loads.utilization[i]), 8, true) + "  " + t.linkName(id)
-                 + " (" + toString(t.links()[i].kind) + ", "
+            s += "    " + padded(percent(loads.utilization[i]), 8, true) + "  "
+                 + terminalText(t.linkName(id)) + " (" + toString(t.links()[i].kind) + ", "
                  + bytesText(double(loads.bytesUp[i]) + double(loads.bytesDown[i]))
                  + " per step)\n";
             b.maybeFlush();
@@ -325,7 +333,7 @@ void writeEvaluationText(std::ostream &out,
         }
     }
     for (const Warning &w : e.warnings)
-        s += std::string("  ") + severityName(w.severity) + ": " + w.message + "\n";
+        s += std::string("  ") + severityName(w.severity) + ": " + terminalText(w.message) + "\n";
 }
 
 } // namespace railyard::engine

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "evaluate.h"
+#include "jsoncursor.h"
 #include "topology.h"
 
 #include <cstddef>
@@ -59,6 +60,10 @@ struct ReportOptions
 // the evaluation's timeline); empty when `at` is negative or there is no timeline.
 std::vector<float> linkLoadsAt(const Evaluation &evaluation, const Topology &topology, double at);
 
+// `j` as a JSON document (2-space indent, a trailing newline) that is safe to print: bytes that
+// are not UTF-8 become U+FFFD (rather than an exception), DEL and C1 controls \u escapes.
+std::string jsonDocument(const Json &j);
+
 // Writes DESIGN.md's `evaluate --json` object. The link list goes out row by row as it is
 // written, never held whole: every link of a 262,144-GPU cluster streams in constant memory.
 // Needs `evaluation.links` unless options.links is None. With options.timeline, `timeline`
@@ -75,14 +80,16 @@ void writeEvaluationText(std::ostream &out,
                          const ReportOptions &options);
 
 // The same as a Markdown document for a design review: a table of the numbers, the exposed
-// seconds, the per-tier summary, the busiest links (or every link) and the warnings. Cells that
-// hold names are escaped (`|` and line breaks), so the tables stay tables.
+// seconds, the per-tier summary, the busiest links (or every link) and the warnings. Text from
+// the layout (the title, names, messages) goes through markdownText(): it renders as written,
+// never breaks a table and never opens an HTML tag.
 void writeEvaluationMarkdown(std::ostream &out,
                              const Evaluation &evaluation,
                              const Topology &topology,
                              const ReportOptions &options);
 
-// The per-link loads as CSV (RFC 4180, comma-separated, a header row): one row per link with
+// The per-link loads as CSV (RFC 4180, comma-separated, a header row; a name that a spreadsheet
+// would run as a formula is prefixed with ', see appendCsvText()): one row per link with
 // traffic (every link, idle ones too, with `allLinks`), in link order. Columns: id, name, kind, tier,
 // bytes_per_step, bytes_up, bytes_down, utilization, peak_utilization, and utilization_at when
 // `at` >= 0 (see ReportOptions::at). Streams row by row. Needs `evaluation.links`.

@@ -1,6 +1,7 @@
 #include "report.h"
 
 #include "reportformat_p.h"
+#include "safetext.h"
 #include "timeline.h"
 #include "units.h"
 
@@ -13,42 +14,6 @@ namespace railyard::engine {
 
 using namespace reportformat;
 
-namespace {
-
-// A Markdown table cell: '|' escaped, line breaks folded, so a name never breaks the table.
-std::string cell(const std::string &text)
-{
-    std::string out;
-    out.reserve(text.size());
-    for (const char c : text) {
-        if (c == '|')
-            out += "\\|";
-        else if (c == '\n' || c == '\r')
-            out += ' ';
-        else
-            out += c;
-    }
-    return out;
-}
-
-// A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break.
-void appendCsvField(std::string &s, const std::string &text)
-{
-    if (text.find_first_of(",\"\r\n") == std::string::npos) {
-        s += text;
-        return;
-    }
-    s += '"';
-    for (const char c : text) {
-        if (c == '"')
-            s += '"';
-        s += c;
-    }
-    s += '"';
-}
-
-} // namespace
-
 void writeEvaluationMarkdown(std::ostream &out,
                              const Evaluation &e,
                              const Topology &t,
@@ -56,7 +21,7 @@ void writeEvaluationMarkdown(std::ostream &out,
 {
     Buffered b(out);
     std::string &s = b.text();
-    s += "# " + cell(o.title) + "\n\n";
+    s += "# " + markdownText(o.title) + "\n\n";
     s += "| Quantity | Value |\n|---|---|\n";
     s += "| Step time | " + formatSeconds(e.stepTimeS) + " \u00b1"
          + formatNumber(100 * e.stepTimeBand.fraction, 2) + "% ("
@@ -73,7 +38,7 @@ void writeEvaluationMarkdown(std::ostream &out,
         s += "| Cost | $" + formatNumber(e.costPerStep, 4) + " per step, $"
              + formatNumber(e.costPerMillionTokens, 3) + " per million tokens |\n";
     if (!e.stepTimeBand.basis.empty())
-        s += "\nStep-time band: " + cell(e.stepTimeBand.basis) + "\n";
+        s += "\nStep-time band: " + markdownText(e.stepTimeBand.basis) + "\n";
 
     s += "\n## Where the step goes (exposed seconds)\n\n| Part | Exposed | Total "
          "|\n|---|---:|---:|\n";
@@ -119,7 +84,7 @@ void writeEvaluationMarkdown(std::ostream &out,
         }
         const auto row = [&](int id) {
             const std::size_t i = static_cast<std::size_t>(id);
-            s += "| " + cell(t.linkName(id)) + " | " + toString(t.links()[i].kind) + " | "
+            s += "| " + markdownText(t.linkName(id)) + " | " + toString(t.links()[i].kind) + " | "
                  + bytesText(double(loads.bytesUp[i]) + double(loads.bytesDown[i])) + " | "
                  + percent(loads.utilization[i]) + " | " + percent(loads.peakUtilization[i])
                  + (moment.empty() ? "" : " | " + percent(moment[i])) + " |\n";
@@ -139,12 +104,13 @@ void writeEvaluationMarkdown(std::ostream &out,
     if (!e.warnings.empty()) {
         s += "\n## Warnings\n\n";
         for (const Warning &w : e.warnings)
-            s += std::string("- **") + severityName(w.severity) + "**: " + cell(w.message) + "\n";
+            s += std::string("- **") + severityName(w.severity) + "**: " + markdownText(w.message)
+                 + "\n";
     }
     if (!e.assumptions.empty()) {
         s += "\n## Assumptions\n\n";
         for (const std::string &a : e.assumptions)
-            s += "- " + cell(a) + "\n";
+            s += "- " + markdownText(a) + "\n";
     }
 }
 
@@ -167,7 +133,7 @@ void writeLinkLoadsCsv(
         const int id = static_cast<int>(i);
         appendNumber(s, id);
         s += ',';
-        appendCsvField(s, t.linkName(id));
+        appendCsvText(s, t.linkName(id));
         s += ',';
         s += toString(t.links()[i].kind);
         s += ',';

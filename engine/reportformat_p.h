@@ -67,19 +67,30 @@ inline void appendNumber(std::string &s, T v)
     s.append(b, r.ptr);
 }
 
+// A JSON string: C0 controls, DEL and C1 controls as \u escapes (the last two are allowed raw
+// in JSON but would reach a terminal printing it).
 inline void appendJsonString(std::string &s, const std::string &text)
 {
+    static const char *hex = "0123456789abcdef";
+    const auto escape = [&](unsigned c) {
+        s += "\\u00";
+        s += hex[c >> 4];
+        s += hex[c & 15];
+    };
     s += '"';
-    for (const char ch : text) {
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char ch = text[i];
         const unsigned char c = static_cast<unsigned char>(ch);
+        const unsigned char next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1])
+                                                       : 0;
         if (c == '"' || c == '\\') {
             s += '\\';
             s += ch;
-        } else if (c < 0x20) {
-            static const char *hex = "0123456789abcdef";
-            s += "\\u00";
-            s += hex[c >> 4];
-            s += hex[c & 15];
+        } else if (c < 0x20 || c == 0x7F) {
+            escape(c);
+        } else if (c == 0xC2 && next >= 0x80 && next <= 0x9F) {
+            escape(next);
+            ++i;
         } else {
             s += ch;
         }

@@ -37,7 +37,7 @@ std::uint64_t parseSize(std::string_view text)
 {
     const std::string original(text);
     const auto bad = [&](const std::string &why) -> InputError {
-        return InputError("size '" + original + "': " + why
+        return InputError("size '" + echo(original) + "': " + why
                           + " (expected a number with an optional unit: B, KB, MB, GB, TB, "
                             "KiB, MiB, GiB, TiB, e.g. 14GB or 8GiB)");
     };
@@ -63,7 +63,7 @@ std::uint64_t parseSize(std::string_view text)
                                            numberText.data() + numberText.size(),
                                            value);
     if (ec != std::errc() || ptr != numberText.data() + numberText.size())
-        throw bad("'" + std::string(numberText) + "' is not a number");
+        throw bad("'" + echo(numberText) + "' is not a number");
     if (!std::isfinite(value) || value < 0)
         throw bad("must be a positive number");
 
@@ -87,7 +87,7 @@ std::uint64_t parseSize(std::string_view text)
     else if (unit == "tib")
         scale = 1024.0 * 1024.0 * 1024.0 * 1024.0;
     else
-        throw bad("unknown unit '" + unit + "'");
+        throw bad("unknown unit '" + echo(unit) + "'");
 
     const double bytes = value * scale;
     // 1 PB is far beyond any message a collective moves; refuse absurd sizes clearly.
@@ -98,26 +98,28 @@ std::uint64_t parseSize(std::string_view text)
     return static_cast<std::uint64_t>(std::llround(bytes));
 }
 
-std::vector<int> parseIndexList(std::string_view text, int limit)
+namespace {
+
+InputError badIndexList(std::string_view text, const std::string &why)
 {
-    const std::string original(text);
-    const auto bad = [&](const std::string &why) -> InputError {
-        return InputError("GPU list '" + original + "': " + why
-                          + " (expected indices and ranges such as 0-7,16)");
-    };
-    std::vector<int> out;
-    std::vector<bool> seen(static_cast<std::size_t>(std::max(limit, 0)), false);
+    return InputError("GPU list " + quote(text) + ": " + why
+                      + " (expected indices and ranges such as 0-7,16)");
+}
+
+} // namespace
+
+std::vector<std::pair<int, int>> parseIndexRanges(std::string_view text)
+{
+    const auto bad = [&](const std::string &why) { return badIndexList(text, why); };
     const auto parseInt = [&](std::string_view s) {
         s = trim(s);
         int v = 0;
         const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
         if (s.empty() || ec != std::errc() || ptr != s.data() + s.size() || v < 0)
-            throw bad("'" + std::string(s) + "' is not a GPU index");
-        if (v >= limit)
-            throw bad("GPU " + std::to_string(v) + " does not exist (the cluster has "
-                      + std::to_string(limit) + " GPUs, 0-" + std::to_string(limit - 1) + ")");
+            throw bad(quote(s) + " is not a GPU index");
         return v;
     };
+    std::vector<std::pair<int, int>> ranges;
     std::size_t pos = 0;
     while (pos <= text.size()) {
         const std::size_t comma = std::min(text.find(',', pos), text.size());
@@ -125,22 +127,38 @@ std::vector<int> parseIndexList(std::string_view text, int limit)
         if (item.empty())
             throw bad("empty item");
         const std::size_t dash = item.find('-');
-        int first = 0, last = 0;
         if (dash == std::string_view::npos) {
-            first = last = parseInt(item);
+            const int v = parseInt(item);
+            ranges.emplace_back(v, v);
         } else {
-            first = parseInt(item.substr(0, dash));
-            last = parseInt(item.substr(dash + 1));
+            const int first = parseInt(item.substr(0, dash));
+            const int last = parseInt(item.substr(dash + 1));
             if (last < first)
-                throw bad("range " + std::string(item) + " runs backwards");
-        }
-        for (int i = first; i <= last; ++i) {
-            if (seen[static_cast<std::size_t>(i)])
-                throw bad("GPU " + std::to_string(i) + " is listed twice");
-            seen[static_cast<std::size_t>(i)] = true;
-            out.push_back(i);
+                throw bad("range " + echo(item) + " runs backwards");
+            ranges.emplace_back(first, last);
         }
         pos = comma + 1;
+    }
+    std::vector<std::pair<int, int>> sorted = ranges;
+    std::sort(sorted.begin(), sorted.end());
+    for (std::size_t i = 1; i < sorted.size(); ++i)
+        if (sorted[i].first <= sorted[i - 1].second)
+            throw bad("GPU " + std::to_string(sorted[i].first) + " is listed twice");
+    return ranges;
+}
+
+std::vector<int> parseIndexList(std::string_view text, int limit)
+{
+    const std::vector<std::pair<int, int>> ranges = parseIndexRanges(text);
+    std::vector<int> out;
+    for (const auto &[first, last] : ranges) {
+        if (last >= limit)
+            throw badIndexList(text,
+                               "GPU " + std::to_string(first >= limit ? first : last)
+                                       + " does not exist (the cluster has " + std::to_string(limit)
+                                       + " GPUs, 0-" + std::to_string(limit - 1) + ")");
+        for (int i = first; i <= last; ++i)
+            out.push_back(i);
     }
     return out;
 }

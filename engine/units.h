@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace railyard::engine {
@@ -14,6 +15,10 @@ std::uint64_t parseSize(std::string_view text);
 // "0-7,16,20-23" -> {0..7, 16, 20..23}, in the order written, duplicates refused. Throws
 // InputError; indices must be below `limit`.
 std::vector<int> parseIndexList(std::string_view text, int limit);
+// The same list's ranges ({0, 7}, {16, 16}, {20, 23}), whatever the cluster: throws InputError
+// when the text is not a list (a bad number, an empty item, a range that runs backwards, an
+// index listed twice). What parseIndexList adds is only the check against `limit`.
+std::vector<std::pair<int, int>> parseIndexRanges(std::string_view text);
 
 // 14000000000 -> "14 GB", 8589934592 -> "8 GiB"; picks the unit that gives a short number.
 std::string formatBytes(double bytes);

@@ -7,16 +7,21 @@
 #include "exportdialog.h"
 #include "mainwindow.h"
 #include "render/diagramrenderer.h"
+#include "safetext.h"
 #include "scene/clusterscene.h"
 
 #include <QAction>
 #include <QApplication>
 #include <QFile>
+#include <QFileInfo>
 #include <QImage>
 #include <QImageReader>
 #include <QPrinter>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QXmlStreamReader>
+
+#include <sys/stat.h>
 
 #include <memory>
 
@@ -203,6 +208,76 @@ private Q_SLOTS:
         QVERIFY2(error.contains(bad), qPrintable(error));
         QVERIFY(!exportDiagram(*m_scene, out("cluster.txt"), options(), &error));
         QVERIFY2(error.contains(QStringLiteral(".svg")), qPrintable(error));
+    }
+
+    // Issue 17: a shared layout's title is text in the SVG (never markup that runs) and in the
+    // PDF's metadata (one line, no control characters).
+    void hostileTitleStaysText_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::newRow("script") << "script-title";
+        QTest::newRow("controls") << "control-title";
+        QTest::newRow("table") << "table-title";
+    }
+    void hostileTitleStaysText()
+    {
+        QFETCH(QString, name);
+        QString error;
+        const auto doc = Document::load(QStringLiteral(RAILYARD_TEST_DATA
+                                                       "/hostile/%1.railyard.json")
+                                                .arg(name),
+                                        &error);
+        QVERIFY2(doc, qPrintable(error));
+        ClusterScene scene(doc.get());
+        const QString svg = m_dir.filePath(name + QStringLiteral(".svg"));
+        QVERIFY2(exportDiagram(scene, svg, options(), &error), qPrintable(error));
+        QFile f(svg);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QXmlStreamReader xml(&f);
+        QString title;
+        while (!xml.atEnd()) {
+            xml.readNext();
+            if (xml.isStartElement()) {
+                QVERIFY2(xml.name() != QLatin1String("script"), "a <script> element");
+                if (xml.name() == QLatin1String("title"))
+                    title = xml.readElementText();
+            }
+        }
+        QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+        const QString expected = QString::fromStdString(engine::plainText(doc->layout().title));
+        QCOMPARE(title, expected);
+        const QString pdf = m_dir.filePath(name + QStringLiteral(".pdf"));
+        QVERIFY2(exportDiagram(scene, pdf, options(), &error), qPrintable(error));
+        const auto info = runTool(QStringLiteral("pdfinfo"), {pdf});
+        QVERIFY2(info.ok, qPrintable(info.output));
+        QVERIFY2(info.output.contains(QStringLiteral("Title:") + QString(1, QLatin1Char(' '))),
+                 qPrintable(info.output));
+        for (const QString &line : info.output.split(QLatin1Char('\n')))
+            if (line.startsWith(QStringLiteral("Title:")))
+                QCOMPARE(line.mid(6).trimmed(), expected.trimmed());
+    }
+
+    // Issue 17: File > Export writes only regular files, never the document itself.
+    void exportRefusesSpecialFiles()
+    {
+        QString error;
+        const QString fifo = out("pipe.svg");
+        QVERIFY(::mkfifo(fifo.toLocal8Bit().constData(), 0600) == 0);
+        QVERIFY(!exportDiagram(*m_scene, fifo, options(), &error));
+        QVERIFY2(error.contains(fifo) && error.contains(QStringLiteral("FIFO")), qPrintable(error));
+        const QString report = out("pipe.md");
+        QVERIFY(::mkfifo(report.toLocal8Bit().constData(), 0600) == 0);
+        QVERIFY(!exportReport(*m_doc, report, &error));
+        QVERIFY2(error.contains(report) && error.contains(QStringLiteral("FIFO")),
+                 qPrintable(error));
+        QVERIFY(QFileInfo(fifo).exists() && !QFileInfo(fifo).isFile());
+        // A symlink to a regular file: written through, the link kept.
+        const QString real = out("real.svg");
+        QFile(real).open(QIODevice::WriteOnly);
+        QVERIFY(QFile::link(real, out("link.svg")));
+        QVERIFY2(exportDiagram(*m_scene, out("link.svg"), options(), &error), qPrintable(error));
+        QVERIFY(QFileInfo(out("link.svg")).isSymLink());
+        QVERIFY(QFileInfo(real).size() > 1000);
     }
 
     void windowExportsDiagramChartsAndReport()

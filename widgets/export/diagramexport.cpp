@@ -4,15 +4,19 @@
 #include "document/groupref.h"
 #include "document/safesave.h"
 #include "document/viewstate.h"
+#include "inputerror.h"
 #include "ncclgraphoverlay.h"
+#include "outputfile.h"
 #include "parallel.h"
 #include "render/diagramrenderer.h"
 #include "report.h"
+#include "safetext.h"
 #include "scene/clusterscene.h"
 #include "units.h"
 
 #include <railyard/version.h>
 
+#include <QBuffer>
 #include <QCoreApplication>
 #include <QDate>
 #include <QFileInfo>
@@ -47,6 +51,82 @@ QString describe(const QSaveFile &file)
                                         file.errorString());
 }
 
+// Where a file may be written (engine::checkOutputFile: a regular file or a new name, a
+// symlink followed only to one, never a device, a FIFO, a folder or one of `inputs`): the file
+// to hand QSaveFile, or empty with `error` set.
+QString checkedTarget(const QString &path, const QStringList &inputs, QString *error)
+{
+    std::vector<std::string> in;
+    for (const QString &i : inputs)
+        in.push_back(i.toStdString());
+    try {
+        return QString::fromStdString(engine::checkOutputFile(path.toStdString(), in).target);
+    } catch (const engine::InputError &e) {
+        *error = tr("Cannot write %1").arg(QString::fromStdString(e.what()));
+        return {};
+    }
+}
+
+// Text from a file as it may go into a PDF's metadata or an SVG's <title>: one line, no
+// control characters; for the SVG, XML-escaped unless this Qt escapes it itself (6.4's
+// QSvgGenerator writes the title and the description as they are).
+QString metadataText(const QString &text)
+{
+    return QString::fromStdString(engine::plainText(text.toStdString()));
+}
+bool svgGeneratorEscapesMetadata()
+{
+    static const bool escapes = [] {
+        QBuffer buffer;
+        buffer.open(QIODevice::WriteOnly);
+        QSvgGenerator probe;
+        probe.setOutputDevice(&buffer);
+        probe.setSize(QSize(1, 1));
+        probe.setTitle(QStringLiteral("<&>"));
+        QPainter p;
+        if (p.begin(&probe))
+            p.end();
+        return !buffer.data().contains("<&>");
+    }();
+    return escapes;
+}
+QString svgMetadataText(const QString &text)
+{
+    const std::string plain = engine::plainText(text.toStdString());
+    return QString::fromStdString(svgGeneratorEscapesMetadata() ? plain : engine::xmlText(plain));
+}
+
+// What QSvgGenerator writes, on its way to the file: C0 control characters (which a label drawn
+// from a hostile layout may hold, and which XML forbids even as &#1;) are dropped, so the SVG
+// stays well-formed. They never occur inside a UTF-8 sequence, so bytes can be filtered one by
+// one; every tag and attribute Qt writes is ASCII without them.
+class XmlSafeDevice : public QIODevice
+{
+public:
+    explicit XmlSafeDevice(QIODevice *to)
+        : m_to(to)
+    {
+        open(QIODevice::WriteOnly);
+    }
+
+protected:
+    qint64 readData(char *, qint64) override { return -1; }
+    qint64 writeData(const char *data, qint64 size) override
+    {
+        QByteArray kept;
+        kept.reserve(size);
+        for (qint64 i = 0; i < size; ++i) {
+            const auto c = static_cast<unsigned char>(data[i]);
+            if (c >= 0x20 || c == '\t' || c == '\n' || c == '\r')
+                kept.append(data[i]);
+        }
+        return m_to->write(kept) == kept.size() ? size : -1;
+    }
+
+private:
+    QIODevice *m_to;
+};
+
 // Paints `draw` (a page of `size` units) into `path` as the format says, through a QSaveFile.
 template<class Draw>
 bool writePage(const QString &path,
@@ -55,22 +135,28 @@ bool writePage(const QString &path,
                double scale,
                const QString &title,
                Draw draw,
-               QString *error)
+               QString *error,
+               const QStringList &inputs = {})
 {
-    QSaveFile file(path);
+    const QString target = checkedTarget(path, inputs, error);
+    if (target.isEmpty())
+        return false;
+    QSaveFile file(target);
     if (!file.open(QIODevice::WriteOnly)) {
         *error = tr("Cannot write %1").arg(describe(file));
         return false;
     }
     bool painted = false;
     if (format == ExportFormat::Svg) {
+        XmlSafeDevice safe(&file);
         QSvgGenerator svg;
-        svg.setOutputDevice(&file);
+        svg.setOutputDevice(&safe);
         svg.setResolution(kDpi);
         svg.setSize(size);
         svg.setViewBox(QRect(QPoint(0, 0), size));
-        svg.setTitle(title);
-        svg.setDescription(tr("Drawn by Railyard %1").arg(QStringLiteral(RAILYARD_VERSION)));
+        svg.setTitle(svgMetadataText(title));
+        svg.setDescription(
+                svgMetadataText(tr("Drawn by Railyard %1").arg(QStringLiteral(RAILYARD_VERSION))));
         QPainter p;
         if ((painted = p.begin(&svg))) {
             draw(&p, QRectF(QPointF(0, 0), size));
@@ -79,12 +165,12 @@ bool writePage(const QString &path,
     } else if (format == ExportFormat::Pdf) {
         QPdfWriter pdf(&file);
         pdf.setResolution(kDpi);
-        pdf.setTitle(title);
+        pdf.setTitle(metadataText(title));
         pdf.setCreator(QStringLiteral("Railyard %1").arg(QStringLiteral(RAILYARD_VERSION)));
         // One page the size of the diagram (72 points to the inch), no margins.
         pdf.setPageSize(QPageSize(QSizeF(size) * 72.0 / kDpi,
                                   QPageSize::Point,
-                                  title,
+                                  metadataText(title),
                                   QPageSize::ExactMatch));
         pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
         QPainter p;
@@ -180,14 +266,14 @@ bool exportDiagram(ClusterScene &scene,
     o.source = options.source;
     o.footer = options.footer.isEmpty() ? defaultFooter() : options.footer;
     const render::DiagramRenderer renderer(scene, QGuiApplication::font(), o);
-    return writePage(
-            path,
-            *format,
-            renderer.size(),
-            options.scale,
-            documentTitle(*scene.document()),
-            [&](QPainter *p, const QRectF &target) { renderer.paint(p, target); },
-            error);
+    return writePage(path,
+                     *format,
+                     renderer.size(),
+                     options.scale,
+                     documentTitle(*scene.document()),
+                     [&](QPainter *p, const QRectF &target) { renderer.paint(p, target); },
+                     error,
+                     {scene.document()->filePath()});
 }
 
 bool exportReport(const Document &doc, const QString &path, QString *error)
@@ -214,8 +300,11 @@ bool exportReport(const Document &doc, const QString &path, QString *error)
         engine::writeLinkLoadsCsv(text, e, doc.topology());
     else
         engine::writeEvaluationJson(text, e, doc.topology(), report);
+    const QString target = checkedTarget(path, {doc.filePath()}, error);
+    if (target.isEmpty())
+        return false;
     QString reason;
-    if (!writeFileAtomically(path, QByteArray::fromStdString(text.str()), &reason)) {
+    if (!writeFileAtomically(target, QByteArray::fromStdString(text.str()), &reason)) {
         *error = tr("Cannot write %1: %2").arg(QFileInfo(path).absoluteFilePath(), reason);
         return false;
     }

@@ -1,6 +1,7 @@
 #include "titleblock.h"
 
 #include "document/document.h"
+#include "safetext.h"
 #include "scene/style.h"
 #include "units.h"
 
@@ -80,7 +81,8 @@ QString jobLine(const Document &doc)
 
 TitleBlock::TitleBlock(const Document &doc, const QFont &font, int maxWidth, const QString &footer)
 {
-    QString title = QString::fromStdString(doc.layout().title);
+    // One line whatever the file holds: no line breaks or control characters reach the page.
+    QString title = QString::fromStdString(engine::plainText(doc.layout().title));
     if (title.isEmpty())
         title = doc.displayName();
     QFont big = font;
