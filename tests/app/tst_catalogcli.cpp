@@ -182,10 +182,9 @@ private Q_SLOTS:
         QVERIFY(p.waitForStarted());
         // Still running after the start (it aborted at once, or hung on the FIFO before
         // saying anything).
-        QVERIFY2(!p.waitForFinished(4000),
-                 qPrintable(QStringLiteral("the GUI exited: ")
-                            + QString::fromUtf8(p.readAllStandardError())));
+        const bool exited = p.waitForFinished(4000);
         const QString err = QString::fromUtf8(p.readAllStandardError());
+        QVERIFY2(!exited, qPrintable(QStringLiteral("the GUI exited: ") + err));
         p.kill();
         p.waitForFinished();
         QVERIFY2(err.contains(QStringLiteral("railyard: bad user catalog"))
