@@ -6,6 +6,7 @@
 #include "layout.h"
 #include "planner.h"
 #include "plannerbuy.h"
+#include "showntext.h"
 #include "topology.h"
 #include "units.h"
 
@@ -313,7 +314,7 @@ int plan(const Args &a, std::ostream &out, std::ostream &err)
         j["assumptions"] = s.assumptions;
         out << j.dump(2) << "\n";
     } else {
-        out << (layout.title.empty() ? a.file : layout.title) << ": " << s.gpus << " x "
+        out << (layout.title.empty() ? a.file : shownTitle(layout.title)) << ": " << s.gpus << " x "
             << topology.gpuSpec().id << ", " << formatNumber(s.hbmGiB, 3)
             << " GiB usable HBM per GPU\n"
             << count(s.evaluated) << " configurations priced in " << fixed(s.elapsedS, 2) << " s, "

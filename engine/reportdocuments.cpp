@@ -1,6 +1,7 @@
 #include "report.h"
 
 #include "reportformat_p.h"
+#include "showntext.h"
 #include "timeline.h"
 #include "units.h"
 
@@ -56,7 +57,7 @@ void writeEvaluationMarkdown(std::ostream &out,
 {
     Buffered b(out);
     std::string &s = b.text();
-    s += "# " + cell(o.title) + "\n\n";
+    s += "# " + cell(shownTitle(o.title)) + "\n\n";
     s += "| Quantity | Value |\n|---|---|\n";
     s += "| Step time | " + formatSeconds(e.stepTimeS) + " \u00b1"
          + formatNumber(100 * e.stepTimeBand.fraction, 2) + "% ("
