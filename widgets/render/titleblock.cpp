@@ -2,6 +2,7 @@
 
 #include "document/document.h"
 #include "scene/style.h"
+#include "showntext.h"
 #include "units.h"
 
 #include <QCoreApplication>
@@ -80,7 +81,7 @@ QString jobLine(const Document &doc)
 
 TitleBlock::TitleBlock(const Document &doc, const QFont &font, int maxWidth, const QString &footer)
 {
-    QString title = QString::fromStdString(doc.layout().title);
+    QString title = QString::fromStdString(engine::shownTitle(doc.layout().title));
     if (title.isEmpty())
         title = doc.displayName();
     QFont big = font;
