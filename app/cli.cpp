@@ -88,28 +88,13 @@ const std::string &oneFile(const Options &o, const char *subcommand)
 
 namespace {
 
+using detail::guardMemory;
 using detail::oneFile;
 using detail::Options;
+using detail::OutOfMemory;
 using detail::parseOptions;
 using detail::UsageError;
 
-// Memory ran out: what was being done, for the message (the work's memory is already freed
-// when this is caught).
-struct OutOfMemory : std::runtime_error
-{
-    using std::runtime_error::runtime_error;
-};
-
-// Runs `work`; a std::bad_alloc inside becomes OutOfMemory naming `what`. The work's own
-// locals (topology, link loads) are gone by the time the message is built.
-template<class F>
-int guardMemory(const std::string &what, F work)
-{
-    try {
-        return work();
-    } catch (const std::bad_alloc &) {
-        throw OutOfMemory(what);
-    }
 }
 
 const char *kCollectiveHelp
@@ -271,7 +256,11 @@ const char *kEvaluateHelp
           "  --no-links      skip per-link loads (no summary, no links)\n"
           "  --timeline      with --json: add the step's timeline, phase by phase per pipeline "
           "stage,\n"
-          "                  with the bytes each phase puts on each link (streamed)\n";
+          "                  with the bytes each phase puts on its busiest links (--top-links "
+          "N per\n"
+          "                  phase, and how many links and bytes were left out); with --links "
+          "all\n"
+          "                  on every link (streamed)\n";
 
 int evaluateFile(const Options &o, const std::string &file, std::ostream &out)
 {
@@ -334,7 +323,8 @@ int runEvaluate(const std::vector<std::string> &args, std::ostream &out)
         return 0;
     }
     const std::string &file = oneFile(o, "evaluate");
-    return guardMemory(file + ": out of memory pricing the step",
+    return guardMemory(file + ": out of memory pricing the step; try --no-links"
+                               + std::string(o.flag("timeline") ? ", or leave out --timeline" : ""),
                        [&] { return evaluateFile(o, file, out); });
 }
 
@@ -492,7 +482,14 @@ Outcome run(const std::vector<std::string> &args,
             << " (the cluster needs more memory than this process may use)\n";
         result.exitCode = 1;
     } catch (const std::bad_alloc &) {
-        err << "railyard: out of memory\n";
+        // A subcommand without a message of its own: name the files it was given.
+        std::string files;
+        for (std::size_t i = 2; i < args.size(); ++i)
+            if (!args[i].empty() && args[i][0] != '-' && std::filesystem::is_regular_file(args[i]))
+                files += (files.empty() ? "" : ", ") + args[i];
+        err << "railyard " << first << ": " << (files.empty() ? std::string() : files + ": ")
+            << "out of memory (the cluster needs more memory than this process may use; try a "
+               "smaller cluster or fewer outputs)\n";
         result.exitCode = 1;
     } catch (const InputError &e) {
         err << "railyard: " << bounded(e.what()) << "\n";

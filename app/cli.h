@@ -21,11 +21,13 @@ struct Outcome
 // engine::InputError or std::runtime_error with a message naming the file on failure.
 struct DiagramRequest
 {
-    std::string file;   // the layout
-    std::string output; // where the diagram goes
-    std::string format; // "svg", "png" or "pdf"
-    double scale = 1;   // PNG: pixels per scene unit
-    double at = -1;     // >= 0: the link load at that moment of the step, not the average
+    std::string file;        // the layout
+    std::string output;      // where the diagram goes
+    std::string format;      // "svg", "png" or "pdf"
+    double scale = 1;        // PNG: pixels per scene unit
+    double at = -1;          // >= 0: the link load at that moment of the step, not the average
+    bool scaleGiven = false; // --scale given: as given; otherwise the PNG fits 8,192 pixels
+    int width = 0;           // PNG: --width in pixels (0: from the scale)
 };
 using DiagramWriter = std::function<void(const DiagramRequest &)>;
 

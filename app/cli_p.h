@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <new>
 #include <optional>
 #include <ostream>
 #include <set>
@@ -14,6 +15,25 @@
 #include <vector>
 
 namespace railyard::cli::detail {
+
+// Memory ran out: what was being done, for the message (the work's memory is already freed
+// when this is caught).
+struct OutOfMemory : std::runtime_error
+{
+    using std::runtime_error::runtime_error;
+};
+
+// Runs `work`; a std::bad_alloc inside becomes OutOfMemory naming `what`. The work's own
+// locals (topology, link loads) are gone by the time the message is built.
+template<class F>
+int guardMemory(const std::string &what, F work)
+{
+    try {
+        return work();
+    } catch (const std::bad_alloc &) {
+        throw OutOfMemory(what);
+    }
+}
 
 // A usage error: exit status 2, with the subcommand's --help hint.
 struct UsageError : std::runtime_error

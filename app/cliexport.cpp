@@ -25,20 +25,26 @@ using namespace railyard::engine;
 namespace {
 
 const char *kExportHelp
-        = "usage: railyard export FILE -o OUT [--scale S] [--all-links] [--at SECONDS]\n"
+        = "usage: railyard export FILE -o OUT [--scale S | --width N] [--all-links] [--at "
+          "SECONDS]\n"
           "\n"
           "Writes the layout FILE as a diagram or a report; the format is OUT's suffix:\n"
           "  .svg .pdf        the whole cluster with its legend and title block (text stays "
           "text)\n"
-          "  .png             the same as an image, --scale S pixels per diagram unit (default "
-          "1)\n"
+          "  .png             the same as an image, at most 8,192 pixels wide and high\n"
+          "A diagram too large to draw every device legibly (16,384 GPUs) shows scalable units "
+          "and\n"
+          "racks with their names and the fabric instead.\n"
           "  .md              the priced step as a Markdown report (numbers, breakdown, links, "
           "warnings)\n"
           "  .csv             the load on every link with traffic, one row per link\n"
           "  .json            every number (evaluate --json with every link)\n"
           "With -o - the Markdown report goes to standard output.\n"
           "  -o, --output OUT  the file to write (replaced whole, never left half written)\n"
-          "  --scale S         PNG only: 0.1 to 8 (2 doubles the width and height)\n"
+          "  --scale S         PNG only: 0.1 to 8 pixels per diagram unit (2 doubles the width "
+          "and\n"
+          "                    height), not bounded to 8,192 pixels\n"
+          "  --width N         PNG only: N pixels wide (16 to 32768), the height in proportion\n"
           "  --all-links       Markdown and CSV: every link, idle ones included\n"
           "  --at SECONDS      the link load at that moment of the step: a diagram draws it, a\n"
           "                    report adds utilization_at per link (JSON also at_s)\n";
@@ -111,7 +117,10 @@ int runExport(const std::vector<std::string> &argsIn,
     for (std::size_t i = 2; i < args.size(); ++i)
         if (args[i] == "-o")
             args[i] = "--output";
-    const Options o = parseOptions(args, 2, {"output", "scale", "at"}, {"all-links", "help"});
+    const Options o = parseOptions(args,
+                                   2,
+                                   {"output", "scale", "width", "at"},
+                                   {"all-links", "help"});
     if (o.flag("help")) {
         out << kExportHelp;
         return 0;
@@ -141,6 +150,25 @@ int runExport(const std::vector<std::string> &argsIn,
             throw UsageError("--scale sets a PNG's size; " + echo(*output)
                              + " is not a PNG (SVG and PDF are vector)");
     }
+    int width = 0;
+    if (const auto w = o.value("width")) {
+        std::size_t used = 0;
+        long n = 0;
+        try {
+            n = std::stol(*w, &used);
+        } catch (...) {
+            used = 0;
+        }
+        if (used != w->size() || n < 16 || n > 32768)
+            throw UsageError("--width takes a whole number of pixels from 16 to 32768, got '"
+                             + echo(*w) + "'");
+        if (format != "png")
+            throw UsageError("--width sets a PNG's size; " + echo(*output)
+                             + " is not a PNG (SVG and PDF are vector)");
+        if (o.value("scale"))
+            throw UsageError("--width and --scale both set the PNG's size: give one");
+        width = static_cast<int>(n);
+    }
     if (o.flag("all-links") && isDiagram)
         throw UsageError(
                 "--all-links lists links in a report (.md, .csv); a diagram shows them all");
@@ -162,22 +190,39 @@ int runExport(const std::vector<std::string> &argsIn,
     if (*output == "-") {
         if (isDiagram)
             throw UsageError("a diagram goes to a file: -o OUT.svg, .png or .pdf");
-        writeReport("md", file, "-", o.flag("all-links"), at, out, err);
-        return 0;
+        return guardMemory(file + ": out of memory while writing the report; try evaluate --json",
+                           [&] {
+                               writeReport("md", file, "-", o.flag("all-links"), at, out, err);
+                               return 0;
+                           });
     }
     if (isReport) {
-        writeReport(format, file, *output, o.flag("all-links"), at, out, err);
-        return 0;
+        return guardMemory(*output + ": out of memory while writing the report of " + file
+                                   + "; try .csv, or leave out --all-links",
+                           [&] {
+                               writeReport(format, file, *output, o.flag("all-links"), at, out, err);
+                               return 0;
+                           });
     }
     if (!diagram)
         throw InputError(*output + ": this build cannot draw diagrams (no DiagramWriter)");
     // Drawn by Qt (QSaveFile), into the checked target: a symlink's regular file, never a
     // device, a FIFO, a folder or the layout itself.
     const OutputTarget target = checkOutputFile(*output, {file});
-    diagram(DiagramRequest{file, target.target, format, scale, at});
-    if (target.followedSymlink)
-        err << "railyard export: " << target.notice() << "\n";
-    return 0;
+    return guardMemory(*output + ": out of memory while exporting the diagram of " + file
+                               + "; try --width, or a PNG instead of SVG or PDF",
+                       [&] {
+                           diagram(DiagramRequest{file,
+                                                  target.target,
+                                                  format,
+                                                  scale,
+                                                  at,
+                                                  o.value("scale").has_value(),
+                                                  width});
+                           if (target.followedSymlink)
+                               err << "railyard export: " << target.notice() << "\n";
+                           return 0;
+                       });
 }
 
 } // namespace railyard::cli::detail

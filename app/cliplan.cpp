@@ -7,6 +7,7 @@
 #include "planner.h"
 #include "plannerbuy.h"
 #include "report.h"
+#include "showntext.h"
 #include "topology.h"
 #include "units.h"
 
@@ -318,9 +319,9 @@ int plan(const Args &a, std::ostream &out, std::ostream &err)
         j["assumptions"] = s.assumptions;
         out << jsonDocument(j);
     } else {
-        out << terminalText(layout.title.empty() ? a.file : layout.title) << ": " << s.gpus << " x "
-            << terminalText(topology.gpuSpec().id) << ", " << formatNumber(s.hbmGiB, 3)
-            << " GiB usable HBM per GPU\n"
+        out << terminalText(layout.title.empty() ? a.file : shownTitle(layout.title)) << ": "
+            << s.gpus << " x " << terminalText(topology.gpuSpec().id) << ", "
+            << formatNumber(s.hbmGiB, 3) << " GiB usable HBM per GPU\n"
             << count(s.evaluated) << " configurations priced in " << fixed(s.elapsedS, 2) << " s, "
             << count(s.fitting) << " fit; ranked by " << toString(s.objective) << "\n\n";
         if (fits) {

@@ -60,9 +60,14 @@ void writeDiagram(int argc, char **argv, const railyard::cli::DiagramRequest &re
     {
         int qtArgc = 1;                 // Qt sees no arguments: they were the subcommand's
         QApplication app(qtArgc, argv); // the scene (Qt Widgets) needs a QApplication
+        railyard::DiagramExportOptions options;
+        options.scale = request.scale;
+        options.width = request.width;
+        // Without --scale or --width a PNG fits 8,192 pixels: a 16,384-GPU page is 42,000 wide.
+        options.maxSide = request.scaleGiven ? 0 : railyard::kDefaultMaxPngSide;
         ok = railyard::exportLayoutDiagram(QString::fromStdString(request.file),
                                            QString::fromStdString(request.output),
-                                           request.scale,
+                                           options,
                                            request.at,
                                            &error);
     }

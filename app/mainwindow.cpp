@@ -18,6 +18,7 @@
 #include "parallel.h"
 #include "scene/clusterscene.h"
 #include "scene/clusterview.h"
+#include "showntext.h"
 
 #include <QAction>
 #include <QCloseEvent>
@@ -320,7 +321,12 @@ void MainWindow::updateTitle()
 {
     if (!m_document)
         return;
-    setWindowTitle(QStringLiteral("%1[*] \u2014 Railyard").arg(m_document->displayName()));
+    // The name is the file's or, unsaved, the title: at most kShownTitleChars of it.
+    QString name = m_document->displayName();
+    if (std::size_t(name.size()) > engine::kShownTitleChars)
+        name = QString::fromStdString(engine::shownTitle(
+                name.left(qsizetype(engine::kShownTitleChars) + 1).toStdString()));
+    setWindowTitle(QStringLiteral("%1[*] \u2014 Railyard").arg(name));
     setWindowModified(m_document->isModified());
 }
 

@@ -10,6 +10,7 @@
 #include "render/diagramrenderer.h"
 #include "scene/clusterscene.h"
 #include "scene/clusterview.h"
+#include "showntext.h"
 
 #include <QDate>
 #include <QDir>
@@ -41,7 +42,7 @@ QString MainWindow::suggestedExportPath(const QString &suffix) const
     }
     if (base.isEmpty()) {
         // A title makes a file name: "GMI-style H200 cluster" -> "GMI-style-H200-cluster".
-        base = QString::fromStdString(m_document->layout().title)
+        base = QString::fromStdString(engine::shownText(m_document->layout().title, 80))
                        .simplified()
                        .replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")),
                                 QStringLiteral("-"));
@@ -57,21 +58,33 @@ bool MainWindow::exportTo(const QString &path, int what, double scale)
     bool ok = false;
     const auto format = exportFormatForPath(path);
     const auto kind = ExportDialog::What(what);
-    if (format && !isDiagramFormat(*format)) {
-        ok = exportReport(*m_document, path, &error);
-    } else if (kind == ExportDialog::What::StepChart || kind == ExportDialog::What::MemoryChart) {
-        QWidget *chart = kind == ExportDialog::What::StepChart
-                                 ? static_cast<QWidget *>(m_pricing->stepChart())
-                                 : static_cast<QWidget *>(m_pricing->memoryChart());
-        if (chart->width() < 200 || chart->height() < 120)
-            chart->resize(std::max(chart->width(), 640), std::max(chart->height(), 360));
-        ok = exportWidget(chart, path, scale, &error);
-    } else {
-        DiagramExportOptions options;
-        options.scale = scale;
-        if (kind == ExportDialog::What::VisibleArea)
-            options.source = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
-        ok = exportDiagram(*m_scene, path, options, &error);
+    const auto exportOne = [&] {
+        if (format && !isDiagramFormat(*format)) {
+            ok = exportReport(*m_document, path, &error);
+        } else if (kind == ExportDialog::What::StepChart
+                   || kind == ExportDialog::What::MemoryChart) {
+            QWidget *chart = kind == ExportDialog::What::StepChart
+                                     ? static_cast<QWidget *>(m_pricing->stepChart())
+                                     : static_cast<QWidget *>(m_pricing->memoryChart());
+            if (chart->width() < 200 || chart->height() < 120)
+                chart->resize(std::max(chart->width(), 640), std::max(chart->height(), 360));
+            ok = exportWidget(chart, path, scale, &error);
+        } else {
+            DiagramExportOptions options;
+            options.scale = scale;
+            options.maxSide = kDefaultMaxPngSide; // a 16,384-GPU page at 2x would be 85,000 wide
+            if (kind == ExportDialog::What::VisibleArea)
+                options.source = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
+            ok = exportDiagram(*m_scene, path, options, &error);
+        }
+    };
+    try {
+        exportOne();
+    } catch (const std::bad_alloc &) {
+        // exportDiagram says what to try; a report or a chart ran out of memory here.
+        ok = false;
+        error = tr("%1: out of memory while exporting; try a PNG or a smaller scale")
+                        .arg(QDir::toNativeSeparators(QFileInfo(path).absoluteFilePath()));
     }
     if (!ok) {
         m_lastError = error;

@@ -3,6 +3,7 @@
 #include "jsoncursor.h"
 #include "reportformat_p.h"
 #include "safetext.h"
+#include "showntext.h"
 #include "timeline.h"
 #include "units.h"
 
@@ -54,9 +55,69 @@ void appendLinkJson(std::string &s,
     s += '}';
 }
 
-// `"timeline": [...]`, phase by phase, each phase's links on its own lines.
-void appendTimelineJson(std::string &s, Buffered &b, const StepTimeline &tl)
+// A pattern's links that carry bytes, busiest first (ties by id), at most `count` of them.
+std::vector<std::size_t> busiestShares(const TrafficPattern &pattern, std::size_t count)
 {
+    const auto &links = pattern.links;
+    const auto busier = [&](std::size_t a, std::size_t b) {
+        const float ba = links[a].up + links[a].down, bb = links[b].up + links[b].down;
+        return ba != bb ? ba > bb : a < b;
+    };
+    std::vector<std::size_t> best;
+    best.reserve(count + 1);
+    for (std::size_t i = 0; i < links.size() && count > 0; ++i) {
+        if (links[i].up + links[i].down <= 0)
+            continue;
+        if (best.size() == count && !busier(i, best.front()))
+            continue;
+        best.push_back(i);
+        std::push_heap(best.begin(), best.end(), busier);
+        if (best.size() > count) {
+            std::pop_heap(best.begin(), best.end(), busier);
+            best.pop_back();
+        }
+    }
+    std::sort(best.begin(), best.end(), busier);
+    return best;
+}
+
+// `"timeline": [...]`, phase by phase, each phase's links on its own lines. With
+// LinkListing::All every link the phase puts bytes on; otherwise its `busiest` links by bytes
+// (none with LinkListing::None), and `links_omitted` / `bytes_omitted` say what was left out: a
+// 262,144-GPU step's phases cross hundreds of millions of links in all.
+void appendTimelineJson(std::string &s, Buffered &b, const StepTimeline &tl, const ReportOptions &o)
+{
+    // Phases share patterns (every micro-batch's TP all-reduce is one): rank each pattern once.
+    struct Ranked
+    {
+        std::vector<std::size_t> listed; // indices into the pattern's links
+        std::size_t carrying = 0;        // links with bytes
+        double bytes = 0;                // their bytes, before the phase's share
+        double listedBytes = 0;
+        bool done = false;
+    };
+    std::vector<Ranked> ranked(tl.patterns.size());
+    const bool all = o.links == LinkListing::All;
+    const std::size_t count = o.links == LinkListing::None ? 0 : o.busiest;
+    const auto rank = [&](int pattern) -> const Ranked & {
+        Ranked &r = ranked[static_cast<std::size_t>(pattern)];
+        if (r.done)
+            return r;
+        r.done = true;
+        const TrafficPattern &tp = tl.patterns[static_cast<std::size_t>(pattern)];
+        for (const LinkShare &l : tp.links)
+            if (l.up + l.down > 0) {
+                ++r.carrying;
+                r.bytes += double(l.up) + double(l.down);
+            }
+        if (!all) {
+            r.listed = busiestShares(tp, count);
+            for (std::size_t i : r.listed)
+                r.listedBytes += double(tp.links[i].up) + double(tp.links[i].down);
+        }
+        return r;
+    };
+
     s += ",\n  \"timeline\": [";
     bool first = true;
     for (const Phase &p : tl.phases) {
@@ -75,10 +136,13 @@ void appendTimelineJson(std::string &s, Buffered &b, const StepTimeline &tl)
         s += ", \"end_s\": ";
         appendNumber(s, p.end);
         s += ", \"links\": [";
+        std::size_t omitted = 0;
+        double omittedBytes = 0;
         if (p.pattern >= 0) {
-            bool firstLink = true;
+            const TrafficPattern &tp = tl.patterns[static_cast<std::size_t>(p.pattern)];
             const float share = static_cast<float>(p.share);
-            for (const LinkShare &l : tl.patterns[static_cast<std::size_t>(p.pattern)].links) {
+            bool firstLink = true;
+            const auto link = [&](const LinkShare &l) {
                 s += firstLink ? "{\"id\": " : ", {\"id\": ";
                 firstLink = false;
                 appendNumber(s, l.link);
@@ -86,9 +150,26 @@ void appendTimelineJson(std::string &s, Buffered &b, const StepTimeline &tl)
                 appendNumber(s, double(l.up * share) + double(l.down * share));
                 s += '}';
                 b.maybeFlush();
+            };
+            if (all) {
+                for (const LinkShare &l : tp.links)
+                    link(l);
+            } else {
+                const Ranked &r = rank(p.pattern);
+                for (std::size_t i : r.listed)
+                    link(tp.links[i]);
+                omitted = r.carrying - r.listed.size();
+                omittedBytes = (r.bytes - r.listedBytes) * p.share;
             }
         }
-        s += "]}";
+        s += "]";
+        if (!all) {
+            s += ", \"links_omitted\": ";
+            appendNumber(s, omitted);
+            s += ", \"bytes_omitted\": ";
+            appendNumber(s, std::max(0.0, omittedBytes));
+        }
+        s += "}";
         b.maybeFlush();
     }
     s += first ? "]" : "\n  ]";
@@ -268,7 +349,7 @@ void writeEvaluationJson(std::ostream &out,
     }
     s += first ? "]" : "\n  ]";
     if (o.timeline)
-        appendTimelineJson(s, b, e.timeline);
+        appendTimelineJson(s, b, e.timeline, o);
     s += "\n}\n";
 }
 
@@ -280,7 +361,7 @@ void writeEvaluationText(std::ostream &out,
     Buffered b(out);
     std::string &s = b.text();
     // Names come from the layout: control characters are escaped, never sent to the terminal.
-    s += terminalText(o.title) + "\n";
+    s += terminalText(shownTitle(o.title)) + "\n";
     s += "  step time         " + formatSeconds(e.stepTimeS) + " \u00b1"
          + formatNumber(100 * e.stepTimeBand.fraction, 2) + "%  ("
          + terminalText(e.stepTimeBand.basis) + ")\n";

@@ -2,6 +2,7 @@
 
 #include "reportformat_p.h"
 #include "safetext.h"
+#include "showntext.h"
 #include "timeline.h"
 #include "units.h"
 
@@ -21,7 +22,7 @@ void writeEvaluationMarkdown(std::ostream &out,
 {
     Buffered b(out);
     std::string &s = b.text();
-    s += "# " + markdownText(o.title) + "\n\n";
+    s += "# " + markdownText(shownTitle(o.title)) + "\n\n";
     s += "| Quantity | Value |\n|---|---|\n";
     s += "| Step time | " + formatSeconds(e.stepTimeS) + " \u00b1"
          + formatNumber(100 * e.stepTimeBand.fraction, 2) + "% ("

@@ -342,6 +342,75 @@ private Q_SLOTS:
         }
     }
 
+    // --timeline without --links all: each phase lists only its busiest links (--top-links N,
+    // default 20) and says how many links and bytes it left out, so a 262,144-GPU step is not
+    // 20 GB of JSON. Listed and left-out bytes add up to the full timeline's.
+    void evaluateTimelineListsTheBusiestLinksPerPhase()
+    {
+        const char *file = "gmi-h200-cluster.railyard.json";
+        const QJsonObject full = evaluateObject({QStringLiteral("--timeline"),
+                                                 QStringLiteral("--links"),
+                                                 QStringLiteral("all")},
+                                                file);
+        const QJsonArray fullPhases = full.value(QStringLiteral("timeline")).toArray();
+        QVERIFY(fullPhases.size() > 100);
+        for (int top : {20, 3}) {
+            const QJsonObject o = evaluateObject(top == 20
+                                                         ? QStringList{QStringLiteral("--timeline")}
+                                                         : QStringList{QStringLiteral("--timeline"),
+                                                                       QStringLiteral(
+                                                                               "--top-links"),
+                                                                       QString::number(top)},
+                                                 file);
+            const QJsonArray phases = o.value(QStringLiteral("timeline")).toArray();
+            QCOMPARE(phases.size(), fullPhases.size());
+            bool cut = false;
+            for (qsizetype i = 0; i < phases.size(); ++i) {
+                const QJsonObject p = phases[i].toObject(), f = fullPhases[i].toObject();
+                QCOMPARE(p.value(QStringLiteral("kind")), f.value(QStringLiteral("kind")));
+                QCOMPARE(number(p, "start_s"), number(f, "start_s"));
+                const QJsonArray links = p.value(QStringLiteral("links")).toArray();
+                const QJsonArray all = f.value(QStringLiteral("links")).toArray();
+                QVERIFY(links.size() <= top);
+                QVERIFY(p.contains(QStringLiteral("links_omitted")));
+                QVERIFY(!f.contains(QStringLiteral("links_omitted")));
+                qsizetype carrying = 0;
+                double bytes = 0, least = 1e300, most = 0;
+                for (const QJsonValue &l : all)
+                    if (number(l.toObject(), "bytes") > 0) {
+                        ++carrying;
+                        bytes += number(l.toObject(), "bytes");
+                    }
+                double listed = 0;
+                for (const QJsonValue &l : links) {
+                    const double b = number(l.toObject(), "bytes");
+                    QVERIFY(b > 0);
+                    listed += b;
+                    least = std::min(least, b);
+                }
+                QCOMPARE(qsizetype(number(p, "links_omitted")), carrying - links.size());
+                cut = cut || number(p, "links_omitted") > 0;
+                QVERIFY2(std::abs(listed + number(p, "bytes_omitted") - bytes) <= 1e-4 * bytes + 1,
+                         qPrintable(QString("phase %1: %2 + %3 vs %4")
+                                            .arg(i)
+                                            .arg(listed)
+                                            .arg(number(p, "bytes_omitted"))
+                                            .arg(bytes)));
+                // The listed links are the busiest: none left out carries more.
+                if (links.size() == top) {
+                    for (const QJsonValue &l : all)
+                        most = std::max(most, number(l.toObject(), "bytes"));
+                    QVERIFY(most >= least);
+                    int more = 0;
+                    for (const QJsonValue &l : all)
+                        more += number(l.toObject(), "bytes") > least * (1 + 1e-6) ? 1 : 0;
+                    QVERIFY2(more < top, qPrintable(QString::number(more)));
+                }
+            }
+            QVERIFY(cut); // the cluster's phases cross more links than that
+        }
+    }
+
     void evaluateTextSummarizes()
     {
         const Run r = run({QStringLiteral("evaluate"), data("example.railyard.json")});

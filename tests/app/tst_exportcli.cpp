@@ -4,6 +4,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QImage>
 #include <QImageReader>
 #include <QJsonArray>
@@ -216,6 +217,105 @@ private Q_SLOTS:
         QVERIFY(railyard::test::squeezed(pdf.output).contains(QStringLiteral("TP groups")));
     }
 
+    // 16,384 GPUs: drawn as scalable units and racks with their names (text stays text) and the
+    // fabric rather than every GPU: the SVG and the PDF stay under 10 MB, the PNG within 8,192
+    // pixels unless --width says otherwise.
+    void largeClusterIsDrawnAsBlocks()
+    {
+        const QString layout = QStringLiteral(RAILYARD_SOURCE_DIR
+                                              "/layouts/llama3.1-405b-16k-h100.railyard.json");
+        Run r = run({layout, QStringLiteral("-o"), out("big.svg")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const qint64 svgBytes = QFileInfo(out("big.svg")).size();
+        QVERIFY2(svgBytes > 0 && svgBytes < 10'000'000, qPrintable(QString::number(svgBytes)));
+        QString error;
+        const QString text = xmlText(out("big.svg"), &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        const QStringList lines = text.split(QLatin1Char('\n'));
+        QVERIFY2(lines.contains(QStringLiteral("SU 0")) && lines.contains(QStringLiteral("SU 1")),
+                 qPrintable(text.left(2000)));
+        QVERIFY(text.contains(QStringLiteral("16,384 GPUs"))); // the title block, as text
+        QVERIFY(!lines.contains(QStringLiteral("GPU 0")));     // no device names at this size
+        const auto svg = runTool(QStringLiteral("rsvg-convert"),
+                                 {out("big.svg"), QStringLiteral("-o"), out("big.svg.png")});
+        QVERIFY2(svg.ok, qPrintable(svg.output));
+        const QImage fromSvg(out("big.svg.png"));
+        QVERIFY(inkPixels(fromSvg) > qint64(fromSvg.width()) * fromSvg.height() / 20);
+
+        r = run({layout, QStringLiteral("-o"), out("big.png")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QImage png(out("big.png"));
+        QVERIFY(!png.isNull());
+        QVERIFY2(png.width() <= 8192 && png.height() <= 8192 && png.width() >= 4096,
+                 qPrintable(QString("%1 x %2").arg(png.width()).arg(png.height())));
+        // The page's proportions, as the SVG has them.
+        QVERIFY(std::abs(double(png.height()) / png.width()
+                         - double(fromSvg.height()) / fromSvg.width())
+                < 0.01);
+        QVERIFY(inkPixels(png) > qint64(png.width()) * png.height() / 20);
+
+        r = run({layout,
+                 QStringLiteral("-o"),
+                 out("w.png"),
+                 QStringLiteral("--width"),
+                 QStringLiteral("1200")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QCOMPARE(QImage(out("w.png")).width(), 1200);
+
+        r = run({layout, QStringLiteral("-o"), out("big.pdf")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY(QFileInfo(out("big.pdf")).size() < 10'000'000);
+        const auto pdf = runTool(QStringLiteral("pdftotext"), {out("big.pdf"), QStringLiteral("-")});
+        QVERIFY2(pdf.ok, qPrintable(pdf.output));
+        QVERIFY(pdf.output.contains(QStringLiteral("SU 1")));
+    }
+
+    // A small layout's PNG keeps its page size (the 8,192-pixel bound is not reached), and
+    // --width scales it.
+    void pngWidth()
+    {
+        Run r = run({data("example.railyard.json"), QStringLiteral("-o"), out("s.png")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        r = run({data("example.railyard.json"),
+                 QStringLiteral("-o"),
+                 out("s600.png"),
+                 QStringLiteral("--width"),
+                 QStringLiteral("600")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QImage a(out("s.png")), b(out("s600.png"));
+        QCOMPARE(b.width(), 600);
+        QVERIFY(std::abs(b.height() - a.height() * 600.0 / a.width()) <= 1);
+    }
+
+    // A title of megabytes (a hostile file) is shown cut to 200 characters: in the diagram's
+    // title block and metadata, and the report's heading. The export takes well under a minute
+    // (the unbounded title block took minutes).
+    void hugeTitleIsShownCut()
+    {
+        QFile in(data("example.railyard.json"));
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        QJsonObject o = QJsonDocument::fromJson(in.readAll()).object();
+        const QString title = QStringLiteral("Huge title ").repeated(300'000); // 3.3 MB
+        o.insert(QStringLiteral("title"), title);
+        QFile f(out("huge-title.railyard.json"));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QJsonDocument(o).toJson());
+        f.close();
+        Run r = run({f.fileName(), QStringLiteral("-o"), out("huge.svg")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY(QFileInfo(out("huge.svg")).size() < 2'000'000);
+        QString error;
+        const QString text = xmlText(out("huge.svg"), &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        const QString shown = title.left(199) + QStringLiteral("\u2026");
+        QVERIFY2(text.contains(shown), qPrintable(text.left(600)));
+        QVERIFY(!text.contains(title.left(201)));
+        r = run({f.fileName(), QStringLiteral("-o"), out("huge.md")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QString md = QString::fromUtf8(read(out("huge.md")));
+        QCOMPARE(md.section(QLatin1Char('\n'), 0, 0), QStringLiteral("# ") + shown);
+    }
+
     void badFilesNameTheFile()
     {
         const QString missing = out("no-such.railyard.json");
@@ -273,6 +373,32 @@ private Q_SLOTS:
                                                       QStringLiteral("--at"),
                                                       QStringLiteral("soon")}
                                        << "--at takes a time in seconds";
+        QTest::newRow("width on svg") << QStringList{f,
+                                                     QStringLiteral("-o"),
+                                                     QStringLiteral("x.svg"),
+                                                     QStringLiteral("--width"),
+                                                     QStringLiteral("800")}
+                                      << "--width sets a PNG's size";
+        QTest::newRow("width range") << QStringList{f,
+                                                    QStringLiteral("-o"),
+                                                    QStringLiteral("x.png"),
+                                                    QStringLiteral("--width"),
+                                                    QStringLiteral("8")}
+                                     << "from 16 to 32768";
+        QTest::newRow("width not a number") << QStringList{f,
+                                                           QStringLiteral("-o"),
+                                                           QStringLiteral("x.png"),
+                                                           QStringLiteral("--width"),
+                                                           QStringLiteral("800px")}
+                                            << "from 16 to 32768, got '800px'";
+        QTest::newRow("width and scale") << QStringList{f,
+                                                        QStringLiteral("-o"),
+                                                        QStringLiteral("x.png"),
+                                                        QStringLiteral("--width"),
+                                                        QStringLiteral("800"),
+                                                        QStringLiteral("--scale"),
+                                                        QStringLiteral("2")}
+                                         << "give one";
         QTest::newRow("unknown option") << QStringList{f,
                                                        QStringLiteral("-o"),
                                                        QStringLiteral("x.svg"),
@@ -304,7 +430,9 @@ private Q_SLOTS:
                 {QStringLiteral("evaluate"),
                  data(layout),
                  QStringLiteral("--json"),
-                 QStringLiteral("--timeline")});
+                 QStringLiteral("--timeline"),
+                 QStringLiteral("--links"),
+                 QStringLiteral("all")}); // every link of each phase, not its busiest
         QVERIFY(p.waitForFinished(120000));
         const QJsonObject e = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
         const double step = e.value(QStringLiteral("step_time_s")).toDouble();
@@ -409,7 +537,8 @@ private Q_SLOTS:
     {
         const Run r = run({QStringLiteral("--help")});
         QCOMPARE(r.exitCode, 0);
-        for (const char *s : {".svg", ".png", ".pdf", ".md", ".csv", ".json", "--scale", "--at"})
+        for (const char *s :
+             {".svg", ".png", ".pdf", ".md", ".csv", ".json", "--scale", "--width", "--at"})
             QVERIFY2(r.out.contains(QLatin1String(s)), s);
     }
 };

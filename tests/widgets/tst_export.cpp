@@ -8,7 +8,9 @@
 #include "mainwindow.h"
 #include "render/diagramrenderer.h"
 #include "safetext.h"
+#include "scene/clustergeometry.h"
 #include "scene/clusterscene.h"
+#include "scene/levelofdetail.h"
 
 #include <QAction>
 #include <QApplication>
@@ -16,6 +18,11 @@
 #include <QFileInfo>
 #include <QImage>
 #include <QImageReader>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLineEdit>
+#include <QPainter>
+#include <QPlainTextEdit>
 #include <QPrinter>
 #include <QTemporaryDir>
 #include <QTest>
@@ -187,6 +194,105 @@ private Q_SLOTS:
         QCOMPARE(part.sceneSource(), o.source);
         QCOMPARE(part.diagramRect().size(), (all.size() / 2).toSize());
         QVERIFY(part.size().width() < whole.size().width());
+    }
+
+    // A small cluster is exported at full detail: every device drawn and named.
+    void smallLayoutDrawsEveryDevice()
+    {
+        const auto r = renderer();
+        QCOMPARE(r->finestDetail(), Detail::Labels);
+        QImage image(r->size(), QImage::Format_ARGB32_Premultiplied);
+        paintStats() = {};
+        QPainter p(&image);
+        r->paint(&p);
+        p.end();
+        QVERIFY(paintStats().devices >= m_doc->topology().gpuCount());
+        QVERIFY(paintStats().labels > 0);
+        QCOMPARE(finestDetail(), Detail::Labels); // the cap is the renderer's only
+    }
+
+    // 16,384 GPUs would be ~300,000 shapes at full detail: the page is drawn as racks and
+    // scalable units (named), whatever the output size, and the element estimate is bounded.
+    void largeLayoutDrawsBlocks()
+    {
+        QString error;
+        const auto doc = Document::load(QStringLiteral(
+                                                RAILYARD_SOURCE_DIR
+                                                "/layouts/llama3.1-405b-16k-h100.railyard.json"),
+                                        &error);
+        QVERIFY2(doc, qPrintable(error));
+        ClusterScene scene(doc.get());
+        applyLayoutView(scene);
+        const render::DiagramRenderer r(scene, QApplication::font());
+        QVERIFY(render::estimatedElements(scene, QRectF(), Detail::Labels)
+                > render::DiagramOptions::kDiagramElementBudget);
+        QCOMPARE(r.finestDetail(), Detail::Racks);
+        QImage image(QSize(2000, 2000 * r.size().height() / r.size().width()),
+                     QImage::Format_ARGB32_Premultiplied);
+        image.fill(Qt::white);
+        paintStats() = {};
+        QPainter p(&image);
+        r.paint(&p, QRectF(QPointF(0, 0), QSizeF(image.size())));
+        p.end();
+        QCOMPARE(paintStats().devices, 0);
+        QCOMPARE(paintStats().servers, 0);
+        QVERIFY(paintStats().racks > 0);
+        // Without the bound (as before), every device: the renderer still can.
+        render::DiagramOptions all;
+        all.maxElements = 0;
+        QCOMPARE(render::DiagramRenderer(scene, QApplication::font(), all).finestDetail(),
+                 Detail::Labels);
+        // A part of the cluster (the visible area of a zoomed-in window) is drawn in detail.
+        render::DiagramOptions part;
+        part.source = QRectF(scene.geometry().rackRect(0).topLeft(),
+                             scene.geometry().rackRect(0).size());
+        QVERIFY(render::DiagramRenderer(scene, QApplication::font(), part).finestDetail()
+                >= Detail::Devices);
+    }
+
+    // A title and notes of megabytes (a hostile file) are shown cut: the title block, the
+    // window's panel (read-only, so no edit throws the rest away); the document keeps them.
+    void hugeTitleAndNotesAreShownCut()
+    {
+        QFile in(layout());
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        QJsonObject o = QJsonDocument::fromJson(in.readAll()).object();
+        const QString title = QStringLiteral("Huge title ").repeated(300'000);
+        const QString notes = QStringLiteral("Long notes. ").repeated(300'000);
+        o.insert(QStringLiteral("title"), title);
+        o.insert(QStringLiteral("notes"), notes);
+        const QString path = out("huge.railyard.json");
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QJsonDocument(o).toJson());
+        f.close();
+        QString error;
+        const auto doc = Document::load(path, &error);
+        QVERIFY2(doc, qPrintable(error));
+        QCOMPARE(QString::fromStdString(doc->layout().title), title);
+        const render::TitleBlock block(*doc, QApplication::font(), 1400);
+        const QString shown = title.left(199) + QStringLiteral("\u2026");
+        QCOMPARE(block.texts().front().text, shown);
+        QVERIFY(block.size().height() < 200);
+
+        MainWindow w(nullptr, m_recovery.path());
+        QVERIFY(w.openFile(path));
+        auto *field = w.findChild<QLineEdit *>(QStringLiteral("clusterTitle"));
+        auto *box = w.findChild<QPlainTextEdit *>(QStringLiteral("clusterNotes"));
+        QVERIFY(field && box);
+        QCOMPARE(field->text(), shown);
+        QVERIFY(field->isReadOnly());
+        QVERIFY(box->isReadOnly());
+        QCOMPARE(box->toPlainText().size(), 8192);
+        QVERIFY(notes.startsWith(box->toPlainText().chopped(1)));
+        QCOMPARE(QString::fromStdString(w.document()->layout().notes), notes);
+        QVERIFY(!w.document()->isModified());
+        QVERIFY(w.exportTo(out("huge.svg"), int(ExportDialog::What::WholeCluster)));
+        QVERIFY(QFileInfo(out("huge.svg")).size() < 2'000'000);
+        // An ordinary title stays editable.
+        QVERIFY(w.openFile(layout()));
+        QVERIFY(!field->isReadOnly() && !box->isReadOnly());
+        QCOMPARE(field->text(), QString::fromStdString(w.document()->layout().title));
     }
 
     void failedExportKeepsTheOldFile()

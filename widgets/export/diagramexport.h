@@ -26,8 +26,22 @@ struct DiagramExportOptions
 {
     QRectF source;    // the part of the scene; null: the whole cluster
     double scale = 1; // PNG: pixels per page unit (2 doubles the width and height)
-    QString footer;   // the title block's last line; empty: today's date and the program
+    // PNG: the image's width in pixels (the height keeps the page's proportions); 0: the page's
+    // width times `scale`.
+    int width = 0;
+    // PNG without `width`: the image is at most this many pixels wide and tall, `scale` lowered
+    // to fit (a 16,384-GPU page is 42,000 units wide); 0: `scale` as given.
+    int maxSide = 0;
+    QString footer; // the title block's last line; empty: today's date and the program
 };
+
+// What `railyard export` and File > Export make of a page too large for a readable image: a
+// PNG at most this wide and tall unless a width is asked for, and a vector page (SVG, PDF)
+// drawn coarser than every device at most this wide, so its scalable-unit and rack names read.
+inline constexpr int kDefaultMaxPngSide = 8192;
+inline constexpr int kCoarseVectorPageWidth = 2400;
+// No image larger than this is made (4 bytes a pixel: 1 GiB).
+inline constexpr qint64 kMaxPngPixels = qint64(1) << 28;
 
 // Writes the scene's diagram to `path` in the format of its suffix (SVG, PNG or PDF). On
 // failure returns false and sets `error` to a message naming the file.
@@ -53,5 +67,11 @@ void applyLayoutView(ClusterScene &scene);
 // (naming the file) on failure.
 bool exportLayoutDiagram(
         const QString &layoutPath, const QString &out, double scale, double at, QString *error);
+// The same with every option: `options.footer` is replaced when `at` >= 0.
+bool exportLayoutDiagram(const QString &layoutPath,
+                         const QString &out,
+                         DiagramExportOptions options,
+                         double at,
+                         QString *error);
 
 } // namespace railyard

@@ -139,11 +139,17 @@ void RackItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
                 continue;
             }
             // Each GPU as a slice of its server, in its group's colour: the placement reads
-            // from across the room.
+            // from across the room. Neighbours of one colour (a TP group) are one slice.
             const double w = node.width() / gpn;
-            for (int i = 0; i < gpn; ++i)
-                painter->fillRect(QRectF(node.left() + i * w, node.top(), w, node.height()),
-                                  m_state.gpuFill(n * gpn + i));
+            for (int i = 0; i < gpn;) {
+                const QColor fill = m_state.gpuFill(n * gpn + i);
+                int j = i + 1;
+                while (j < gpn && m_state.gpuFill(n * gpn + j) == fill)
+                    ++j;
+                painter->fillRect(QRectF(node.left() + i * w, node.top(), (j - i) * w, node.height()),
+                                  fill);
+                i = j;
+            }
         }
         return; // named by LocationLabelsItem, above every rack
     }

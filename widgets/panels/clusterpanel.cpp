@@ -7,6 +7,7 @@
 #include "commands/changenotes.h"
 #include "commands/changetitle.h"
 #include "document/document.h"
+#include "showntext.h"
 #include "units.h"
 
 #include <QFormLayout>
@@ -17,6 +18,8 @@
 #include <QPushButton>
 #include <QUndoStack>
 #include <QVBoxLayout>
+
+#include <QLocale>
 
 #include <cmath>
 
@@ -41,6 +44,8 @@ ClusterPanel::ClusterPanel(QWidget *parent)
                                "one for its GPU (undoable), so every field can be edited"));
     m_generated->hide();
     connect(m_generated, &QPushButton::clicked, this, &ClusterPanel::useGeneratedServer);
+    m_title->setObjectName(QStringLiteral("clusterTitle"));
+    m_notes->setObjectName(QStringLiteral("clusterNotes"));
     m_notes->setMaximumHeight(90);
     m_notes->setPlaceholderText(tr("What this layout is for"));
     m_error->setWordWrap(true);
@@ -184,10 +189,26 @@ void ClusterPanel::syncCalibration()
 
 void ClusterPanel::syncTitle()
 {
-    const QString title = QString::fromStdString(m_document->layout().title);
+    // A title or notes too long to edit (a hostile file's megabytes) are shown cut, read-only:
+    // the layout keeps them whole.
+    const std::string &fullTitle = m_document->layout().title;
+    const bool titleFits = fullTitle.size() <= engine::kEditableTitleBytes;
+    const QString title = QString::fromStdString(titleFits ? fullTitle
+                                                           : engine::shownTitle(fullTitle));
+    m_title->setReadOnly(!titleFits);
+    m_title->setToolTip(titleFits ? QString()
+                                  : tr("This title is %1 bytes long: too long to edit here")
+                                            .arg(QLocale().toString(qulonglong(fullTitle.size()))));
     if (m_title->text() != title)
         m_title->setText(title);
-    const QString notes = QString::fromStdString(m_document->layout().notes);
+    const std::string &fullNotes = m_document->layout().notes;
+    const bool notesFit = fullNotes.size() <= engine::kEditableNotesBytes;
+    const QString notes = QString::fromStdString(notesFit ? fullNotes
+                                                          : engine::shownNotes(fullNotes));
+    m_notes->setReadOnly(!notesFit);
+    m_notes->setToolTip(notesFit ? QString()
+                                 : tr("These notes are %1 bytes long: too long to edit here")
+                                           .arg(QLocale().toString(qulonglong(fullNotes.size()))));
     if (m_notes->toPlainText() != notes) {
         const QSignalBlocker block(m_notes);
         m_notes->setPlainText(notes);

@@ -1,6 +1,7 @@
 #include "diagramrenderer.h"
 
 #include "document/document.h"
+#include "scene/clustergeometry.h"
 #include "scene/clusterscene.h"
 #include "scene/style.h"
 
@@ -30,6 +31,27 @@ QRect scaled(const QPoint &topLeft, const QSize &size, double k)
 
 } // namespace
 
+double estimatedElements(const ClusterScene &scene, const QRectF &source, Detail detail)
+{
+    const ClusterGeometry &g = scene.geometry();
+    const engine::Topology &t = g.topology();
+    const double devices = t.deviceCount(), links = double(t.links().size());
+    double n = 0;
+    switch (detail) {
+    case Detail::Labels: n = 2 * devices + links; break;
+    case Detail::Devices: n = devices + links; break;
+    case Detail::Servers: n = devices + g.nodeCount() + g.rackCount(); break;
+    case Detail::Racks: n = 2.0 * g.nodeCount() + g.rackCount() + double(g.blocks().size()); break;
+    }
+    // A part of the cluster: its share of the area.
+    const QRectF whole = g.bounds();
+    if (!source.isNull() && whole.width() > 0 && whole.height() > 0) {
+        const QRectF part = source.intersected(whole);
+        n *= std::clamp(part.width() * part.height() / (whole.width() * whole.height()), 0.0, 1.0);
+    }
+    return n;
+}
+
 DiagramRenderer::DiagramRenderer(ClusterScene &scene,
                                  const QFont &font,
                                  const DiagramOptions &options)
@@ -42,6 +64,14 @@ DiagramRenderer::DiagramRenderer(ClusterScene &scene,
                                        : options.source.intersected(scene.sceneRect());
     if (m_source.isEmpty())
         m_source = scene.sceneRect();
+    if (options.maxElements > 0) {
+        const QRectF part = options.source.isNull() ? QRectF() : m_source;
+        for (Detail d : {Detail::Labels, Detail::Devices, Detail::Servers, Detail::Racks}) {
+            m_finest = d;
+            if (estimatedElements(scene, part, d) <= options.maxElements)
+                break;
+        }
+    }
     const QSize diagram(std::max(1, int(std::ceil(m_source.width()))),
                         std::max(1, int(std::ceil(m_source.height()))));
     const int contentW = std::max(diagram.width(), kMinContentWidth);
@@ -94,8 +124,12 @@ void DiagramRenderer::paint(QPainter *painter) const
     painter->setRenderHint(QPainter::SmoothPixmapTransform, true);
     painter->fillRect(QRect(QPoint(0, 0), m_size), Qt::white);
     painter->fillRect(m_diagram, style::kCanvasBackground);
-    // The scene's items choose their detail from the painter's transform, as in the view.
-    m_scene.render(painter, QRectF(m_diagram), m_source, Qt::KeepAspectRatio);
+    // The scene's items choose their detail from the painter's transform, as in the view, up to
+    // the finest level the element bound allows.
+    {
+        const DetailCap cap(m_finest);
+        m_scene.render(painter, QRectF(m_diagram), m_source, Qt::KeepAspectRatio);
+    }
     painter->save();
     painter->translate(m_titleRect.topLeft());
     painter->scale(m_overlayScale, m_overlayScale);

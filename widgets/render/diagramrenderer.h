@@ -1,6 +1,7 @@
 #pragma once
 
 #include "legend.h"
+#include "scene/levelofdetail.h"
 #include "titleblock.h"
 
 #include <QFont>
@@ -25,7 +26,19 @@ struct DiagramOptions
     bool legend = true; // the legend under the diagram
     bool titleBlock = true;
     QString footer; // the title block's last line (an export's date), or none
+    // At most about this many shapes are drawn: a cluster (or source) that would take more at
+    // full detail is drawn at the finest level of detail that fits (servers, then racks and
+    // scalable units with their names), whatever the output size. 0: no bound.
+    int maxElements = kDiagramElementBudget;
+
+    // About 10 MB of SVG (an element is ~400 bytes there) and well under a second to draw.
+    static constexpr int kDiagramElementBudget = 25000;
 };
+
+// About how many shapes the scene's `source` (null: all of it) takes at each level of detail:
+// every device and link (and, with labels, a name per device), a band per device and a box per
+// server, or a box per server and rack.
+double estimatedElements(const ClusterScene &scene, const QRectF &source, Detail detail);
 
 // A cluster diagram as a page: the title block on top, the scene (the whole cluster or a part of
 // it) in the middle and the legend under it, on a white page with a margin. It needs no view:
@@ -57,6 +70,8 @@ public:
     const Legend *legend() const { return m_legend.get(); }
     // How much the title block and the legend are enlarged on a wide page (1 up to ~1400 units).
     double overlayScale() const { return m_overlayScale; }
+    // The finest level of detail paint() draws (Labels unless the element bound caps it).
+    Detail finestDetail() const { return m_finest; }
 
 private:
     ClusterScene &m_scene;
@@ -64,6 +79,7 @@ private:
     QRect m_diagram, m_titleRect, m_legendRect;
     QSize m_size;
     double m_overlayScale = 1;
+    Detail m_finest = Detail::Labels;
     std::unique_ptr<TitleBlock> m_title;
     std::unique_ptr<Legend> m_legend;
 };

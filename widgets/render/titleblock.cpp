@@ -3,6 +3,7 @@
 #include "document/document.h"
 #include "safetext.h"
 #include "scene/style.h"
+#include "showntext.h"
 #include "units.h"
 
 #include <QCoreApplication>
@@ -82,7 +83,8 @@ QString jobLine(const Document &doc)
 TitleBlock::TitleBlock(const Document &doc, const QFont &font, int maxWidth, const QString &footer)
 {
     // One line whatever the file holds: no line breaks or control characters reach the page.
-    QString title = QString::fromStdString(engine::plainText(doc.layout().title));
+    QString title = QString::fromStdString(
+            engine::plainText(engine::shownTitle(doc.layout().title)));
     if (title.isEmpty())
         title = doc.displayName();
     QFont big = font;

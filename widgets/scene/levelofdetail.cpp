@@ -2,6 +2,12 @@
 
 namespace railyard {
 
+Detail &finestDetail()
+{
+    static Detail finest = Detail::Labels;
+    return finest;
+}
+
 PaintStats &paintStats()
 {
     static PaintStats stats;
