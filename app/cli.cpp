@@ -95,8 +95,6 @@ using detail::OutOfMemory;
 using detail::parseOptions;
 using detail::UsageError;
 
-}
-
 const char *kCollectiveHelp
         = "usage: railyard collective FILE --op OP --size SIZE [--gpus LIST] [--algo ALGO]\n"
           "                           [--efficiency E] [--links] [--json]\n"
