@@ -55,22 +55,21 @@ void appendLinkJson(std::string &s,
     s += '}';
 }
 
-// A pattern's links that carry bytes, busiest first (ties by id), at most `count` of them.
-std::vector<std::size_t> busiestShares(const TrafficPattern &pattern, std::size_t count)
+// The at most `count` indices below `n` that `carries`, ordered by `busier` (a strict order:
+// busiest first, ties by index): one pass with a heap of the best so far (its top the least
+// busy of them), no copy of a million ids.
+template<class Id, class Carries, class Busier>
+std::vector<Id> busiestOf(std::size_t n, std::size_t count, Carries carries, Busier busier)
 {
-    const auto &links = pattern.links;
-    const auto busier = [&](std::size_t a, std::size_t b) {
-        const float ba = links[a].up + links[a].down, bb = links[b].up + links[b].down;
-        return ba != bb ? ba > bb : a < b;
-    };
-    std::vector<std::size_t> best;
+    std::vector<Id> best;
     best.reserve(count + 1);
-    for (std::size_t i = 0; i < links.size() && count > 0; ++i) {
-        if (links[i].up + links[i].down <= 0)
+    for (std::size_t i = 0; i < n && count > 0; ++i) {
+        if (!carries(i))
             continue;
-        if (best.size() == count && !busier(i, best.front()))
+        const Id id = static_cast<Id>(i);
+        if (best.size() == count && !busier(id, best.front()))
             continue;
-        best.push_back(i);
+        best.push_back(id);
         std::push_heap(best.begin(), best.end(), busier);
         if (best.size() > count) {
             std::pop_heap(best.begin(), best.end(), busier);
@@ -79,6 +78,21 @@ std::vector<std::size_t> busiestShares(const TrafficPattern &pattern, std::size_
     }
     std::sort(best.begin(), best.end(), busier);
     return best;
+}
+
+// A pattern's links that carry bytes, busiest first (ties by id), at most `count` of them.
+std::vector<std::size_t> busiestShares(const TrafficPattern &pattern, std::size_t count)
+{
+    const auto &links = pattern.links;
+    const auto busier = [&](std::size_t a, std::size_t b) {
+        const float ba = links[a].up + links[a].down, bb = links[b].up + links[b].down;
+        return ba != bb ? ba > bb : a < b;
+    };
+    return busiestOf<std::size_t>(
+            links.size(),
+            count,
+            [&](std::size_t i) { return links[i].up + links[i].down > 0; },
+            busier);
 }
 
 // `"timeline": [...]`, phase by phase, each phase's links on its own lines. With
@@ -250,25 +264,11 @@ std::vector<int> busiestLinks(const LinkLoads &loads, std::size_t count)
         const float ub = loads.utilization[static_cast<std::size_t>(b)];
         return ua != ub ? ua > ub : a < b;
     };
-    // A heap of the best `count` so far (its top the least busy of them): one pass, no copy of
-    // a million ids.
-    std::vector<int> best;
-    best.reserve(count + 1);
-    for (std::size_t i = 0; i < loads.size() && count > 0; ++i) {
-        if (loads.bytesUp[i] == 0 && loads.bytesDown[i] == 0)
-            continue;
-        const int id = static_cast<int>(i);
-        if (best.size() == count && !busier(id, best.front()))
-            continue;
-        best.push_back(id);
-        std::push_heap(best.begin(), best.end(), busier);
-        if (best.size() > count) {
-            std::pop_heap(best.begin(), best.end(), busier);
-            best.pop_back();
-        }
-    }
-    std::sort(best.begin(), best.end(), busier);
-    return best;
+    return busiestOf<int>(
+            loads.size(),
+            count,
+            [&](std::size_t i) { return loads.bytesUp[i] != 0 || loads.bytesDown[i] != 0; },
+            busier);
 }
 
 void writeEvaluationJson(std::ostream &out,
