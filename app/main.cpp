@@ -40,8 +40,14 @@ bool haveDisplay(int argc, char **argv)
 // kept rather than printed, so the command's message is ours and comes first.
 QStringList g_qtMessages;
 
-void keepQtMessage(QtMsgType type, const QMessageLogContext &, const QString &message)
+void keepQtMessage(QtMsgType type, const QMessageLogContext &context, const QString &message)
 {
+    // Notices about the environment (no XDG_RUNTIME_DIR, the platform plugin) say nothing of
+    // why a file could not be drawn or written.
+    if (message.startsWith(QLatin1String("QStandardPaths:"))
+        || QLatin1String(context.category ? context.category : "")
+                   .startsWith(QLatin1String("qt.qpa")))
+        return;
     if (type != QtDebugMsg && type != QtInfoMsg && g_qtMessages.size() < 5)
         g_qtMessages << message;
 }
