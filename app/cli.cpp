@@ -3,13 +3,13 @@
 #include "cliimport.h"
 #include "cliplan.h"
 
-#include "collective.h"
-#include "evaluate.h"
-#include "inputerror.h"
-#include "layout.h"
-#include "report.h"
-#include "topology.h"
-#include "units.h"
+#include "base/inputerror.h"
+#include "base/units.h"
+#include "collectives/collective.h"
+#include "layout/layout.h"
+#include "report/report.h"
+#include "step/evaluate.h"
+#include "topology/topology.h"
 
 #include <railyard/version.h>
 

@@ -4,13 +4,13 @@
 #include "cli.h"
 #include "cli_p.h"
 
-#include "evaluate.h"
-#include "inputerror.h"
-#include "layout.h"
-#include "outputfile.h"
-#include "report.h"
-#include "topology.h"
-#include "units.h"
+#include "base/inputerror.h"
+#include "base/outputfile.h"
+#include "base/units.h"
+#include "layout/layout.h"
+#include "report/report.h"
+#include "step/evaluate.h"
+#include "topology/topology.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,11 +1,11 @@
 #include "cliimport.h"
 
-#include "catalog.h"
-#include "importer.h"
-#include "inputerror.h"
-#include "layout.h"
-#include "outputfile.h"
-#include "report.h"
+#include "base/inputerror.h"
+#include "base/outputfile.h"
+#include "import/importer.h"
+#include "layout/catalog.h"
+#include "layout/layout.h"
+#include "report/report.h"
 
 #include <ostream>
 

@@ -1,15 +1,15 @@
 // `railyard plan`: the planner's ranked configurations for a layout, and "what should I buy".
 #include "cliplan.h"
 
-#include "inputerror.h"
-#include "jsoncursor.h"
-#include "layout.h"
-#include "planner.h"
-#include "plannerbuy.h"
-#include "report.h"
-#include "showntext.h"
-#include "topology.h"
-#include "units.h"
+#include "base/inputerror.h"
+#include "base/jsoncursor.h"
+#include "base/showntext.h"
+#include "base/units.h"
+#include "layout/layout.h"
+#include "planner/planner.h"
+#include "planner/plannerbuy.h"
+#include "report/report.h"
+#include "topology/topology.h"
 
 #include <algorithm>
 #include <cmath>

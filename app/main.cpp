@@ -1,10 +1,10 @@
-#include "catalog.h"
+#include "base/inputerror.h"
+#include "base/safetext.h"
 #include "cli.h"
 #include "export/diagramexport.h"
-#include "inputerror.h"
-#include "layout.h"
+#include "layout/catalog.h"
+#include "layout/layout.h"
 #include "mainwindow.h"
-#include "safetext.h"
 
 #include <railyard/version.h>
 

@@ -1,10 +1,12 @@
 #include "mainwindow.h"
 
+#include "base/showntext.h"
 #include "docklayout.h"
 #include "document/autosaver.h"
 #include "document/document.h"
 #include "document/viewstate.h"
 #include "export/diagramexport.h"
+#include "layout/parallel.h"
 #include "palette/grouppalette.h"
 #include "panels/clusterpanel.h"
 #include "panels/hottestlinkspanel.h"
@@ -15,10 +17,8 @@
 #include "panels/timelinepanel.h"
 #include "panels/warningspanel.h"
 #include "panels/workloadpanel.h"
-#include "parallel.h"
 #include "scene/clusterscene.h"
 #include "scene/clusterview.h"
-#include "showntext.h"
 
 #include <QAction>
 #include <QCloseEvent>

@@ -1,6 +1,7 @@
 // MainWindow: File > Export and File > Print, through the renderer the headless export uses.
 #include "mainwindow.h"
 
+#include "base/showntext.h"
 #include "charts/memorychart.h"
 #include "charts/stepchart.h"
 #include "document/document.h"
@@ -10,7 +11,6 @@
 #include "render/diagramrenderer.h"
 #include "scene/clusterscene.h"
 #include "scene/clusterview.h"
-#include "showntext.h"
 
 #include <QDate>
 #include <QDir>

@@ -2,9 +2,9 @@
 // changing under the window and crash recovery are in mainwindowdisk.cpp).
 #include "mainwindow.h"
 
+#include "base/inputerror.h"
 #include "document/document.h"
-#include "importer.h"
-#include "inputerror.h"
+#include "import/importer.h"
 #include "panels/newclusterdialog.h"
 #include "scene/clusterscene.h"
 

@@ -3,11 +3,11 @@
 // The overlay's state lives in the ViewState; the scene places and draws it.
 #include "mainwindow.h"
 
+#include "base/inputerror.h"
 #include "document/document.h"
 #include "document/viewstate.h"
-#include "importer.h"
-#include "inputerror.h"
-#include "ncclgraphoverlay.h"
+#include "import/importer.h"
+#include "import/ncclgraphoverlay.h"
 #include "scene/clusterscene.h"
 
 #include <QAction>

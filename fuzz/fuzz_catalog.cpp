@@ -3,8 +3,8 @@
 // every rate positive and finite (the engine divides by them) and merge into the built-in
 // catalog. Anything else escaping, a sanitizer report or a timeout is a finding. Built only
 // with -DRAILYARD_BUILD_FUZZERS=ON and clang: scripts/fuzz.sh [SECONDS] fuzz_catalog.
-#include "catalog.h"
-#include "inputerror.h"
+#include "base/inputerror.h"
+#include "layout/catalog.h"
 
 #include <cmath>
 #include <cstdint>

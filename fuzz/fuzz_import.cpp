@@ -4,16 +4,16 @@
 // give a layout that saves, loads again to the same content and builds its topology. Anything
 // else escaping, a sanitizer report or a timeout is a finding. Built only with
 // -DRAILYARD_BUILD_FUZZERS=ON and clang: scripts/fuzz.sh [SECONDS] fuzz_import_topo.
-#include "catalog.h"
-#include "importer.h"
-#include "importtext.h"
-#include "inputerror.h"
-#include "layout.h"
-#include "nccltestsfilter.h"
-#include "nccltopofilter.h"
-#include "topology.h"
-#include "topomatrixfilter.h"
-#include "xmlreader.h"
+#include "base/inputerror.h"
+#include "base/xmlreader.h"
+#include "import/importer.h"
+#include "import/importtext.h"
+#include "import/nccltestsfilter.h"
+#include "import/nccltopofilter.h"
+#include "import/topomatrixfilter.h"
+#include "layout/catalog.h"
+#include "layout/layout.h"
+#include "topology/topology.h"
 
 #include <cstdint>
 #include <cstdio>

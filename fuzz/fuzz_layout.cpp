@@ -3,10 +3,10 @@
 // throwing. A load that fails must fail with an InputError; anything else escaping (an nlohmann
 // exception, std::out_of_range, ...) is a finding, as are sanitizer reports and timeouts.
 // Built only with -DRAILYARD_BUILD_FUZZERS=ON and clang: scripts/fuzz.sh.
-#include "evaluate.h"
-#include "inputerror.h"
-#include "layout.h"
-#include "topology.h"
+#include "base/inputerror.h"
+#include "layout/layout.h"
+#include "step/evaluate.h"
+#include "topology/topology.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -57,7 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         options.linkLoads = true;
         options.timeline = true;
         const Evaluation e = evaluate(layout, topology, options);
-        (void) e;
+        (void)e;
     } catch (const InputError &e) {
         // The loader accepted it, so the message would lack the file and place.
         finding("a loaded layout fails to build or price", e.what());

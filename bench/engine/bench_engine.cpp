@@ -2,11 +2,11 @@
 // 131,072 GPUs, one collective with per-link bytes on 1,024 GPUs and an all-to-all on 16,384.
 // Prints medians.
 //   bench_engine [repeats]
-#include "collective.h"
-#include "evaluate.h"
-#include "layout.h"
-#include "report.h"
-#include "topology.h"
+#include "collectives/collective.h"
+#include "layout/layout.h"
+#include "report/report.h"
+#include "step/evaluate.h"
+#include "topology/topology.h"
 
 #include <algorithm>
 #include <chrono>

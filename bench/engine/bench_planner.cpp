@@ -3,9 +3,9 @@
 // building left out (the fast path's own rate), on Llama 3.1 405B at 16,384 and 1,024 H100 and
 // DeepSeek-V3 on 1,024 H100. Prints medians.
 //   bench_planner [repeats] [layouts-dir]
-#include "layout.h"
-#include "planner.h"
-#include "topology.h"
+#include "layout/layout.h"
+#include "planner/planner.h"
+#include "topology/topology.h"
 
 #include <algorithm>
 #include <chrono>

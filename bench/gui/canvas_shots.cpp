@@ -2,7 +2,7 @@
 // design reviews and for looking at level-of-detail changes (not a benchmark: no timings).
 //   QT_QPA_PLATFORM=offscreen canvas_shots LAYOUT OUTDIR [WIDTHxHEIGHT]
 #include "document/document.h"
-#include "parallel.h"
+#include "layout/parallel.h"
 #include "scene/clustergeometry.h"
 #include "scene/clusterscene.h"
 #include "scene/clusterview.h"

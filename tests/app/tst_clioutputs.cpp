@@ -1,8 +1,8 @@
 // What `railyard export`, `import` and `evaluate` write from a hostile layout, and where they
 // refuse to write (issue 17, parts 2 and 3), run through the real executable.
+#include "base/safetext.h"
 #include "clirun.h"
 #include "exportcheck.h"
-#include "safetext.h"
 
 #include <QDir>
 #include <QFile>

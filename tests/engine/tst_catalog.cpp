@@ -1,9 +1,9 @@
 // The catalog read from files (issue 17, part 4): the user's catalog is a stranger's file. Its
 // read is bounded (no FIFO, device or directory, no more than kMaxCatalogBytes), every error
 // names the file and the line and column or JSON path, and every rate is positive and finite.
-#include "catalog.h"
-#include "catalogfile.h"
-#include "inputerror.h"
+#include "base/inputerror.h"
+#include "layout/catalog.h"
+#include "layout/catalogfile.h"
 
 #include <QDir>
 #include <QElapsedTimer>

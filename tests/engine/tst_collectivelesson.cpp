@@ -1,8 +1,8 @@
-#include "collectivelesson.h"
-#include "inputerror.h"
-#include "layout.h"
-#include "topology.h"
-#include "units.h"
+#include "base/inputerror.h"
+#include "base/units.h"
+#include "layout/layout.h"
+#include "lesson/collectivelesson.h"
+#include "topology/topology.h"
 
 #include <QTest>
 

@@ -1,8 +1,8 @@
-#include "collective.h"
-#include "layout.h"
-#include "topology.h"
-#include "traffic.h"
-#include "units.h"
+#include "base/units.h"
+#include "collectives/collective.h"
+#include "collectives/traffic.h"
+#include "layout/layout.h"
+#include "topology/topology.h"
 
 #include <QTest>
 

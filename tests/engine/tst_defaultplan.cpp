@@ -1,9 +1,9 @@
 // The parallel sizes a workload starts from on a new cluster: valid, within HBM, TP inside the
 // NVLink domain before PP, as little model parallelism as fits.
-#include "defaultplan.h"
-#include "evaluate.h"
-#include "layout.h"
-#include "topology.h"
+#include "layout/layout.h"
+#include "planner/defaultplan.h"
+#include "step/evaluate.h"
+#include "topology/topology.h"
 
 #include <QTest>
 

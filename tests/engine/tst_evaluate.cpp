@@ -1,11 +1,11 @@
-#include "compare.h"
-#include "evaluate.h"
-#include "fidelity.h"
-#include "inputerror.h"
-#include "layout.h"
-#include "memory.h"
-#include "stack.h"
-#include "topology.h"
+#include "base/inputerror.h"
+#include "layout/layout.h"
+#include "layout/softwarestack.h"
+#include "step/evaluate.h"
+#include "step/evaluationdiff.h"
+#include "step/fidelity.h"
+#include "step/memory.h"
+#include "topology/topology.h"
 
 #include <QTest>
 

@@ -1,11 +1,11 @@
 // Layout format 2: servers written out as devices and links (cluster.server), how they load,
 // save, fail, build and price.
-#include "collective.h"
-#include "evaluate.h"
-#include "importer.h"
-#include "inputerror.h"
-#include "layout.h"
-#include "topology.h"
+#include "base/inputerror.h"
+#include "collectives/collective.h"
+#include "import/importer.h"
+#include "layout/layout.h"
+#include "step/evaluate.h"
+#include "topology/topology.h"
 
 #include <QDirIterator>
 #include <QTest>

@@ -1,6 +1,6 @@
-#include "collective.h"
-#include "layout.h"
-#include "topology.h"
+#include "collectives/collective.h"
+#include "layout/layout.h"
+#include "topology/topology.h"
 
 #include <QTest>
 

@@ -1,11 +1,11 @@
-#include "calibration.h"
-#include "catalog.h"
-#include "collective.h"
-#include "importer.h"
-#include "importtext.h"
-#include "inputerror.h"
-#include "layout.h"
-#include "topology.h"
+#include "base/inputerror.h"
+#include "collectives/collective.h"
+#include "import/calibration.h"
+#include "import/importer.h"
+#include "import/importtext.h"
+#include "layout/catalog.h"
+#include "layout/layout.h"
+#include "topology/topology.h"
 
 #include <QStringDecoder>
 #include <QTest>

@@ -1,10 +1,10 @@
 // Hostile and physically impossible import files (issue 17, parts 6 and 8): each input of
 // tests/data/import/hostile/ is refused with the file, the line (and column) and what the
 // hardware or the format allows, or imported with a note naming what was wrong.
-#include "catalog.h"
-#include "importer.h"
-#include "inputerror.h"
-#include "layout.h"
+#include "base/inputerror.h"
+#include "import/importer.h"
+#include "layout/catalog.h"
+#include "layout/layout.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,8 +1,8 @@
-#include "evaluate.h"
-#include "inputerror.h"
-#include "layout.h"
-#include "parallel.h"
-#include "topology.h"
+#include "base/inputerror.h"
+#include "layout/layout.h"
+#include "layout/parallel.h"
+#include "step/evaluate.h"
+#include "topology/topology.h"
 
 #include <QDir>
 #include <QStringDecoder>

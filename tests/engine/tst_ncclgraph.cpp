@@ -1,10 +1,10 @@
 // The NCCL graph overlay: a graph XML's channels placed on a layout's topology as link ids.
-#include "catalog.h"
-#include "importer.h"
-#include "inputerror.h"
-#include "layout.h"
-#include "ncclgraphoverlay.h"
-#include "topology.h"
+#include "base/inputerror.h"
+#include "import/importer.h"
+#include "import/ncclgraphoverlay.h"
+#include "layout/catalog.h"
+#include "layout/layout.h"
+#include "topology/topology.h"
 
 #include <QTest>
 

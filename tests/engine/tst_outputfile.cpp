@@ -1,7 +1,7 @@
 // engine/outputfile.h: every file Railyard writes is a regular file, written whole or not at
 // all, never a device, a FIFO, a folder or the input itself (issue 17, part 3).
-#include "inputerror.h"
-#include "outputfile.h"
+#include "base/inputerror.h"
+#include "base/outputfile.h"
 
 #include <QDir>
 #include <QFile>

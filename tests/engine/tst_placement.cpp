@@ -1,4 +1,4 @@
-#include "placement.h"
+#include "layout/placement.h"
 
 #include <QTest>
 

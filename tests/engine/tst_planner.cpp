@@ -1,9 +1,9 @@
 // The planner: its fast path agrees with the full evaluation, it drops what does not fit, ranks by
 // each objective, and never proposes an invalid configuration.
-#include "evaluate.h"
-#include "layout.h"
-#include "planner.h"
-#include "topology.h"
+#include "layout/layout.h"
+#include "planner/planner.h"
+#include "step/evaluate.h"
+#include "topology/topology.h"
 
 #include <QTest>
 

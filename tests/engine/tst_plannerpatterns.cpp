@@ -2,11 +2,11 @@
 // that span the cluster, one rail of identical rails: plannerpatterns.cpp): what they give must
 // be what pricing every group gives (and what the previous way, whole periods, gave), on
 // rail-optimized, three-tier, oversubscribed, NVL72 and explicit-server clusters.
-#include "collective.h"
-#include "importer.h"
-#include "layout.h"
-#include "plannerpatterns.h"
-#include "topology.h"
+#include "collectives/collective.h"
+#include "import/importer.h"
+#include "layout/layout.h"
+#include "planner/plannerpatterns.h"
+#include "topology/topology.h"
 
 #include <QTest>
 

@@ -1,7 +1,7 @@
 // engine/safetext.h: text from a hostile file on its way to a terminal, SVG, PDF, Markdown, CSV
 // and JSON (issue 17, part 2).
-#include "inputerror.h"
-#include "safetext.h"
+#include "base/inputerror.h"
+#include "base/safetext.h"
 
 #include <QTest>
 #include <QXmlStreamReader>

@@ -1,10 +1,10 @@
-#include "concurrentcollective.h"
-#include "evaluate.h"
-#include "inputerror.h"
-#include "layout.h"
-#include "parallel.h"
-#include "topology.h"
-#include "tour.h"
+#include "base/inputerror.h"
+#include "collectives/concurrentcollective.h"
+#include "layout/layout.h"
+#include "layout/parallel.h"
+#include "lesson/tour.h"
+#include "step/evaluate.h"
+#include "topology/topology.h"
 
 #include <QFile>
 #include <QTest>

@@ -1,7 +1,7 @@
-#include "evaluate.h"
-#include "layout.h"
-#include "stack.h"
-#include "topology.h"
+#include "layout/layout.h"
+#include "layout/softwarestack.h"
+#include "step/evaluate.h"
+#include "topology/topology.h"
 
 #include <QFile>
 #include <QJsonArray>

@@ -1,12 +1,12 @@
 // The step timeline (issue 10): phases per pipeline stage that tile the step, the bytes each
 // puts on each link adding up to the link's bytes per step, the load at a moment, and the links
 // a group's traffic crosses.
-#include "evaluate.h"
-#include "layout.h"
-#include "report.h"
-#include "routes.h"
-#include "timeline.h"
-#include "topology.h"
+#include "layout/layout.h"
+#include "report/report.h"
+#include "step/evaluate.h"
+#include "step/routes.h"
+#include "step/timeline.h"
+#include "topology/topology.h"
 
 #include <QTest>
 

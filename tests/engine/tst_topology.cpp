@@ -1,5 +1,5 @@
-#include "layout.h"
-#include "topology.h"
+#include "layout/layout.h"
+#include "topology/topology.h"
 
 #include <QTest>
 

@@ -1,5 +1,5 @@
-#include "inputerror.h"
-#include "units.h"
+#include "base/inputerror.h"
+#include "base/units.h"
 
 #include <QTest>
 

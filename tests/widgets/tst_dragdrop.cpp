@@ -6,16 +6,16 @@
 // and moving it back restores the numbers exactly.
 #include "document/document.h"
 #include "document/groupref.h"
+#include "layout/parallel.h"
 #include "palette/groupchipmodel.h"
 #include "palette/groupmime.h"
 #include "palette/grouppalette.h"
-#include "parallel.h"
-#include "routes.h"
 #include "scene/clustergeometry.h"
 #include "scene/clusterscene.h"
 #include "scene/clusterview.h"
 #include "scene/levelofdetail.h"
 #include "scene/style.h"
+#include "step/routes.h"
 
 #include "testlayouts.h"
 #include <QAbstractButton>

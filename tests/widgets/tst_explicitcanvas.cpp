@@ -1,12 +1,12 @@
 // Explicit servers (layout format 2) on the canvas: an imported HGX H100 draws its own PCIe
 // switches, CPUs and NICs (not the generated shape), a direct mesh's NVLink bundles are drawn
 // apart and labelled NV#, and the Cluster panel does not offer edits the server contradicts.
-#include "catalog.h"
 #include "commands/changecluster.h"
 #include "document/document.h"
-#include "importer.h"
+#include "import/importer.h"
 #include "items/nvlinklabels.h"
-#include "layout.h"
+#include "layout/catalog.h"
+#include "layout/layout.h"
 #include "panels/clusterform.h"
 #include "panels/clusterpanel.h"
 #include "panels/newclusterdialog.h"

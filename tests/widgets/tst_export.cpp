@@ -1,13 +1,13 @@
 // Export of the canvas (SVG, PNG, PDF) through render::DiagramRenderer, File > Export and
 // File > Print: the files open in other programs (rsvg-convert, pdftoppm, pdftotext) and show
 // the cluster, its legend and its title.
+#include "base/safetext.h"
 #include "document/document.h"
 #include "export/diagramexport.h"
 #include "exportcheck.h"
 #include "exportdialog.h"
 #include "mainwindow.h"
 #include "render/diagramrenderer.h"
-#include "safetext.h"
 #include "scene/clustergeometry.h"
 #include "scene/clusterscene.h"
 #include "scene/levelofdetail.h"

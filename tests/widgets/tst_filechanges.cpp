@@ -5,7 +5,7 @@
 #include "commands/changetitle.h"
 #include "document/autosaver.h"
 #include "document/document.h"
-#include "layout.h"
+#include "layout/layout.h"
 #include "mainwindow.h"
 
 #include "windowtest.h"

@@ -4,14 +4,14 @@
 // with the playback time) and the colouring and selection living in the ViewState.
 #include "document/document.h"
 #include "document/viewstate.h"
+#include "layout/parallel.h"
 #include "panels/hottestlinkspanel.h"
 #include "panels/linkdescription.h"
-#include "parallel.h"
-#include "routes.h"
 #include "scene/clustergeometry.h"
 #include "scene/clusterscene.h"
 #include "scene/clusterview.h"
-#include "timeline.h"
+#include "step/routes.h"
+#include "step/timeline.h"
 
 #include "testlayouts.h"
 

@@ -5,9 +5,9 @@
 #include "document/document.h"
 #include "document/viewstate.h"
 #include "export/diagramexport.h"
+#include "import/ncclgraphoverlay.h"
 #include "items/ncclgraphitem.h"
 #include "mainwindow.h"
-#include "ncclgraphoverlay.h"
 #include "scene/clustergeometry.h"
 #include "windowtest.h"
 

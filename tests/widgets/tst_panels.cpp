@@ -3,17 +3,17 @@
 // not applied), the Pricing panel (numbers from the evaluation, the change against the state
 // before the edit, the step-time and memory charts, A/B compare with the links whose load
 // changed most) and the Warnings panel (costs, worst first, clicking selects the GPUs).
+#include "base/units.h"
 #include "charts/memorychart.h"
 #include "charts/stepchart.h"
 #include "commands/changemapping.h"
-#include "compare.h"
 #include "document/document.h"
+#include "layout/placement.h"
 #include "panels/clusterpanel.h"
 #include "panels/pricingpanel.h"
 #include "panels/warningspanel.h"
 #include "panels/workloadpanel.h"
-#include "placement.h"
-#include "units.h"
+#include "step/evaluationdiff.h"
 
 #include "testlayouts.h"
 #include <QCheckBox>

@@ -1,10 +1,10 @@
 // The Planner dock: a search off the GUI thread that lists the engine's ranked plans and Pareto
 // front, applies one as a single undo step, says when the document changed since, and cancels.
+#include "base/units.h"
 #include "charts/paretochart.h"
 #include "document/document.h"
 #include "panels/plannerpanel.h"
 #include "testlayouts.h"
-#include "units.h"
 
 #include <QLabel>
 #include <QPushButton>

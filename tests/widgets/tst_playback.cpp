@@ -5,7 +5,7 @@
 #include "document/viewstate.h"
 #include "panels/timelinepanel.h"
 #include "scene/clusterscene.h"
-#include "timeline.h"
+#include "step/timeline.h"
 
 #include "testlayouts.h"
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "calibration.h"
+#include "import/calibration.h"
 
 #include <QWidget>
 

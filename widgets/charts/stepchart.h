@@ -1,6 +1,6 @@
 #pragma once
 
-#include "evaluate.h"
+#include "step/evaluate.h"
 
 #include <QString>
 #include <QWidget>

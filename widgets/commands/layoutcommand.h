@@ -1,6 +1,6 @@
 #pragma once
 
-#include "layout.h"
+#include "layout/layout.h"
 
 #include <QUndoCommand>
 

@@ -1,6 +1,6 @@
 #include "document.h"
 
-#include "inputerror.h"
+#include "base/inputerror.h"
 #include "safesave.h"
 
 #include <QCryptographicHash>

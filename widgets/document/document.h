@@ -1,8 +1,8 @@
 #pragma once
 
-#include "evaluate.h"
-#include "layout.h"
-#include "topology.h"
+#include "layout/layout.h"
+#include "step/evaluate.h"
+#include "topology/topology.h"
 
 #include <QObject>
 #include <QString>

@@ -1,6 +1,6 @@
 #include "groupref.h"
 
-#include "inputerror.h"
+#include "base/inputerror.h"
 
 #include <QCoreApplication>
 #include <QLocale>

@@ -1,8 +1,8 @@
 #pragma once
 
-#include "layout.h"
-#include "parallel.h"
-#include "placement.h"
+#include "layout/layout.h"
+#include "layout/parallel.h"
+#include "layout/placement.h"
 
 #include <QString>
 

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "document/groupref.h"
-#include "importedmachine.h"
+#include "import/importedmachine.h"
 
 #include <QFlags>
 #include <QObject>

@@ -1,19 +1,19 @@
 #include "diagramexport.h"
 
+#include "base/inputerror.h"
+#include "base/outputfile.h"
+#include "base/safetext.h"
+#include "base/showntext.h"
+#include "base/units.h"
 #include "document/document.h"
 #include "document/groupref.h"
 #include "document/safesave.h"
 #include "document/viewstate.h"
-#include "inputerror.h"
-#include "ncclgraphoverlay.h"
-#include "outputfile.h"
-#include "parallel.h"
+#include "import/ncclgraphoverlay.h"
+#include "layout/parallel.h"
 #include "render/diagramrenderer.h"
-#include "report.h"
-#include "safetext.h"
+#include "report/report.h"
 #include "scene/clusterscene.h"
-#include "showntext.h"
-#include "units.h"
 
 #include <railyard/version.h>
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "ncclgraphoverlay.h"
+#include "import/ncclgraphoverlay.h"
 
 #include <QColor>
 #include <QGraphicsItem>

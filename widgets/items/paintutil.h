@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "scene/levelofdetail.h"
-#include "topology.h"
+#include "topology/topology.h"
 
 #include <QFont>
 #include <QHash>

@@ -2,7 +2,7 @@
 
 #include "document/document.h"
 #include "groupmime.h"
-#include "parallel.h"
+#include "layout/parallel.h"
 #include "scene/clusterscene.h"
 #include "scene/style.h"
 

@@ -1,6 +1,6 @@
 #include "clusterform.h"
 
-#include "catalog.h"
+#include "layout/catalog.h"
 
 #include <QCheckBox>
 #include <QComboBox>

@@ -1,14 +1,14 @@
 #include "clusterpanel.h"
 
-#include "calibration.h"
+#include "base/showntext.h"
+#include "base/units.h"
 #include "charts/calibrationchart.h"
 #include "clusterform.h"
 #include "commands/changecluster.h"
 #include "commands/changenotes.h"
 #include "commands/changetitle.h"
 #include "document/document.h"
-#include "showntext.h"
-#include "units.h"
+#include "import/calibration.h"
 
 #include <QFormLayout>
 #include <QGroupBox>

@@ -1,6 +1,6 @@
 #include "guidedtourpanel.h"
 
-#include "inputerror.h"
+#include "base/inputerror.h"
 
 #include <QFile>
 #include <QLabel>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "tour.h"
+#include "lesson/tour.h"
 
 #include <QWidget>
 

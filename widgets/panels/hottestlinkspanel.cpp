@@ -4,7 +4,7 @@
 #include "document/viewstate.h"
 #include "linkdescription.h"
 #include "scene/style.h"
-#include "timeline.h"
+#include "step/timeline.h"
 
 #include <QHeaderView>
 #include <QLabel>

@@ -1,10 +1,10 @@
 #include "lessonpanel.h"
 
+#include "base/inputerror.h"
+#include "base/units.h"
 #include "document/document.h"
 #include "document/lessonframe.h"
 #include "document/viewstate.h"
-#include "inputerror.h"
-#include "units.h"
 
 #include <QAction>
 #include <QComboBox>

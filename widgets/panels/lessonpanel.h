@@ -1,6 +1,6 @@
 #pragma once
 
-#include "collectivelesson.h"
+#include "lesson/collectivelesson.h"
 
 #include <QPointer>
 #include <QWidget>

@@ -2,13 +2,13 @@
 // formula and the total, and the frame it hands the canvas (through the view state).
 #include "lessonpanel.h"
 
+#include "base/inputerror.h"
+#include "base/units.h"
 #include "document/document.h"
 #include "document/groupref.h"
 #include "document/lessonframe.h"
 #include "document/viewstate.h"
-#include "inputerror.h"
-#include "parallel.h"
-#include "units.h"
+#include "layout/parallel.h"
 
 #include <QComboBox>
 #include <QLabel>

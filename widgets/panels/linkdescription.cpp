@@ -1,7 +1,7 @@
 #include "linkdescription.h"
 
 #include "scene/style.h"
-#include "timeline.h"
+#include "step/timeline.h"
 
 #include <QObject>
 

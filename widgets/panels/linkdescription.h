@@ -1,8 +1,8 @@
 #pragma once
 
-#include "evaluate.h"
-#include "parallel.h"
-#include "routes.h"
+#include "layout/parallel.h"
+#include "step/evaluate.h"
+#include "step/routes.h"
 
 #include <QString>
 #include <QStringList>

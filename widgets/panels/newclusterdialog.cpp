@@ -1,8 +1,8 @@
 #include "newclusterdialog.h"
 
 #include "clusterform.h"
-#include "defaultplan.h"
 #include "document/document.h"
+#include "planner/defaultplan.h"
 
 #include <QDialogButtonBox>
 #include <QFormLayout>

@@ -1,9 +1,9 @@
 #include "plannerpanel.h"
 
+#include "base/units.h"
 #include "charts/paretochart.h"
 #include "commands/layoutcommand.h"
 #include "document/document.h"
-#include "units.h"
 
 #include <QComboBox>
 #include <QFormLayout>

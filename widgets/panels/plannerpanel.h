@@ -1,6 +1,6 @@
 #pragma once
 
-#include "planner.h"
+#include "planner/planner.h"
 
 #include <QPointer>
 #include <QWidget>

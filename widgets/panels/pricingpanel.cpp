@@ -1,12 +1,12 @@
 #include "pricingpanel.h"
 
+#include "base/units.h"
 #include "charts/memorychart.h"
 #include "charts/stepchart.h"
 #include "commands/restoresnapshot.h"
-#include "compare.h"
 #include "document/document.h"
 #include "scene/style.h"
-#include "units.h"
+#include "step/evaluationdiff.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>

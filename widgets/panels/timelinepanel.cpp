@@ -1,9 +1,9 @@
 #include "timelinepanel.h"
 
+#include "base/units.h"
 #include "charts/stepchart.h"
 #include "document/document.h"
 #include "document/viewstate.h"
-#include "units.h"
 
 #include <QComboBox>
 #include <QFontMetricsF>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "timeline.h"
+#include "step/timeline.h"
 
 #include <QWidget>
 

@@ -1,8 +1,8 @@
 #include "warningspanel.h"
 
+#include "base/units.h"
 #include "document/document.h"
 #include "document/groupref.h"
-#include "units.h"
 
 #include <QApplication>
 #include <QHeaderView>

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "layout.h"
-#include "parallel.h"
+#include "layout/layout.h"
+#include "layout/parallel.h"
 
 #include <QPointer>
 #include <QWidget>

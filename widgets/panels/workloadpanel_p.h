@@ -3,7 +3,7 @@
 // What the Workload dock's two halves share (workloadpanel.cpp builds and syncs the dock,
 // workloadpaneledits.cpp turns edits into undo commands): the model dimensions by field.
 
-#include "model.h"
+#include "layout/transformer.h"
 #include "workloadpanel.h"
 
 #include <optional>

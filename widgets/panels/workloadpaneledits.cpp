@@ -7,8 +7,8 @@
 #include "commands/changeworkload.h"
 #include "document/document.h"
 #include "document/groupref.h"
-#include "model.h"
-#include "placement.h"
+#include "layout/placement.h"
+#include "layout/transformer.h"
 
 #include <QCheckBox>
 #include <QComboBox>

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "placedtext.h"
-#include "topology.h"
+#include "topology/topology.h"
 
 #include <QFont>
 #include <QRect>

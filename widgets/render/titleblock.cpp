@@ -1,10 +1,10 @@
 #include "titleblock.h"
 
+#include "base/safetext.h"
+#include "base/showntext.h"
+#include "base/units.h"
 #include "document/document.h"
-#include "safetext.h"
 #include "scene/style.h"
-#include "showntext.h"
-#include "units.h"
 
 #include <QCoreApplication>
 #include <QFontMetrics>

@@ -2,7 +2,7 @@
 
 #include "document/groupref.h"
 #include "document/viewstate.h"
-#include "evaluate.h"
+#include "step/evaluate.h"
 
 #include <QColor>
 #include <QString>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "topology.h"
+#include "topology/topology.h"
 
 #include <QLineF>
 #include <QPolygonF>

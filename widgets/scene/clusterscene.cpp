@@ -1,10 +1,11 @@
 #include "clusterscene.h"
 
+#include "base/inputerror.h"
 #include "clustergeometry.h"
 #include "document/document.h"
 #include "document/lessonframe.h"
 #include "document/viewstate.h"
-#include "inputerror.h"
+#include "import/ncclgraphoverlay.h"
 #include "items/fabricitem.h"
 #include "items/gpumarksitem.h"
 #include "items/lessonmarksitem.h"
@@ -12,10 +13,9 @@
 #include "items/ncclgraphitem.h"
 #include "items/rackitem.h"
 #include "items/selectionitem.h"
+#include "layout/parallel.h"
 #include "linkpicker.h"
-#include "ncclgraphoverlay.h"
-#include "parallel.h"
-#include "routes.h"
+#include "step/routes.h"
 #include "style.h"
 
 #include <algorithm>

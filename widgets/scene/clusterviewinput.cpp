@@ -6,9 +6,9 @@
 #include "clusterscene.h"
 #include "document/document.h"
 #include "document/viewstate.h"
+#include "layout/parallel.h"
 #include "levelofdetail.h"
 #include "palette/groupmime.h"
-#include "parallel.h"
 #include "render/overview.h"
 #include "style.h"
 

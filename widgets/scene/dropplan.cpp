@@ -1,12 +1,12 @@
 #include "dropplan.h"
 
+#include "base/units.h"
 #include "clustergeometry.h"
 #include "clusterscene.h"
-#include "compare.h"
 #include "document/document.h"
+#include "layout/parallel.h"
 #include "palette/groupmime.h"
-#include "parallel.h"
-#include "units.h"
+#include "step/evaluationdiff.h"
 
 #include <QCoreApplication>
 

@@ -1,0 +1,86 @@
+#include "collectives/collective_p.h"
+#include "collectives/nccltuning_p.h"
+
+namespace railyard::engine::detail {
+
+int archIndex(const std::string &arch)
+{
+    if (arch == "volta")
+        return 0;
+    if (arch == "ampere")
+        return 1;
+    if (arch == "hopper")
+        return 2;
+    return 3; // blackwell
+}
+
+namespace {
+
+double ringLatencyUs(const GroupShape &g, CollectiveOp op, Protocol proto, double bytes)
+{
+    const int p = protoIndex(proto);
+    const int n = g.n, N = g.domains;
+    double nsteps = 0, inter = 0;
+    switch (op) {
+    case CollectiveOp::AllReduce:
+        nsteps = 2.0 * (n - 1);
+        inter = N > 1 ? 2.0 * (N - 1) : 0;
+        break;
+    case CollectiveOp::AllGather:
+    case CollectiveOp::ReduceScatter:
+        nsteps = n - 1;
+        inter = N > 1 ? N - 1 : 0;
+        break;
+    case CollectiveOp::Broadcast:
+        nsteps = n - 1;
+        inter = N > 1 ? N - 1 : 0;
+        break;
+    default: nsteps = 1; inter = N > 1 ? 1 : 0;
+    }
+    double intraLat = (g.pcieOnly ? kPciRing : kNvlinkRing).v[p];
+    const double overhead = kNetOverheadUs * (proto == Protocol::Simple ? 3 : 1);
+    const double interLat = kNetRing.v[p] + overhead;
+    if (N > 1)
+        intraLat = std::max(intraLat, overhead);
+    double lat = kBaseRing.v[p] + (nsteps - inter) * intraLat + inter * interLat;
+    // NCCL's "plateau" correction for large multi-node Simple rings (Ampere and later).
+    if (op == CollectiveOp::AllReduce && proto == Protocol::Simple && N > 1
+        && bytes / (16.0 * n) >= 64)
+        lat *= archIndex(g.architecture) >= 1 ? 1.4 : 1.9;
+    return lat;
+}
+
+} // namespace
+
+double latencyUs(const GroupShape &g, CollectiveOp op, Algorithm algo, Protocol proto, double bytes)
+{
+    const int p = protoIndex(proto);
+    const int N = g.domains;
+    const double overhead = kNetOverheadUs * (proto == Protocol::Simple ? 3 : 1);
+    switch (algo) {
+    case Algorithm::Ring:
+    case Algorithm::Hierarchical: return ringLatencyUs(g, op, proto, bytes);
+    case Algorithm::Tree: {
+        const double intra = (g.pcieOnly ? kPciTree : kNvlinkTree).v[p];
+        const double inter = kNetTree.v[p] + overhead;
+        return kBaseTree.v[p] + 2.0 * ((g.ppn - 1) * intra + log2Nodes(N) * inter);
+    }
+    case Algorithm::Nvls: return kNvlsIntraUs + (N > 1 ? kNvlsNetUs : 0);
+    case Algorithm::NvlsTree:
+        return kNvlsTreeIntraUs + 2.0 * log2Nodes(N) * (kNvlsTreeNetUs + overhead);
+    case Algorithm::Sharp:
+        return 2.0 * (std::min(1, g.ppn - 1) * kCollNetIntraUs + 0.4 * (g.ppn - 1)) + kCollNetNetUs
+               + overhead;
+    case Algorithm::Direct:
+    case Algorithm::P2p: {
+        // Grouped point-to-point sends: one step, plus a little per peer to post.
+        const double hop = N > 1 ? kNetRing.v[p] + overhead
+                                 : (g.pcieOnly ? kPciRing : kNvlinkRing).v[p];
+        const double peers = algo == Algorithm::Direct ? g.n - 1 : 1;
+        return kBaseRing.v[p] + hop + 0.1 * peers;
+    }
+    default: return kBaseRing.v[p];
+    }
+}
+
+} // namespace railyard::engine::detail

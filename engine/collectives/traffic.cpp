@@ -1,0 +1,565 @@
+#include "collectives/traffic.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace railyard::engine {
+
+namespace {
+
+// A link's achieved rate in a phase: its line rate, scaled by its kind's factor (when any is
+// not 1) and by its leaf's uplink efficiency (spine uplinks).
+inline double achievedRate(const LinkRates::Entry &r,
+                           LinkKind kind,
+                           bool scaled,
+                           const std::array<double, 5> &kindScale,
+                           const std::vector<double> &leafEff)
+{
+    double rate = double(r.rate);
+    if (scaled)
+        rate *= kindScale[static_cast<std::size_t>(kind)];
+    if (r.uplinkLeaf >= 0)
+        rate *= leafEff[static_cast<std::size_t>(r.uplinkLeaf)];
+    return rate;
+}
+
+} // namespace
+
+double ecmpEfficiency(double flows, double paths)
+{
+    if (flows <= 0 || paths <= 1)
+        return 1.0;
+    const double lambda = flows / paths;
+    // E[max] of `paths` independent Poisson(lambda) loads (the balls-into-bins approximation):
+    // sum over t >= 1 of P(max >= t) = 1 - P(X < t)^paths. Below t0, twelve standard deviations
+    // under the mean, P(X < t) is under e^-70, so each term is 1: start the sum there, with the
+    // pmf from its logarithm (exp(-lambda) alone underflows to 0 past lambda = 745, which once
+    // left the sum at its cap of 100,000 terms: a wrong answer, slowly).
+    const int t0 = static_cast<int>(std::max(0.0, std::floor(lambda - 12 * std::sqrt(lambda))));
+    double expectedMax = t0;
+    double pmf = std::exp(-lambda + t0 * std::log(lambda) - std::lgamma(t0 + 1.0)); // P(X = t0)
+    double cdf = pmf; // P(X <= t - 1) while summing P(max >= t); the mass below t0 is negligible
+    for (int t = t0 + 1; t < t0 + 100000; ++t) {
+        const double pMaxAtLeastT = 1.0 - std::pow(cdf, paths);
+        expectedMax += pMaxAtLeastT;
+        if (pMaxAtLeastT < 1e-9 && t > lambda)
+            break;
+        pmf *= lambda / t;
+        cdf += pmf;
+    }
+    // A whole flow cannot be split: the busiest uplink carries at least ceil(lambda) flows.
+    expectedMax = std::max(expectedMax, std::ceil(lambda - 1e-9));
+    return std::min(1.0, lambda / expectedMax);
+}
+
+void LinkRates::fill(const Topology &t)
+{
+    const auto &all = t.links();
+    links.resize(all.size());
+    for (std::size_t i = 0; i < all.size(); ++i)
+        links[i] = {static_cast<float>(all[i].effectiveGbPerS() * 1e9),
+                    -1,
+                    all[i].kind == LinkKind::NvLink};
+    const int leaves = t.countOf(DeviceKind::Leaf);
+    for (int leaf = 0; leaf < leaves; ++leaf)
+        for (int l : t.leafUplinks(leaf))
+            links[static_cast<std::size_t>(l)].uplinkLeaf = leaf;
+    source = t.buildId();
+}
+
+LinkTraffic::LinkTraffic(const Topology &t)
+{
+    bind(t);
+}
+
+void LinkTraffic::bind(const Topology &t)
+{
+    // Rates always come from this topology: another one with the same counts (a tuning
+    // change, rebuilt in the same place) has other rates.
+    m_ownRates.fill(t);
+    bind(t, m_ownRates);
+}
+
+void LinkTraffic::bind(const Topology &t, const LinkRates &rates)
+{
+    m_t = &t;
+    m_rates = &rates;
+    const std::size_t n = static_cast<std::size_t>(t.linkCount());
+    const std::size_t gpus = static_cast<std::size_t>(t.gpuCount());
+    const std::size_t leaves = static_cast<std::size_t>(t.countOf(DeviceKind::Leaf));
+    // A phase's cells are cleared when first touched (by stamp), so only a new size needs
+    // fresh ones; totals and peaks are summed into, so they start at zero every time.
+    if (m_cells.size() != n)
+        m_cells.assign(n, {});
+    if (m_ports.size() != gpus)
+        m_ports.assign(gpus, {});
+    if (m_leaves.size() != leaves)
+        m_leaves.assign(leaves, {});
+    m_totals.assign(n, {});
+    m_peak.assign(n, 0.0f);
+    m_portTotals.assign(gpus, {});
+    m_portPeak.assign(gpus, 0.0f);
+    m_leafEff.assign(leaves, 1.0);
+    m_podUp.assign(static_cast<std::size_t>(std::max(1, t.shape().leafGroups)), 0);
+    m_podDown.assign(m_podUp.size(), 0);
+    m_direct = t.shape().directNvlink;
+    m_peers.assign(m_direct ? gpus : 0, ~std::uint64_t(0));
+    m_adaptive = t.shape().adaptiveRouting;
+    m_qps = t.shape().qpsPerConnection;
+    beginPhase(1.0);
+}
+
+void LinkTraffic::beginPhase(double repeats)
+{
+    ++m_phase;
+    m_repeats = repeats;
+    m_touched.clear();
+    m_touchedPorts.clear();
+    m_touchedLeaves.clear();
+    m_kindScale = {1, 1, 1, 1, 1};
+    std::fill(m_podUp.begin(), m_podUp.end(), 0.0);
+    std::fill(m_podDown.begin(), m_podDown.end(), 0.0);
+    m_bottleneck = -1;
+    m_spread = false;
+    m_committed = false;
+}
+
+void LinkTraffic::setKindScale(LinkKind kind, double scale)
+{
+    m_kindScale[static_cast<std::size_t>(kind)] = scale;
+}
+
+void LinkTraffic::addNvlink(int gpu, double egress, double ingress)
+{
+    if (!m_direct) {
+        addToCell(m_ports[static_cast<std::size_t>(gpu)], gpu, m_touchedPorts, egress, ingress);
+        return;
+    }
+    // A direct mesh: the GPU's sends spread over its NVLinks to the group's other members by
+    // lanes, as NCCL's rings over several channels use them. Its ingress is its peers' egress,
+    // counted on their side, so a pair's bytes are not counted twice.
+    const std::uint64_t peers = m_peers[static_cast<std::size_t>(gpu)];
+    const int gpn = m_t->shape().gpusPerNode;
+    const int first = gpu - m_t->localOfGpu(gpu);
+    double lanes = 0;
+    const auto linked = [&](int l) {
+        const int other = m_t->otherEnd(l, gpu) - first;
+        return other >= 0 && other < gpn && other < 64 && (peers >> other & 1);
+    };
+    for (int l : m_t->gpuNvlinks(gpu))
+        if (linked(l))
+            lanes += m_t->links()[static_cast<std::size_t>(l)].lanes;
+    if (lanes <= 0)
+        return;
+    for (int l : m_t->gpuNvlinks(gpu)) {
+        if (!linked(l))
+            continue;
+        const double part = egress * m_t->links()[static_cast<std::size_t>(l)].lanes / lanes;
+        const bool forward = m_t->links()[static_cast<std::size_t>(l)].a == gpu;
+        addLinkUnchecked(l, forward ? part : 0, forward ? 0 : part);
+    }
+    (void)ingress;
+}
+
+void LinkTraffic::setNvlinkPeers(int gpu, std::uint64_t localMask)
+{
+    if (m_direct)
+        m_peers[static_cast<std::size_t>(gpu)] = localMask;
+}
+
+void LinkTraffic::commitPhase()
+{
+    if (m_committed)
+        return;
+    spreadUplinks();
+    m_committed = true;
+    if (m_keepTotals)
+        repeatPhase(m_repeats);
+}
+
+void LinkTraffic::addHostToNic(int gpu, int nic, double toNic, double fromNic)
+{
+    addLink(m_t->gpuHostLink(gpu), toNic, fromNic);
+    // The NIC's link runs NIC (a) -> host (b): data going to the NIC travels "down".
+    addLink(m_t->nicHostLink(nic), fromNic, toNic);
+}
+
+void LinkTraffic::addNicToLeaf(int nic, double up, double down)
+{
+    addLink(m_t->nicUplink(nic), up, down);
+}
+
+void LinkTraffic::addLeafToSpine(int leaf, double up, double down, double flows)
+{
+    if (leaf < 0 || m_t->leafUplinks(leaf).empty())
+        return;
+    LeafCell &c = m_leaves[static_cast<std::size_t>(leaf)];
+    if (c.stamp != m_phase) {
+        c = LeafCell{};
+        c.stamp = m_phase;
+        m_touchedLeaves.push_back(leaf);
+    }
+    c.up += up;
+    c.down += down;
+    c.flowsUp += up > 0 ? flows : 0;
+    c.flowsDown += down > 0 ? flows : 0;
+}
+
+void LinkTraffic::addNetwork(int srcNic, int dstNic, double bytes, double flows)
+{
+    if (srcNic == dstNic || bytes <= 0)
+        return;
+    addLink(m_t->nicUplink(srcNic), bytes, 0);
+    addLink(m_t->nicUplink(dstNic), 0, bytes);
+    const int a = m_t->leafOfNic(srcNic);
+    const int b = m_t->leafOfNic(dstNic);
+    if (a == b || a < 0 || b < 0)
+        return;
+    addLeafToSpine(a, bytes, 0, flows);
+    addLeafToSpine(b, 0, bytes, flows);
+    const int podA = podOfLeaf(a);
+    const int podB = podOfLeaf(b);
+    if (podA != podB) {
+        addPodToCore(podA, bytes, 0);
+        addPodToCore(podB, 0, bytes);
+    }
+}
+
+int LinkTraffic::podOfLeaf(int leaf) const
+{
+    const ClusterShape &s = m_t->shape();
+    if (leaf < 0 || s.fabric != FabricKind::ThreeTier || s.cores <= 0)
+        return -1;
+    return leaf / std::max(1, s.leavesPerPod);
+}
+
+void LinkTraffic::addPodToCore(int pod, double up, double down)
+{
+    if (pod < 0)
+        return;
+    m_podUp[static_cast<std::size_t>(pod)] += up;
+    m_podDown[static_cast<std::size_t>(pod)] += down;
+}
+
+void LinkTraffic::addPciePeer(int gpuA, int gpuB, double bytes)
+{
+    // Up the PCIe tree from A to the switch or CPU above both (across the SMP link when their
+    // CPUs differ), then down to B.
+    const Topology &t = *m_t;
+    const auto parent = [&](int device, int &link) {
+        link = t.hostLink(device);
+        return link < 0 ? -1 : t.otherEnd(link, device);
+    };
+    thread_local std::vector<int> upA;
+    upA.clear();
+    int link = -1;
+    for (int d = gpuA; d >= 0; d = parent(d, link))
+        upA.push_back(d);
+    int meet = -1;
+    for (int d = gpuB; d >= 0; d = parent(d, link)) {
+        if (std::find(upA.begin(), upA.end(), d) != upA.end()) {
+            meet = d;
+            break;
+        }
+        if (t.hostLink(d) >= 0)
+            addLink(t.hostLink(d), 0, bytes); // towards B: down its host links
+    }
+    for (int d : upA) {
+        if (d == meet)
+            break;
+        addLink(t.hostLink(d), bytes, 0);
+    }
+    if (meet >= 0)
+        return;
+    // Different CPUs: the roots of both chains.
+    int rootB = gpuB;
+    while (t.hostLink(rootB) >= 0)
+        rootB = parent(rootB, link);
+    const int rootA = upA.back();
+    for (int l : t.linksOf(rootA))
+        if (t.otherEnd(l, rootA) == rootB) {
+            const bool forward = t.links()[static_cast<std::size_t>(l)].a == rootA;
+            addLink(l, forward ? bytes : 0, forward ? 0 : bytes);
+            return;
+        }
+    // CPUs not linked directly (more than two sockets): the first SMP link out of A's CPU.
+    for (int l : t.linksOf(rootA)) {
+        const int other = t.otherEnd(l, rootA);
+        if (t.devices()[static_cast<std::size_t>(other)].kind == DeviceKind::Cpu) {
+            const bool forward = t.links()[static_cast<std::size_t>(l)].a == rootA;
+            addLink(l, forward ? bytes : 0, forward ? 0 : bytes);
+            return;
+        }
+    }
+}
+
+void LinkTraffic::spreadUplinks()
+{
+    if (m_spread)
+        return;
+    m_spread = true;
+    const int qps = std::max(1, m_qps);
+    for (int leaf : m_touchedLeaves) {
+        const LeafCell &c = m_leaves[static_cast<std::size_t>(leaf)];
+        const auto ups = m_t->leafUplinks(leaf);
+        double lanes = 0;
+        for (int l : ups)
+            lanes += m_t->links()[static_cast<std::size_t>(l)].lanes;
+        for (int l : ups) {
+            const double share = m_t->links()[static_cast<std::size_t>(l)].lanes / lanes;
+            addLinkUnchecked(l, c.up * share, c.down * share);
+        }
+        m_leafEff[static_cast<std::size_t>(leaf)] = m_adaptive
+                                                            ? 1.0
+                                                            : ecmpEfficiency(std::max(c.flowsUp,
+                                                                                      c.flowsDown)
+                                                                                     * qps,
+                                                                             std::round(lanes));
+    }
+    const ClusterShape &s = m_t->shape();
+    if (s.fabric == FabricKind::ThreeTier && s.cores > 0) {
+        for (std::size_t pod = 0; pod < m_podUp.size(); ++pod) {
+            if (m_podUp[pod] == 0 && m_podDown[pod] == 0)
+                continue;
+            const int first = static_cast<int>(pod) * s.spinesPerPod;
+            const double perSpine = 1.0 / s.spinesPerPod;
+            for (int k = 0; k < s.spinesPerPod; ++k) {
+                const auto ups = m_t->spineUplinks(first + k);
+                for (int l : ups)
+                    addLinkUnchecked(l,
+                                     m_podUp[pod] * perSpine / ups.size(),
+                                     m_podDown[pod] * perSpine / ups.size());
+            }
+        }
+    }
+}
+
+double LinkTraffic::uplinkEfficiency(int leaf) const
+{
+    return m_leafEff[static_cast<std::size_t>(leaf)];
+}
+
+double LinkTraffic::phaseTime()
+{
+    commitPhase();
+    double worst = 0;
+    int worstPort = -1;
+    m_bottleneck = -1;
+    m_nvlinkTime = 0;
+    m_otherTime = 0;
+    const double nvScale = m_kindScale[static_cast<std::size_t>(LinkKind::NvLink)];
+    for (int g : m_touchedPorts) {
+        const Cell &c = m_ports[static_cast<std::size_t>(g)];
+        const double rate = m_t->gpuNvlinkRate(g) * 1e9 * nvScale;
+        if (rate <= 0)
+            continue;
+        const double t = std::max(c.up, c.down) / rate;
+        if (t > worst) {
+            worst = t;
+            worstPort = g;
+        }
+    }
+    m_nvlinkTime = worst;
+    const bool scaled = m_kindScale != std::array<double, 5>{1, 1, 1, 1, 1};
+    for (int l : m_touched) {
+        const std::size_t i = static_cast<std::size_t>(l);
+        const Cell &c = m_cells[i];
+        const LinkRates::Entry &r = m_rates->links[i];
+        const double rate = achievedRate(r, m_t->links()[i].kind, scaled, m_kindScale, m_leafEff);
+        if (rate <= 0)
+            continue;
+        const double t = double(std::max(c.up, c.down)) / rate;
+        if (!m_rates->links[i].nvlink)
+            m_otherTime = std::max(m_otherTime, t);
+        else
+            m_nvlinkTime = std::max(m_nvlinkTime, t);
+        if (t > worst) {
+            worst = t;
+            m_bottleneck = l;
+            worstPort = -1;
+        }
+    }
+    if (worstPort >= 0 && !m_t->gpuNvlinks(worstPort).empty())
+        m_bottleneck = m_t->gpuNvlinks(worstPort)[0];
+    // Each link's share of this phase's time, kept where it is its busiest.
+    if (worst > 0 && m_keepTotals) {
+        for (int g : m_touchedPorts) {
+            const Cell &c = m_ports[static_cast<std::size_t>(g)];
+            const double rate = m_t->gpuNvlinkRate(g) * 1e9 * nvScale;
+            if (rate > 0) {
+                float &p = m_portPeak[static_cast<std::size_t>(g)];
+                p = std::max(p, static_cast<float>(std::max(c.up, c.down) / rate / worst));
+            }
+        }
+        for (int l : m_touched) {
+            const std::size_t i = static_cast<std::size_t>(l);
+            const LinkRates::Entry &r = m_rates->links[i];
+            const double rate = achievedRate(r, m_t->links()[i].kind, scaled, m_kindScale, m_leafEff);
+            if (rate > 0)
+                m_peak[i] = std::max(m_peak[i],
+                                     static_cast<float>(std::max(m_cells[i].up, m_cells[i].down)
+                                                        / rate / worst));
+        }
+    }
+    return worst;
+}
+
+void LinkTraffic::phaseTimesWithin(const std::vector<std::uint8_t> &links,
+                                   int gpus,
+                                   double &nvlinkS,
+                                   double &otherS) const
+{
+    // phaseTime()'s two maxima, read over the given ports and links only.
+    nvlinkS = 0;
+    otherS = 0;
+    const double nvScale = m_kindScale[static_cast<std::size_t>(LinkKind::NvLink)];
+    for (int g : m_touchedPorts) {
+        const double rate = m_t->gpuNvlinkRate(g) * 1e9 * nvScale;
+        if (g >= gpus || rate <= 0)
+            continue;
+        const Cell &c = m_ports[static_cast<std::size_t>(g)];
+        nvlinkS = std::max(nvlinkS, std::max(c.up, c.down) / rate);
+    }
+    const bool scaled = m_kindScale != std::array<double, 5>{1, 1, 1, 1, 1};
+    for (int l : m_touched) {
+        const std::size_t i = static_cast<std::size_t>(l);
+        if (i >= links.size() || !links[i])
+            continue;
+        const Cell &c = m_cells[i];
+        const LinkRates::Entry &r = m_rates->links[i];
+        const double rate = achievedRate(r, m_t->links()[i].kind, scaled, m_kindScale, m_leafEff);
+        if (rate <= 0)
+            continue;
+        const double t = double(std::max(c.up, c.down)) / rate;
+        double &worst = r.nvlink ? nvlinkS : otherS;
+        worst = std::max(worst, t);
+    }
+}
+
+namespace {
+double laneShare(const Topology &t, int gpu, int link)
+{
+    double lanes = 0;
+    for (int l : t.gpuNvlinks(gpu))
+        lanes += t.links()[static_cast<std::size_t>(l)].lanes;
+    return lanes > 0 ? t.links()[static_cast<std::size_t>(link)].lanes / lanes : 0.0;
+}
+} // namespace
+
+double LinkTraffic::phaseUp(int link) const
+{
+    const std::size_t l = static_cast<std::size_t>(link);
+    const Link &k = m_t->links()[l];
+    if (k.kind == LinkKind::NvLink && !m_direct) {
+        const Cell &c = m_ports[static_cast<std::size_t>(k.a)];
+        return c.stamp == m_phase ? c.up * laneShare(*m_t, k.a, link) : 0.0;
+    }
+    return m_cells[l].stamp == m_phase ? m_cells[l].up : 0.0;
+}
+
+double LinkTraffic::phaseDown(int link) const
+{
+    const std::size_t l = static_cast<std::size_t>(link);
+    const Link &k = m_t->links()[l];
+    if (k.kind == LinkKind::NvLink && !m_direct) {
+        const Cell &c = m_ports[static_cast<std::size_t>(k.a)];
+        return c.stamp == m_phase ? c.down * laneShare(*m_t, k.a, link) : 0.0;
+    }
+    return m_cells[l].stamp == m_phase ? m_cells[l].down : 0.0;
+}
+
+std::vector<int> LinkTraffic::phaseLinks(std::size_t limit) const
+{
+    std::vector<int> out;
+    for (int g : m_touchedPorts) {
+        for (int l : m_t->gpuNvlinks(g)) {
+            if (out.size() >= limit)
+                return out;
+            out.push_back(l);
+        }
+    }
+    for (int l : m_touched) {
+        if (out.size() >= limit)
+            return out;
+        out.push_back(l);
+    }
+    return out;
+}
+
+void LinkTraffic::phaseBytes(std::vector<LinkShare> &out) const
+{
+    for (int g : m_touchedPorts) {
+        const Cell &c = m_ports[static_cast<std::size_t>(g)];
+        const auto links = m_t->gpuNvlinks(g);
+        double lanes = 0;
+        for (int l : links)
+            lanes += m_t->links()[static_cast<std::size_t>(l)].lanes;
+        for (int l : links) {
+            const double share = m_t->links()[static_cast<std::size_t>(l)].lanes / lanes;
+            out.push_back({l, static_cast<float>(c.up * share), static_cast<float>(c.down * share)});
+        }
+    }
+    for (int l : m_touched) {
+        const Cell &c = m_cells[static_cast<std::size_t>(l)];
+        out.push_back({l, c.up, c.down});
+    }
+}
+
+void LinkTraffic::repeatPhase(double factor)
+{
+    spreadUplinks();
+    for (int g : m_touchedPorts) {
+        const Cell &c = m_ports[static_cast<std::size_t>(g)];
+        Total &t = m_portTotals[static_cast<std::size_t>(g)];
+        t.up += static_cast<float>(c.up * factor);
+        t.down += static_cast<float>(c.down * factor);
+    }
+    for (int l : m_touched) {
+        const Cell &c = m_cells[static_cast<std::size_t>(l)];
+        Total &t = m_totals[static_cast<std::size_t>(l)];
+        t.up += static_cast<float>(c.up * factor);
+        t.down += static_cast<float>(c.down * factor);
+    }
+}
+
+void LinkTraffic::totals(std::vector<float> &up, std::vector<float> &down)
+{
+    commitPhase();
+    const std::size_t n = m_totals.size();
+    up.resize(n);
+    down.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        up[i] = m_totals[i].up;
+        down[i] = m_totals[i].down;
+    }
+    const int gpus = m_t->gpuCount();
+    for (int g = 0; g < gpus; ++g) {
+        const Total &t = m_portTotals[static_cast<std::size_t>(g)];
+        if (t.up == 0 && t.down == 0)
+            continue;
+        const auto links = m_t->gpuNvlinks(g);
+        double lanes = 0;
+        for (int l : links)
+            lanes += m_t->links()[static_cast<std::size_t>(l)].lanes;
+        for (int l : links) {
+            const double share = m_t->links()[static_cast<std::size_t>(l)].lanes / lanes;
+            up[static_cast<std::size_t>(l)] += static_cast<float>(t.up * share);
+            down[static_cast<std::size_t>(l)] += static_cast<float>(t.down * share);
+        }
+    }
+}
+
+void LinkTraffic::peaks(std::vector<float> &peak) const
+{
+    peak = m_peak;
+    const int gpus = m_t->gpuCount();
+    for (int g = 0; g < gpus; ++g) {
+        const float p = m_portPeak[static_cast<std::size_t>(g)];
+        if (p == 0)
+            continue;
+        for (int l : m_t->gpuNvlinks(g))
+            peak[static_cast<std::size_t>(l)] = std::max(peak[static_cast<std::size_t>(l)], p);
+    }
+}
+
+} // namespace railyard::engine

@@ -1,0 +1,203 @@
+#pragma once
+
+#include "base/jsoncursor.h"
+#include "base/outputfile.h"
+#include "layout/catalog.h"
+#include "layout/servertemplate.h"
+#include "layout/transformer.h"
+
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace railyard::engine {
+
+// The largest cluster Railyard accepts. Beyond this a layout is refused with a message rather
+// than risking a hang or an allocation that cannot succeed (the largest published runs are
+// around 100k GPUs; this leaves headroom).
+inline constexpr int kMaxGpus = 262144;
+// Format 2 adds cluster.server (explicit devices and links); a layout without it is written as
+// format 1, which every Railyard reads. Format 1 files read as format 2 without a server.
+inline constexpr int kLayoutFormatVersion = 2;
+
+// The product of parallel sizes, saturating at INT64_MAX: sizes read from a file can be up to
+// kMaxGpus each, so four of them overflow 64 bits.
+inline std::int64_t sizeProduct(std::initializer_list<std::int64_t> sizes)
+{
+    std::int64_t p = 1;
+    for (const std::int64_t s : sizes)
+        if (__builtin_mul_overflow(p, s, &p))
+            return std::numeric_limits<std::int64_t>::max();
+    return p;
+}
+// A sizeProduct for a message.
+inline std::string sizeText(std::int64_t product)
+{
+    return product == std::numeric_limits<std::int64_t>::max() ? "more than 9.2e18"
+                                                               : std::to_string(product);
+}
+
+enum class FabricKind { RailOptimized, SingleSwitch, ThreeTier };
+enum class Precision { Bf16, Fp8 };
+enum class Recompute { None, Selective, Full };
+// Flash attention (fused, never stores the s x s scores), or the scores materialized in HBM
+// (Megatron before FlashAttention, 2021-2022).
+enum class AttentionKernel { Flash, Materialized };
+// How MoE tokens reach their experts: NCCL all-to-all (one copy per routed expert), or a
+// dispatcher that sends each token once per destination node and forwards it over NVLink
+// (DeepEP, HybridEP).
+enum class MoeDispatcher { AllToAll, DeepEP };
+
+const char *toString(FabricKind kind);
+const char *toString(Precision p);
+const char *toString(Recompute r);
+const char *toString(AttentionKernel a);
+const char *toString(MoeDispatcher d);
+
+struct NicConfig
+{
+    double gbitPerS = 400;
+    double perGpu = 1; // NICs per GPU: 1 on HGX H100; 0.5 where two GPUs share a NIC
+    std::string model; // catalog id; empty: chosen by rate
+    bool operator==(const NicConfig &) const = default;
+};
+
+struct FabricConfig
+{
+    FabricKind kind = FabricKind::RailOptimized;
+    double oversubscription = 1.0; // leaf downlink : uplink bandwidth
+    bool sharp = false;
+    bool operator==(const FabricConfig &) const = default;
+};
+
+struct TuningConfig
+{
+    bool nvls = true;
+    int qpsPerConnection = 1;         // NCCL_IB_QPS_PER_CONNECTION
+    std::optional<double> efficiency; // overrides the catalog's per-link-kind fractions
+    // Packets spread over all spine paths (InfiniBand adaptive routing). Without it, each
+    // queue pair hashes to one path and flows can collide (ECMP). Absent: on for InfiniBand,
+    // off for Ethernet.
+    std::optional<bool> adaptiveRouting;
+    bool operator==(const TuningConfig &) const = default;
+};
+
+struct ClusterConfig
+{
+    std::string gpu = "H100-SXM";
+    int nodes = 1;
+    int gpusPerNode = 8;
+    int nvlinkDomain = 8;              // GPUs per NVLink domain: 8 for HGX, 72 for NVL72
+    std::optional<int> serversPerRack; // default: 4 HGX servers, or one NVLink domain
+    NicConfig nic;
+    FabricConfig fabric;
+    TuningConfig tuning;
+    std::optional<double> pricePerGpuHour;
+    // Format 2: every server's devices and links as written (absent: the generated shape).
+    // With it, gpusPerNode, nvlinkDomain and nic.perGpu follow from its GPUs and NICs.
+    std::optional<ServerTemplate> server;
+
+    int gpuCount() const { return nodes * gpusPerNode; }
+    int nodesPerDomain() const { return nvlinkDomain / gpusPerNode; }
+    int nicsPerNode() const;
+    int domainCount() const { return gpuCount() / nvlinkDomain; }
+    int effectiveServersPerRack() const;
+    bool operator==(const ClusterConfig &) const = default;
+};
+
+struct OptimizerConfig
+{
+    bool distributed = true; // Megatron's distributed optimizer (ZeRO-1)
+    int zeroStage = 1;       // 0..3
+    bool fsdp = false;
+    // Gradient buffers and their reduction in FP32 (Megatron-LM's default for BF16) rather than
+    // BF16 (NeMo 2 recipes).
+    bool gradReduceFp32 = false;
+    bool operator==(const OptimizerConfig &) const = default;
+};
+
+struct OverlapConfig
+{
+    bool dp = true;
+    bool tp = false;
+    bool pp = true;
+    bool ep = false;
+    bool operator==(const OverlapConfig &) const = default;
+};
+
+struct TrainingConfig
+{
+    // A named software stack (engine/stack.h); empty: the engine's generic defaults. Its
+    // defaults for the attention kernel, overlap and gradient type are applied when the
+    // layout is read, under the keys written beside it.
+    std::string stack;
+    int seqLen = 4096;
+    int globalBatch = 512;
+    int microBatch = 1;
+    Precision precision = Precision::Bf16;
+    Recompute recompute = Recompute::Selective;
+    AttentionKernel attention = AttentionKernel::Flash;
+    MoeDispatcher moeDispatcher = MoeDispatcher::AllToAll;
+    OptimizerConfig optimizer;
+    OverlapConfig overlap;
+    bool operator==(const TrainingConfig &) const = default;
+};
+
+struct ParallelConfig
+{
+    int tp = 1;
+    int cp = 1;
+    int ep = 1;
+    int pp = 1;
+    int vp = 1;
+    std::optional<int> dp;                // absent: GPUs / (TP x CP x PP)
+    std::optional<int> etp;               // expert tensor parallel size (absent: 1)
+    std::optional<bool> sequenceParallel; // absent: on when TP > 1
+    std::string order = "tp-cp-ep-dp-pp";
+    bool operator==(const ParallelConfig &) const = default;
+};
+
+struct Layout
+{
+    std::string title;
+    std::string notes;
+    ClusterConfig cluster;
+    std::optional<ModelConfig> model; // absent: no workload, the cluster only
+    TrainingConfig training;
+    ParallelConfig parallel;
+    std::vector<int> mapping;   // GPU index of each rank; empty: derived from the order
+    Json view = Json::object(); // zoom, colouring, panels: never affects the numbers
+    // The document as read, so keys this version does not know survive a save.
+    Json original = Json::object();
+
+    int dataParallel() const; // dp, or derived from the GPU count
+    bool sequenceParallelOn() const { return parallel.sequenceParallel.value_or(parallel.tp > 1); }
+    // Compares what the layout means, not the preserved original text.
+    bool sameContent(const Layout &other) const;
+};
+
+// Reads a layout document. `file` names it in errors. Throws InputError naming the file, the
+// JSON path or the line and column, and what was expected.
+Layout parseLayout(const std::string &text, const std::string &file);
+// As above, checking the GPU id against `catalog` (nullptr: no check).
+Layout parseLayout(const std::string &text, const std::string &file, const Catalog *catalog);
+// The bytes of a layout file: refuses what is not a regular file (a directory, a FIFO, a
+// device) and files over kMaxJsonBytes, without blocking or reading them whole. Throws
+// InputError.
+std::string readLayoutText(const std::string &path);
+// readLayoutText, then parseLayout.
+Layout readLayoutFile(const std::string &path);
+
+// The document as JSON: known keys from the structure, unknown keys from `original`.
+Json layoutToJson(const Layout &layout);
+std::string layoutToText(const Layout &layout); // pretty, 2-space indent, trailing newline
+// Writes under outputfile.h's policy: only a regular file (a symlink followed only to one), never
+// one of `inputs`, atomically (a temporary file renamed over the target). Throws InputError.
+OutputTarget writeLayoutFile(const Layout &layout,
+                             const std::string &path,
+                             const std::vector<std::string> &inputs = {});
+
+} // namespace railyard::engine

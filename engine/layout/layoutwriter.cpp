@@ -1,0 +1,180 @@
+// Writing a layout file: a Layout to the JSON of the current format, keys the reader did not know
+// kept where they were, whole numbers written without a fraction.
+#include "layout/layout.h"
+
+#include "base/outputfile.h"
+#include "base/units.h"
+
+#include <cmath>
+#include <ostream>
+
+namespace railyard::engine {
+
+namespace {
+
+// Whole numbers are written without a fraction ("400", not "400.0"), as a person would.
+Json num(double v)
+{
+    if (v == std::floor(v) && std::fabs(v) < 1e15)
+        return static_cast<std::int64_t>(v);
+    return v;
+}
+
+template<typename T>
+void put(Json &obj, const char *key, const std::optional<T> &value)
+{
+    if (!value)
+        obj.erase(key);
+    else if constexpr (std::is_same_v<T, double>)
+        obj[key] = num(*value);
+    else
+        obj[key] = *value;
+}
+
+Json &child(Json &obj, const char *key)
+{
+    Json &c = obj[key];
+    if (!c.is_object())
+        c = Json::object();
+    return c;
+}
+
+} // namespace
+
+Json layoutToJson(const Layout &l)
+{
+    Json out = l.original.is_object() ? l.original : Json::object();
+    out["format"] = "railyard-layout";
+    // Format 1 while it says everything, so older Railyard builds still open the file.
+    out["version"] = l.cluster.server ? kLayoutFormatVersion : 1;
+    if (!l.title.empty())
+        out["title"] = l.title;
+    else
+        out.erase("title");
+    if (!l.notes.empty())
+        out["notes"] = l.notes;
+    else
+        out.erase("notes");
+
+    const ClusterConfig &k = l.cluster;
+    Json &c = child(out, "cluster");
+    c["gpu"] = k.gpu;
+    c["nodes"] = k.nodes;
+    c["gpus_per_node"] = k.gpusPerNode;
+    c["nvlink_domain"] = k.nvlinkDomain;
+    put(c, "servers_per_rack", k.serversPerRack);
+    Json &nic = child(c, "nic");
+    if (!k.nic.model.empty())
+        nic["model"] = k.nic.model;
+    else
+        nic.erase("model");
+    nic["gbps"] = num(k.nic.gbitPerS);
+    nic["per_gpu"] = num(k.nic.perGpu);
+    Json &fabric = child(c, "fabric");
+    fabric["kind"] = toString(k.fabric.kind);
+    fabric["oversubscription"] = num(k.fabric.oversubscription);
+    fabric["sharp"] = k.fabric.sharp;
+    Json &tuning = child(c, "tuning");
+    tuning["nvls"] = k.tuning.nvls;
+    tuning["qps_per_connection"] = k.tuning.qpsPerConnection;
+    put(tuning, "efficiency", k.tuning.efficiency);
+    put(tuning, "adaptive_routing", k.tuning.adaptiveRouting);
+    put(c, "price_per_gpu_hour", k.pricePerGpuHour);
+    if (k.server)
+        c["server"] = serverTemplateToJson(*k.server);
+    else
+        c.erase("server");
+
+    if (l.model) {
+        const ModelConfig &m = *l.model;
+        Json &mj = child(out, "model");
+        if (!m.preset.empty())
+            mj["preset"] = m.preset;
+        else
+            mj.erase("preset");
+        put(mj, "layers", m.layers);
+        put(mj, "hidden", m.hidden);
+        put(mj, "ffn", m.ffn);
+        put(mj, "heads", m.heads);
+        put(mj, "kv_heads", m.kvHeads);
+        put(mj, "head_dim", m.headDim);
+        put(mj, "vocab", m.vocab);
+        put(mj, "gated_mlp", m.gatedMlp);
+        if (m.moe) {
+            Json &moe = child(mj, "moe");
+            put(moe, "experts", m.moe->experts);
+            put(moe, "top_k", m.moe->topK);
+            put(moe, "expert_ffn", m.moe->expertFfn);
+            put(moe, "shared_experts", m.moe->sharedExperts);
+            put(moe, "moe_layers", m.moe->moeLayers);
+        } else {
+            mj.erase("moe");
+        }
+    } else {
+        out.erase("model");
+    }
+
+    const TrainingConfig &t = l.training;
+    Json &tj = child(out, "training");
+    if (!t.stack.empty())
+        tj["stack"] = t.stack;
+    else
+        tj.erase("stack");
+    tj["seq_len"] = t.seqLen;
+    tj["global_batch"] = t.globalBatch;
+    tj["micro_batch"] = t.microBatch;
+    tj["precision"] = toString(t.precision);
+    tj["recompute"] = toString(t.recompute);
+    tj["attention"] = toString(t.attention);
+    tj["moe_dispatcher"] = toString(t.moeDispatcher);
+    Json &opt = child(tj, "optimizer");
+    opt["distributed"] = t.optimizer.distributed;
+    opt["zero_stage"] = t.optimizer.zeroStage;
+    opt["fsdp"] = t.optimizer.fsdp;
+    opt["grad_reduce_fp32"] = t.optimizer.gradReduceFp32;
+    Json &ov = child(tj, "overlap");
+    ov["dp"] = t.overlap.dp;
+    ov["tp"] = t.overlap.tp;
+    ov["pp"] = t.overlap.pp;
+    ov["ep"] = t.overlap.ep;
+
+    const ParallelConfig &p = l.parallel;
+    Json &pj = child(out, "parallel");
+    pj["tp"] = p.tp;
+    pj["cp"] = p.cp;
+    pj["ep"] = p.ep;
+    pj["pp"] = p.pp;
+    pj["vp"] = p.vp;
+    put(pj, "dp", p.dp);
+    put(pj, "etp", p.etp);
+    put(pj, "sequence_parallel", p.sequenceParallel);
+    pj["order"] = p.order;
+
+    if (!l.mapping.empty())
+        out["mapping"] = l.mapping;
+    else
+        out.erase("mapping");
+    if (!l.view.empty())
+        out["view"] = l.view;
+    else
+        out.erase("view");
+    return out;
+}
+
+std::string layoutToText(const Layout &layout)
+{
+    return layoutToJson(layout).dump(2) + "\n";
+}
+
+OutputTarget writeLayoutFile(const Layout &layout,
+                             const std::string &path,
+                             const std::vector<std::string> &inputs)
+{
+    const std::string text = layoutToText(layout);
+    return writeOutputFile(
+            path,
+            [&](std::ostream &out) { out.write(text.data(), std::streamsize(text.size())); },
+            inputs);
+}
+
+} // namespace railyard::engine

@@ -1,0 +1,151 @@
+#include "layout/softwarestack.h"
+
+namespace railyard::engine {
+
+namespace {
+
+OverlapConfig overlap(bool dp, bool tp, bool pp, bool ep)
+{
+    OverlapConfig o;
+    o.dp = dp;
+    o.tp = tp;
+    o.pp = pp;
+    o.ep = ep;
+    return o;
+}
+
+std::vector<StackProfile> buildStacks()
+{
+    std::vector<StackProfile> s;
+    {
+        StackProfile p;
+        p.id = "megatron-2021";
+        p.description = "Megatron-LM as in Narayanan et al. 2021 (PyTorch 1.8, apex): attention "
+                        "scores materialized, gradients all-reduced in one piece after the "
+                        "backward pass, blocking pipeline sends";
+        p.attention = AttentionKernel::Materialized;
+        p.overlap = overlap(false, false, false, false);
+        p.dpBucketParams = 0;
+        s.push_back(p);
+    }
+    {
+        StackProfile p;
+        p.id = "megatron-2022";
+        p.description = "Megatron-LM as in Korthikanti et al. 2022: sequence parallelism and "
+                        "selective recomputation, attention still materialized, no data-parallel "
+                        "overlap";
+        p.attention = AttentionKernel::Materialized;
+        p.overlap = overlap(false, false, false, false);
+        p.gradReduceFp32 = true; // Megatron-LM's default for BF16 since 2021
+        p.dpBucketParams = 0;
+        s.push_back(p);
+    }
+    {
+        StackProfile p;
+        p.id = "deepspeed-zero3";
+        p.description = "DeepSpeed ZeRO-3 (2021) inside Megatron: every parameter tensor "
+                        "gathered and its gradient reduce-scattered on its own, prefetched "
+                        "behind compute, through per-rank partition lists at about 21 GB/s per "
+                        "GPU; recomputation gathers again; attention materialized";
+        p.attention = AttentionKernel::Materialized;
+        p.overlap = overlap(true, false, false, false);
+        p.zeroGatherParams = -1; // one collective per parameter tensor
+        // DeepSpeed 0.3.16 with PyTorch 1.8 on 8 A100 over NVLink gathered a 5B-parameter
+        // model's 10 GB in a 480 ms forward (DeepSpeed issue #1174, June 2021): about 21 GB/s
+        // of gathered bytes per GPU, a tenth of what NVLink carries.
+        p.zeroCollectiveGBps = 21;
+        p.zeroRegatherForRecompute = true;
+        s.push_back(p);
+    }
+    {
+        StackProfile p;
+        p.id = "megatron-core";
+        p.description = "Megatron-Core (2024-) with Transformer Engine: flash attention, "
+                        "overlapped gradient reduce-scatter and parameter all-gather, TP "
+                        "communication overlap, FP32 gradient reduction (Megatron-LM's default "
+                        "for BF16); with FSDP (Megatron-FSDP) gradients reduced in BF16, as its "
+                        "user guide recommends";
+        p.overlap = overlap(true, true, true, false);
+        p.gradReduceFp32 = true;
+        // Megatron-FSDP's recommended configuration (docs/discussions/megatron-fsdp-user-guide,
+        // and its DeepSeek-V3 example script) adds --grad-reduce-in-bf16: every micro-batch
+        // reduce-scatters its gradients, so their type sets most of FSDP's traffic.
+        p.fsdpGradReduceFp32 = false;
+        s.push_back(p);
+    }
+    {
+        StackProfile p;
+        p.id = "nemo";
+        p.description = "NeMo / Megatron-Bridge recipes on Megatron-Core: as megatron-core, "
+                        "gradients reduced in BF16, Adam's moments kept in BF16 "
+                        "(distributed_fused_adam with dtype bf16: 8 bytes of optimizer state "
+                        "per parameter)";
+        p.overlap = overlap(true, true, true, false);
+        p.optimizerBytesPerParam = 8;
+        s.push_back(p);
+    }
+    {
+        StackProfile p;
+        p.id = "torchtitan";
+        p.description = "torchtitan (PyTorch FSDP2 with TP/PP): flash attention (SDPA), one "
+                        "gather per transformer block, FP32 gradient reduction; not validated "
+                        "against measured runs";
+        p.overlap = overlap(true, false, true, false);
+        p.gradReduceFp32 = true;
+        s.push_back(p);
+    }
+    return s;
+}
+
+} // namespace
+
+const std::vector<StackProfile> &stackProfiles()
+{
+    static const std::vector<StackProfile> stacks = buildStacks();
+    return stacks;
+}
+
+const StackProfile &genericStack()
+{
+    static const StackProfile generic = [] {
+        StackProfile p;
+        p.id = "";
+        p.description = "generic: flash attention, data-parallel and pipeline overlap on, TP "
+                        "overlap off";
+        return p;
+    }();
+    return generic;
+}
+
+const StackProfile *findStack(const std::string &id)
+{
+    if (id.empty())
+        return &genericStack();
+    for (const StackProfile &p : stackProfiles())
+        if (p.id == id)
+            return &p;
+    return nullptr;
+}
+
+std::string stackList()
+{
+    std::string s;
+    for (const StackProfile &p : stackProfiles())
+        s += (s.empty() ? "" : ", ") + p.id;
+    return s;
+}
+
+void applyStackDefaults(TrainingConfig &t, const StackProfile &p)
+{
+    t.stack = p.id;
+    t.attention = p.attention;
+    t.overlap = p.overlap;
+    t.optimizer.gradReduceFp32 = stackGradReduceFp32(p, t.optimizer.fsdp);
+}
+
+bool stackGradReduceFp32(const StackProfile &p, bool fsdp)
+{
+    return fsdp && p.fsdpGradReduceFp32 ? *p.fsdpGradReduceFp32 : p.gradReduceFp32;
+}
+
+} // namespace railyard::engine

@@ -1,0 +1,66 @@
+#pragma once
+
+#include "layout/layout.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace railyard::engine {
+
+// A named training software stack (`training.stack` in the layout): what its kernels and
+// schedules do by default. The layout's own keys beside `stack` override the layout defaults
+// (attention kernel, overlap switches, gradient reduction type); the engine-side constants
+// (kernel efficiency, collective granularity) come from here alone, one set per stack.
+struct StackProfile
+{
+    std::string id;          // "megatron-core"
+    std::string description; // one line: the framework, version and what sets it apart
+    // Layout defaults.
+    AttentionKernel attention = AttentionKernel::Flash;
+    OverlapConfig overlap;
+    bool gradReduceFp32 = false;
+    // The gradient type when the weights are sharded with FSDP (the stack's FSDP path may
+    // recommend another); unset: as gradReduceFp32.
+    std::optional<bool> fsdpGradReduceFp32;
+    // Engine constants.
+    // Achieved fraction of the catalog's GEMM and attention efficiency (the catalog's values
+    // are for current cuBLAS/cuDNN/Transformer Engine kernels).
+    double kernelEfficiency = 1.0;
+    // Optimizer state per parameter, bytes: FP32 master weights and Adam's two moments (12),
+    // less where the stack keeps them in 16 bits.
+    double optimizerBytesPerParam = 12;
+    // Parameters per data-parallel gradient bucket: each bucket is one collective, paying
+    // the collective's latency once.
+    double dpBucketParams = 40e6;
+    // ZeRO-3 / FSDP: parameters fetched per all-gather (and reduced per reduce-scatter); 0 =
+    // one transformer layer per collective (FSDP wrapping each block).
+    double zeroGatherParams = 0;
+    // ZeRO-3 / FSDP: the gathers are prefetched and the reduce-scatters run asynchronously, so
+    // they hide behind the compute of the same micro-batch; false: each collective waits.
+    bool zeroPrefetch = true;
+    // ZeRO-3 / FSDP: the most bytes per second one GPU's parameter gathers and gradient
+    // reduce-scatters move, whatever the links (0: the links alone bound them). DeepSpeed's
+    // 2021 partitioned collectives went through per-rank tensor lists, flattened and copied
+    // back, submodule by submodule.
+    double zeroCollectiveGBps = 0;
+    // ZeRO-3 / FSDP: each submodule's parameters are released after its forward, so full
+    // recomputation gathers them again before the backward's own gather (DeepSpeed); false:
+    // the recomputed forward reuses the backward's gather (FSDP units around each block).
+    bool zeroRegatherForRecompute = false;
+};
+
+// Known stacks, in documentation order.
+const std::vector<StackProfile> &stackProfiles();
+// The profile for `id`; nullptr when unknown. The empty id gives the engine's generic stack.
+const StackProfile *findStack(const std::string &id);
+const StackProfile &genericStack();
+std::string stackList(); // "megatron-2021, megatron-2022, ..." for messages
+
+// Sets the layout defaults that `stack` implies (attention, overlap, gradient type). The
+// gradient type depends on training.optimizer.fsdp: set that first.
+void applyStackDefaults(TrainingConfig &training, const StackProfile &stack);
+// The gradient type `stack` reduces in, with or without FSDP.
+bool stackGradReduceFp32(const StackProfile &stack, bool fsdp);
+
+} // namespace railyard::engine

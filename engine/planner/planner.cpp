@@ -1,0 +1,537 @@
+#include "planner/planner.h"
+
+#include "base/inputerror.h"
+#include "base/units.h"
+#include "layout/softwarestack.h"
+#include "layout/transformer.h"
+#include "planner/plannerpatterns.h"
+#include "step/compute.h"
+#include "step/fidelity.h"
+#include "step/memory.h"
+#include "step/stepcost.h"
+
+#include <algorithm>
+#include <chrono>
+#include <unordered_map>
+
+namespace railyard::engine {
+
+const char *toString(PlanObjective o)
+{
+    switch (o) {
+    case PlanObjective::StepTime: return "step_time";
+    case PlanObjective::Cost: return "cost";
+    case PlanObjective::TokensPerDollar: return "tokens_per_dollar";
+    }
+    return "step_time";
+}
+
+std::optional<PlanObjective> planObjectiveFromString(const std::string &s)
+{
+    for (PlanObjective o :
+         {PlanObjective::StepTime, PlanObjective::Cost, PlanObjective::TokensPerDollar})
+        if (s == toString(o))
+            return o;
+    return std::nullopt;
+}
+
+const char *toString(Sharding s)
+{
+    switch (s) {
+    case Sharding::Zero0: return "zero0";
+    case Sharding::Zero1: return "zero1";
+    case Sharding::Zero2: return "zero2";
+    case Sharding::Zero3: return "zero3";
+    case Sharding::Fsdp: return "fsdp";
+    }
+    return "zero0";
+}
+
+const char *toString(PlanOrder o)
+{
+    return o == PlanOrder::PipelineInner ? "tp-cp-ep-pp-dp" : kTopologyAwareOrder;
+}
+
+namespace {
+
+// The optimizer settings a sharding choice stands for; the gradient type follows the stack when
+// FSDP is switched on or off, and is the layout's otherwise.
+void setSharding(OptimizerConfig &o,
+                 const OptimizerConfig &base,
+                 const StackProfile &stack,
+                 Sharding s)
+{
+    o.fsdp = s == Sharding::Fsdp;
+    o.distributed = s != Sharding::Zero0;
+    o.zeroStage = s == Sharding::Zero0   ? 0
+                  : s == Sharding::Zero1 ? 1
+                  : s == Sharding::Zero2 ? 2
+                                         : 3;
+    o.gradReduceFp32 = o.fsdp == base.fsdp ? base.gradReduceFp32
+                                           : stackGradReduceFp32(stack, o.fsdp);
+}
+
+// With pipeline stages inside replicas (tp-pp-dp, CP 1), rank = tp + TP x (pp + PP x dp): a
+// group's size and rank stride (pipelineInnerValid() says when every group has one). Expert
+// groups take a stage's TP x DP ranks TP fastest (EP, then its expert-data-parallel groups).
+void pipelineInnerGroups(CommGroups groups, int tp, int pp, int dp, int ep, int &n, int &stride)
+{
+    switch (groups) {
+    case CommGroups::Tp:
+        n = tp;
+        stride = 1;
+        break;
+    case CommGroups::Cp:
+        n = 1;
+        stride = tp;
+        break;
+    case CommGroups::Pp:
+        n = pp;
+        stride = tp;
+        break;
+    case CommGroups::Dp:
+        n = dp;
+        stride = tp * pp;
+        break;
+    case CommGroups::Ep: // EP divides TP, or TP is 1
+        n = ep;
+        stride = tp == 1 ? pp : 1;
+        break;
+    case CommGroups::Edp: // TP divides EP
+        n = tp * dp / ep;
+        stride = pp * ep;
+        break;
+    }
+}
+
+} // namespace
+
+bool pipelineInnerApplies(const PlanChoice &c, bool moe)
+{
+    if (c.cp != 1 || c.pp == 1 || c.dp == 1)
+        return false;
+    if (!moe)
+        return true;
+    const bool epRegular = c.ep == 1 || c.tp % c.ep == 0 || c.tp == 1;
+    const bool edpRegular = c.tp * c.dp == c.ep || c.ep % c.tp == 0;
+    return epRegular && edpRegular;
+}
+
+namespace {
+
+std::uint64_t layerKey(int tp, int cp, int ep, int mb, Recompute r)
+{
+    return std::uint64_t(tp) | std::uint64_t(cp) << 18 | std::uint64_t(ep) << 36
+           | std::uint64_t(mb) << 46 | std::uint64_t(static_cast<int>(r)) << 62;
+}
+
+} // namespace
+
+struct PlanPricer::Impl
+{
+    Impl(const Layout &l, const Topology &t)
+        : layout(l)
+        , topology(t)
+        , patterns(t)
+        , cm(t.gpuSpec(), l.training.precision)
+    {}
+
+    const Layout &layout;
+    const Topology &topology;
+    std::string error;
+    ModelDims m;
+    const StackProfile *stack = nullptr;
+    TrainingConfig t; // the layout's, varied in place
+    CollectivePatterns patterns;
+    ComputeModel cm;
+    double hbm = 0, gpuHourPrice = 0, flopsPerStep = 0, tokensPerStep = 0;
+    int gpus = 0;
+
+    struct Layers
+    {
+        LayerTimes dense, moe, out;
+    };
+    std::unordered_map<std::uint64_t, Layers> layerCache;
+    std::uint64_t lastLayerKey = ~0ull;
+    const Layers *lastLayers = nullptr;
+
+    int runsPp = -1, nRuns = 0;
+    std::array<StageRun, 16> runs{};
+    std::vector<StageRun> allRuns; // when 16 runs do not hold the stages
+
+    // The step time's uncertainty band per regime (MoE with EP, ZeRO-3 or FSDP, CP): the
+    // evaluation's, from the validation runs.
+    struct Band
+    {
+        double fraction = 0;
+        int basis = -1;
+    };
+    std::array<Band, 8> bands{};
+    std::array<bool, 8> haveBand{};
+    std::vector<std::string> bandBases;
+
+    const Band &band(const PlanChoice &c)
+    {
+        const bool moe = m.isMoe() && c.ep > 1;
+        const bool zero3 = c.sharding == Sharding::Zero3 || c.sharding == Sharding::Fsdp;
+        const std::size_t k = (moe ? 1 : 0) | (zero3 ? 2 : 0) | (c.cp > 1 ? 4 : 0);
+        if (!haveBand[k]) {
+            const GpuSpec &gpu = topology.gpuSpec();
+            Regime r;
+            r.architecture = gpu.architecture;
+            r.precision = t.precision == Precision::Fp8 && gpu.fp8Tflops > 0 ? "fp8" : "bf16";
+            r.gpus = gpus;
+            r.moe = moe;
+            r.zero3 = zero3;
+            r.contextParallel = c.cp > 1;
+            const UncertaintyBand u = uncertaintyBand(r);
+            auto it = std::find(bandBases.begin(), bandBases.end(), u.basis);
+            if (it == bandBases.end())
+                it = bandBases.insert(it, u.basis);
+            bands[k] = {u.fraction, int(it - bandBases.begin())};
+            haveBand[k] = true;
+        }
+        return bands[k];
+    }
+
+    // Per request slot: the last pattern and size priced, and its cost.
+    struct SlotMemo
+    {
+        CollectiveOp op = CollectiveOp::AllReduce;
+        int n = -1, stride = -1, pattern = -1;
+        double bytes = -1;
+        CollectiveCost cost;
+    };
+    std::array<SlotMemo, kCommSlots> memo{};
+    StepComm comm;
+
+    const StageRun *stageRunsFor(int pp, int &count)
+    {
+        if (pp != runsPp) {
+            runsPp = pp;
+            nRuns = stageRuns(m, pp, runs);
+            if (nRuns == 0) {
+                allRuns.clear();
+                forEachStage(m, pp, [&](int s, int nd, int nm) {
+                    allRuns.push_back({s, 1, nd, nm});
+                });
+            }
+        }
+        count = nRuns > 0 ? nRuns : static_cast<int>(allRuns.size());
+        return nRuns > 0 ? runs.data() : allRuns.data();
+    }
+
+    const Layers &layers(const PlanChoice &c, bool sp)
+    {
+        const std::uint64_t key = layerKey(c.tp, c.cp, c.ep, c.microBatch, c.recompute);
+        if (key == lastLayerKey)
+            return *lastLayers;
+        auto it = layerCache.find(key);
+        if (it == layerCache.end()) {
+            LayerShard shard;
+            shard.tp = c.tp;
+            shard.cp = c.cp;
+            shard.ep = c.ep;
+            shard.etp = 1;
+            shard.sequenceParallel = sp;
+            shard.microBatch = c.microBatch;
+            shard.seqLen = t.seqLen;
+            shard.recompute = c.recompute;
+            shard.attention = t.attention;
+            shard.tpOverlap = t.overlap.tp;
+            Layers l;
+            l.dense = layerTimes(m, false, shard, cm);
+            l.moe = m.isMoe() ? layerTimes(m, true, shard, cm) : LayerTimes{};
+            l.out = outputLayerTimes(m, shard, cm);
+            it = layerCache.emplace(key, l).first;
+        }
+        lastLayerKey = key;
+        lastLayers = &it->second;
+        return it->second;
+    }
+
+    PlanOrder order = PlanOrder::Megatron; // the configuration being priced
+
+    CollectiveCost priceRequest(const CommRequest &r, const StepSetting &s)
+    {
+        int n = 1, stride = 1;
+        if (order == PlanOrder::PipelineInner)
+            pipelineInnerGroups(r.groups, s.tp, s.pp, s.dp, s.ep, n, stride);
+        else
+            switch (r.groups) {
+            case CommGroups::Tp: n = s.tp; break;
+            case CommGroups::Cp:
+                n = s.cp;
+                stride = s.tp;
+                break;
+            case CommGroups::Ep:
+                n = s.ep;
+                stride = s.etp;
+                break;
+            case CommGroups::Pp:
+                n = s.pp;
+                stride = s.tp * s.cp * s.dp;
+                break;
+            case CommGroups::Dp:
+                n = s.dp * s.cp;
+                stride = s.tp;
+                break;
+            case CommGroups::Edp:
+                n = s.tp * s.cp * s.dp / (s.ep * s.etp);
+                stride = s.ep * s.etp;
+                break;
+            }
+        SlotMemo &mm = memo[static_cast<std::size_t>(r.slot)];
+        if (mm.n != n || mm.stride != stride || mm.op != r.op) {
+            mm.n = n;
+            mm.stride = stride;
+            mm.op = r.op;
+            mm.pattern = patterns.find(r.op, n, stride, r.deepEp ? &m : nullptr);
+            mm.bytes = -1;
+        }
+        if (mm.bytes != r.bytes) {
+            mm.bytes = r.bytes;
+            mm.cost = patterns.price(mm.pattern, r.bytes);
+        }
+        return mm.cost;
+    }
+
+    PlanPrice price(const PlanChoice &c, bool always)
+    {
+        PlanPrice out;
+        order = c.order;
+        StepSetting s;
+        s.model = &m;
+        s.training = &t;
+        s.stack = stack;
+        s.tp = c.tp;
+        s.cp = c.cp;
+        s.pp = c.pp;
+        s.vp = c.vp;
+        s.dp = c.dp;
+        s.ep = c.ep;
+        s.etp = 1;
+        s.sp = c.tp > 1;
+        s.micro = std::max(1, t.globalBatch / std::max(1, c.microBatch * c.dp));
+        out.microBatches = s.micro;
+        t.microBatch = c.microBatch;
+        t.recompute = c.recompute;
+        setSharding(t.optimizer, layout.training.optimizer, *stack, c.sharding);
+        int nRunsHere = 0;
+        const StageRun *stageRunsHere = stageRunsFor(c.pp, nRunsHere);
+
+        // Memory first: most configurations that fail, fail here.
+        MemoryShape shape;
+        shape.tp = c.tp;
+        shape.cp = c.cp;
+        shape.pp = c.pp;
+        shape.vp = c.vp;
+        shape.dp = c.dp;
+        shape.ep = c.ep;
+        shape.etp = 1;
+        shape.sequenceParallel = s.sp;
+        shape.microBatches = s.micro;
+        shape.optimizerBytesPerParam = stack->optimizerBytesPerParam;
+        const LayerActivations act = layerActivations(m, t, shape);
+        for (int i = 0; i < nRunsHere; ++i) {
+            // A run's first stage holds the most micro-batches in flight.
+            const StageRun &run = stageRunsHere[i];
+            const MemoryBreakdown mb = stageMemoryAt(m, t, shape, act, run.first, run.dense, run.moe);
+            if (mb.totalGiB() > out.memoryGiB) {
+                out.memoryGiB = mb.totalGiB();
+                out.memory = mb;
+            }
+        }
+        out.fits = out.memoryGiB <= hbm;
+        if (!out.fits && !always)
+            return out;
+
+        const Layers &l = layers(c, s.sp);
+        requestStepComm(s, stageRunsHere, nRunsHere, comm);
+        const CollectiveCost *last = nullptr;
+        for (int i = 0; i < comm.requests; ++i) {
+            const CommRequest &r = comm.request[static_cast<std::size_t>(i)];
+            CollectiveCost &cost = comm.cost[static_cast<std::size_t>(r.slot)];
+            cost = r.samePattern && last ? samePatternCost(*last, r.bytes) : priceRequest(r, s);
+            last = &cost;
+        }
+        finishStepComm(s, comm);
+        const StepTimes st
+                = composeStep(s, stageRunsHere, nRunsHere, l.dense, l.moe, l.out, comm, cm);
+        out.exposed = st.exposed;
+        out.stepTimeS = st.exposed.sum();
+        out.tokensPerS = tokensPerStep / out.stepTimeS;
+        out.mfu = flopsPerStep / out.stepTimeS / gpus / cm.bf16Peak();
+        const Band &b = band(c);
+        out.bandFraction = b.fraction;
+        out.bandBasis = b.basis;
+        out.costPerStep = stepCost(gpuHourPrice, gpus, out.stepTimeS);
+        if (out.costPerStep > 0) {
+            out.costPerMillionTokens = out.costPerStep / tokensPerStep * 1e6;
+            out.tokensPerDollar = tokensPerStep / out.costPerStep;
+        }
+        return out;
+    }
+};
+
+PlanPricer::PlanPricer(const Layout &layout, const Topology &topology)
+    : d(std::make_unique<Impl>(layout, topology))
+{
+    d->t = layout.training;
+    d->gpus = topology.gpuCount();
+    d->hbm = usableHbmGiB(topology.gpuSpec());
+    d->gpuHourPrice = layout.cluster.pricePerGpuHour.value_or(topology.gpuSpec().pricePerGpuHour);
+    if (!layout.model) {
+        d->error = "the layout has no model: add \"model\": {\"preset\": ...} to plan for it";
+        return;
+    }
+    const ResolvedModel r = resolveModel(*layout.model);
+    if (!r.error.empty()) {
+        d->error = r.error;
+        return;
+    }
+    d->m = r.dims;
+    d->stack = findStack(layout.training.stack);
+    if (!d->stack) {
+        d->error = "training: unknown stack \"" + layout.training.stack
+                   + "\" (known: " + stackList() + ")";
+        return;
+    }
+    d->tokensPerStep = double(layout.training.globalBatch) * layout.training.seqLen;
+    d->flopsPerStep = modelFlopsPerStep(d->m, d->tokensPerStep, layout.training.seqLen);
+}
+
+PlanPricer::~PlanPricer() = default;
+
+bool PlanPricer::ok() const
+{
+    return d->error.empty();
+}
+
+const std::string &PlanPricer::error() const
+{
+    return d->error;
+}
+
+double PlanPricer::hbmGiB() const
+{
+    return d->hbm;
+}
+
+double PlanPricer::pricePerGpuHour() const
+{
+    return d->gpuHourPrice;
+}
+
+int PlanPricer::gpus() const
+{
+    return d->gpus;
+}
+
+double PlanPricer::patternBuildSeconds() const
+{
+    return d->patterns.buildSeconds();
+}
+
+std::size_t PlanPricer::patterns() const
+{
+    return d->patterns.size();
+}
+
+const std::vector<std::string> &PlanPricer::bandBases() const
+{
+    return d->bandBases;
+}
+
+bool PlanPricer::valid(const PlanChoice &c, std::string *why) const
+{
+    const ModelDims &m = d->m;
+    const TrainingConfig &t = d->layout.training;
+    const auto no = [&](std::string reason) {
+        if (why)
+            *why = std::move(reason);
+        return false;
+    };
+    if (!ok())
+        return no(d->error);
+    if (c.tp < 1 || c.cp < 1 || c.pp < 1 || c.dp < 1 || c.ep < 1 || c.vp < 1 || c.microBatch < 1)
+        return no("sizes must be at least 1");
+    if (sizeProduct({c.tp, c.cp, c.pp, c.dp}) != d->gpus)
+        return no("TP x CP x PP x DP is not the GPU count");
+    if (m.heads % c.tp != 0)
+        return no("TP does not divide the attention heads");
+    if (m.kvHeads % c.tp != 0 && c.tp % m.kvHeads != 0)
+        return no("TP does not divide the key/value heads");
+    if (c.cp > 1 && t.seqLen % (2 * c.cp) != 0)
+        return no("the sequence length is not a multiple of 2 x CP");
+    if (c.pp > m.layers)
+        return no("PP is more than the layers");
+    if (c.vp > 1 && (c.pp == 1 || m.layers % (c.pp * c.vp) != 0))
+        return no("VP needs PP and layers that split evenly into PP x VP");
+    if (m.isMoe()) {
+        if (m.experts % c.ep != 0)
+            return no("EP does not divide the experts");
+        if ((c.tp * c.cp * c.dp) % c.ep != 0)
+            return no("EP does not divide TP x CP x DP");
+    } else if (c.ep != 1) {
+        return no("EP without experts");
+    }
+    if (t.globalBatch % (c.dp * c.microBatch) != 0)
+        return no("micro batch x DP does not divide the global batch");
+    if (c.order == PlanOrder::PipelineInner && !pipelineInnerApplies(c, m.isMoe()))
+        return no("pipeline stages go inside replicas (tp-cp-ep-pp-dp) only with PP and DP above "
+                  "1, CP 1 and, with experts, EP dividing TP or TP dividing EP");
+    if (c.dp * c.cp == 1 && c.sharding != Sharding::Zero0)
+        return no("nothing to shard without data parallelism");
+    const Sharding zero3 = d->stack->id == "deepspeed-zero3" ? Sharding::Zero3 : Sharding::Fsdp;
+    if ((c.sharding == Sharding::Zero3 || c.sharding == Sharding::Fsdp) && c.sharding != zero3)
+        return no(std::string("the stack shards weights with ") + toString(zero3));
+    return true;
+}
+
+PlanPrice PlanPricer::price(const PlanChoice &choice, bool always)
+{
+    return d->price(choice, always);
+}
+
+bool planBefore(const PlanPrice &a, const PlanPrice &b, PlanObjective objective)
+{
+    double ka = a.stepTimeS, kb = b.stepTimeS;
+    if (objective == PlanObjective::Cost && a.costPerStep > 0 && b.costPerStep > 0) {
+        ka = a.costPerStep;
+        kb = b.costPerStep;
+    } else if (objective == PlanObjective::TokensPerDollar && a.tokensPerDollar > 0
+               && b.tokensPerDollar > 0) {
+        ka = -a.tokensPerDollar;
+        kb = -b.tokensPerDollar;
+    }
+    if (ka != kb)
+        return ka < kb;
+    if (a.memoryGiB != b.memoryGiB)
+        return a.memoryGiB < b.memoryGiB;
+    return a.stepTimeS < b.stepTimeS;
+}
+
+Layout applyPlan(const Layout &layout, const PlanChoice &c)
+{
+    Layout l = layout;
+    l.parallel = ParallelConfig{};
+    l.parallel.tp = c.tp;
+    l.parallel.cp = c.cp;
+    l.parallel.ep = c.ep;
+    l.parallel.pp = c.pp;
+    l.parallel.vp = c.vp;
+    l.parallel.dp = c.dp;
+    l.parallel.order = toString(c.order);
+    l.mapping.clear();
+    l.training.microBatch = c.microBatch;
+    l.training.recompute = c.recompute;
+    const StackProfile *stack = findStack(layout.training.stack);
+    setSharding(l.training.optimizer,
+                layout.training.optimizer,
+                stack ? *stack : genericStack(),
+                c.sharding);
+    return l;
+}
+
+} // namespace railyard::engine

@@ -1,0 +1,158 @@
+#pragma once
+
+// What the report writers share (report.cpp: JSON and text; reportdocuments.cpp: Markdown and
+// CSV): buffered streaming, number and string formatting. Private to the engine.
+
+#include "base/units.h"
+#include "report/report.h"
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <ostream>
+#include <string>
+#include <type_traits>
+
+namespace railyard::engine::reportformat {
+
+constexpr int kDeviceKinds = 8; // DeviceKind's values
+constexpr int kLinkKinds = 5;   // LinkKind's values
+
+inline int tierKey(const LinkTier &t)
+{
+    return (static_cast<int>(t.from) * kDeviceKinds + static_cast<int>(t.to)) * kLinkKinds
+           + static_cast<int>(t.kind);
+}
+
+// Text is gathered in a buffer and handed to the stream in large pieces: a million small
+// writes to std::cout cost more than formatting them.
+class Buffered
+{
+public:
+    explicit Buffered(std::ostream &out)
+        : m_out(out)
+    {
+        m_buf.reserve(kChunk + 1024);
+    }
+    ~Buffered() { flush(); }
+    std::string &text() { return m_buf; }
+    void maybeFlush()
+    {
+        if (m_buf.size() >= kChunk)
+            flush();
+    }
+    void flush()
+    {
+        m_out.write(m_buf.data(), static_cast<std::streamsize>(m_buf.size()));
+        m_buf.clear();
+    }
+
+private:
+    static constexpr std::size_t kChunk = 1 << 16;
+    std::ostream &m_out;
+    std::string m_buf;
+};
+
+template<class T>
+inline void appendNumber(std::string &s, T v)
+{
+    if constexpr (std::is_floating_point_v<T>) {
+        if (!std::isfinite(v)) {
+            s += "null"; // JSON has no NaN or infinity
+            return;
+        }
+    }
+    char b[40];
+    const auto r = std::to_chars(b, b + sizeof b, v); // shortest text that reads back exactly
+    s.append(b, r.ptr);
+}
+
+// A JSON string: C0 controls, DEL and C1 controls as \u escapes (the last two are allowed raw
+// in JSON but would reach a terminal printing it).
+inline void appendJsonString(std::string &s, const std::string &text)
+{
+    static const char *hex = "0123456789abcdef";
+    const auto escape = [&](unsigned c) {
+        s += "\\u00";
+        s += hex[c >> 4];
+        s += hex[c & 15];
+    };
+    s += '"';
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char ch = text[i];
+        const unsigned char c = static_cast<unsigned char>(ch);
+        const unsigned char next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1])
+                                                       : 0;
+        if (c == '"' || c == '\\') {
+            s += '\\';
+            s += ch;
+        } else if (c < 0x20 || c == 0x7F) {
+            escape(c);
+        } else if (c == 0xC2 && next >= 0x80 && next <= 0x9F) {
+            escape(next);
+            ++i;
+        } else {
+            s += ch;
+        }
+    }
+    s += '"';
+}
+
+// Tier names, made once per tier rather than once per link.
+class TierNames
+{
+public:
+    const std::string &operator()(const LinkTier &tier)
+    {
+        std::string &name = m_names[static_cast<std::size_t>(tierKey(tier))];
+        if (name.empty())
+            name = tier.name();
+        return name;
+    }
+
+private:
+    std::array<std::string, kDeviceKinds * kDeviceKinds * kLinkKinds> m_names;
+};
+
+inline const char *severityName(Severity s)
+{
+    return s == Severity::Error ? "error" : s == Severity::Warning ? "warning" : "info";
+}
+
+// 131072 -> "131,072".
+inline std::string grouped(std::size_t n)
+{
+    std::string digits = std::to_string(n), out;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0)
+            out += ',';
+        out += digits[i];
+    }
+    return out;
+}
+
+inline std::string percent(double x)
+{
+    return formatNumber(100 * x, 3) + "%";
+}
+
+// Bytes in powers of 1000 with three significant digits: "4.49 TB".
+inline std::string bytesText(double bytes)
+{
+    static const char *units[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
+    std::size_t u = 0;
+    while (std::abs(bytes) >= 999.5 && u + 1 < std::size(units)) {
+        bytes /= 1000;
+        ++u;
+    }
+    return formatNumber(bytes, 3) + " " + units[u];
+}
+
+inline std::string padded(std::string s, std::size_t width, bool right = false)
+{
+    if (s.size() < width)
+        s.insert(right ? 0 : s.size(), width - s.size(), ' ');
+    return s;
+}
+
+} // namespace railyard::engine::reportformat

@@ -1,0 +1,293 @@
+#include "step/compute.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace railyard::engine {
+
+namespace {
+constexpr double kKernelOverheadS = 1.5e-6; // launch and tail of one kernel
+} // namespace
+
+ComputeModel::ComputeModel(const GpuSpec &gpu, Precision precision)
+    : m_gpu(gpu)
+{
+    m_peakBf16 = gpu.bf16Tflops * 1e12;
+    m_fp8 = precision == Precision::Fp8 && gpu.fp8Tflops > 0;
+    m_peakGemm = m_fp8 ? gpu.fp8Tflops * 1e12 : m_peakBf16;
+    m_effGemm = m_fp8 && gpu.gemmEfficiencyFp8 > 0 ? gpu.gemmEfficiencyFp8 : gpu.gemmEfficiencyBf16;
+    m_bytesPerElement = m_fp8 ? 1 : 2;
+}
+
+double ComputeModel::gemmCore(double m, double n, double k, bool low) const
+{
+    const double peak = low ? m_peakGemm : m_peakBf16;
+    const double eff = low ? m_effGemm : m_gpu.gemmEfficiencyBf16;
+    // Wave quantization: output tiles run in waves over the SMs and a partial last wave idles
+    // SMs. Like cuBLAS's heuristics, take the tile shape that wastes least; smaller tiles reuse
+    // less data and run a little slower.
+    struct Tile
+    {
+        double m, n, eff;
+    };
+    static constexpr Tile kTiles[] = {{128, 256, 1.0},
+                                      {128, 128, 0.95},
+                                      {64, 128, 0.85},
+                                      {64, 64, 0.7}};
+    double waveEff = 0;
+    for (const Tile &tile : kTiles) {
+        const double tiles = std::ceil(m / tile.m) * std::ceil(n / tile.n);
+        const double waves = tiles / std::max(1, m_gpu.sms);
+        waveEff = std::max(waveEff, tile.eff * waves / std::ceil(waves));
+    }
+    // Each output tile pays a prologue and epilogue worth about one 128-deep step of its K
+    // loop, which a short K amortizes badly.
+    constexpr double kTileOverheadK = 128.0;
+    const double kEff = k / (k + kTileOverheadK);
+    const double flops = 2.0 * m * n * k;
+    const double computeS = flops / (peak * eff * waveEff * kEff);
+    const double elem = low ? 1.0 : 2.0;
+    const double bytes = (m * k + k * n) * elem + m * n * 2.0;
+    const double memoryS = bytes / hbmRate();
+    return std::max(computeS, memoryS) + kKernelOverheadS;
+}
+
+double ComputeModel::gemm(double m, double n, double k, bool fp8) const
+{
+    if (m <= 0 || n <= 0 || k <= 0)
+        return 0;
+    const bool low = fp8 && m_fp8;
+    double t = gemmCore(m, n, k, low);
+    // FP8 (Transformer Engine): the BF16 input is scaled and cast, and transposed for the
+    // weight gradient (read 2 bytes, write 1 + 1), in a kernel of its own. The weights' FP8
+    // copies are cast once a step and cached across micro-batches: not priced.
+    if (low)
+        t += m * k * 4.0 / hbmRate() + kKernelOverheadS;
+    return t;
+}
+
+double ComputeModel::gemmBackward(double m, double n, double k, bool fp8) const
+{
+    if (m <= 0 || n <= 0 || k <= 0)
+        return 0;
+    const bool low = fp8 && m_fp8;
+    // Data gradient (m x n).(n x k) and weight gradient (k x m).(m x n).
+    double t = gemmCore(m, k, n, low) + gemmCore(k, n, m, low);
+    // FP8: the output gradient is cast and transposed (read 2, write 1 + 1).
+    if (low)
+        t += m * n * 4.0 / hbmRate() + kKernelOverheadS;
+    return t;
+}
+
+double ComputeModel::attentionForward(double flops) const
+{
+    // Attention stays in BF16 in FP8 training (FP8 attention is opt-in).
+    return flops / (m_peakBf16 * m_gpu.attentionEfficiency) + kKernelOverheadS;
+}
+
+double ComputeModel::attentionBackward(double flops) const
+{
+    return 2.5 * flops / (m_peakBf16 * m_gpu.attentionEfficiency) + kKernelOverheadS;
+}
+
+double ComputeModel::memory(double bytes) const
+{
+    return bytes / hbmRate();
+}
+
+namespace {
+
+struct Pass
+{
+    double gemm = 0;      // GEMM seconds, forward
+    double gemmBack = 0;  // GEMM seconds, backward (data and weight gradients)
+    double tpGemm = 0;    // forward GEMMs adjacent to TP collectives
+    double attention = 0; // core attention forward seconds
+    double attentionBack = 0;
+    double attentionFlops = 0;
+    double elementBytes = 0;
+    double gemmFlops = 0;
+    double expert = 0;
+};
+
+// Adds one GEMM (m x k).(k x n), forward and backward. A GEMM beside a TP collective runs as
+// TP chunks of its rows when TP communication is overlapped (Transformer Engine's ring
+// exchange), which costs the efficiency of smaller GEMMs.
+double addGemm(Pass &p,
+               const ComputeModel &c,
+               const LayerShard &s,
+               double m,
+               double n,
+               double k,
+               bool tpAdjacent,
+               bool fp8 = true)
+{
+    const int chunks = tpAdjacent && s.tpOverlap && s.sequenceParallel && s.tp > 1 ? s.tp : 1;
+    const double fwd = chunks * c.gemm(m / chunks, n, k, fp8);
+    const double bwd = chunks * c.gemmBackward(m / chunks, n, k, fp8);
+    p.gemm += fwd;
+    p.gemmBack += bwd;
+    if (tpAdjacent)
+        p.tpGemm += fwd;
+    p.gemmFlops += 2 * m * n * k;
+    return fwd;
+}
+
+void attentionBlock(const ModelDims &m, const LayerShard &s, const ComputeModel &c, Pass &p)
+{
+    const double T = double(s.microBatch) * s.seqLen / s.cp; // tokens per CP rank
+    const double h = m.hidden;
+    const double heads = double(m.heads) / s.tp;
+    const double qkDim = m.headDim + m.qkRopeDim;
+    const double vDim = m.vHeadDim > 0 ? m.vHeadDim : m.headDim;
+    // Projections.
+    if (m.qLoraRank > 0 || m.kvLoraRank > 0) {
+        // MLA: low-rank query and key/value projections (the down-projections are not split
+        // by TP).
+        addGemm(p, c, s, T, m.qLoraRank, h, false);
+        addGemm(p, c, s, T, heads * qkDim, m.qLoraRank, true);
+        addGemm(p, c, s, T, m.kvLoraRank + m.qkRopeDim, h, false);
+        addGemm(p, c, s, T, heads * (m.headDim + vDim), m.kvLoraRank, true);
+    } else {
+        const double qkv = (double(m.heads) + 2.0 * m.kvHeads) * m.headDim / s.tp;
+        addGemm(p, c, s, T, qkv, h, true);
+    }
+    // Core attention: QK^T and AV over the whole sequence (ring attention brings the other CP
+    // ranks' keys).
+    const double sq = double(s.seqLen) / s.cp, skv = s.seqLen;
+    if (s.attention == AttentionKernel::Flash) {
+        // Flash attention skips the masked half of a causal mask.
+        const double flops = 2.0 * s.microBatch * heads * sq * skv * (qkDim + vDim) * 0.5;
+        p.attentionFlops += flops;
+        p.attention += c.attentionForward(flops);
+        p.attentionBack += c.attentionBackward(flops);
+    } else {
+        // Batched GEMMs over the full s x s scores, which make three trips through HBM in FP16:
+        // written by QK^T, read and written by the fused scale-mask-softmax-dropout, read by
+        // the AV GEMM (6 bytes per score); backward makes twice as many.
+        const double rows = s.microBatch * heads * sq;
+        const double flops = 2.0 * rows * skv * (qkDim + vDim);
+        const double gemms = c.gemm(rows, skv, qkDim, false) + c.gemm(rows, vDim, skv, false);
+        const double scores = rows * skv;
+        p.attentionFlops += flops;
+        p.attention += gemms + c.memory(6.0 * scores);
+        p.attentionBack += 2.0 * gemms + c.memory(12.0 * scores);
+    }
+    // Output projection.
+    addGemm(p, c, s, T, h, heads * vDim, true);
+    // Element-wise: norms, rotary embedding, residual, dropout, reshapes.
+    const double tokens = s.sequenceParallel ? T / s.tp : T;
+    p.elementBytes += tokens * h * 11
+                      + T * heads * qkDim * 2 * 2 * 2; // norm, residual+dropout; RoPE
+}
+
+void mlpBlock(const ModelDims &m, int width, const LayerShard &s, const ComputeModel &c, Pass &p)
+{
+    const double T = double(s.microBatch) * s.seqLen / s.cp;
+    const double h = m.hidden;
+    const double w = double(width) / s.tp;
+    const double up = m.gatedMlp ? 2 * w : w;
+    addGemm(p, c, s, T, up, h, true);
+    addGemm(p, c, s, T, h, w, true);
+    const double tokens = s.sequenceParallel ? T / s.tp : T;
+    p.elementBytes += tokens * h * 11 + T * w * 2 * (m.gatedMlp ? 3 : 2);
+}
+
+void moeBlock(const ModelDims &m, const LayerShard &s, const ComputeModel &c, Pass &p)
+{
+    const double T = double(s.microBatch) * s.seqLen / s.cp;
+    const double h = m.hidden;
+    const double tokensHere = s.sequenceParallel ? T / s.tp : T; // this rank's tokens
+    // Router.
+    addGemm(p, c, s, tokensHere, m.experts, h, false, false);
+    // Routed experts, balanced: each rank gets its share of the top-k token copies of its EP
+    // group, gathered over expert-TP, for its experts.
+    const double copies = tokensHere * m.topK * s.etp;
+    const double localExperts = std::max(1.0, double(m.experts) / s.ep);
+    const double perExpert = copies / localExperts;
+    const double w = double(m.expertFfn) / s.etp;
+    const double up = m.gatedMlp ? 2 * w : w;
+    Pass one;
+    addGemm(one, c, s, perExpert, up, h, false);
+    addGemm(one, c, s, perExpert, h, w, false);
+    p.gemm += one.gemm * localExperts;
+    p.gemmBack += one.gemmBack * localExperts;
+    p.gemmFlops += one.gemmFlops * localExperts;
+    p.expert += one.gemm * localExperts;
+    // Permute and unpermute the token copies, the activation function.
+    p.elementBytes += tokensHere * h * 11 + copies * h * 2 * 4
+                      + copies * w * 2 * (m.gatedMlp ? 3 : 2);
+    // Shared experts run like a dense MLP on every token.
+    if (m.sharedExperts > 0)
+        mlpBlock(m, m.expertFfn * m.sharedExperts, s, c, p);
+}
+
+LayerTimes finish(const Pass &p, const LayerShard &s, const ComputeModel &c)
+{
+    LayerTimes t;
+    const double elementF = c.memory(p.elementBytes) + 12 * kKernelOverheadS;
+    t.forward = p.gemm + p.attention + elementF;
+    t.attentionForward = p.attention;
+    t.tpGemmForward = p.tpGemm;
+    t.expertForward = p.expert;
+    // Backward: data and weight gradients, flash attention backward, element-wise kernels
+    // twice.
+    t.backward = p.gemmBack + p.attentionBack + 2 * elementF;
+    double recompute = 0;
+    if (s.recompute == Recompute::Full)
+        recompute = t.forward;
+    else if (s.recompute == Recompute::Selective)
+        recompute = p.attention; // core attention re-run in backward
+    t.backward += recompute;
+    const double fwdFlops = p.gemmFlops + p.attentionFlops;
+    t.hardwareFlops = 3 * fwdFlops
+                      + (s.recompute == Recompute::Full        ? fwdFlops
+                         : s.recompute == Recompute::Selective ? p.attentionFlops
+                                                               : 0);
+    return t;
+}
+
+} // namespace
+
+LayerTimes layerTimes(const ModelDims &m, bool moe, const LayerShard &s, const ComputeModel &c)
+{
+    Pass p;
+    attentionBlock(m, s, c, p);
+    if (moe)
+        moeBlock(m, s, c, p);
+    else
+        mlpBlock(m, m.ffn, s, c, p);
+    return finish(p, s, c);
+}
+
+LayerTimes outputLayerTimes(const ModelDims &m, const LayerShard &s, const ComputeModel &c)
+{
+    Pass p;
+    const double T = double(s.microBatch) * s.seqLen / s.cp;
+    const double v = double(m.vocab) / s.tp;
+    addGemm(p, c, s, T, v, m.hidden, false, false); // the output layer usually stays in BF16
+    // Final norm, and the cross-entropy over the vocabulary shard (logits in FP32).
+    p.elementBytes = T * m.hidden * 2 * 4 + T * v * 4 * 3;
+    LayerShard noRecompute = s;
+    noRecompute.recompute = Recompute::None;
+    return finish(p, noRecompute, c);
+}
+
+double modelFlopsPerStep(const ModelDims &m, double tokens, int seqLen)
+{
+    const double h = m.hidden;
+    const double qkDim = m.headDim + m.qkRopeDim;
+    const double vDim = m.vHeadDim > 0 ? m.vHeadDim : m.headDim;
+    // Per token, forward: 2 x (matmul parameters) + attention 2 x s x heads x (qk + v).
+    double attnParams = m.attentionParamsPerLayer();
+    double attn = 2.0 * attnParams + 2.0 * seqLen * m.heads * (qkDim + vDim);
+    double dense = 2.0 * m.mlpParamsPerLayer(m.ffn);
+    double moe = 0;
+    if (m.isMoe())
+        moe = 2.0 * (m.mlpParamsPerLayer(m.expertFfn) * (m.topK + m.sharedExperts) + h * m.experts);
+    const double perToken = m.layers * attn + m.denseLayers() * dense
+                            + (m.isMoe() ? m.moeLayers * moe : 0) + 2.0 * h * m.vocab;
+    return 3.0 * perToken * tokens;
+}
+
+} // namespace railyard::engine

@@ -1,0 +1,82 @@
+#pragma once
+
+#include "layout/catalog.h"
+#include "layout/layout.h"
+#include "layout/transformer.h"
+
+namespace railyard::engine {
+
+// How long a GPU takes for the pieces of a transformer layer: GEMMs at an achievable fraction of
+// peak (lower when the tiles do not fill the last wave of SMs, or when the GEMM is memory bound),
+// flash attention at its own efficiency, element-wise kernels at HBM bandwidth.
+class ComputeModel
+{
+public:
+    ComputeModel(const GpuSpec &gpu, Precision precision);
+
+    // One GEMM of (m x k) . (k x n), in seconds. `fp8`: may run on FP8 tensor cores.
+    double gemm(double m, double n, double k, bool fp8 = true) const;
+    // Its backward: the data-gradient and weight-gradient GEMMs, each as large as the forward.
+    double gemmBackward(double m, double n, double k, bool fp8 = true) const;
+    // Flash attention forward with `flops` of matmul work (after causal masking).
+    double attentionForward(double flops) const;
+    double attentionBackward(double flops) const; // 2.5x the forward's matmul work
+    // Element-wise kernels moving `bytes` through HBM.
+    double memory(double bytes) const;
+
+    double peakFlops() const { return m_peakGemm; } // the precision's dense peak
+    double bf16Peak() const { return m_peakBf16; }
+
+private:
+    double gemmCore(double m, double n, double k, bool low) const;
+    double hbmRate() const { return m_gpu.hbmTBPerS * 1e12 * m_gpu.memoryEfficiency; }
+
+    const GpuSpec &m_gpu;
+    double m_peakBf16 = 0;
+    double m_peakGemm = 0;
+    double m_effGemm = 0;
+    double m_bytesPerElement = 2;
+    bool m_fp8 = false;
+};
+
+// The shape of the work one GPU does for one micro-batch of one layer.
+struct LayerShard
+{
+    int tp = 1, cp = 1, ep = 1, etp = 1;
+    bool sequenceParallel = true;
+    int microBatch = 1;
+    int seqLen = 4096;
+    Recompute recompute = Recompute::Selective;
+    AttentionKernel attention = AttentionKernel::Flash;
+    // TP communication overlapped with the GEMMs beside it (Transformer Engine's userbuffers,
+    // with sequence parallelism): each such GEMM runs as TP chunks of the tokens, each chunk's
+    // GEMM beside the next chunk's transfer.
+    bool tpOverlap = false;
+};
+
+struct LayerTimes
+{
+    double forward = 0;          // seconds, one micro-batch
+    double backward = 0;         // including recomputation
+    double attentionForward = 0; // the core attention part of forward (CP overlaps with it)
+    double tpGemmForward = 0;    // GEMM time next to TP collectives (what TP overlap can hide)
+    double expertForward = 0;    // expert MLP time (what EP overlap can hide)
+    double hardwareFlops = 0;    // forward + backward + recompute, executed
+};
+
+// One transformer layer (dense or MoE) for one micro-batch on one GPU.
+LayerTimes layerTimes(const ModelDims &model,
+                      bool moe,
+                      const LayerShard &shard,
+                      const ComputeModel &compute);
+// The output layer and loss (last pipeline stage) for one micro-batch.
+LayerTimes outputLayerTimes(const ModelDims &model,
+                            const LayerShard &shard,
+                            const ComputeModel &compute);
+
+// Model FLOPs of one training step (forward + backward, no recompute), by the Megatron/NeMo
+// convention of the reference throughput table (NeMo <= 25.07): full s^2 attention (not halved
+// for causal masks), MoE counting the top-k and shared experts, logits included.
+double modelFlopsPerStep(const ModelDims &model, double tokens, int seqLen);
+
+} // namespace railyard::engine

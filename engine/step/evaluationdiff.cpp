@@ -1,0 +1,49 @@
+#include "step/evaluationdiff.h"
+
+#include "base/units.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace railyard::engine {
+
+std::vector<LinkChange> mostChangedLinks(const Evaluation &a, const Evaluation &b, std::size_t count)
+{
+    std::vector<LinkChange> out;
+    if (!a.links || !b.links || a.links->size() != b.links->size())
+        return out;
+    const LinkLoads &la = *a.links, &lb = *b.links;
+    for (std::size_t i = 0; i < la.size(); ++i) {
+        if (la.utilization[i] == lb.utilization[i])
+            continue;
+        LinkChange c;
+        c.link = static_cast<int>(i);
+        c.bytesA = double(la.bytesUp[i]) + la.bytesDown[i];
+        c.bytesB = double(lb.bytesUp[i]) + lb.bytesDown[i];
+        c.utilizationA = la.utilization[i];
+        c.utilizationB = lb.utilization[i];
+        out.push_back(c);
+    }
+    const auto delta = [](const LinkChange &c) {
+        return std::fabs(c.utilizationB - c.utilizationA);
+    };
+    const std::size_t keep = std::min(count, out.size());
+    std::partial_sort(out.begin(),
+                      out.begin() + static_cast<long>(keep),
+                      out.end(),
+                      [&](const LinkChange &x, const LinkChange &y) { return delta(x) > delta(y); });
+    out.resize(keep);
+    return out;
+}
+
+std::string describeChange(double before, double after, const std::string &what)
+{
+    if (before <= 0 || !std::isfinite(before) || !std::isfinite(after))
+        return what + " changed";
+    const double rel = (after - before) / before;
+    if (std::fabs(rel) < 0.0005)
+        return "no change in " + what;
+    return (rel > 0 ? "+" : "") + formatNumber(100 * rel, 2) + "% " + what;
+}
+
+} // namespace railyard::engine

@@ -1,0 +1,29 @@
+#pragma once
+
+#include "step/evaluate.h"
+
+#include <string>
+#include <vector>
+
+namespace railyard::engine {
+
+// A link whose load differs between two evaluations of the same topology (A/B compare).
+struct LinkChange
+{
+    int link = 0;
+    double bytesA = 0; // per step, both directions
+    double bytesB = 0;
+    double utilizationA = 0;
+    double utilizationB = 0;
+};
+
+// The `count` links whose utilization changed most from `a` to `b`, largest change first.
+// Both evaluations must come from topologies with the same links (else: empty).
+std::vector<LinkChange> mostChangedLinks(const Evaluation &a,
+                                         const Evaluation &b,
+                                         std::size_t count);
+
+// "+41% step time", "-3% step time", "no change": how `after` differs from `before` in words.
+std::string describeChange(double before, double after, const std::string &what);
+
+} // namespace railyard::engine

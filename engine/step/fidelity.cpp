@@ -1,0 +1,148 @@
+#include "step/fidelity.h"
+
+#include "base/jsoncursor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+namespace railyard::engine {
+
+extern const char *const kValidationResidualsJson; // generated from resources/fidelity.json
+
+namespace {
+
+constexpr std::size_t kMinRuns = 5;
+constexpr double kQuantile = 0.8;
+constexpr double kFloor = 0.05; // never claim better than 5%
+constexpr double kWiden = 1.5;  // no run of the regime's kind: half as wide again
+
+int scaleBucket(int gpus)
+{
+    return gpus <= 256 ? 0 : gpus <= 2048 ? 1 : 2;
+}
+
+const char *scaleWords(int gpus)
+{
+    return gpus <= 256 ? "up to 256 GPUs" : gpus <= 2048 ? "257 to 2,048 GPUs" : "over 2,048 GPUs";
+}
+
+double quantile(std::vector<double> v, double q)
+{
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    const double at = q * double(v.size() - 1);
+    const std::size_t i = static_cast<std::size_t>(std::floor(at));
+    const std::size_t j = std::min(v.size() - 1, i + 1);
+    return v[i] + (v[j] - v[i]) * (at - double(i));
+}
+
+std::string archWords(const std::string &a)
+{
+    return a == "ampere"      ? "Ampere (A100)"
+           : a == "hopper"    ? "Hopper (H100, H200)"
+           : a == "blackwell" ? "Blackwell"
+                              : a;
+}
+
+} // namespace
+
+std::vector<ValidationRun> parseValidationRuns(const std::string &text, const std::string &file)
+{
+    const Json doc = parseJsonText(text, file);
+    const JsonCursor root(doc, file);
+    root.requireObject();
+    const JsonCursor list = root.at("runs");
+    list.requireArray();
+    std::vector<ValidationRun> runs;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const JsonCursor c = list.at(i);
+        c.requireObject();
+        ValidationRun r;
+        r.id = c.at("id").toString();
+        r.architecture = c.at("architecture").toString();
+        r.precision = c.at("precision").toString();
+        r.gpus = c.intOr("gpus", 1, 1, 1 << 30);
+        r.moe = c.boolOr("moe", false);
+        r.zero3 = c.boolOr("zero3", false);
+        r.contextParallel = c.boolOr("context_parallel", false);
+        r.heldOut = c.boolOr("held_out", false);
+        r.error = c.at("error").toDouble(-10, 10);
+        runs.push_back(std::move(r));
+    }
+    return runs;
+}
+
+const std::vector<ValidationRun> &validationRuns()
+{
+    static const std::vector<ValidationRun> runs = parseValidationRuns(kValidationResidualsJson,
+                                                                       "fidelity.json (built in)");
+    return runs;
+}
+
+UncertaintyBand uncertaintyBand(const Regime &g, const std::vector<ValidationRun> &runs)
+{
+    UncertaintyBand band;
+    const auto sameFeatures = [&](const ValidationRun &r) {
+        return r.moe == g.moe && r.zero3 == g.zero3 && r.contextParallel == g.contextParallel;
+    };
+    const auto sameKind = [&](const ValidationRun &r) {
+        return r.architecture == g.architecture && r.precision == g.precision;
+    };
+    std::string features;
+    if (g.moe)
+        features += ", MoE";
+    if (g.zero3)
+        features += ", ZeRO-3/FSDP";
+    if (g.contextParallel)
+        features += ", context parallel";
+    const std::string kind = archWords(g.architecture) + " " + g.precision;
+    struct Level
+    {
+        std::function<bool(const ValidationRun &)> match;
+        std::string words;
+    };
+    const Level levels[] = {
+            {[&](const ValidationRun &r) {
+                 return sameKind(r) && sameFeatures(r)
+                        && scaleBucket(r.gpus) == scaleBucket(g.gpus);
+             },
+             kind + features + ", " + scaleWords(g.gpus)},
+            {[&](const ValidationRun &r) { return sameKind(r) && sameFeatures(r); },
+             kind + features},
+            {[&](const ValidationRun &r) { return sameKind(r); }, kind},
+            {[&](const ValidationRun &r) { return r.architecture == g.architecture; },
+             archWords(g.architecture)},
+            {[&](const ValidationRun &) { return true; }, "all GPUs and precisions"},
+    };
+    for (const Level &level : levels) {
+        std::vector<double> errors;
+        for (const ValidationRun &r : runs)
+            if (level.match(r))
+                errors.push_back(std::abs(r.error));
+        if (errors.size() < kMinRuns)
+            continue;
+        band.fraction = std::max(kFloor, quantile(errors, kQuantile));
+        band.runs = static_cast<int>(errors.size());
+        band.basis = "the 80th percentile of |error| over the " + std::to_string(errors.size())
+                     + " published runs like this one (" + level.words + ")";
+        break;
+    }
+    // Nothing measured of this architecture, or with these features: say so and widen.
+    const bool archSeen = std::any_of(runs.begin(), runs.end(), [&](const ValidationRun &r) {
+        return r.architecture == g.architecture;
+    });
+    const bool featuresSeen = std::any_of(runs.begin(), runs.end(), [&](const ValidationRun &r) {
+        return sameFeatures(r) && r.architecture == g.architecture;
+    });
+    if (!archSeen || !featuresSeen) {
+        band.fraction *= kWiden;
+        band.basis += std::string(", widened by half: no published run ")
+                      + (!archSeen ? "on " + archWords(g.architecture) : "with" + features)
+                      + " to check against";
+    }
+    return band;
+}
+
+} // namespace railyard::engine

@@ -1,0 +1,74 @@
+#pragma once
+
+#include "layout/catalog.h"
+#include "layout/layout.h"
+#include "layout/transformer.h"
+
+#include <vector>
+
+namespace railyard::engine {
+
+struct MemoryBreakdown
+{
+    double weightsGiB = 0;
+    double gradientsGiB = 0;
+    double optimizerGiB = 0;
+    double activationsGiB = 0;
+    double otherGiB = 0; // workspace, communication buffers, fragmentation
+    double totalGiB() const
+    {
+        return weightsGiB + gradientsGiB + optimizerGiB + activationsGiB + otherGiB;
+    }
+};
+
+// What one GPU of each pipeline stage holds during a training step.
+struct MemoryShape
+{
+    int tp = 1, cp = 1, pp = 1, vp = 1, dp = 1, ep = 1, etp = 1;
+    bool sequenceParallel = false;
+    int microBatches = 1;               // per data-parallel replica and step
+    double optimizerBytesPerParam = 12; // FP32 master weights and Adam moments (the stack's)
+    std::vector<int> stageDense;        // dense layers per stage
+    std::vector<int> stageMoe;          // MoE layers per stage
+};
+
+// Activation bytes one layer keeps for backward, per micro-batch (Korthikanti et al. 2022,
+// generalised; see memory.cpp).
+double layerActivationBytes(const ModelDims &model,
+                            const TrainingConfig &training,
+                            const MemoryShape &shape,
+                            bool moeLayer);
+// One layer's activation bytes per micro-batch, dense and MoE, as kept for backward and as
+// rebuilt at once when a fully recomputed layer runs again: the same for every stage, so
+// computed once per configuration.
+struct LayerActivations
+{
+    double dense = 0, moe = 0;         // kept (the training's recompute setting)
+    double denseFull = 0, moeFull = 0; // without recomputation
+};
+LayerActivations layerActivations(const ModelDims &model,
+                                  const TrainingConfig &training,
+                                  const MemoryShape &shape);
+// What one GPU of pipeline stage `stage` (with `dense` and `moe` layers) holds. Reads `shape`'s
+// sizes, not its per-stage vectors.
+MemoryBreakdown stageMemoryAt(const ModelDims &model,
+                              const TrainingConfig &training,
+                              const MemoryShape &shape,
+                              const LayerActivations &activations,
+                              int stage,
+                              double dense,
+                              double moe);
+
+// Micro-batches whose activations a stage holds at its peak (fractional with interleaving:
+// model chunks of 1/VP of the stage).
+double inFlightMicroBatches(const MemoryShape &shape, int stage);
+
+// Bytes per GPU for each pipeline stage, in GiB.
+std::vector<MemoryBreakdown> stageMemory(const ModelDims &model,
+                                         const TrainingConfig &training,
+                                         const MemoryShape &shape);
+
+// The HBM a program can use, in GiB.
+double usableHbmGiB(const GpuSpec &gpu);
+
+} // namespace railyard::engine

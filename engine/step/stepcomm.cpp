@@ -1,0 +1,208 @@
+#include "step/stepmodel_p.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace railyard::engine::detail {
+
+void StepModel::buildGroups()
+{
+    const int world = ranks->worldSize();
+    const auto collect = [&](Dim d, Groups &out) {
+        out.size = ranks->size(d);
+        out.gpus.assign(static_cast<std::size_t>(world), 0);
+        for (int r = 0; r < world; ++r)
+            out.gpus[static_cast<std::size_t>(ranks->groupOf(r, d)) * out.size
+                     + static_cast<std::size_t>(ranks->coord(r, d))]
+                    = ranks->gpuOfRank(r);
+    };
+    if (tp > 1)
+        collect(Dim::TP, tpGroups);
+    if (cp > 1)
+        collect(Dim::CP, cpGroups);
+    if (pp > 1)
+        collect(Dim::PP, ppGroups);
+    if (ep > 1 && m.isMoe())
+        collect(Dim::EP, epGroups);
+    m_stageOfGpu.assign(static_cast<std::size_t>(topo.gpuCount()), -1);
+    for (int r = 0; r < world; ++r)
+        m_stageOfGpu[static_cast<std::size_t>(ranks->gpuOfRank(r))] = ranks->coord(r, Dim::PP);
+    // Gradients are reduced over DP x CP (the ranks that hold the same weights): one group per
+    // (TP, PP) position, members in (DP, CP) order.
+    if (dp * cp > 1) {
+        dpGroups.size = dp * cp;
+        dpGroups.gpus.assign(static_cast<std::size_t>(world), 0);
+        for (int r = 0; r < world; ++r) {
+            const int key = ranks->coord(r, Dim::PP) * tp + ranks->coord(r, Dim::TP);
+            const int at = ranks->coord(r, Dim::DP) * cp + ranks->coord(r, Dim::CP);
+            dpGroups.gpus[static_cast<std::size_t>(key) * dpGroups.size
+                          + static_cast<std::size_t>(at)]
+                    = ranks->gpuOfRank(r);
+        }
+    }
+    // Expert weights are reduced over the expert-data-parallel ranks: those of one pipeline
+    // stage with the same expert-TP and EP coordinates.
+    const int edp = (tp * cp * dp) / std::max(1, ep * etp);
+    if (m.isMoe() && edp > 1) {
+        edpGroups.size = edp;
+        edpGroups.gpus.assign(static_cast<std::size_t>(world), 0);
+        for (int r = 0; r < world; ++r) {
+            const int s = ranks->coord(r, Dim::TP)
+                          + tp * (ranks->coord(r, Dim::CP) + cp * ranks->coord(r, Dim::DP));
+            const int e = (s / etp) % ep;
+            const int key = (ranks->coord(r, Dim::PP) * ep + e) * etp + s % etp;
+            edpGroups.gpus[static_cast<std::size_t>(key) * edp
+                           + static_cast<std::size_t>(s / (etp * ep))]
+                    = ranks->gpuOfRank(r);
+        }
+    }
+}
+
+DimPrice StepModel::price(const Groups &groups, CollectiveOp op, double bytes, double perStep)
+{
+    DimPrice out;
+    if (groups.empty() || bytes <= 0)
+        return out;
+    // Plan each distinct group shape once (NCCL's algorithm and protocol choice, in a scratch
+    // phase that does not count toward the step), then put every group's bytes on the links
+    // together: groups that share links slow each other down.
+    out.groupTimeS.resize(groups.count());
+    out.groupDomains.resize(groups.count());
+    m_groupPlan.resize(groups.count());
+    traffic.beginPhase(perStep);
+    double nvScale = 1, worstEff = 1, worstLat = 0, cap = 0;
+    out.bestGroupS = std::numeric_limits<double>::infinity();
+    int firstPlan = -1;
+    GroupShape &g = m_shape;
+    for (std::size_t i = 0; i < groups.count(); ++i) {
+        analyzeGroup(topo, groups[i], g);
+        const PlanKey key{op,
+                          bytes,
+                          m_dispatchScale,
+                          g.n,
+                          g.domains,
+                          g.ppn,
+                          g.ppnMin,
+                          g.nicsPerDomain,
+                          g.intraGBps,
+                          g.netPerDomainGBps};
+        std::size_t k = 0;
+        while (k < planCache.size() && !(planCache[k].first == key))
+            ++k;
+        if (k == planCache.size())
+            planCache.emplace_back(
+                    key,
+                    planCollective(topo, g, op, bytes, Algorithm::Auto, planning, m_dispatchScale));
+        const CollectivePlan &p = planCache[k].second;
+        m_groupPlan[i] = static_cast<int>(k);
+        if (firstPlan < 0)
+            firstPlan = static_cast<int>(k);
+        out.groupTimeS[i] = p.timeS;
+        out.groupDomains[i] = g.domains;
+        nvScale = std::min(nvScale, p.nvlinkScale);
+        worstEff = std::min(worstEff, p.efficiency);
+        worstLat = std::max(worstLat, p.latencyS);
+        if (p.capBusGBps > 0)
+            cap = cap > 0 ? std::min(cap, p.capBusGBps) : p.capBusGBps;
+        out.bestGroupS = std::min(out.bestGroupS, p.timeS);
+        addCollectiveTraffic(traffic, topo, g, op, p.algorithm, bytes, m_dispatchScale);
+    }
+    traffic.setKindScale(LinkKind::NvLink, nvScale);
+    traffic.phaseTime();
+    int maxDomains = 0;
+    for (int d : out.groupDomains)
+        maxDomains = std::max(maxDomains, d);
+    const Algorithm algorithm = planCache[static_cast<std::size_t>(firstPlan)].second.algorithm;
+    const double bw = stageTime(traffic, algorithm, maxDomains);
+    const int n = static_cast<int>(groups.front().size());
+    static_cast<CollectiveCost &>(out)
+            = groupsCost(op, n, bytes, bw, worstLat, worstEff, cap, algorithm);
+    if (options.timeline) {
+        out.perStep = perStep;
+        recordStages(groups, op, bytes, &groups == &ppGroups, out);
+    }
+    return out;
+}
+
+void StepModel::recordStages(
+        const Groups &groups, CollectiveOp op, double bytes, bool wholePipeline, DimPrice &out)
+{
+    // The same groups' bytes again, stage by stage, in the scratch traffic (the plans are
+    // cached, so `planning` is free): additive, so the stages add up to the step's phase.
+    const int stages = wholePipeline ? 1 : pp;
+    out.stageBytes.assign(static_cast<std::size_t>(stages), {});
+    for (int s = 0; s < stages; ++s) {
+        planning.beginPhase(1.0);
+        bool any = false;
+        for (std::size_t i = 0; i < groups.count(); ++i) {
+            if (!wholePipeline && m_stageOfGpu[static_cast<std::size_t>(groups[i][0])] != s)
+                continue;
+            analyzeGroup(topo, groups[i], m_shape);
+            addCollectiveTraffic(planning,
+                                 topo,
+                                 m_shape,
+                                 op,
+                                 planCache[static_cast<std::size_t>(m_groupPlan[i])].second.algorithm,
+                                 bytes,
+                                 m_dispatchScale);
+            any = true;
+        }
+        if (!any)
+            continue;
+        planning.phaseTime();
+        planning.phaseBytes(out.stageBytes[static_cast<std::size_t>(s)]);
+    }
+}
+
+DimPrice StepModel::priceSamePattern(const DimPrice &like, double bytes, double perStep)
+{
+    // A collective whose traffic has the same shape as the last one priced (a reduce-scatter
+    // after an all-gather on the same groups): its bytes scale, its latency stays.
+    DimPrice out = like;
+    if (like.bytes <= 0)
+        return out;
+    const double scale = bytes / like.bytes;
+    static_cast<CollectiveCost &>(out) = samePatternCost(like, bytes);
+    for (double &t : out.groupTimeS)
+        t = like.latencyS + (t - like.latencyS) * scale;
+    traffic.repeatPhase(perStep * scale);
+    out.perStep = perStep;
+    for (auto &stage : out.stageBytes)
+        for (LinkShare &l : stage) {
+            l.up = static_cast<float>(l.up * scale);
+            l.down = static_cast<float>(l.down * scale);
+        }
+    return out;
+}
+
+void StepModel::priceCommunication()
+{
+    // What each dimension sends and how often (stepcost.cpp, shared with the planner), priced
+    // here on every group at once.
+    requestStepComm(setting, runs.data(), static_cast<int>(runs.size()), c);
+    const DimPrice *last = nullptr;
+    for (int i = 0; i < c.requests; ++i) {
+        const CommRequest &r = c.request[static_cast<std::size_t>(i)];
+        DimPrice &out = c[r.slot];
+        if (r.samePattern && last) {
+            out = priceSamePattern(*last, r.bytes, r.perStep);
+        } else {
+            const Groups *groups[]
+                    = {&tpGroups, &cpGroups, &epGroups, &ppGroups, &dpGroups, &edpGroups};
+            const Groups &g = *groups[static_cast<int>(r.groups)];
+            if (r.deepEp && !g.empty()) {
+                GroupShape shape;
+                analyzeGroup(topo, g.front(), shape);
+                m_dispatchScale = deepEpDispatchScale(m, shape.domains);
+            }
+            out = price(g, r.op, r.bytes, r.perStep);
+            m_dispatchScale = 1.0;
+        }
+        c.cost[static_cast<std::size_t>(r.slot)] = out;
+        last = &out;
+    }
+    finishStepComm(setting, c);
+}
+
+} // namespace railyard::engine::detail

@@ -1,0 +1,519 @@
+#include "step/stepcost.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace railyard::engine {
+
+int stageRuns(const ModelDims &m, int pp, std::array<StageRun, 16> &out)
+{
+    int runs = 0;
+    bool full = false;
+    forEachStage(m, pp, [&](int s, int nd, int nm) {
+        // The first and last stages are runs of their own (embedding, output layer).
+        if (runs > 0 && s != pp - 1) {
+            StageRun &r = out[static_cast<std::size_t>(runs - 1)];
+            if (r.first != 0 && r.dense == nd && r.moe == nm) {
+                ++r.count;
+                return;
+            }
+        }
+        if (runs == static_cast<int>(out.size())) {
+            full = true;
+            return;
+        }
+        out[static_cast<std::size_t>(runs++)] = {s, 1, nd, nm};
+    });
+    return full ? 0 : runs;
+}
+
+CollectiveCost groupsCost(CollectiveOp op,
+                          int n,
+                          double bytes,
+                          double linkS,
+                          double worstLatencyS,
+                          double worstEfficiency,
+                          double capBusGBps,
+                          Algorithm algorithm)
+{
+    CollectiveCost out;
+    out.bwTimeS = linkS / worstEfficiency;
+    if (capBusGBps > 0)
+        out.bwTimeS = std::max(out.bwTimeS, busBandwidthFactor(op, n) * bytes / (capBusGBps * 1e9));
+    out.latencyS = worstLatencyS;
+    out.timeS = worstLatencyS + out.bwTimeS;
+    out.bytes = bytes;
+    out.algorithm = algorithm;
+    return out;
+}
+
+CollectiveCost samePatternCost(const CollectiveCost &like, double bytes)
+{
+    CollectiveCost out = like;
+    if (like.bytes <= 0)
+        return out;
+    const double scale = bytes / like.bytes;
+    out.bytes = bytes;
+    out.bwTimeS = like.bwTimeS * scale;
+    out.timeS = like.latencyS + out.bwTimeS;
+    return out;
+}
+
+double deepEpDispatchScale(const ModelDims &m, int N)
+{
+    // With experts spread evenly over the N nodes of an EP group, a node holds none of a
+    // token's top-k with probability C(E - E/N, k) / C(E, k).
+    if (N <= 1)
+        return 1.0;
+    const double perNode = double(m.experts) / N;
+    double miss = 1;
+    for (int i = 0; i < m.topK; ++i)
+        miss *= std::max(0.0, (m.experts - perNode - i) / (m.experts - i));
+    const double remoteNodes = (N - 1) * (1 - miss);
+    const double remoteCopies = double(m.topK) * (N - 1) / N;
+    return std::min(1.0, remoteNodes / remoteCopies);
+}
+
+namespace {
+
+void add(StepComm &c, CommSlot slot, CommGroups g, CollectiveOp op, double bytes, double perStep)
+{
+    c.request[static_cast<std::size_t>(c.requests++)] = {slot, g, op, bytes, perStep, false, false};
+}
+
+void addSame(StepComm &c, CommSlot slot, CommGroups g, CollectiveOp op, double bytes, double perStep)
+{
+    c.request[static_cast<std::size_t>(c.requests++)] = {slot, g, op, bytes, perStep, true, false};
+}
+
+// ZeRO-3 / FSDP: parameters per collective (one layer, a whole block, or one tensor).
+double zeroUnitsOf(const StepSetting &s, const StepComm &c)
+{
+    const ModelDims &m = *s.model;
+    const double gather = s.stack->zeroGatherParams;
+    const double layerParams = (c.denseParamsGpu + c.expertParamsGpu)
+                               / std::max(1.0, double(m.layers) / s.pp);
+    return gather < 0   ? m.weightTensorsPerLayer()
+           : gather > 0 ? std::max(1.0, std::ceil(layerParams / gather))
+                        : 1.0;
+}
+
+} // namespace
+
+void requestStepComm(const StepSetting &s, const StageRun *runs, int nRuns, StepComm &c)
+{
+    const ModelDims &m = *s.model;
+    const TrainingConfig &t = *s.training;
+    const int tp = s.tp, cp = s.cp, pp = s.pp, ep = s.ep, etp = s.etp;
+    c = StepComm{};
+    // ---- Communication sizes (bytes, nccl-tests semantics) and counts per step.
+    const double T = double(t.microBatch) * t.seqLen / cp; // tokens per CP rank
+    c.act = T * m.hidden * 2.0;                            // one activation tensor, BF16
+    const double act = c.act;
+    const double microBatches = s.micro;
+    const double layersPerStage = double(m.layers) / pp;
+    const double moePerStage = m.isMoe() ? double(m.moeLayers) / pp : 0;
+    // TP per layer and micro-batch. Without sequence parallelism: two all-reduces forward (after
+    // the attention and MLP blocks) and two backward. With it: forward, an all-gather before and
+    // a reduce-scatter after each block; backward, the mirror image plus an all-gather of each
+    // column-parallel GEMM's input for its weight gradient, which Megatron overlaps with the
+    // data-gradient GEMM. Full recomputation repeats the forward's collectives.
+    const double recomputeTp = t.recompute == Recompute::Full ? 2.0 : 0.0;
+    if (tp > 1) {
+        const double per = layersPerStage * microBatches;
+        if (s.sp) {
+            add(c,
+                CommSlot::TpAg,
+                CommGroups::Tp,
+                CollectiveOp::AllGather,
+                act,
+                (6.0 + recomputeTp) * per);
+            addSame(c,
+                    CommSlot::TpRs,
+                    CommGroups::Tp,
+                    CollectiveOp::ReduceScatter,
+                    act,
+                    (4.0 + recomputeTp) * per);
+        } else {
+            add(c,
+                CommSlot::TpAr,
+                CommGroups::Tp,
+                CollectiveOp::AllReduce,
+                act,
+                (4.0 + recomputeTp) * per);
+        }
+    }
+    // CP: ring attention passes each rank's keys and values around the ring, forward; keys,
+    // values and their gradients backward.
+    c.cpKvBytes = T * 2.0 * m.kvHeads * m.headDim / std::max(1, tp) * 2.0;
+    if (cp > 1)
+        add(c,
+            CommSlot::CpRing,
+            CommGroups::Cp,
+            CollectiveOp::SendRecv,
+            c.cpKvBytes,
+            3.0 * (cp - 1) * layersPerStage * microBatches);
+    // EP: all-to-all dispatch and combine, forward and backward, per MoE layer.
+    if (ep > 1 && m.isMoe()) {
+        const double tokensHere = s.sp ? T / tp : T;
+        c.a2aBytes = tokensHere * m.topK * m.hidden * 2.0;
+        add(c,
+            CommSlot::EpA2a,
+            CommGroups::Ep,
+            CollectiveOp::AllToAll,
+            c.a2aBytes,
+            4.0 * moePerStage * microBatches);
+        c.request[static_cast<std::size_t>(c.requests - 1)].deepEp = t.moeDispatcher
+                                                                     == MoeDispatcher::DeepEP;
+    }
+    // PP: activations to the next stage forward, gradients back, per micro-batch and virtual
+    // stage (scattered over TP with sequence parallelism).
+    if (pp > 1)
+        add(c,
+            CommSlot::PpP2p,
+            CommGroups::Pp,
+            CollectiveOp::SendRecv,
+            s.sp ? act / tp : act,
+            2.0 * s.vp * microBatches);
+
+    // ---- Data parallelism: what the ranks that hold the same weights exchange. Without ZeRO-3
+    // the gradients are reduced once a step (all-reduced, or reduce-scattered with a sharded
+    // optimizer, the parameters then all-gathered back), in buckets: each bucket is one
+    // collective and pays its latency once. With ZeRO-3 / FSDP the weights themselves are
+    // sharded: every micro-batch gathers each layer's parameters before its forward and again
+    // before its backward, and reduce-scatters its gradients after, in units of one layer (FSDP)
+    // or one tensor (DeepSpeed).
+    const ModelDims::LayerParams lp = m.layerParams();
+    // The largest stage's parameters per GPU (first or last stage holds an embedding).
+    for (int r = 0; r < nRuns; ++r) {
+        const StageRun &run = runs[r];
+        const int st = run.first; // a run's stages are alike
+        const double d = run.dense * (lp.attention + lp.denseMlp)
+                         + run.moe * (lp.attention + lp.sharedMlp)
+                         + ((st == 0 || st == pp - 1) ? lp.embedding : 0);
+        const double x = run.moe * lp.expertMlp;
+        if (d / tp + x / (ep * etp) > c.denseParamsGpu + c.expertParamsGpu) {
+            c.denseParamsGpu = d / tp;
+            c.expertParamsGpu = x / (ep * etp);
+        }
+    }
+    const OptimizerConfig &opt = t.optimizer;
+    c.shardedGrads = opt.distributed || opt.zeroStage >= 1 || opt.fsdp;
+    c.zero3 = opt.fsdp || opt.zeroStage >= 3;
+    c.zero2 = !c.zero3 && opt.zeroStage == 2;
+    // Gradients travel in their buffer's type (BF16, or FP32), parameters in BF16.
+    c.gradBytes = opt.gradReduceFp32 ? 4.0 : 2.0;
+    const double units = zeroUnitsOf(s, c);
+    const bool dpGroups = s.dp * cp > 1;
+    const bool edpGroups = m.isMoe() && (tp * cp * s.dp) / std::max(1, ep * etp) > 1;
+
+    if (!c.zero3) {
+        // Gradients reduce-scattered and parameters gathered (sharded optimizer), or
+        // all-reduced, once a step, bucket by bucket. ZeRO-2 shards the gradients too: each
+        // micro-batch's are reduce-scattered as its backward produces them, layer by layer,
+        // into this rank's shard.
+        const auto data = [&](bool has,
+                              CommGroups g,
+                              double params,
+                              CommSlot rs,
+                              CommSlot ag,
+                              CommSlot ar) {
+            if (!has || params <= 0)
+                return 0.0;
+            const double bucket = s.stack->dpBucketParams;
+            double ops = bucket > 0 ? std::max(1.0, std::ceil(params / bucket)) : 1.0;
+            if (c.zero2) {
+                ops = layersPerStage * units;
+                add(c,
+                    rs,
+                    g,
+                    CollectiveOp::ReduceScatter,
+                    params / ops * c.gradBytes,
+                    ops * microBatches);
+                addSame(c, ag, g, CollectiveOp::AllGather, params / ops * 2.0, ops / microBatches);
+            } else if (c.shardedGrads) {
+                add(c, rs, g, CollectiveOp::ReduceScatter, params / ops * c.gradBytes, ops);
+                addSame(c, ag, g, CollectiveOp::AllGather, params / ops * 2.0, ops);
+            } else {
+                add(c, ar, g, CollectiveOp::AllReduce, params / ops * c.gradBytes, ops);
+            }
+            return ops;
+        };
+        c.dpOps = data(dpGroups,
+                       CommGroups::Dp,
+                       c.denseParamsGpu,
+                       CommSlot::DpRs,
+                       CommSlot::DpAg,
+                       CommSlot::DpAr);
+        c.edpOps = data(edpGroups,
+                        CommGroups::Edp,
+                        c.expertParamsGpu,
+                        CommSlot::EdpRs,
+                        CommSlot::EdpAg,
+                        CommSlot::EdpAr);
+        return;
+    }
+
+    // ZeRO-3 / FSDP: one layer's parameters per GPU (after TP and EP), gathered in `units`
+    // collectives: a whole layer (FSDP wraps each block), or each weight tensor (DeepSpeed).
+    const double denseLayer = (m.isMoe() ? (m.denseLayers() * (lp.attention + lp.denseMlp)
+                                            + m.moeLayers * (lp.attention + lp.sharedMlp))
+                                                   / m.layers
+                                         : lp.attention + lp.denseMlp)
+                              / tp;
+    const double expertLayer = m.isMoe() ? lp.expertMlp * m.moeLayers / m.layers / (ep * etp) : 0;
+    const double perStep = units * layersPerStage * microBatches;
+    c.zeroUnits = units;
+    if (dpGroups && denseLayer > 0) {
+        add(c,
+            CommSlot::DpAg,
+            CommGroups::Dp,
+            CollectiveOp::AllGather,
+            denseLayer * 2.0 / units,
+            2 * perStep);
+        addSame(c,
+                CommSlot::DpRs,
+                CommGroups::Dp,
+                CollectiveOp::ReduceScatter,
+                denseLayer * c.gradBytes / units,
+                perStep);
+    }
+    if (edpGroups && expertLayer > 0) {
+        add(c,
+            CommSlot::EdpAg,
+            CommGroups::Edp,
+            CollectiveOp::AllGather,
+            expertLayer * 2.0 / units,
+            2 * perStep);
+        addSame(c,
+                CommSlot::EdpRs,
+                CommGroups::Edp,
+                CollectiveOp::ReduceScatter,
+                expertLayer * c.gradBytes / units,
+                perStep);
+    }
+}
+
+void finishStepComm(const StepSetting &s, StepComm &c)
+{
+    const ModelDims &m = *s.model;
+    const TrainingConfig &t = *s.training;
+    const int tp = s.tp, cp = s.cp;
+    const double microBatches = s.micro;
+    const double recomputeTp = t.recompute == Recompute::Full ? 2.0 : 0.0;
+    // Exposed per layer (the weight-gradient all-gathers hide behind the data-gradient GEMMs).
+    const CollectiveCost &ag = c.at(CommSlot::TpAg), &rs = c.at(CommSlot::TpRs);
+    c.tpPerLayerS = s.sp ? ag.timeS * (4.0 + recomputeTp) + rs.timeS * (4.0 + recomputeTp)
+                         : c.at(CommSlot::TpAr).timeS * (4.0 + recomputeTp);
+    c.tpHiddenPerLayerS = s.sp ? ag.timeS * 2.0 : 0.0;
+    c.cpPerLayerS = c.at(CommSlot::CpRing).timeS * 3.0 * (cp - 1);
+    c.epPerMoeLayerS = c.at(CommSlot::EpA2a).timeS * 4.0;
+
+    const CollectiveCost &dpRs = c.at(CommSlot::DpRs), &dpAg = c.at(CommSlot::DpAg),
+                         &dpAr = c.at(CommSlot::DpAr);
+    const CollectiveCost &edpRs = c.at(CommSlot::EdpRs), &edpAg = c.at(CommSlot::EdpAg),
+                         &edpAr = c.at(CommSlot::EdpAr);
+    if (!c.zero3) {
+        const double gradOnce = c.dpOps * (dpRs.timeS + dpAr.timeS)
+                                + c.edpOps * (edpRs.timeS + edpAr.timeS);
+        c.dpGradS = (c.zero2 ? microBatches : 1.0) * gradOnce;
+        c.dpParamS = c.dpOps * dpAg.timeS + c.edpOps * edpAg.timeS;
+        return;
+    }
+    // Per layer and micro-batch: a gather before the forward; a gather and a reduce-scatter
+    // around the backward. The recomputed forward reuses the backward's gather, unless the
+    // stack releases each submodule's parameters after its forward (then it gathers again).
+    // A stack whose collectives move at most `zeroCollectiveGBps` per GPU takes at least
+    // bytes / rate for each.
+    const double layers = double(m.layers) / s.pp;
+    const double units = c.zeroUnits;
+    const double rate = s.stack->zeroCollectiveGBps * 1e9;
+    const auto timed = [&](const CollectiveCost &p) {
+        return p.bytes > 0 && rate > 0 ? std::max(p.timeS, p.bytes / rate) : p.timeS;
+    };
+    const double agS = timed(dpAg) + timed(edpAg);
+    const double rsS = timed(dpRs) + timed(edpRs);
+    const double gathers = t.recompute == Recompute::Full && s.stack->zeroRegatherForRecompute
+                                   ? 2.0
+                                   : 1.0;
+    c.zeroFwdPerLayerS = units * agS;
+    c.zeroBwdPerLayerS = units * (gathers * agS + rsS);
+    // The embedding and output layer go the same way, on the first and last stages.
+    if (s.dp * cp > 1 && dpAg.bytes > 0) {
+        const double embed = m.layerParams().embedding / tp;
+        const double scale = embed * 2.0 / dpAg.bytes;
+        c.zeroEmbedS = (2 * dpAg.latencyS + dpRs.latencyS)
+                       + scale * (2 * dpAg.bwTimeS + dpRs.bwTimeS * c.gradBytes / 2.0);
+        if (rate > 0)
+            c.zeroEmbedS = std::max(c.zeroEmbedS, embed * (2 * 2.0 + c.gradBytes) / rate);
+    }
+    c.dpGradS = microBatches * layers * units * rsS;
+    c.dpParamS = microBatches * layers * units * (1 + gathers) * agS;
+}
+
+StepTimes composeStep(const StepSetting &s,
+                      const StageRun *runs,
+                      int nRuns,
+                      const LayerTimes &dense,
+                      const LayerTimes &moe,
+                      const LayerTimes &out,
+                      const StepComm &c,
+                      const ComputeModel &cm)
+{
+    const ModelDims &m = *s.model;
+    const TrainingConfig &t = *s.training;
+    const int tp = s.tp, pp = s.pp, vp = s.vp;
+    const double microBatches = s.micro;
+    const double layersPerStage = double(m.layers) / pp;
+    const double moePerStage = m.isMoe() ? double(m.moeLayers) / pp : 0;
+    StepTimes r;
+
+    // ---- One micro-batch on the slowest stage.
+    double slowest = 0, sumStages = 0;
+    double stageTp = 0, stageCp = 0, stageEp = 0, stageZero = 0;
+    // A stage's time depends on its layers and on whether it is the first or the last.
+    const auto stageTotal = [&](int st,
+                                double nd,
+                                double nm,
+                                double &compute,
+                                double &tpExposed,
+                                double &cpExposed,
+                                double &epExposed,
+                                double &zeroExposed) {
+        compute = nd * (dense.forward + dense.backward) + nm * (moe.forward + moe.backward);
+        if (st == pp - 1)
+            compute += out.forward + out.backward;
+        // Exposed communication: TP collectives overlap with the GEMMs next to them when TP
+        // overlap is on; CP ring steps hide behind attention; EP behind expert compute with
+        // all-to-all overlap.
+        const double layers = nd + nm;
+        tpExposed = layers * c.tpPerLayerS;
+        if (t.overlap.tp && s.sp && tp > 1) {
+            // Transformer Engine's ring exchange: each collective moves in TP chunks, each
+            // beside the GEMM of the chunk before (forward, and the data- and weight-gradient
+            // GEMMs backward); only the first chunk's transfer waits, and what the GEMMs cannot
+            // cover.
+            const double gemm = 3.0 * (nd * dense.tpGemmForward + nm * moe.tpGemmForward);
+            const double comm = layers * c.tpPerLayerS;
+            tpExposed = comm / tp + std::max(0.0, comm - gemm) * (tp - 1) / tp;
+        } else if (t.overlap.tp) {
+            // Without sequence parallelism Megatron overlaps only the backward all-reduces
+            // with the weight-gradient GEMMs.
+            const double gemm = nd * dense.tpGemmForward + nm * moe.tpGemmForward;
+            const double comm = layers * c.tpPerLayerS;
+            tpExposed = comm - std::min(comm / 2, gemm);
+        }
+        const double attention = 3.5 * (nd * dense.attentionForward + nm * moe.attentionForward);
+        cpExposed = std::max(layers * c.cpPerLayerS - attention, 0.05 * layers * c.cpPerLayerS);
+        epExposed = nm * c.epPerMoeLayerS;
+        if (t.overlap.ep) {
+            // Megatron's combined 1F1B schedule runs one micro-batch's forward beside another's
+            // backward: the forward dispatch and combine hide behind backward compute, the
+            // backward ones wait on gradients and stay exposed; while they overlap, the
+            // dispatcher's kernels take about 18% of the SMs from compute (DeepEP: 24 of 132).
+            const double forwardA2a = 0.5 * epExposed;
+            const double hidden = std::min(forwardA2a, nm * 2.0 * moe.backward / 3.0);
+            epExposed = epExposed - hidden + 0.18 * hidden;
+        }
+        // ZeRO-3 / FSDP: each layer's gathers and reduce-scatters, prefetched and run
+        // asynchronously behind the compute of this micro-batch only; the first gather of the
+        // micro-batch waits.
+        zeroExposed = 0;
+        if (c.zero3) {
+            double fwd = nd * dense.forward + nm * moe.forward;
+            double bwd = nd * dense.backward + nm * moe.backward;
+            double commFwd = layers * c.zeroFwdPerLayerS, commBwd = layers * c.zeroBwdPerLayerS;
+            if (st == 0 || st == pp - 1) {
+                commFwd += c.zeroEmbedS / 3;
+                commBwd += 2 * c.zeroEmbedS / 3;
+            }
+            if (st == pp - 1) {
+                fwd += out.forward;
+                bwd += out.backward;
+            }
+            if (t.overlap.dp && s.stack->zeroPrefetch)
+                zeroExposed = std::max(0.0, commFwd + commBwd - fwd - bwd)
+                              + std::min(c.zeroFwdPerLayerS, commFwd);
+            else
+                zeroExposed = commFwd + commBwd;
+        }
+        return compute + tpExposed + cpExposed + epExposed + zeroExposed;
+    };
+    for (int i = 0; i < nRuns; ++i) {
+        // The stages of a run are alike (the first and the last stage are runs of their own).
+        const StageRun &run = runs[i];
+        double compute, tpX, cpX, epX, zeroX;
+        const double total = stageTotal(run.first, run.dense, run.moe, compute, tpX, cpX, epX, zeroX);
+        sumStages += run.count * total;
+        if (total > slowest) {
+            slowest = total;
+            r.stageCompute = compute;
+            stageTp = tpX;
+            stageCp = cpX;
+            stageEp = epX;
+            stageZero = zeroX;
+        }
+    }
+    const double avgStage = sumStages / pp;
+
+    // ---- The step: micro-batches through the slowest stage, the pipeline bubble, P2P on the
+    // critical path, then the data-parallel gradient traffic and the optimizer.
+    StepBreakdown &x = r.exposed;
+    x.compute = microBatches * r.stageCompute;
+    x.tp = microBatches * stageTp;
+    x.cp = microBatches * stageCp;
+    x.ep = microBatches * stageEp;
+    const double p2p = c.at(CommSlot::PpP2p).timeS;
+    if (pp > 1) {
+        // Interleaving (VP) fills the pipeline with other micro-batches' virtual stages: with
+        // fewer micro-batches than stages it cannot, and one micro-batch's chunks still run
+        // one stage after another ((p - m) stages idle, then the interleaved tail).
+        x.ppBubble = std::max(double(pp - 1) / vp, (pp - microBatches) + (microBatches - 1) / vp)
+                     * avgStage;
+        x.ppP2p = t.overlap.pp ? 2.0 * (pp - 1) * p2p : 2.0 * vp * microBatches * p2p;
+    }
+    // DP without ZeRO-3: with overlap on, the gradient buckets reduce under the backward pass
+    // of the last micro-batch as they fill, and the parameters gather under the forward of
+    // the first; the last bucket always waits for the end of the backward. Without overlap
+    // everything runs after the backward.
+    const double stageCompute = r.stageCompute;
+    double dpExposed = c.dpGradS + c.dpParamS;
+    if (c.zero3) {
+        dpExposed = microBatches * stageZero;
+    } else if (c.zero2) {
+        // Each micro-batch's gradients reduce-scatter on the communication stream while the
+        // pipeline goes on (nothing waits for them until the optimizer): they are exposed only
+        // where they outlast the rest of the step after the first forward, and the last
+        // layer's always waits. The parameters gather under the first forward.
+        const double busy = x.compute + x.tp + x.cp + x.ep + x.ppBubble + x.ppP2p;
+        const double lastUnit = c.dpOps > 0 ? c.dpGradS / (microBatches * c.dpOps) : 0.0;
+        if (t.overlap.dp)
+            dpExposed = std::max(lastUnit, c.dpGradS - (busy - stageCompute / 3.0))
+                        + std::max(0.0, c.dpParamS - stageCompute / 3.0);
+    } else if (t.overlap.dp) {
+        const double lastBackward = stageCompute * 2.0 / 3.0;
+        const double firstForward = stageCompute / 3.0;
+        const double lastBucket = (c.dpOps > 0 ? c.dpGradS / std::max(1.0, c.dpOps) : 0);
+        dpExposed = std::max(dpExposed - lastBackward - firstForward, lastBucket);
+    }
+    x.dp = dpExposed;
+    // Optimizer: Adam over this GPU's shard of FP32 master weights and moments, memory bound.
+    const double paramsGpu = c.denseParamsGpu + c.expertParamsGpu;
+    const int shardWays = c.shardedGrads ? std::max(1, s.dp * s.cp) : 1;
+    // Gradient norm (read every FP32 gradient) and the Adam update of this GPU's shard (read and
+    // write master weights and two moments, read the gradient, write the BF16 weights).
+    x.optimizer = cm.memory(paramsGpu * 4.0 + paramsGpu / shardWays * (4 * 6 + 4 + 2));
+
+    StepBreakdown &tot = r.total;
+    tot.compute = x.compute;
+    tot.tp = microBatches * layersPerStage * (c.tpPerLayerS + c.tpHiddenPerLayerS);
+    tot.cp = microBatches * layersPerStage * c.cpPerLayerS;
+    tot.ep = microBatches * moePerStage * c.epPerMoeLayerS;
+    tot.ppBubble = x.ppBubble;
+    tot.ppP2p = pp > 1 ? 2.0 * vp * microBatches * p2p : 0;
+    tot.dp = c.dpGradS + c.dpParamS;
+    tot.optimizer = x.optimizer;
+    return r;
+}
+
+} // namespace railyard::engine

@@ -1,0 +1,185 @@
+#pragma once
+
+// The step's cost formulas, apart from where the groups are: what each parallel dimension sends
+// and how often, how the priced collectives make the per-layer and per-step communication, how
+// the stages compose into the step, and the optimizer. Shared by the full evaluation (which
+// prices every group on the real links: stepcomm.cpp) and the planner's fast path (one
+// representative group per dimension: planner.cpp), so the two cannot drift apart. Plain
+// structs, no allocation: the planner calls these in its inner loop.
+
+#include "collectives/collective.h"
+#include "layout/layout.h"
+#include "layout/softwarestack.h"
+#include "layout/transformer.h"
+#include "step/compute.h"
+#include "step/evaluate.h"
+
+#include <array>
+
+namespace railyard::engine {
+
+// One configuration's sizes and settings, as the step formulas read them.
+struct StepSetting
+{
+    const ModelDims *model = nullptr;
+    const TrainingConfig *training = nullptr;
+    const StackProfile *stack = nullptr;
+    int tp = 1, cp = 1, pp = 1, vp = 1, dp = 1, ep = 1, etp = 1;
+    int micro = 1; // micro-batches per replica and step
+    bool sp = false;
+};
+
+// Consecutive pipeline stages with the same layers (the full evaluation passes one run per
+// stage; the planner merges equal neighbours).
+struct StageRun
+{
+    int first = 0; // its first stage
+    int count = 1;
+    int dense = 0, moe = 0; // layers per stage
+};
+// Layers per stage, calling f(stage, dense layers, MoE layers) for each stage in order. The first
+// layers are dense, the rest MoE (DeepSeek-style). When they do not split evenly the middle
+// stages take the extra layers: the first and last stages also hold the embedding and the output
+// layer and loss (Llama 3 trained 126 layers on 16 stages this way). Extra layers go to stages
+// 1 .. pp-2 first, then the last, then the first.
+template<class F>
+void forEachStage(const ModelDims &m, int pp, F &&f)
+{
+    if (pp < 1)
+        return;
+    const int base = m.layers / pp, extra = m.layers % pp;
+    const int denseLayers = m.isMoe() ? m.denseLayers() : m.layers;
+    int layer = 0;
+    for (int s = 0; s < pp; ++s) {
+        // The order in which stage s receives an extra layer.
+        const int rank = s >= 1 && s <= pp - 2 ? s - 1 : s == pp - 1 && pp >= 2 ? pp - 2 : pp - 1;
+        const int n = base + (rank < extra ? 1 : 0);
+        const int nd = n < denseLayers - layer
+                               ? n
+                               : (denseLayers - layer > 0 ? denseLayers - layer : 0);
+        layer += n;
+        f(s, nd, n - nd);
+    }
+}
+
+// The runs of `pp` stages for `model` (layers split as the evaluation splits them: the middle
+// stages take the extra layers, the first layers are dense). At most `out.size()` runs; returns
+// how many (0 if they do not fit).
+int stageRuns(const ModelDims &model, int pp, std::array<StageRun, 16> &out);
+
+// The step's collectives, one slot each.
+enum class CommSlot {
+    TpAg,
+    TpRs,
+    TpAr,
+    CpRing,
+    EpA2a,
+    PpP2p,
+    DpRs,
+    DpAg,
+    DpAr,
+    EdpRs,
+    EdpAg,
+    EdpAr
+};
+inline constexpr int kCommSlots = 12;
+// The groups a collective runs on.
+enum class CommGroups { Tp, Cp, Ep, Pp, Dp, Edp };
+
+// What one collective of the step costs: all of its groups running it at once.
+struct CollectiveCost
+{
+    double latencyS = 0;
+    double bwTimeS = 0;
+    double bytes = 0;
+    double timeS = 0; // one instance
+    Algorithm algorithm = Algorithm::Ring;
+};
+// The cost of all groups at once: the slowest group's latency, and the link-bound seconds of
+// every group's bytes together (`linkS`) at the worst efficiency and ceiling of their plans.
+CollectiveCost groupsCost(CollectiveOp op,
+                          int n,
+                          double bytes,
+                          double linkS,
+                          double worstLatencyS,
+                          double worstEfficiency,
+                          double capBusGBps,
+                          Algorithm algorithm);
+// A collective with the same traffic as `like` (a reduce-scatter after an all-gather on the same
+// groups): its bandwidth part scales with the bytes, its latency stays.
+CollectiveCost samePatternCost(const CollectiveCost &like, double bytes);
+
+// One collective the step runs, in pricing order.
+struct CommRequest
+{
+    CommSlot slot = CommSlot::TpAg;
+    CommGroups groups = CommGroups::Tp;
+    CollectiveOp op = CollectiveOp::AllGather;
+    double bytes = 0;
+    double perStep = 0;       // instances per step (link totals)
+    bool samePattern = false; // scale the request just before it (samePatternCost)
+    bool deepEp = false;      // DeepEP's dispatch: scale its inter-node bytes
+};
+
+// The step's communication, before and after pricing.
+struct StepComm
+{
+    // Requests, in the order they are priced.
+    std::array<CommRequest, kCommSlots> request{};
+    int requests = 0;
+    // Priced, by slot (zero for collectives the step does not run).
+    std::array<CollectiveCost, kCommSlots> cost{};
+    const CollectiveCost &at(CommSlot s) const { return cost[static_cast<std::size_t>(s)]; }
+
+    double act = 0; // one activation tensor, bytes
+    double cpKvBytes = 0;
+    double a2aBytes = 0;
+    double tpPerLayerS = 0; // exposed-before-overlap TP seconds per layer and micro-batch
+    double tpHiddenPerLayerS = 0;
+    double cpPerLayerS = 0;
+    double epPerMoeLayerS = 0;
+    double denseParamsGpu = 0, expertParamsGpu = 0; // the largest stage's, per GPU
+    double gradBytes = 2;                           // per gradient element on the wire
+    bool shardedGrads = false, zero2 = false, zero3 = false;
+    double dpGradS = 0;           // gradient reduction, per step, all collectives
+    double dpParamS = 0;          // parameter gathers, per step, all collectives
+    double dpOps = 0, edpOps = 0; // buckets: collectives per step of dpRs/dpAg/dpAr, edp*
+    // ZeRO-3 / FSDP: collectives per layer, and their seconds per layer and micro-batch.
+    double zeroUnits = 0;
+    double zeroFwdPerLayerS = 0, zeroBwdPerLayerS = 0;
+    double zeroEmbedS = 0; // the embedding's (first and last stage), per micro-batch
+};
+
+// Fills `c`'s requests and sizes (everything but the costs). `runs`: the stages.
+void requestStepComm(const StepSetting &s, const StageRun *runs, int nRuns, StepComm &c);
+// The share of an all-to-all's inter-node copies that DeepEP sends (each token crosses to a
+// remote node once, however many of its experts live there), for an EP group over `domains`.
+double deepEpDispatchScale(const ModelDims &model, int domains);
+// After the costs are in: per-layer and per-step communication seconds.
+void finishStepComm(const StepSetting &s, StepComm &c);
+
+// The step from its parts: one micro-batch of one layer (`dense`, `moe`), the output layer
+// (`out`), the priced communication. `exposed` adds up to the step time; `total` is each part
+// on its own. `stageCompute`: the slowest stage's compute for one micro-batch.
+struct StepTimes
+{
+    StepBreakdown exposed;
+    StepBreakdown total;
+    double stageCompute = 0;
+};
+StepTimes composeStep(const StepSetting &s,
+                      const StageRun *runs,
+                      int nRuns,
+                      const LayerTimes &dense,
+                      const LayerTimes &moe,
+                      const LayerTimes &out,
+                      const StepComm &c,
+                      const ComputeModel &compute);
+
+// The dollars a step costs at `pricePerGpuHour` (0: unknown).
+inline double stepCost(double pricePerGpuHour, int gpus, double stepS)
+{
+    return pricePerGpuHour > 0 ? pricePerGpuHour * gpus * stepS / 3600.0 : 0.0;
+}
+
+} // namespace railyard::engine

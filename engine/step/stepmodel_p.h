@@ -1,0 +1,164 @@
+#pragma once
+
+// The step model's internals, shared by the files that implement it (evaluate.cpp: the
+// orchestration; stepchecks.cpp: configuration checks and placement warnings; stepcomm.cpp:
+// groups and collectives; stepcompose.cpp: the step from its parts; steptimeline.cpp: the
+// timeline). Not part of the engine's interface.
+
+#include "collectives/collective.h"
+#include "collectives/traffic.h"
+#include "layout/parallel.h"
+#include "layout/softwarestack.h"
+#include "step/compute.h"
+#include "step/evaluate.h"
+#include "step/memory.h"
+#include "step/stepcost.h"
+
+#include <initializer_list>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace railyard::engine::detail {
+
+// What one kind of collective costs: every group of that kind running it at the same time,
+// with what the warnings and the timeline need about its groups.
+struct DimPrice : CollectiveCost
+{
+    std::vector<int> groupDomains;  // NVLink domains each group spans
+    std::vector<double> groupTimeS; // each group alone
+    // For the timeline: the bytes one instance puts on each link, per pipeline stage (the
+    // stage's groups; one entry for the pipeline's own send/recv), and instances per step.
+    std::vector<std::vector<LinkShare>> stageBytes;
+    double perStep = 0;
+    double bestGroupS = 0;
+};
+
+// All groups of one kind, flat: group i is gpus[i * size, (i + 1) * size).
+struct Groups
+{
+    int size = 0;
+    std::vector<int> gpus;
+    std::size_t count() const
+    {
+        return size > 0 ? gpus.size() / static_cast<std::size_t>(size) : 0;
+    }
+    bool empty() const { return gpus.empty(); }
+    std::span<const int> operator[](std::size_t i) const
+    {
+        return {gpus.data() + i * static_cast<std::size_t>(size), static_cast<std::size_t>(size)};
+    }
+    std::span<const int> front() const { return (*this)[0]; }
+};
+
+// The collectives of one step, priced (the shared formulas' StepComm, with each collective's
+// groups for the warnings and the timeline).
+struct PricedComm : StepComm
+{
+    DimPrice tpAg, tpRs, tpAr;    // TP: all-gather + reduce-scatter (SP) or all-reduce
+    DimPrice cpRing;              // CP: ring-attention send/recv
+    DimPrice epA2a;               // EP: dispatch / combine all-to-all
+    DimPrice ppP2p;               // PP: activations and gradients between stages
+    DimPrice dpRs, dpAg, dpAr;    // DP: gradients and parameters of the dense weights
+    DimPrice edpRs, edpAg, edpAr; // the same for expert weights
+    DimPrice &operator[](CommSlot s)
+    {
+        DimPrice *all[] = {&tpAg,
+                           &tpRs,
+                           &tpAr,
+                           &cpRing,
+                           &epA2a,
+                           &ppP2p,
+                           &dpRs,
+                           &dpAg,
+                           &dpAr,
+                           &edpRs,
+                           &edpAg,
+                           &edpAr};
+        return *all[static_cast<int>(s)];
+    }
+};
+
+class StepModel
+{
+public:
+    StepModel(const Layout &l, const Topology &t, EvaluationWorkspace &w, const EvaluateOptions &o);
+
+    Evaluation run();
+
+private:
+    // stepchecks.cpp
+    bool validate();
+    void warnPlacement(const Groups &groups,
+                       const DimPrice &p,
+                       Dim dim,
+                       CollectiveOp op,
+                       double bytes,
+                       double perStep);
+    void warnPlacements();
+    // stepcomm.cpp
+    void buildGroups();
+    DimPrice price(const Groups &groups, CollectiveOp op, double bytes, double perStep);
+    void recordStages(
+            const Groups &groups, CollectiveOp op, double bytes, bool wholePipeline, DimPrice &out);
+    DimPrice priceSamePattern(const DimPrice &like, double bytes, double perStep);
+    void priceCommunication();
+    // stepcompose.cpp
+    void composeStep();
+    void throughput();
+    void memory();
+    // steptimeline.cpp
+    void buildTimeline();
+    int addPattern(PhaseKind kind, int stage, std::initializer_list<const DimPrice *> parts);
+    // evaluate.cpp
+    void fillLinks();
+
+    void warn(Severity s,
+              std::string code,
+              std::string message,
+              std::vector<int> gpus = {},
+              double cost = 0)
+    {
+        e.warnings.push_back({s, std::move(code), std::move(message), std::move(gpus), cost});
+    }
+
+    const Layout &layout;
+    const Topology &topo;
+    const EvaluateOptions &options;
+    EvaluationWorkspace &workspace;
+    LinkTraffic &traffic;  // the step's phases
+    LinkTraffic &planning; // scratch for choosing algorithms
+    Evaluation e;
+    ModelDims m;
+    const StackProfile *stack = nullptr;
+    std::unique_ptr<RankLayout> ranks;
+    std::unique_ptr<ComputeModel> cm;
+    int tp = 1, cp = 1, pp = 1, vp = 1, dp = 1, ep = 1, etp = 1, micro = 1;
+    bool sp = false;
+    Groups tpGroups, cpGroups, epGroups, ppGroups, dpGroups, edpGroups;
+    std::vector<int> stageDense, stageMoe;
+    LayerTimes dense, moe, out; // one micro-batch of one layer
+    PricedComm c;
+    StepSetting setting;        // the sizes, for the shared formulas (stepcost.h)
+    std::vector<StageRun> runs; // one per stage
+    double stageCompute = 0;    // the slowest stage, one micro-batch
+    struct PlanKey
+    {
+        CollectiveOp op;
+        double bytes, scale;
+        int n, domains, ppn, ppnMin, nics;
+        double intra, net;
+        bool operator==(const PlanKey &) const = default;
+    };
+    std::vector<std::pair<PlanKey, CollectivePlan>> planCache;
+    GroupShape m_shape;            // reused for every group
+    std::vector<int> m_groupPlan;  // per group of the collective being priced: its plan
+    std::vector<int> m_stageOfGpu; // pipeline stage of each GPU (-1: no rank)
+    std::vector<LinkShare> m_sum;  // scratch: a pattern's bytes, dense by link
+    double m_dispatchScale = 1.0;  // inter-node share of an all-to-all (DeepEP)
+};
+
+std::string pct(double x); // "+41%"
+
+} // namespace railyard::engine::detail

@@ -1,0 +1,72 @@
+#pragma once
+
+// The builder shared by the files that make a Topology: generated servers
+// (topologygenerate.cpp), explicit servers (topologyexplicit.cpp) and fabrics
+// (topologyfabric.cpp).
+#include "topology/topology.h"
+
+namespace railyard::engine {
+
+class TopologyBuilder
+{
+public:
+    TopologyBuilder(const ClusterConfig &config, const Catalog &catalog)
+        : c(config)
+        , cat(catalog)
+    {}
+
+    Topology build();
+
+public: // the builder is private to the topology files
+    int addDevice(DeviceKind kind, int index, int node, int local, int rack, int domain)
+    {
+        Device d;
+        d.kind = kind;
+        d.index = index;
+        d.node = node;
+        d.local = local;
+        d.rack = rack;
+        d.domain = domain;
+        t.m_devices.push_back(d);
+        return static_cast<int>(t.m_devices.size()) - 1;
+    }
+    int addLink(int a,
+                int b,
+                LinkKind kind,
+                double gbPerS,
+                double efficiency,
+                double latencyUs,
+                double lanes = 1)
+    {
+        Link l;
+        l.a = a;
+        l.b = b;
+        l.kind = kind;
+        l.gbPerS = gbPerS;
+        l.efficiency = c.tuning.efficiency.value_or(efficiency);
+        l.latencyUs = latencyUs;
+        l.lanes = lanes;
+        t.m_links.push_back(l);
+        return static_cast<int>(t.m_links.size()) - 1;
+    }
+    // Records `link` as the way from `device` up to its PCIe switch or CPU.
+    void setHost(int device, int link)
+    {
+        if (t.m_hostLink.size() <= static_cast<std::size_t>(device))
+            t.m_hostLink.resize(static_cast<std::size_t>(device) + 1, -1);
+        t.m_hostLink[static_cast<std::size_t>(device)] = link;
+    }
+    void buildServers();
+    void buildExplicitServers();
+    void buildRailOptimized();
+    void buildSingleSwitch();
+    void buildThreeTier();
+
+    const ClusterConfig &c;
+    const Catalog &cat;
+    Topology t;
+    const PcieSpec *pcie = nullptr;
+    LinkKind netKind = LinkKind::Ib;
+};
+
+} // namespace railyard::engine

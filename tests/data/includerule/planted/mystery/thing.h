@@ -1,0 +1,2 @@
+#pragma once
+// A planted violation: a folder the include rule has no row for.
