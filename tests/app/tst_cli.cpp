@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include "comparenear.h"
 #include <algorithm>
 #include <map>
 #include <sstream>
@@ -81,10 +82,6 @@ class TestCli : public QObject
     {
         return o.value(QLatin1String(key)).toDouble();
     }
-    static bool near(double a, double b, double rel = 1e-9)
-    {
-        return std::abs(a - b) <= rel * std::max(std::abs(a), std::abs(b));
-    }
 
 private Q_SLOTS:
     void helpAndVersionWithoutDisplay()
@@ -124,7 +121,7 @@ private Q_SLOTS:
         const QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8(), &pe).object();
         QVERIFY2(pe.error == QJsonParseError::NoError, qPrintable(r.out));
         QCOMPARE(o.value(QStringLiteral("algorithm")).toString(), QStringLiteral("flat-ring"));
-        QVERIFY(std::abs(o.value(QStringLiteral("time_s")).toDouble() - seconds) < 0.001);
+        RAILYARD_COMPARE_ABS(o.value(QStringLiteral("time_s")).toDouble(), seconds, 0.001);
         QVERIFY(o.value(QStringLiteral("algbw_gbps")).toDouble() > 0);
         QVERIFY(o.value(QStringLiteral("busbw_gbps")).toDouble() > 0);
     }
@@ -140,7 +137,7 @@ private Q_SLOTS:
                            QStringLiteral("--json")});
         QCOMPARE(r.exitCode, 0);
         const QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
-        QVERIFY(std::abs(o.value(QStringLiteral("time_s")).toDouble() - 0.068) < 0.0005);
+        RAILYARD_COMPARE_ABS(o.value(QStringLiteral("time_s")).toDouble(), 0.068, 0.0005);
     }
 
     void evaluateJson()
@@ -280,9 +277,8 @@ private Q_SLOTS:
             const Tier &t = tiers[key];
             QCOMPARE(number(s, "links"), t.links);
             QCOMPARE(number(s, "loaded"), t.loaded);
-            QVERIFY2(near(number(s, "bytes_per_step"), t.bytes), qPrintable(key));
-            QVERIFY2(near(number(s, "mean_utilization"), t.utilization / t.links, 1e-6),
-                     qPrintable(key));
+            RAILYARD_COMPARE_NEAR(number(s, "bytes_per_step"), t.bytes, 1e-9);
+            RAILYARD_COMPARE_NEAR(number(s, "mean_utilization"), t.utilization / t.links, 1e-6);
             QCOMPARE(number(s, "max_utilization"), t.max);
             total += number(s, "bytes_per_step");
             count += int(number(s, "links"));
@@ -291,7 +287,7 @@ private Q_SLOTS:
         double listed = 0;
         for (const auto &v : links)
             listed += number(v.toObject(), "bytes_per_step");
-        QVERIFY(near(total, listed));
+        RAILYARD_COMPARE_NEAR(total, listed, 1e-9);
         std::sort(ranked.begin(), ranked.end());
         const QJsonArray busiest = summary.value(QStringLiteral("links")).toArray();
         for (qsizetype i = 0; i < busiest.size(); ++i)
@@ -885,7 +881,7 @@ private Q_SLOTS:
                                      .object()
                                      .value(QStringLiteral("busbw_gbps"))
                                      .toDouble();
-        QVERIFY2(near(busbw, 155.57, 0.01), qPrintable(QString::number(busbw)));
+        RAILYARD_COMPARE_NEAR(busbw, 155.57, 0.01);
     }
 
     void importTopologyCounts()

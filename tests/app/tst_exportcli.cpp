@@ -2,6 +2,7 @@
 // exit 0 / 1 (bad file, named) / 2 (usage).
 #include "exportcheck.h"
 
+#include "comparenear.h"
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -107,7 +108,7 @@ private Q_SLOTS:
         }
         QVERIFY(loaded > 100);
         QCOMPARE(rows, loaded);
-        QVERIFY(std::abs(bytes - tierBytes) <= 1e-9 * tierBytes);
+        RAILYARD_COMPARE_NEAR(bytes, tierBytes, 1e-9);
         // --all-links: every link, idle ones too.
         QCOMPARE(run({data("example.railyard.json"),
                       QStringLiteral("-o"),
@@ -205,10 +206,10 @@ private Q_SLOTS:
                  QStringLiteral("2")});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         const QImage one(out("d.png")), two(out("d2.png"));
-        QVERIFY(std::abs(one.width() - fromSvg.width()) <= 1); // rsvg rounds up
-        QVERIFY(std::abs(one.height() - fromSvg.height()) <= 1);
-        QVERIFY(std::abs(two.width() - 2 * one.width()) <= 1);
-        QVERIFY(std::abs(two.height() - 2 * one.height()) <= 1);
+        RAILYARD_COMPARE_ABS(one.width(), fromSvg.width(), 1); // rsvg rounds up
+        RAILYARD_COMPARE_ABS(one.height(), fromSvg.height(), 1);
+        RAILYARD_COMPARE_ABS(two.width(), 2 * one.width(), 1);
+        RAILYARD_COMPARE_ABS(two.height(), 2 * one.height(), 1);
 
         r = run({data("example.railyard.json"), QStringLiteral("-o"), out("d.pdf")});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
@@ -249,9 +250,9 @@ private Q_SLOTS:
         QVERIFY2(png.width() <= 8192 && png.height() <= 8192 && png.width() >= 4096,
                  qPrintable(QString("%1 x %2").arg(png.width()).arg(png.height())));
         // The page's proportions, as the SVG has them.
-        QVERIFY(std::abs(double(png.height()) / png.width()
-                         - double(fromSvg.height()) / fromSvg.width())
-                < 0.01);
+        RAILYARD_COMPARE_ABS(double(png.height()) / png.width(),
+                             double(fromSvg.height()) / fromSvg.width(),
+                             0.01);
         QVERIFY(inkPixels(png) > qint64(png.width()) * png.height() / 20);
 
         r = run({layout,
@@ -284,7 +285,7 @@ private Q_SLOTS:
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         const QImage a(out("s.png")), b(out("s600.png"));
         QCOMPARE(b.width(), 600);
-        QVERIFY(std::abs(b.height() - a.height() * 600.0 / a.width()) <= 1);
+        RAILYARD_COMPARE_ABS(b.height(), a.height() * 600.0 / a.width(), 1);
     }
 
     // A title of megabytes (a hostile file) is shown cut to 200 characters: in the diagram's
@@ -479,11 +480,15 @@ private Q_SLOTS:
         QSet<int> loadedThen;
         for (qsizetype i = 1; i < lines.size(); ++i) {
             const QList<QByteArray> f = lines[i].trimmed().split(',');
-            if (f.size() < 10)
+            if (lines[i].trimmed().isEmpty())
                 continue;
-            QVERIFY(f[9].toDouble() >= 0);
-            if (f[9].toDouble() > 0)
-                loadedThen.insert(f[0].toInt());
+            QVERIFY2(f.size() == 10, lines[i].constData()); // every row has the column
+            bool isNumber = false, isId = false;
+            const double then = f[9].toDouble(&isNumber);
+            const int id = f[0].toInt(&isId);
+            QVERIFY2(isNumber && isId && then >= 0, lines[i].constData());
+            if (then > 0)
+                loadedThen.insert(id);
         }
         const QSet<int> expected = busyAt(tpAt);
         QVERIFY(!expected.isEmpty());

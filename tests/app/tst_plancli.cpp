@@ -9,6 +9,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "comparenear.h"
 #include <cmath>
 
 class TestPlanCli : public QObject
@@ -90,11 +91,10 @@ private Q_SLOTS:
                 QVERIFY2(b.contains(k), k);
                 sum += b.value(k).toDouble();
             }
-            QVERIFY(std::abs(sum - step) <= 1e-9 * step);
-            QVERIFY(std::abs(num(p, "tokens_per_s") - 256.0 * 8192 / step)
-                    < 1e-6 * num(p, "tokens_per_s"));
+            RAILYARD_COMPARE_NEAR(sum, step, 1e-9);
+            RAILYARD_COMPARE_NEAR(num(p, "tokens_per_s"), 256.0 * 8192 / step, 1e-6);
             // $3.20 per GPU-hour (the layout's price) on 128 GPUs.
-            QVERIFY(std::abs(num(p, "cost_per_step") - 3.2 * 128 * step / 3600) < 1e-9);
+            RAILYARD_COMPARE_ABS(num(p, "cost_per_step"), 3.2 * 128 * step / 3600, 1e-9);
         }
 
         // The best plan, applied to the layout, is what `railyard evaluate` prices (0.5%).
@@ -124,17 +124,14 @@ private Q_SLOTS:
         const QJsonArray fullBand = json(e).value("step_time_band_s").toArray();
         QCOMPARE(band.size(), 2);
         QCOMPARE(fullBand.size(), 2);
-        QVERIFY(std::abs(band[1].toDouble() / num(best, "step_time_s")
-                         - fullBand[1].toDouble() / full)
-                < 1e-9);
+        RAILYARD_COMPARE_ABS(band[1].toDouble() / num(best, "step_time_s"),
+                             fullBand[1].toDouble() / full,
+                             1e-9);
         QVERIFY(band[0].toDouble() < num(best, "step_time_s"));
         QVERIFY(!best.value("step_time_band_basis").toString().isEmpty());
         QVERIFY(QStringList({"tp-cp-ep-dp-pp", "tp-cp-ep-pp-dp"})
                         .contains(parallel.value("order").toString()));
-        QVERIFY2(std::abs(num(best, "step_time_s") / full - 1) < 0.005,
-                 qPrintable(QString("plan %1 s, evaluate %2 s")
-                                    .arg(num(best, "step_time_s"))
-                                    .arg(full)));
+        RAILYARD_COMPARE_NEAR(num(best, "step_time_s"), full, 0.005);
     }
 
     void topDefaultsToTen()
@@ -305,8 +302,9 @@ private Q_SLOTS:
         QVERIFY(num(best, "days") <= 1);
         const double price = num(best, "price_per_gpu_hour");
         QVERIFY(price > 0);
-        QVERIFY(std::abs(num(best, "cost") - price * num(best, "gpus") * num(best, "days") * 24)
-                < 1e-6 * num(best, "cost"));
+        RAILYARD_COMPARE_NEAR(num(best, "cost"),
+                              price * num(best, "gpus") * num(best, "days") * 24,
+                              1e-6);
         // The cheapest of those that meet the deadline.
         for (const auto &v : o.value("considered").toArray()) {
             const QJsonObject c = v.toObject();

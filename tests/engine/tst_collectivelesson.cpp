@@ -6,6 +6,7 @@
 
 #include <QTest>
 
+#include "comparenear.h"
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -102,7 +103,7 @@ private Q_SLOTS:
         // A ring needs no pipelining to explain: its steps alone (each its busiest link's bytes
         // over its rate) add up to the estimate's bandwidth time (Simple protocol, no factor).
         QCOMPARE(L.protocol, Protocol::Simple);
-        QVERIFY(std::abs(L.stepsAloneS / L.bandwidthS - 1) < 1e-3);
+        RAILYARD_COMPARE_NEAR(L.stepsAloneS, L.bandwidthS, 1e-3);
         // Equal steps: each is a 14th of the bandwidth time.
         for (const LessonStep &st : L.steps)
             QVERIFY(std::abs(st.timeS - L.bandwidthS / 14) < 1e-9 * L.bandwidthS);
@@ -167,12 +168,8 @@ private Q_SLOTS:
             QVERIFY2(sum.count(link), gmi().linkName(link).c_str());
             const auto &got = sum[link];
             const double tol = 1e-4 * std::max(bytes.first, bytes.second) + 1;
-            QVERIFY2(std::abs(got.first - bytes.first) <= tol
-                             && std::abs(got.second - bytes.second) <= tol,
-                     (gmi().linkName(link) + ": lesson " + formatBytes(got.first) + "/"
-                      + formatBytes(got.second) + ", model " + formatBytes(bytes.first) + "/"
-                      + formatBytes(bytes.second))
-                             .c_str());
+            RAILYARD_COMPARE_ABS(got.first, bytes.first, tol);
+            RAILYARD_COMPARE_ABS(got.second, bytes.second, tol);
         }
     }
 
@@ -215,10 +212,9 @@ private Q_SLOTS:
             QVERIFY(s.linkS > 0);
             sum += s.timeS;
         }
-        QVERIFY2(std::abs(sum / r.timeS - 1) < 0.01,
-                 (formatSeconds(sum) + " vs " + formatSeconds(r.timeS)).c_str());
-        QVERIFY(std::abs(L.estimateS / r.timeS - 1) < 1e-9);
-        QVERIFY(std::abs(L.totalS / r.timeS - 1) < 0.01);
+        RAILYARD_COMPARE_NEAR(sum, r.timeS, 0.01);
+        RAILYARD_COMPARE_NEAR(L.estimateS, r.timeS, 1e-9);
+        RAILYARD_COMPARE_NEAR(L.totalS, r.timeS, 0.01);
         QVERIFY(L.formula.back().find(formatSeconds(r.timeS)) != std::string::npos);
     }
 
@@ -245,20 +241,20 @@ private Q_SLOTS:
             QCOMPARE(int(st.transfers.size()), 16);
             (st.network ? netS : nvS) += st.linkS;
             if (st.network) {
-                QVERIFY(std::abs(st.linkS - S / 16 / nic) < 1e-3 * st.linkS);
+                RAILYARD_COMPARE_NEAR(st.linkS, S / 16 / nic, 1e-3);
                 QCOMPARE(st.transfers[0].bytes, S / 16);
                 // GPU k of server 0 sends to GPU k of server 1 and back.
                 for (const LessonTransfer &x : st.transfers)
                     QCOMPARE(x.toRank % 8, x.fromRank % 8);
             } else {
-                QVERIFY(std::abs(st.linkS - S / 8 / nvlink) < 1e-3 * st.linkS);
+                RAILYARD_COMPARE_NEAR(st.linkS, S / 8 / nvlink, 1e-3);
             }
         }
         const double nv = 2.0 * 7 / 8 * S / nvlink, net = 2.0 * 1 / 2 * S / 8 / nic;
-        QVERIFY(std::abs(nvS / nv - 1) < 1e-3);
-        QVERIFY(std::abs(netS / net - 1) < 1e-3);
+        RAILYARD_COMPARE_NEAR(nvS, nv, 1e-3);
+        RAILYARD_COMPARE_NEAR(netS, net, 1e-3);
         const double staged = std::max(nv, net) + 0.15 * std::min(nv, net);
-        QVERIFY(std::abs(L.bandwidthS / staged - 1) < 1e-3);
+        RAILYARD_COMPARE_NEAR(L.bandwidthS, staged, 1e-3);
         QVERIFY(L.stepsAloneS > L.bandwidthS); // the overlap the formula line explains
     }
 

@@ -6,6 +6,7 @@
 
 #include <QTest>
 
+#include "comparenear.h"
 #include <algorithm>
 #include <numeric>
 
@@ -68,11 +69,6 @@ void referenceAllToAll(
             }
         }
     }
-}
-
-bool near(double a, double b)
-{
-    return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b));
 }
 
 } // namespace
@@ -222,7 +218,7 @@ private Q_SLOTS:
               real.timeS,
               toString(real.algorithm),
               flat / real.timeS);
-        QVERIFY(std::abs(flat - 0.694) < 0.001);
+        RAILYARD_COMPARE_ABS(flat, 0.694, 0.001);
         QVERIFY(real.timeS < flat / 5);
         // Bound by the 8 NICs per server: busbw near 8 x 48 GB/s or NVLink's 371.
         QVERIFY(real.busbwGBps > 300 && real.busbwGBps < 400);
@@ -236,7 +232,7 @@ private Q_SLOTS:
         const double perGpuNic = 50 * 0.85;
         const double expected = 4.0 / 3.0 * perGpuNic;
         qInfo("all-to-all on 4 nodes: %.1f GB/s busbw, rule of thumb %.1f", r.busbwGBps, expected);
-        QVERIFY(std::abs(r.busbwGBps - expected) / expected < 0.10);
+        RAILYARD_COMPARE_NEAR(r.busbwGBps, expected, 0.10);
     }
 
     // All-to-all is priced per class of NVLink domains, not per GPU and domain; the bytes on
@@ -315,7 +311,8 @@ private Q_SLOTS:
         int loaded = 0, spine = 0;
         for (int l = 0; l < t.linkCount(); ++l) {
             const double eu = expected.phaseUp(l), ed = expected.phaseDown(l);
-            QVERIFY2(near(actual.phaseUp(l), eu) && near(actual.phaseDown(l), ed),
+            QVERIFY2(railyard::test::nearRel(actual.phaseUp(l), eu, 1e-9)
+                             && railyard::test::nearRel(actual.phaseDown(l), ed, 1e-9),
                      qPrintable(QStringLiteral("%1: %2 up, %3 down; per GPU %4, %5")
                                         .arg(QString::fromStdString(t.linkName(l)))
                                         .arg(actual.phaseUp(l))
@@ -336,7 +333,7 @@ private Q_SLOTS:
         std::sort(touchedExpected.begin(), touchedExpected.end());
         std::sort(touchedActual.begin(), touchedActual.end());
         QCOMPARE(touchedActual, touchedExpected);
-        QVERIFY2(near(actualTime, expectedTime),
+        QVERIFY2(railyard::test::nearRel(actualTime, expectedTime, 1e-9),
                  qPrintable(QStringLiteral("%1 s, per GPU %2 s").arg(actualTime).arg(expectedTime)));
         // The bottleneck: among equally loaded links of one kind (GPU 0's or GPU 16's PCIe, say)
         // either may be named, but it carries the bottleneck's bytes on the same kind of link.
@@ -349,10 +346,13 @@ private Q_SLOTS:
         };
         QVERIFY2(ends(ba) == ends(be),
                  qPrintable(QString::fromStdString(t.linkName(ba) + " vs " + t.linkName(be))));
-        QVERIFY(near(std::max(expected.phaseUp(ba), expected.phaseDown(ba)),
-                     std::max(expected.phaseUp(be), expected.phaseDown(be))));
+        QVERIFY(railyard::test::nearRel(std::max(expected.phaseUp(ba), expected.phaseDown(ba)),
+                                        std::max(expected.phaseUp(be), expected.phaseDown(be)),
+                                        1e-9));
         for (int leaf = 0; leaf < t.countOf(DeviceKind::Leaf); ++leaf)
-            QVERIFY(near(actual.uplinkEfficiency(leaf), expected.uplinkEfficiency(leaf)));
+            QVERIFY(railyard::test::nearRel(actual.uplinkEfficiency(leaf),
+                                            expected.uplinkEfficiency(leaf),
+                                            1e-9));
     }
 
     void twoNodeTreeBeatsTheNicLimit()
@@ -381,7 +381,7 @@ private Q_SLOTS:
         const Topology t = load(QStringLiteral("h100-1node"));
         const CollectiveResult r = run(t, CollectiveOp::AllReduce, "1KB", "", Algorithm::Auto);
         qInfo("1 KB all-reduce on 8 H100: %.1f us (measured about 26)", r.timeS * 1e6);
-        QVERIFY(std::abs(r.timeS * 1e6 - 26.0) / 26.0 <= 0.15);
+        RAILYARD_COMPARE_NEAR(r.timeS * 1e6, 26.0, 0.15);
     }
 
     // Section 3c, R1-R3: bus bandwidth across message sizes, printed; the largest size is
@@ -515,8 +515,8 @@ private Q_SLOTS:
         // of 100,000 terms: 0.01, after a second.)
         const double many = ecmpEfficiency(32 * 1000, 32), more = ecmpEfficiency(32 * 10000, 32);
         qInfo("ECMP efficiency, 32 uplinks: 1,000 flows each %.3f, 10,000 each %.3f", many, more);
-        QVERIFY2(std::abs(many - 0.939) < 0.01, qPrintable(QString::number(many)));
-        QVERIFY2(std::abs(more - 0.980) < 0.005, qPrintable(QString::number(more)));
+        RAILYARD_COMPARE_ABS(many, 0.939, 0.01);
+        RAILYARD_COMPARE_ABS(more, 0.980, 0.005);
         QVERIFY(more > many && many > four);
     }
 

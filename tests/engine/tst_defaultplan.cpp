@@ -5,6 +5,7 @@
 #include "step/evaluate.h"
 #include "topology/topology.h"
 
+#include "comparenear.h"
 #include <QTest>
 
 using namespace railyard::engine;
@@ -82,7 +83,7 @@ private Q_SLOTS:
         QVERIFY(!outOfMemory(e));
         QVERIFY(mostMemory(e) <= e.hbmGiB);
         QCOMPARE(plan.memoryGiB, mostMemory(e));
-        QVERIFY(std::abs(plan.hbmGiB - e.hbmGiB) < 1e-9);
+        RAILYARD_COMPARE_ABS(plan.hbmGiB, e.hbmGiB, 1e-9);
 
         // The smallest TP that fits: half of it does not.
         Layout half = planned;

@@ -7,6 +7,7 @@
 #include "step/memory.h"
 #include "topology/topology.h"
 
+#include "comparenear.h"
 #include <QTest>
 
 using namespace railyard::engine;
@@ -56,9 +57,9 @@ private Q_SLOTS:
         const Evaluation e = run(example());
         QVERIFY2(e.ok, e.error.c_str());
         // The breakdown adds up to the step; throughput follows from tokens and time.
-        QVERIFY(std::abs(e.exposed.sum() - e.stepTimeS) < 1e-9 * e.stepTimeS);
+        RAILYARD_COMPARE_NEAR(e.exposed.sum(), e.stepTimeS, 1e-9);
         QCOMPARE(e.tokensPerStep, 256.0 * 8192);
-        QVERIFY(std::abs(e.tokensPerSPerGpu * 128 * e.stepTimeS - e.tokensPerStep) < 1e-3);
+        RAILYARD_COMPARE_ABS(e.tokensPerSPerGpu * 128 * e.stepTimeS, e.tokensPerStep, 1e-3);
         QVERIFY(e.mfu > 0.2 && e.mfu < 0.7);
         QVERIFY(e.exposed.tp > 0);       // TP8 collectives on NVLink
         QVERIFY(e.exposed.ppBubble > 0); // PP4
@@ -79,7 +80,7 @@ private Q_SLOTS:
             QVERIFY(e.links->peakUtilization[i] >= e.links->utilization[i] - 1e-6f
                     || e.links->utilization[i] == 0);
         }
-        QVERIFY(std::abs(peak - 1.0f) < 1e-3f);
+        RAILYARD_COMPARE_ABS(peak, 1.0f, 1e-3f);
         QVERIFY(!e.timeline.empty());
         QVERIFY(!e.flopConvention.empty());
     }
@@ -286,7 +287,7 @@ private Q_SLOTS:
               QTest::currentDataTag(),
               got / 1048576,
               expected / 1048576);
-        QVERIFY(std::abs(got - expected) / expected < 1e-9);
+        RAILYARD_COMPARE_NEAR(got, expected, 1e-9);
         // Flash attention keeps no scores: without recomputation it saves the 5as/h term.
         TrainingConfig kept = t;
         kept.recompute = Recompute::None;
@@ -343,18 +344,17 @@ private Q_SLOTS:
         const double params = m.totalParams() - double(m.vocab) * m.hidden; // tied embedding
         if (stage == 3) // the working set: two layers gathered in full
             states -= 2 * 2 * (m.attentionParamsPerLayer() + m.mlpParamsPerLayer(m.ffn)) / kGiB;
-        QVERIFY2(std::abs(states * kGiB / params - bytesPerParam) / bytesPerParam < 0.01,
-                 qPrintable(QString::number(states * kGiB / params)));
+        RAILYARD_COMPARE_NEAR(states * kGiB / params, bytesPerParam, 0.01);
     }
 
     // An 80 GB H100 exposes about 79.6 GiB to programs, not 80e9 bytes = 74.5 GiB.
     void usableHbm()
     {
         const GpuSpec &h100 = *Catalog::builtin().gpu("H100-SXM");
-        QVERIFY(std::abs(usableHbmGiB(h100) - 79.6) < 0.05);
+        RAILYARD_COMPARE_ABS(usableHbmGiB(h100), 79.6, 0.05);
         GpuSpec custom = h100;
         custom.hbmUsableGiB = 0;
-        QVERIFY(std::abs(usableHbmGiB(custom) - 80e9 / kGiB) < 0.01);
+        RAILYARD_COMPARE_ABS(usableHbmGiB(custom), 80e9 / kGiB, 0.01);
     }
 
     // Configurations that really ran fit: Nemotron-4 340B FP8 on 128 H100 (NeMo 24.07), Llama 3
@@ -473,7 +473,7 @@ private Q_SLOTS:
         const StepTimeBand &b = e.stepTimeBand;
         QVERIFY(b.fraction >= 0.05 && b.fraction < 0.5);
         QVERIFY(b.lowS < e.stepTimeS && e.stepTimeS < b.highS);
-        QVERIFY(std::abs((b.highS - b.lowS) / 2 - b.fraction * e.stepTimeS) < 1e-9);
+        RAILYARD_COMPARE_ABS((b.highS - b.lowS) / 2, b.fraction * e.stepTimeS, 1e-9);
         bool said = false;
         for (const std::string &a : e.assumptions)
             said = said || a.find("step time band") != std::string::npos;
@@ -505,7 +505,7 @@ private Q_SLOTS:
         Regime hopper{"hopper", "bf16", 64, false, false, false};
         const UncertaintyBand hb = railyard::engine::uncertaintyBand(hopper, runs);
         QCOMPARE(hb.runs, 6);
-        QVERIFY(std::abs(hb.fraction - 0.10) < 1e-9); // 80th percentile of 2..12%
+        RAILYARD_COMPARE_ABS(hb.fraction, 0.10, 1e-9); // 80th percentile of 2..12%
         Regime blackwell{"blackwell", "bf16", 64, false, false, false};
         const UncertaintyBand bb = railyard::engine::uncertaintyBand(blackwell, runs);
         QCOMPARE(bb.runs, 12);
@@ -531,7 +531,7 @@ private Q_SLOTS:
               e.memory.totalGiB(),
               e.hbmGiB);
         QVERIFY(!hasWarning(e, "out-of-memory"));
-        QVERIFY(std::abs(e.modelTflopsPerGpu - 400) / 400 <= 0.10);
+        RAILYARD_COMPARE_NEAR(e.modelTflopsPerGpu, 400, 0.10);
     }
 
     // A new topology built into the same object (same address, same counts) but with other
@@ -575,10 +575,7 @@ private Q_SLOTS:
         QVERIFY(t.buildId() != slowBuild && t.buildId() != fresh.buildId());
         const Evaluation again = price(l, t);
         QVERIFY2(again.ok, again.error.c_str());
-        QVERIFY2(std::abs(again.stepTimeS - expected.stepTimeS) <= 1e-12 * expected.stepTimeS,
-                 qPrintable(QStringLiteral("%1 s after rebuilding, %2 s fresh")
-                                    .arg(again.stepTimeS, 0, 'g', 12)
-                                    .arg(expected.stepTimeS, 0, 'g', 12)));
+        RAILYARD_COMPARE_NEAR(again.stepTimeS, expected.stepTimeS, 1e-12);
         QVERIFY(again.links && expected.links);
         QCOMPARE(again.links->utilization, expected.links->utilization);
         QCOMPARE(again.links->bytesUp, expected.links->bytesUp);

@@ -7,6 +7,7 @@
 #include "step/evaluate.h"
 #include "topology/topology.h"
 
+#include "comparenear.h"
 #include <QDirIterator>
 #include <QTest>
 
@@ -295,19 +296,13 @@ private Q_SLOTS:
             for (const double bytes : {1e6, 8.0 * (1 << 30)}) {
                 const double a = allReduceTime(ti, gpus, bytes);
                 const double b = allReduceTime(tg, gpus, bytes);
-                QVERIFY2(std::abs(a / b - 1) < 0.01,
-                         qPrintable(QStringLiteral("%1 GPUs, %2 B: %3 vs %4 s")
-                                            .arg(gpus.size())
-                                            .arg(bytes)
-                                            .arg(a)
-                                            .arg(b)));
+                RAILYARD_COMPARE_NEAR(a, b, 0.01);
             }
         }
         const Evaluation ei = evaluate(imported, ti);
         const Evaluation eg = evaluate(generated, tg);
         QVERIFY2(ei.ok && eg.ok, (ei.error + eg.error).c_str());
-        QVERIFY2(std::abs(ei.stepTimeS / eg.stepTimeS - 1) < 0.01,
-                 qPrintable(QStringLiteral("%1 vs %2 s").arg(ei.stepTimeS).arg(eg.stepTimeS)));
+        RAILYARD_COMPARE_NEAR(ei.stepTimeS, eg.stepTimeS, 0.01);
     }
 
     void fourNicsHalveInterNodeBandwidth()
@@ -335,7 +330,7 @@ private Q_SLOTS:
         qInfo("16-GPU ring all-reduce, 8 GiB: 4 NICs / 8 NICs = %.3f (bottleneck %s)",
               ratio,
               ring(four).bottleneck.c_str());
-        QVERIFY2(std::abs(ratio - 2) < 0.1, qPrintable(QString::number(ratio)));
+        RAILYARD_COMPARE_ABS(ratio, 2, 0.1);
         QCOMPARE(allReduceTime(four, range(8)), allReduceTime(eight, range(8)));
         // NCCL's pick (NVLS-tree) is NVLink-bound with 8 NICs, NIC-bound with 4.
         const double picked = allReduceTime(four, range(16)) / allReduceTime(eight, range(16));
@@ -348,8 +343,7 @@ private Q_SLOTS:
         for (const double bytes : {1e6, 8.0 * (1 << 30)}) {
             const double a = allReduceTime(four, range(16), bytes);
             const double b = allReduceTime(generated, range(16), bytes);
-            QVERIFY2(std::abs(a / b - 1) < 0.01,
-                     qPrintable(QStringLiteral("%1 vs %2").arg(a).arg(b)));
+            RAILYARD_COMPARE_NEAR(a, b, 0.01);
         }
     }
 
@@ -413,8 +407,7 @@ private Q_SLOTS:
         }
         QCOMPARE(res.links.size(), std::size_t(6));
         // Ring all-reduce: each rank sends 2(n-1)/n x S.
-        QVERIFY2(std::abs(nvBytes / (4 * 1.5 * r.bytes) - 1) < 1e-3,
-                 qPrintable(QString::number(nvBytes)));
+        RAILYARD_COMPARE_NEAR(nvBytes, (4 * 1.5 * r.bytes), 1e-3);
     }
 
     void everyImportFixtureLoadsAndPrices_data()

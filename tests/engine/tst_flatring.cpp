@@ -2,6 +2,7 @@
 #include "layout/layout.h"
 #include "topology/topology.h"
 
+#include "comparenear.h"
 #include <QTest>
 
 using namespace railyard::engine;
@@ -46,11 +47,11 @@ private Q_SLOTS:
               r.timeS,
               expectedSeconds,
               r.bottleneckGBps);
-        QVERIFY(std::abs(r.timeS - expectedSeconds) < 0.001);
+        RAILYARD_COMPARE_ABS(r.timeS, expectedSeconds, 0.001);
         QCOMPARE(r.bottleneckGBps, expectedBottleneck);
         // nccl-tests definitions: algbw = S / t, busbw = algbw x 2(n-1)/n = the per-GPU rate.
-        QVERIFY(std::abs(r.algbwGBps - 14.0 / r.timeS) < 1e-9);
-        QVERIFY(std::abs(r.busbwGBps - expectedBottleneck) < 1e-9);
+        RAILYARD_COMPARE_ABS(r.algbwGBps, 14.0 / r.timeS, 1e-9);
+        RAILYARD_COMPARE_ABS(r.busbwGBps, expectedBottleneck, 1e-9);
     }
 
     void efficiencyDefaultsToTextbook()
@@ -64,7 +65,7 @@ private Q_SLOTS:
                                             14e9,
                                             {0, 1, 2, 3, 4, 5, 6, 7},
                                             1.0);
-        QVERIFY(std::abs(r.timeS - 2.0 * 7 / 8 * 14e9 / 450e9) < 1e-12);
+        RAILYARD_COMPARE_ABS(r.timeS, 2.0 * 7 / 8 * 14e9 / 450e9, 1e-12);
     }
 
     void otherOpsUseTheirBusFactor()
@@ -74,7 +75,7 @@ private Q_SLOTS:
         const std::vector<int> g{0, 1, 2, 3};
         const double ar = flatRing(t, CollectiveOp::AllReduce, 1e9, g, 1.0).timeS;
         const double ag = flatRing(t, CollectiveOp::AllGather, 1e9, g, 1.0).timeS;
-        QVERIFY(std::abs(ar - 2 * ag) < 1e-12);
+        RAILYARD_COMPARE_ABS(ar, 2 * ag, 1e-12);
     }
 
     void tooFewRanks()

@@ -9,6 +9,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <cmath>
 #include <fstream>
 
 #include <sys/stat.h>
@@ -492,7 +493,14 @@ private Q_SLOTS:
         QVERIFY(again.sameContent(l));
         const Topology t = buildTopology(l.cluster, Catalog::builtin());
         const Evaluation e = evaluate(l, t);
-        QVERIFY(e.ok || !e.error.empty());
+        // Priced, with a step time and memory that mean something, or refused with a reason.
+        if (e.ok) {
+            QVERIFY2(std::isfinite(e.stepTimeS) && e.stepTimeS > 0, qPrintable(file));
+            QVERIFY2(std::isfinite(e.memory.totalGiB()) && e.memory.totalGiB() >= 0,
+                     qPrintable(file));
+        } else {
+            QVERIFY2(e.error.size() > 10, e.error.c_str());
+        }
     }
 
     void badValues_data()

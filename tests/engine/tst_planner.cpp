@@ -7,6 +7,7 @@
 
 #include <QTest>
 
+#include "comparenear.h"
 #include <random>
 
 using namespace railyard::engine;
@@ -267,7 +268,7 @@ private Q_SLOTS:
             QVERIFY(!planBefore(p.price, s.plans.front().price, o.objective));
         // Cost per step is the step time at $2.50 per GPU-hour on 16 GPUs.
         const PlanPrice &best = s.plans.front().price;
-        QVERIFY(std::abs(best.costPerStep - 2.5 * 16 * best.stepTimeS / 3600) < 1e-12);
+        RAILYARD_COMPARE_ABS(best.costPerStep, 2.5 * 16 * best.stepTimeS / 3600, 1e-12);
     }
 
     // The Pareto front of step time against memory is exactly the fitting plans no other beats
@@ -419,21 +420,22 @@ private Q_SLOTS:
         c.vp = 5;
         const PlanPrice interleaved = pricer.price(c, true);
         QCOMPARE(plain.microBatches, 4);
-        QVERIFY(std::abs(interleaved.exposed.ppBubble * 5 / plain.exposed.ppBubble - 1) < 1e-9);
+        RAILYARD_COMPARE_NEAR(interleaved.exposed.ppBubble * 5, plain.exposed.ppBubble, 1e-9);
         c.microBatch = 64; // one micro-batch
         const PlanPrice one = pricer.price(c, true);
         c.vp = 1;
         const PlanPrice onePlain = pricer.price(c, true);
         QCOMPARE(one.microBatches, 1);
         QVERIFY(one.exposed.ppBubble > 0);
-        QVERIFY(std::abs(one.exposed.ppBubble / onePlain.exposed.ppBubble - 1) < 1e-9);
+        RAILYARD_COMPARE_NEAR(one.exposed.ppBubble, onePlain.exposed.ppBubble, 1e-9);
         // Two micro-batches on four stages: two stages idle, then the interleaved tail.
         c.microBatch = 32;
         const PlanPrice twoPlain = pricer.price(c, true);
         c.vp = 5;
         const PlanPrice two = pricer.price(c, true);
-        QVERIFY(std::abs(two.exposed.ppBubble / twoPlain.exposed.ppBubble - (2 + 1.0 / 5) / 3)
-                < 1e-9);
+        RAILYARD_COMPARE_ABS(two.exposed.ppBubble / twoPlain.exposed.ppBubble,
+                             (2 + 1.0 / 5) / 3,
+                             1e-9);
     }
 
     void cancelAndProgress()

@@ -9,6 +9,7 @@
 #include <QFile>
 #include <QTest>
 
+#include "comparenear.h"
 #include <algorithm>
 
 using namespace railyard::engine;
@@ -65,19 +66,6 @@ float busiest(const Topology &t, const Evaluation &e, DeviceKind a, DeviceKind b
     }
     return peak;
 }
-
-bool near(double value, double expected, double tolerance)
-{
-    return std::abs(value - expected) <= tolerance;
-}
-
-#define CHECK_NEAR(value, expected, tolerance) \
-    QVERIFY2(near((value), (expected), (tolerance)), \
-             qPrintable(QStringLiteral("%1 = %2, expected %3 +- %4") \
-                                .arg(QStringLiteral(#value)) \
-                                .arg(value, 0, 'g', 6) \
-                                .arg(expected) \
-                                .arg(tolerance)))
 
 } // namespace
 
@@ -179,14 +167,14 @@ private Q_SLOTS:
               toString(realAcross.algorithm),
               realAcross.timeS / realInside.timeS);
         // The article prints ~0.068 and ~0.694: one millisecond.
-        CHECK_NEAR(flatInside.timeS, 0.068, 0.001);
-        CHECK_NEAR(flatAcross.timeS, 0.694, 0.001);
-        CHECK_NEAR(flatAcross.timeS / flatInside.timeS, 10.2, 0.1);
+        RAILYARD_COMPARE_ABS(flatInside.timeS, 0.068, 0.001);
+        RAILYARD_COMPARE_ABS(flatAcross.timeS, 0.694, 0.001);
+        RAILYARD_COMPARE_ABS(flatAcross.timeS / flatInside.timeS, 10.2, 0.1);
         // Realistic: NVLS inside (0.051 s); eight rings over eight NICs per server across
         // (0.074 s), 1.4x the server alone and 9x faster than the flat ring.
-        CHECK_NEAR(realInside.timeS, 0.051, 0.005);
-        CHECK_NEAR(realAcross.timeS, 0.074, 0.007);
-        CHECK_NEAR(realAcross.timeS / realInside.timeS, 1.45, 0.15);
+        RAILYARD_COMPARE_ABS(realInside.timeS, 0.051, 0.005);
+        RAILYARD_COMPARE_ABS(realAcross.timeS, 0.074, 0.007);
+        RAILYARD_COMPARE_ABS(realAcross.timeS / realInside.timeS, 1.45, 0.15);
         QVERIFY(flatAcross.timeS / realAcross.timeS > 8);
     }
 
@@ -204,8 +192,8 @@ private Q_SLOTS:
               a.exposed.tp,
               b.stepTimeS,
               b.exposed.tp);
-        CHECK_NEAR(a.exposed.tp / b.exposed.tp, 1.8, 0.1);
-        CHECK_NEAR(a.stepTimeS / b.stepTimeS, 1.22, 0.04);
+        RAILYARD_COMPARE_ABS(a.exposed.tp / b.exposed.tp, 1.8, 0.1);
+        RAILYARD_COMPARE_ABS(a.stepTimeS / b.stepTimeS, 1.22, 0.04);
     }
 
     // c. MoE on a GB200 NVL72 rack vs H200 servers over InfiniBand.
@@ -227,7 +215,7 @@ private Q_SLOTS:
         QVERIFY(rack.exposed.ep < 0.5 * rack.exposed.compute);
         QVERIFY(ib.exposed.ep > 2 * ib.exposed.compute);
         QVERIFY(ib.exposed.ep > 10 * rack.exposed.ep);
-        CHECK_NEAR(rack.tokensPerSPerGpu / ib.tokensPerSPerGpu, 4.9, 0.5);
+        RAILYARD_COMPARE_ABS(rack.tokensPerSPerGpu / ib.tokensPerSPerGpu, 4.9, 0.5);
     }
 
     // d. Queue pairs per connection: ECMP collisions of all the DP groups' flows on the spine.
@@ -273,14 +261,14 @@ private Q_SLOTS:
               eb.stepTimeS,
               100 * (1 - eb.stepTimeS / ea.stepTimeS));
         // What the mechanism gives (NVIDIA measured about 28 -> 61 GB/s and 1.09 -> 0.83 s).
-        CHECK_NEAR(a.busbwGBps, 34.0, 2.0);
-        CHECK_NEAR(b.busbwGBps, 53.5, 2.5);
+        RAILYARD_COMPARE_ABS(a.busbwGBps, 34.0, 2.0);
+        RAILYARD_COMPARE_ABS(b.busbwGBps, 53.5, 2.5);
         QCOMPARE(QString::fromStdString(a.bottleneck), QStringLiteral("spine uplinks"));
         // Without collisions, an 800G NIC's worth (96 GB/s achieved, less latency).
-        CHECK_NEAR(ideal.busbwGBps, 94.7, 1.5);
-        CHECK_NEAR(single.busbwGBps, 94.7, 1.5);
+        RAILYARD_COMPARE_ABS(ideal.busbwGBps, 94.7, 1.5);
+        RAILYARD_COMPARE_ABS(single.busbwGBps, 94.7, 1.5);
         QVERIFY(ea.stepTimeS > eb.stepTimeS);
-        CHECK_NEAR(ea.stepTimeS / eb.stepTimeS, 1.078, 0.02);
+        RAILYARD_COMPARE_ABS(ea.stepTimeS / eb.stepTimeS, 1.078, 0.02);
         QVERIFY(ea.exposed.dp > eb.exposed.dp);
     }
 
@@ -305,11 +293,11 @@ private Q_SLOTS:
               b.stepTimeS,
               c.stepTimeS,
               d.stepTimeS);
-        CHECK_NEAR(a.total.dp / b.total.dp, 2.1, 0.2);
+        RAILYARD_COMPARE_ABS(a.total.dp / b.total.dp, 2.1, 0.2);
         QVERIFY(b.stepTimeS <= a.stepTimeS);
         // Overlapped, the all-reduce mostly hides; exposed, SHARP saves its difference.
         QVERIFY(a.stepTimeS - b.stepTimeS < 0.01 * a.stepTimeS);
-        CHECK_NEAR(c.stepTimeS - d.stepTimeS, a.total.dp - b.total.dp, 0.005);
+        RAILYARD_COMPARE_ABS(c.stepTimeS - d.stepTimeS, a.total.dp - b.total.dp, 0.005);
     }
 
     // f. An oversubscribed spine: MoE all-to-all through 4:1.
@@ -339,7 +327,7 @@ private Q_SLOTS:
               nic4,
               spine1,
               nic1);
-        CHECK_NEAR(a.exposed.ep / b.exposed.ep, 2.2, 0.2);
+        RAILYARD_COMPARE_ABS(a.exposed.ep / b.exposed.ep, 2.2, 0.2);
         // Which link saturates first: the spine at 4:1, the NICs on a non-blocking fabric.
         QVERIFY(spine4 > nic4);
         QVERIFY(nic1 > spine1);
@@ -405,8 +393,8 @@ private Q_SLOTS:
                 QVERIFY2(e.tokensPerSPerGpu < perGpu.back(), "should fall with every step");
             perGpu.push_back(e.tokensPerSPerGpu);
         }
-        CHECK_NEAR(perGpu[1] / perGpu[0], 0.94, 0.02);
-        CHECK_NEAR(perGpu.back() / perGpu.front(), 0.63, 0.04);
+        RAILYARD_COMPARE_ABS(perGpu[1] / perGpu[0], 0.94, 0.02);
+        RAILYARD_COMPARE_ABS(perGpu.back() / perGpu.front(), 0.63, 0.04);
     }
 };
 

@@ -363,8 +363,14 @@ private Q_SLOTS:
             QVERIFY2(!outOfMemory(e), "priced out of memory");
         // No single run may be far off (a regression guard; the goals are on the summary).
         // Family Z: MoE runs with hundreds of micro-batches, whose host-side dispatch costs the
-        // engine does not price (reported, loosely bounded).
-        const double bound = r.family == QLatin1Char('Z') ? 1.0 : r.heldOut ? 0.40 : 0.30;
+        // engine does not price: a known miss (48% and 92% today), held to the fitted rows'
+        // bound as an expected failure, so pricing them right (issue 19) shows as XPASS and
+        // the expectation has to be lifted.
+        const double bound = r.heldOut ? 0.40 : 0.30;
+        if (r.family == QLatin1Char('Z'))
+            QEXPECT_FAIL(QTest::currentDataTag(),
+                         "family Z: MoE host-side dispatch per micro-batch is not priced",
+                         Continue);
         QVERIFY2(std::abs(err) <= bound, qPrintable(QString::number(100 * err, 'f', 1) + "%"));
     }
 

@@ -10,6 +10,7 @@
 
 #include <QTest>
 
+#include "comparenear.h"
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -118,8 +119,8 @@ private Q_SLOTS:
             const double tol = 1e-9 * tl.stepS;
             QVERIFY(std::abs(main.front()->start) < tol);
             for (std::size_t i = 1; i < main.size(); ++i)
-                QVERIFY2(std::abs(main[i]->start - main[i - 1]->end) < tol, main[i]->name.c_str());
-            QVERIFY(std::abs(main.back()->end - tl.stepS) < tol);
+                RAILYARD_COMPARE_ABS(main[i]->start, main[i - 1]->end, tol);
+            RAILYARD_COMPARE_ABS(main.back()->end, tl.stepS, tol);
             QVERIFY(firstPhase(tl, s, PhaseKind::Compute));
             QVERIFY(firstPhase(tl, s, PhaseKind::Tp));
             QVERIFY(firstPhase(tl, s, PhaseKind::PpP2p));
@@ -185,8 +186,7 @@ private Q_SLOTS:
             const double rate = t.links()[i].effectiveGbPerS() * 1e9;
             const double expected = busiest * (4.0 / 10.0) / 4.0 / tp->duration() / rate;
             QVERIFY(expected > 0.01);
-            QVERIFY2(std::abs(util[i] - expected) < 1e-3 * expected,
-                     qPrintable(QString("%1 vs %2").arg(util[i]).arg(expected)));
+            RAILYARD_COMPARE_NEAR(util[i], expected, 1e-3);
         }
         // Stage 1 (server 1) is idle: its NVLinks are dark.
         for (int l : t.gpuNvlinks(8))

@@ -1,6 +1,7 @@
 #include "layout/layout.h"
 #include "topology/topology.h"
 
+#include "comparenear.h"
 #include <QTest>
 
 using namespace railyard::engine;
@@ -86,7 +87,7 @@ private Q_SLOTS:
         for (int link : t.leafUplinks(0))
             up += t.links()[static_cast<std::size_t>(link)].gbPerS;
         const double down = s.nodesPerLeafGroup * 50.0;
-        QVERIFY(std::abs(up - down / 2.0) <= 50.0); // rounded to whole ports
+        RAILYARD_COMPARE_ABS(up, down / 2.0, 50.0); // rounded to whole ports
     }
 };
 

@@ -31,6 +31,7 @@
 #include <QTest>
 #include <QToolTip>
 
+#include "comparenear.h"
 #include <map>
 
 using namespace railyard;
@@ -424,7 +425,7 @@ private Q_SLOTS:
         QTest::keyClick(c.view.viewport(), Qt::Key_Plus);
         QVERIFY(c.view.zoom() > z);
         QTest::keyClick(c.view.viewport(), Qt::Key_Minus);
-        QVERIFY(std::abs(c.view.zoom() - z) < 1e-9);
+        RAILYARD_COMPARE_ABS(c.view.zoom(), z, 1e-9);
         // Dragging the background pans.
         c.view.centerOn(c.scene.sceneRect().center());
         const QPointF before = c.view.mapToScene(c.view.viewport()->rect().center());
@@ -739,8 +740,8 @@ private Q_SLOTS:
         const QColor selected = after.pixelColor(fillAt);
         QVERIFY2(hueDistance(selected, orange) <= 3,
                  qPrintable(selected.name() + QStringLiteral(" vs ") + orange.name()));
-        QVERIFY(std::abs(selected.value() - orange.value()) <= 12);
-        QVERIFY(std::abs(selected.hsvSaturation() - orange.hsvSaturation()) <= 12);
+        RAILYARD_COMPARE_ABS(selected.value(), orange.value(), 12);
+        RAILYARD_COMPARE_ABS(selected.hsvSaturation(), orange.hsvSaturation(), 12);
         // And the selection shows: a ring in the selection blue around the GPU.
         const int ringBefore = countColour(before.copy(around), style::kSelection, 30);
         const int ringAfter = countColour(after.copy(around), style::kSelection, 30);

@@ -9,7 +9,57 @@
 
 #include <QTest>
 
+#include <cmath>
+
 using namespace railyard;
+
+namespace {
+
+bool close(const QColor &a, const QColor &b)
+{
+    return std::abs(a.red() - b.red()) + std::abs(a.green() - b.green())
+                   + std::abs(a.blue() - b.blue())
+           < 30;
+}
+
+// The bars of `colour` the chart drew: on the scan line where most of its pixels are, the runs
+// of that colour, and the number of its pixels in the whole image.
+struct Bars
+{
+    int runs = 0;
+    int pixels = 0;
+};
+
+Bars barsOf(const QImage &img, const QColor &colour)
+{
+    Bars b;
+    int bestRow = -1, bestCount = 0;
+    for (int y = 0; y < img.height(); ++y) {
+        int n = 0;
+        for (int x = 0; x < img.width(); ++x)
+            n += close(img.pixelColor(x, y), colour) ? 1 : 0;
+        b.pixels += n;
+        if (n > bestCount) {
+            bestCount = n;
+            bestRow = y;
+        }
+    }
+    if (bestRow < 0)
+        return b;
+    bool in = false;
+    for (int x = 0; x < img.width(); ++x) {
+        const bool on = close(img.pixelColor(x, bestRow), colour);
+        if (on && !in)
+            ++b.runs;
+        in = on;
+    }
+    return b;
+}
+
+const QColor kFits(0x3b, 0x82, 0xc4); // memorychart.cpp: a stage that fits
+const QColor kOver(0xdc, 0x26, 0x26); // one that does not
+
+} // namespace
 
 class TestCharts : public QObject
 {
@@ -43,6 +93,13 @@ private Q_SLOTS:
         QCoreApplication::processEvents();
         const QImage img = chart.grab().toImage();
         QCOMPARE(img.width(), width);
+        // Every stage fits in 80 GiB: one blue bar per stage (where a bar is wider than a
+        // pixel and a gap), none red.
+        const Bars fits = barsOf(img, kFits);
+        QVERIFY(fits.pixels > 100);
+        if (width / stages >= 8)
+            QCOMPARE(fits.runs, stages);
+        QCOMPARE(barsOf(img, kOver).pixels, 0);
 
         // The labels are stage numbers from 0 at one even step, and the step is the smallest
         // that fits: every stage where there is room.
@@ -81,7 +138,10 @@ private Q_SLOTS:
         chart.show();
         chart.setMemory(e.memoryGiBPerStage, e.hbmGiB);
         QCoreApplication::processEvents();
-        QVERIFY(!chart.grab().isNull()); // laid out and painted as on screen
+        // Laid out and painted as on screen: 16 bars, each stage within its HBM (blue).
+        const QImage img = chart.grab().toImage();
+        QCOMPARE(barsOf(img, kFits).runs, 16);
+        QCOMPARE(barsOf(img, kOver).pixels, 0);
         QCOMPARE(chart.stageCount(), 16);
         QVERIFY(chart.stageLabels().contains(QStringLiteral("14")));
         for (const QString &t : chart.drawnAxisTexts())

@@ -30,6 +30,7 @@
 #include <QTest>
 #include <QUndoStack>
 
+#include <cmath>
 #include <set>
 
 using namespace railyard;
@@ -83,6 +84,25 @@ struct Canvas
                      .adjusted(40, 40, -40, -40)
                      .contains(p))
             view.centerOn(p);
+    }
+    // Pixels of `colour` (within a small tolerance) over GPU `gpu`'s box, as drawn now.
+    int pixelsOver(const QImage &img, int gpu, const QColor &colour)
+    {
+        const engine::Topology &t = scene.document()->topology();
+        const QRect box = view.mapFromScene(scene.geometry().deviceRect(t.gpuDevice(gpu)))
+                                  .boundingRect()
+                                  .adjusted(-6, -6, 6, 6)
+                                  .intersected(img.rect());
+        int n = 0;
+        for (int y = box.top(); y <= box.bottom(); ++y)
+            for (int x = box.left(); x <= box.right(); ++x) {
+                const QColor c = img.pixelColor(x, y);
+                if (std::abs(c.red() - colour.red()) + std::abs(c.green() - colour.green())
+                            + std::abs(c.blue() - colour.blue())
+                    < 40)
+                    ++n;
+            }
+        return n;
     }
     QImage render()
     {
@@ -350,9 +370,12 @@ private Q_SLOTS:
         QVERIFY2(c.view.dragCaption().contains(QStringLiteral("TP group 0")),
                  qPrintable(c.view.dragCaption()));
         QVERIFY(c.view.dragCaption().contains(QStringLiteral("GPUs 4\u201311")));
-        // The cue is drawn: green marks where the group would land.
+        // The cue is drawn: green marks over each GPU where the group would land, none beside.
         const QImage img = c.render();
-        QVERIFY(!img.isNull());
+        for (int g = 4; g < 12; ++g)
+            QVERIFY2(c.pixelsOver(img, g, style::kDropOk) > 8, qPrintable(QString::number(g)));
+        QCOMPARE(c.pixelsOver(img, 13, style::kDropOk), 0);
+        QCOMPARE(c.pixelsOver(img, 4, style::kDropRefused), 0);
         // Over the last GPUs the group cannot fit: refused, marked red, the reason in the cue.
         const QPoint at124 = c.atGpu(124);
         QDragMoveEvent refused(at124, Qt::MoveAction, data.get(), Qt::LeftButton, Qt::NoModifier);
@@ -360,6 +383,9 @@ private Q_SLOTS:
         QVERIFY(!refused.isAccepted());
         QVERIFY(!c.scene.dropPreviewOk());
         QCOMPARE(c.scene.dropPreviewGpus(), range(124, 4)); // the GPUs it would run over, in red
+        const QImage red = c.render();
+        QVERIFY(c.pixelsOver(red, 124, style::kDropRefused) > 8);
+        QCOMPARE(c.pixelsOver(red, 124, style::kDropOk), 0);
         QVERIFY(c.view.dragCaption().contains(QStringLiteral("TP group 0")));
         QDragLeaveEvent leave;
         QApplication::sendEvent(vp, &leave);

@@ -30,6 +30,7 @@
 
 #include <sys/stat.h>
 
+#include "comparenear.h"
 #include <memory>
 
 using namespace railyard;
@@ -133,8 +134,8 @@ private Q_SLOTS:
         const QImage image(out("r.svg.png"));
         const auto keep = renderer();
         const render::DiagramRenderer &r = *keep;
-        QVERIFY(std::abs(image.width() - r.size().width()) <= 1);
-        QVERIFY(std::abs(image.height() - r.size().height()) <= 1);
+        RAILYARD_COMPARE_ABS(image.width(), r.size().width(), 1);
+        RAILYARD_COMPARE_ABS(image.height(), r.size().height(), 1);
         // Not blank: the diagram's racks, the title and the legend all leave ink.
         QVERIFY(inkPixels(image) > qint64(image.width()) * image.height() / 50);
         QVERIFY(inkPixels(image.copy(r.titleRect())) > 500);
@@ -156,9 +157,8 @@ private Q_SLOTS:
         const QImage image(out("c.pdf.png"));
         const auto keep = renderer();
         const render::DiagramRenderer &r = *keep;
-        QVERIFY2(std::abs(image.width() - r.size().width()) <= 2,
-                 qPrintable(QString::number(image.width())));
-        QVERIFY(std::abs(image.height() - r.size().height()) <= 2);
+        RAILYARD_COMPARE_ABS(image.width(), r.size().width(), 2);
+        RAILYARD_COMPARE_ABS(image.height(), r.size().height(), 2);
         QVERIFY(inkPixels(image) > qint64(image.width()) * image.height() / 50);
         QVERIFY(inkPixels(image.copy(r.legendRect())) > 500);
         tool = runTool(QStringLiteral("pdftotext"), {out("c.pdf"), QStringLiteral("-")});
@@ -177,8 +177,8 @@ private Q_SLOTS:
         QVERIFY2(exportDiagram(*m_scene, out("two.png"), two, &error), qPrintable(error));
         const QImage a(out("one.png")), b(out("two.png"));
         QCOMPARE(a.size(), renderer()->size());
-        QVERIFY(std::abs(b.width() - 2 * a.width()) <= 1);
-        QVERIFY(std::abs(b.height() - 2 * a.height()) <= 1);
+        RAILYARD_COMPARE_ABS(b.width(), 2 * a.width(), 1);
+        RAILYARD_COMPARE_ABS(b.height(), 2 * a.height(), 1);
         // The same picture: about four times the ink.
         const double ratio = double(inkPixels(b)) / double(inkPixels(a));
         QVERIFY2(ratio > 3.2 && ratio < 4.8, qPrintable(QString::number(ratio)));

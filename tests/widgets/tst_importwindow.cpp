@@ -16,6 +16,7 @@
 #include <QTest>
 #include <QUndoStack>
 
+#include "comparenear.h"
 #include <cmath>
 
 using namespace railyard;
@@ -82,7 +83,7 @@ private Q_SLOTS:
         QCOMPARE(measured.last(), QPointF(33.0, 338.82)); // 8 GiB = 2^33 bytes
         const QList<QPointF> before = chart->modelledPoints();
         QCOMPARE(before.size(), 31);
-        QVERIFY(std::fabs(before.last().y() / 338.82 - 1) < 0.01);
+        RAILYARD_COMPARE_NEAR(before.last().y(), 338.82, 0.01);
         QVERIFY2(panel->calibrationText().contains(QStringLiteral("338.82"))
                          || panel->calibrationText().contains(QStringLiteral("339")),
                  qPrintable(panel->calibrationText()));

@@ -44,6 +44,7 @@
 #include <QTreeWidget>
 #include <QUndoStack>
 
+#include "comparenear.h"
 #include <functional>
 
 using namespace railyard;
@@ -285,7 +286,7 @@ private Q_SLOTS:
         w.zoomSlider()->setValue(w.zoomSlider()->maximum());
         QCOMPARE(w.view()->zoom(), w.view()->maxZoom());
         w.view()->fitToCluster();
-        QVERIFY(std::abs(w.view()->zoom() - before) < 1e-6);
+        RAILYARD_COMPARE_ABS(w.view()->zoom(), before, 1e-6);
         QVERIFY(w.zoomSlider()->value() < w.zoomSlider()->maximum());
     }
 

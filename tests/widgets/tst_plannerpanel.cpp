@@ -6,6 +6,7 @@
 #include "panels/plannerpanel.h"
 #include "testlayouts.h"
 
+#include "comparenear.h"
 #include <QLabel>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -69,8 +70,7 @@ private Q_SLOTS:
         QCOMPARE(sizes.dp, best.dp);
         QCOMPARE(sizes.order, std::string(engine::toString(best.order)));
         const double after = doc->evaluation().stepTimeS;
-        QVERIFY2(std::abs(after - r.plans[0].price.stepTimeS) <= 0.005 * after,
-                 qPrintable(QStringLiteral("%1 vs %2").arg(after).arg(r.plans[0].price.stepTimeS)));
+        RAILYARD_COMPARE_NEAR(after, r.plans[0].price.stepTimeS, 0.005);
         QVERIFY(after <= before * 1.005); // the best plan is no slower than the preset's
         QVERIFY(doc->undoStack()->undoText().startsWith(QStringLiteral("Apply plan")));
         doc->undoStack()->undo();

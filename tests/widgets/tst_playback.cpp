@@ -9,6 +9,7 @@
 
 #include "testlayouts.h"
 
+#include "comparenear.h"
 #include <QSignalSpy>
 #include <QTest>
 
@@ -77,8 +78,7 @@ private Q_SLOTS:
             if (l.link == ib4)
                 bytes = std::max(l.up, l.down);
         const double rate = t.links()[static_cast<std::size_t>(ib4)].effectiveGbPerS() * 1e9;
-        QVERIFY(std::abs(scene.canvasState().load(ib4) - bytes / tp->duration() / rate)
-                < 1e-3 * scene.canvasState().load(ib4));
+        RAILYARD_COMPARE_NEAR(scene.canvasState().load(ib4), bytes / tp->duration() / rate, 1e-3);
         // GPU 0 (stage 1) is still in the pipeline fill: dark.
         QCOMPARE(scene.canvasState().load(nv0), 0.0);
 

@@ -38,6 +38,7 @@
 #include <QTreeWidget>
 #include <QUndoStack>
 
+#include "comparenear.h"
 #include <functional>
 
 using namespace railyard;
@@ -166,13 +167,13 @@ private Q_SLOTS:
         QVERIFY(w.openFile(withZoom(2.0)));
         settle();
         const double fit = w.view()->fitZoom();
-        QVERIFY(std::abs(w.view()->zoom() - fit) < 1e-9);
+        RAILYARD_COMPARE_ABS(w.view()->zoom(), fit, 1e-9);
         checkCanvas(w, QStringLiteral("zoom 2"));
         // Smaller than fit: the whole cluster shows, so the file's zoom stands.
         const double small = fit * 0.7;
         QVERIFY(w.openFile(withZoom(small)));
         settle();
-        QVERIFY(std::abs(w.view()->zoom() - small) < 1e-9);
+        RAILYARD_COMPARE_ABS(w.view()->zoom(), small, 1e-9);
     }
 
     // View > Reset Layout puts every dock back, at the default sizes, after the user moved them.
@@ -239,9 +240,9 @@ private Q_SLOTS:
         settle();
         QVERIFY(planner->isHidden());
         QVERIFY(onShow(w, docks.pricing));
-        QVERIFY(std::abs(docks.workload->width() - left) <= 4);
-        QVERIFY(std::abs(docks.pricing->width() - right) <= 4);
-        QVERIFY(std::abs(docks.pricing->height() - pricingHeight) <= 4);
+        RAILYARD_COMPARE_ABS(docks.workload->width(), left, 4);
+        RAILYARD_COMPARE_ABS(docks.pricing->width(), right, 4);
+        RAILYARD_COMPARE_ABS(docks.pricing->height(), pricingHeight, 4);
         checkCanvas(w, QStringLiteral("reset"));
     }
 
