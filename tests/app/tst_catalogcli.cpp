@@ -162,7 +162,7 @@ private Q_SLOTS:
         QFETCH(QString, catalog);
         QFETCH(QString, expected);
 #ifndef RAILYARD_HAVE_GUI
-        QSKIP("a GUI-less build opens no window (tst_cli's noGuiBuild)");
+        QSKIP("a GUI-less build opens no window (tst_clicontract's theBuildsExecutable)");
 #endif
         QTemporaryDir config; // the GUI's settings and recovery folder
         QProcess p;
