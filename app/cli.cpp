@@ -7,6 +7,7 @@
 #include "base/units.h"
 #include "collectives/collective.h"
 #include "layout/layout.h"
+#include "report/collectivereport.h"
 #include "report/report.h"
 #include "step/evaluate.h"
 #include "topology/topology.h"
@@ -175,35 +176,7 @@ int collective(const Options &o, const std::string &file, std::ostream &out)
     const CollectiveResult r = estimateCollective(topology, req);
 
     if (o.flag("json")) {
-        Json j;
-        j["op"] = toString(r.op);
-        j["algorithm"] = toString(r.algorithm);
-        if (r.algorithm != Algorithm::FlatRing)
-            j["protocol"] = toString(r.protocol);
-        j["ranks"] = r.ranks;
-        j["size_bytes"] = r.bytes;
-        j["time_s"] = r.timeS;
-        j["latency_s"] = r.latencyS;
-        j["algbw_gbps"] = r.algbwGBps;
-        j["busbw_gbps"] = r.busbwGBps;
-        j["bottleneck_gbps"] = r.bottleneckGBps;
-        j["bottleneck"] = r.bottleneck;
-        if (r.algorithm == Algorithm::FlatRing)
-            j["efficiency"] = *req.efficiency;
-        j["notes"] = r.notes;
-        if (req.wantLinks) {
-            Json links = Json::array();
-            for (const LinkBytes &lb : r.links) {
-                const Link &l = topology.links()[static_cast<std::size_t>(lb.link)];
-                links.push_back({{"id", lb.link},
-                                 {"name", topology.linkName(lb.link)},
-                                 {"kind", toString(l.kind)},
-                                 {"bytes_up", lb.up},
-                                 {"bytes_down", lb.down}});
-            }
-            j["links"] = links;
-        }
-        out << jsonDocument(j);
+        out << jsonDocument(collectiveJson(r, req, topology));
     } else {
         out << toString(r.op) << " of " << formatBytes(r.bytes) << " on " << r.ranks << " GPUs ("
             << toString(r.algorithm) << ")\n";
@@ -329,31 +302,40 @@ int runEvaluate(const std::vector<std::string> &args, std::ostream &out)
 // The subcommands this version runs.
 const std::set<std::string> kSubcommands = {"collective", "evaluate", "export", "import", "plan"};
 
-// Qt's own options that take a value (QGuiApplication, QApplication and the xcb platform), in
-// their one- and two-dash forms.
-bool isQtValuedOption(std::string a)
+// Qt's own options (QGuiApplication, QApplication and the xcb platform), in their one- and
+// two-dash forms, "-name value" or "-name=value": `valued` takes a value. Any other option is
+// not the GUI's.
+bool isQtOption(std::string a, bool &valued)
 {
-    static const std::set<std::string> valued = {"-platform",
-                                                 "-platformpluginpath",
-                                                 "-platformtheme",
-                                                 "-plugin",
-                                                 "-qmljsdebugger",
-                                                 "-style",
-                                                 "-stylesheet",
-                                                 "-session",
-                                                 "-display",
-                                                 "-name",
-                                                 "-geometry",
-                                                 "-title",
-                                                 "-qwindowgeometry",
-                                                 "-qwindowtitle",
-                                                 "-qwindowicon",
-                                                 "-visual",
-                                                 "-ncols",
-                                                 "-cmap"};
+    static const std::set<std::string> withValue = {"-platform",
+                                                    "-platformpluginpath",
+                                                    "-platformtheme",
+                                                    "-plugin",
+                                                    "-qmljsdebugger",
+                                                    "-style",
+                                                    "-stylesheet",
+                                                    "-session",
+                                                    "-display",
+                                                    "-name",
+                                                    "-geometry",
+                                                    "-title",
+                                                    "-qwindowgeometry",
+                                                    "-qwindowtitle",
+                                                    "-qwindowicon",
+                                                    "-visual",
+                                                    "-ncols",
+                                                    "-cmap",
+                                                    "-im"};
+    static const std::set<std::string> flags
+            = {"-reverse", "-widgetcount", "-nograb", "-dograb", "-sync", "-testability"};
     if (a.rfind("--", 0) == 0)
         a.erase(0, 1);
-    return valued.count(a) > 0;
+    const auto eq = a.find('=');
+    const bool inlineValue = eq != std::string::npos;
+    if (inlineValue)
+        a.erase(eq);
+    valued = withValue.count(a) > 0 && !inlineValue;
+    return withValue.count(a) > 0 || (flags.count(a) > 0 && !inlineValue);
 }
 
 // A word that names a subcommand rather than a file: no path separator, no extension.
@@ -374,28 +356,36 @@ std::string bounded(const std::string &message)
 Outcome guiOrUsageError(const std::vector<std::string> &args, std::ostream &err)
 {
     std::vector<std::string> files;
+    std::string unknownOption; // the first option neither Qt's nor ours
     for (std::size_t i = 1; i < args.size(); ++i) {
         const std::string &a = args[i];
         if (a.size() > 1 && a[0] == '-') {
-            if (isQtValuedOption(a))
+            bool valued = false;
+            if (!isQtOption(a, valued)) {
+                if (unknownOption.empty())
+                    unknownOption = a;
+            } else if (valued) {
                 ++i;
+            }
             continue;
         }
         files.push_back(a);
     }
-    if (files.empty())
-        return {};
-    const std::string &word = files.front();
+    const std::string word = files.empty() ? std::string() : files.front();
     std::error_code ec;
     const bool exists = !word.empty() && std::filesystem::exists(word, ec);
-    if (files.size() == 1 && !word.empty() && (exists || !isBareWord(word)))
-        return {false, 0, word};
     std::string problem;
-    if (word.empty())
+    if (files.empty() || (files.size() == 1 && !word.empty() && (exists || !isBareWord(word)))) {
+        if (unknownOption.empty())
+            return {false, 0, word}; // the GUI, on FILE if one was given
+        problem = "unknown option " + echo(unknownOption)
+                  + " (before a subcommand: --help, --version, or Qt's options for the GUI; a "
+                    "FILE starting with '-': write ./ before it)";
+    } else if (word.empty()) {
         problem = "an empty argument (expected a layout FILE or a subcommand)";
-    else if (kSubcommands.count(word))
+    } else if (kSubcommands.count(word)) {
         problem = "'" + word + "' must be the first argument";
-    else if (isBareWord(word) && !exists) {
+    } else if (isBareWord(word) && !exists) {
         std::string list;
         for (const auto &c : kSubcommands)
             list += (list.empty() ? "" : ", ") + c;
@@ -411,6 +401,22 @@ Outcome guiOrUsageError(const std::vector<std::string> &args, std::ostream &err)
 }
 
 } // namespace
+
+std::string noGuiMessage(const std::string &file)
+{
+    return "this railyard was built without its GUI (-DRAILYARD_BUILD_GUI=OFF), so it opens no "
+           "window"
+           + (file.empty() ? std::string() : " on '" + echo(file) + "'")
+           + ": run a subcommand (railyard evaluate FILE, railyard --help), or build with the GUI";
+}
+
+std::string noDiagramMessage(const std::string &output)
+{
+    return "'" + echo(output)
+           + "': diagrams (.svg, .png, .pdf) are drawn by the GUI build of railyard; this one "
+             "was built without it (-DRAILYARD_BUILD_GUI=OFF). The reports (.md, .csv, .json) "
+             "work here";
+}
 
 std::string usage()
 {
@@ -442,8 +448,8 @@ Outcome run(const std::vector<std::string> &args,
         return {true, 0, {}};
     }
     if (first == "--version" || first == "-v") {
-        out << "railyard " << RAILYARD_VERSION << " (layout format "
-            << RAILYARD_LAYOUT_FORMAT_VERSION << ")\n";
+        out << "railyard " << RAILYARD_VERSION << " (layout format " << kLayoutFormatVersion
+            << ")\n";
         return {true, 0, {}};
     }
     if (!kSubcommands.count(first))

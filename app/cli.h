@@ -46,4 +46,12 @@ Outcome run(const std::vector<std::string> &args,
 // The usage text printed by --help.
 std::string usage();
 
+// What a GUI-less build (-DRAILYARD_BUILD_GUI=OFF) says where a GUI build would open the
+// window (on `file`, when not empty): there is none, use a subcommand (a usage error, exit 2).
+std::string noGuiMessage(const std::string &file);
+
+// What a build without a DiagramWriter says to `railyard export ... -o OUT.svg|png|pdf` (a
+// usage error, exit 2): diagrams need the GUI build; the reports (.md, .csv, .json) work.
+std::string noDiagramMessage(const std::string &output);
+
 } // namespace railyard::cli

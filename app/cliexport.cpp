@@ -205,7 +205,7 @@ int runExport(const std::vector<std::string> &argsIn,
                            });
     }
     if (!diagram)
-        throw InputError(*output + ": this build cannot draw diagrams (no DiagramWriter)");
+        throw UsageError(noDiagramMessage(*output));
     // Drawn by Qt (QSaveFile), into the checked target: a symlink's regular file, never a
     // device, a FIFO, a folder or the layout itself.
     const OutputTarget target = checkOutputFile(*output, {file});

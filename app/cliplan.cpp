@@ -1,5 +1,6 @@
 // `railyard plan`: the planner's ranked configurations for a layout, and "what should I buy".
 #include "cliplan.h"
+#include "cli_p.h"
 
 #include "base/inputerror.h"
 #include "base/jsoncursor.h"
@@ -8,6 +9,7 @@
 #include "layout/layout.h"
 #include "planner/planner.h"
 #include "planner/plannerbuy.h"
+#include "report/planreport.h"
 #include "report/report.h"
 #include "topology/topology.h"
 
@@ -47,10 +49,7 @@ const char *kPlanHelp
           "  --max-gpus N      the largest cluster --buy considers (default 32768)\n"
           "Exit status: 0 plans found, 1 bad input or nothing fits, 2 usage error.\n";
 
-struct Usage : std::runtime_error
-{
-    using std::runtime_error::runtime_error;
-};
+using Usage = detail::UsageError;
 
 struct Args
 {
@@ -61,49 +60,14 @@ struct Args
 
 Args parse(const std::vector<std::string> &args)
 {
-    static const std::set<std::string> valued = {"top",
-                                                 "objective",
-                                                 "tokens",
-                                                 "deadline-days",
-                                                 "max-gpus"};
-    static const std::set<std::string> flags = {"json", "buy", "help"};
-    Args a;
-    std::vector<std::string> files;
-    for (std::size_t i = 2; i < args.size(); ++i) {
-        const std::string &s = args[i];
-        if (s.rfind("--", 0) == 0 && s.size() > 2) {
-            std::string name = s.substr(2), value;
-            bool inlined = false;
-            if (const auto eq = name.find('='); eq != std::string::npos) {
-                value = name.substr(eq + 1);
-                name = name.substr(0, eq);
-                inlined = true;
-            }
-            if (valued.count(name)) {
-                if (!inlined) {
-                    if (i + 1 >= args.size())
-                        throw Usage("--" + name + " needs a value");
-                    value = args[++i];
-                }
-                a.values[name] = value;
-            } else if (flags.count(name)) {
-                if (inlined)
-                    throw Usage("--" + name + " takes no value, got '" + echo(value) + "'");
-                a.flags.insert(name);
-            } else {
-                throw Usage("unknown option --" + echo(name));
-            }
-        } else if (s.size() > 1 && s[0] == '-') {
-            throw Usage("unknown option " + echo(s));
-        } else {
-            files.push_back(s);
-        }
-    }
-    if (a.flags.count("help"))
-        return a;
-    if (files.size() != 1)
-        throw Usage(files.empty() ? "plan needs a layout FILE" : "plan takes one FILE");
-    a.file = files.front();
+    const detail::Options o
+            = detail::parseOptions(args,
+                                   2,
+                                   {"top", "objective", "tokens", "deadline-days", "max-gpus"},
+                                   {"json", "buy", "help"});
+    Args a{{}, o.values, o.flags};
+    if (!o.flag("help"))
+        a.file = detail::oneFile(o, "plan");
     return a;
 }
 
@@ -132,70 +96,6 @@ int wholeNumber(const Args &a, const std::string &name, int least, int most)
     if (v != std::floor(v))
         throw Usage("--" + name + " needs a whole number, got '" + echo(a.values.at(name)) + "'");
     return static_cast<int>(v);
-}
-
-Json breakdownJson(const StepBreakdown &b)
-{
-    return Json{{"compute", b.compute},
-                {"tp", b.tp},
-                {"cp", b.cp},
-                {"ep", b.ep},
-                {"pp_bubble", b.ppBubble},
-                {"pp_p2p", b.ppP2p},
-                {"dp", b.dp},
-                {"optimizer", b.optimizer}};
-}
-
-// `bases`: what PlanPrice::bandBasis indexes (PlanSearch::bandBases), when known.
-Json planJson(const Plan &p, int rank, const std::vector<std::string> *bases = nullptr)
-{
-    const PlanChoice &c = p.choice;
-    const PlanPrice &x = p.price;
-    const bool zero = c.sharding != Sharding::Zero0;
-    Json j;
-    if (rank > 0)
-        j["rank"] = rank;
-    j["parallel"] = Json{{"tp", c.tp},
-                         {"cp", c.cp},
-                         {"ep", c.ep},
-                         {"pp", c.pp},
-                         {"vp", c.vp},
-                         {"dp", c.dp},
-                         {"order", toString(c.order)}};
-    j["training"] = Json{{"micro_batch", c.microBatch},
-                         {"micro_batches", x.microBatches},
-                         {"recompute", toString(c.recompute)},
-                         {"sharding", toString(c.sharding)},
-                         {"optimizer",
-                          Json{{"distributed", zero},
-                               {"zero_stage",
-                                c.sharding == Sharding::Zero0   ? 0
-                                : c.sharding == Sharding::Zero1 ? 1
-                                : c.sharding == Sharding::Zero2 ? 2
-                                                                : 3},
-                               {"fsdp", c.sharding == Sharding::Fsdp}}}};
-    j["fits"] = x.fits;
-    j["step_time_s"] = x.stepTimeS;
-    if (x.stepTimeS > 0) {
-        // As `railyard evaluate` gives it: how sure the model is in this plan's regime.
-        j["step_time_band_s"] = Json::array(
-                {x.stepTimeS * (1 - x.bandFraction), x.stepTimeS * (1 + x.bandFraction)});
-        if (bases && x.bandBasis >= 0 && x.bandBasis < int(bases->size()))
-            j["step_time_band_basis"] = (*bases)[std::size_t(x.bandBasis)];
-    }
-    j["tokens_per_s"] = x.tokensPerS;
-    j["mfu"] = x.mfu;
-    j["memory_gib_per_gpu"] = x.memoryGiB;
-    j["memory_breakdown_gib"] = Json{{"weights", x.memory.weightsGiB},
-                                     {"gradients", x.memory.gradientsGiB},
-                                     {"optimizer", x.memory.optimizerGiB},
-                                     {"activations", x.memory.activationsGiB},
-                                     {"other", x.memory.otherGiB}};
-    j["breakdown_s"] = breakdownJson(x.exposed);
-    j["cost_per_step"] = x.costPerStep;
-    j["cost_per_million_tokens"] = x.costPerMillionTokens;
-    j["tokens_per_dollar"] = x.tokensPerDollar;
-    return j;
 }
 
 std::string padded(const std::string &s, std::size_t width, bool right = true)
@@ -294,30 +194,7 @@ int plan(const Args &a, std::ostream &out, std::ostream &err)
                                  + topology.gpuSpec().id + "; set price_per_gpu_hour");
     const bool fits = !s.plans.empty();
     if (a.flags.count("json")) {
-        Json j;
-        j["file"] = a.file;
-        j["title"] = layout.title;
-        j["gpu"] = topology.gpuSpec().id;
-        j["gpus"] = s.gpus;
-        j["hbm_gib"] = s.hbmGiB;
-        j["price_per_gpu_hour"] = s.pricePerGpuHour;
-        j["objective"] = toString(s.objective);
-        j["evaluated"] = s.evaluated;
-        j["fitting"] = s.fitting;
-        j["elapsed_s"] = s.elapsedS;
-        Json plans = Json::array();
-        int rank = 0;
-        for (const Plan &p : s.plans)
-            plans.push_back(planJson(p, ++rank, &s.bandBases));
-        j["plans"] = std::move(plans);
-        if (!fits) {
-            Json none{{"message", s.noFit}};
-            if (s.leastMemory)
-                none["least_memory"] = planJson(*s.leastMemory, 0);
-            j["no_fit"] = std::move(none);
-        }
-        j["assumptions"] = s.assumptions;
-        out << jsonDocument(j);
+        out << jsonDocument(planSearchJson(s, {a.file, layout.title, topology.gpuSpec().id}));
     } else {
         out << terminalText(layout.title.empty() ? a.file : shownTitle(layout.title)) << ": "
             << s.gpus << " x " << terminalText(topology.gpuSpec().id) << ", "
@@ -358,39 +235,8 @@ int buy(const Args &a, std::ostream &out, std::ostream &err)
     const BuyAnswer b = planPurchase(layout, options);
     if (!b.error.empty())
         throw InputError(a.file, "", "cannot plan: " + b.error);
-    const auto optionJson = [](const BuyOption &o) {
-        Json j{{"gpu", o.cluster.gpu},
-               {"gpus", o.gpus},
-               {"nodes", o.cluster.nodes},
-               {"gpus_per_node", o.cluster.gpusPerNode},
-               {"nvlink_domain", o.cluster.nvlinkDomain},
-               {"nic_gbps", o.cluster.nic.gbitPerS},
-               {"fabric", toString(o.cluster.fabric.kind)},
-               {"price_per_gpu_hour", o.cluster.pricePerGpuHour.value_or(0)},
-               {"fits", o.fits}};
-        if (o.fits) {
-            j["days"] = o.days;
-            j["cost"] = o.cost;
-            j["meets_deadline"] = o.meetsDeadline;
-            j["plan"] = planJson(o.plan, 0);
-        }
-        return j;
-    };
     if (a.flags.count("json")) {
-        Json j;
-        j["file"] = a.file;
-        j["tokens"] = options.tokens;
-        j["deadline_days"] = options.deadlineDays;
-        j["best"] = b.best ? optionJson(*b.best) : Json();
-        Json all = Json::array();
-        for (const BuyOption &o : b.considered)
-            all.push_back(optionJson(o));
-        j["considered"] = std::move(all);
-        j["skipped_gpus"] = b.skipped;
-        j["evaluated"] = b.evaluated;
-        j["elapsed_s"] = b.elapsedS;
-        j["assumptions"] = b.assumptions;
-        out << jsonDocument(j);
+        out << jsonDocument(purchaseJson(b, options, a.file));
     } else {
         out << "Training " << formatNumber(options.tokens, 3) << " tokens within "
             << formatNumber(options.deadlineDays, 3) << " days (" << count(b.evaluated)

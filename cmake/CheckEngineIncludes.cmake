@@ -15,8 +15,9 @@ cmake_minimum_required(VERSION 3.25)
 
 # The layers, lowest first: a folder may include itself and every folder before it in this list.
 set(_layers base layout topology collectives step planner)
-# Folders beside the layers: what each may include besides itself.
-set(_side_report base layout topology collectives step)
+# Folders beside the layers: what each may include besides itself. report writes the reports of
+# every layer, the planner's included (nothing below includes report).
+set(_side_report base layout topology collectives step planner)
 set(_side_lesson base layout topology collectives step)
 set(_side_import base layout topology collectives step planner)
 

@@ -176,15 +176,8 @@ struct PlanPricer::Impl
         const bool zero3 = c.sharding == Sharding::Zero3 || c.sharding == Sharding::Fsdp;
         const std::size_t k = (moe ? 1 : 0) | (zero3 ? 2 : 0) | (c.cp > 1 ? 4 : 0);
         if (!haveBand[k]) {
-            const GpuSpec &gpu = topology.gpuSpec();
-            Regime r;
-            r.architecture = gpu.architecture;
-            r.precision = t.precision == Precision::Fp8 && gpu.fp8Tflops > 0 ? "fp8" : "bf16";
-            r.gpus = gpus;
-            r.moe = moe;
-            r.zero3 = zero3;
-            r.contextParallel = c.cp > 1;
-            const UncertaintyBand u = uncertaintyBand(r);
+            const UncertaintyBand u = uncertaintyBand(
+                    trainingRegime(topology.gpuSpec(), t.precision, gpus, moe, zero3, c.cp > 1));
             auto it = std::find(bandBases.begin(), bandBases.end(), u.basis);
             if (it == bandBases.end())
                 it = bandBases.insert(it, u.basis);
@@ -360,16 +353,20 @@ struct PlanPricer::Impl
                 = composeStep(s, stageRunsHere, nRunsHere, l.dense, l.moe, l.out, comm, cm);
         out.exposed = st.exposed;
         out.stepTimeS = st.exposed.sum();
-        out.tokensPerS = tokensPerStep / out.stepTimeS;
-        out.mfu = flopsPerStep / out.stepTimeS / gpus / cm.bf16Peak();
+        const StepThroughput rate = stepThroughput(tokensPerStep,
+                                                   flopsPerStep,
+                                                   out.stepTimeS,
+                                                   gpus,
+                                                   cm.bf16Peak(),
+                                                   gpuHourPrice);
+        out.tokensPerS = rate.tokensPerS;
+        out.mfu = rate.mfu;
         const Band &b = band(c);
         out.bandFraction = b.fraction;
         out.bandBasis = b.basis;
-        out.costPerStep = stepCost(gpuHourPrice, gpus, out.stepTimeS);
-        if (out.costPerStep > 0) {
-            out.costPerMillionTokens = out.costPerStep / tokensPerStep * 1e6;
-            out.tokensPerDollar = tokensPerStep / out.costPerStep;
-        }
+        out.costPerStep = rate.costPerStep;
+        out.costPerMillionTokens = rate.costPerMillionTokens;
+        out.tokensPerDollar = rate.tokensPerDollar;
         return out;
     }
 };

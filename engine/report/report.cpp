@@ -280,6 +280,7 @@ void writeEvaluationJson(std::ostream &out,
     j["step_time_s"] = e.stepTimeS;
     // The uncertainty from validation: the step time's band for runs like this one.
     j["step_time_band_s"] = {e.stepTimeBand.lowS, e.stepTimeBand.highS};
+    j["step_time_band_basis"] = e.stepTimeBand.basis;
     j["tokens_per_step"] = e.tokensPerStep;
     j["tokens_per_s"] = e.tokensPerS;
     j["tokens_per_s_per_gpu"] = e.tokensPerSPerGpu;
@@ -288,27 +289,13 @@ void writeEvaluationJson(std::ostream &out,
     j["flop_convention"] = e.flopConvention;
     j["memory_gib_per_gpu"] = e.memory.totalGiB();
     j["hbm_gib"] = e.hbmGiB;
-    j["memory_gib"] = {{"weights", e.memory.weightsGiB},
-                       {"gradients", e.memory.gradientsGiB},
-                       {"optimizer", e.memory.optimizerGiB},
-                       {"activations", e.memory.activationsGiB},
-                       {"other", e.memory.otherGiB}};
+    j["memory_breakdown_gib"] = memoryBreakdownJson(e.memory);
     j["memory_gib_per_stage"] = e.memoryGiBPerStage;
-    const auto breakdown = [](const StepBreakdown &b) {
-        return Json{{"compute", b.compute},
-                    {"tp", b.tp},
-                    {"cp", b.cp},
-                    {"ep", b.ep},
-                    {"pp_bubble", b.ppBubble},
-                    {"pp_p2p", b.ppP2p},
-                    {"dp", b.dp},
-                    {"optimizer", b.optimizer}};
-    };
-    j["breakdown_s"] = breakdown(e.exposed);
-    j["total_s"] = breakdown(e.total);
+    j["breakdown_s"] = breakdownJson(e.exposed);
+    j["total_s"] = breakdownJson(e.total);
     if (e.costPerStep > 0) {
-        j["cost_per_step_usd"] = e.costPerStep;
-        j["cost_per_million_tokens_usd"] = e.costPerMillionTokens;
+        j["cost_per_step"] = e.costPerStep;
+        j["cost_per_million_tokens"] = e.costPerMillionTokens;
     }
     Json warnings = Json::array();
     for (const Warning &w : e.warnings)

@@ -3,8 +3,11 @@
 // What the report writers share (report.cpp: JSON and text; reportdocuments.cpp: Markdown and
 // CSV): buffered streaming, number and string formatting. Private to the engine.
 
+#include "base/jsoncursor.h"
 #include "base/units.h"
 #include "report/report.h"
+#include "step/evaluate.h"
+#include "step/memory.h"
 
 #include <array>
 #include <charconv>
@@ -153,6 +156,32 @@ inline std::string padded(std::string s, std::size_t width, bool right = false)
     if (s.size() < width)
         s.insert(right ? 0 : s.size(), width - s.size(), ' ');
     return s;
+}
+
+// The objects every report that prices a step writes alike (evaluate, plan, buy): one
+// vocabulary of keys (README, "JSON output").
+
+// `breakdown_s` (exposed seconds) and `total_s`: seconds per part of the step.
+inline Json breakdownJson(const StepBreakdown &b)
+{
+    return Json{{"compute", b.compute},
+                {"tp", b.tp},
+                {"cp", b.cp},
+                {"ep", b.ep},
+                {"pp_bubble", b.ppBubble},
+                {"pp_p2p", b.ppP2p},
+                {"dp", b.dp},
+                {"optimizer", b.optimizer}};
+}
+
+// `memory_breakdown_gib`: GiB per GPU on the most loaded stage, by what holds them.
+inline Json memoryBreakdownJson(const MemoryBreakdown &m)
+{
+    return Json{{"weights", m.weightsGiB},
+                {"gradients", m.gradientsGiB},
+                {"optimizer", m.optimizerGiB},
+                {"activations", m.activationsGiB},
+                {"other", m.otherGiB}};
 }
 
 } // namespace railyard::engine::reportformat

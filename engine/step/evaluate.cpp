@@ -53,14 +53,8 @@ Evaluation StepModel::run()
     composeStep();
     throughput();
     // The band from the validation runs of this regime.
-    Regime regime;
-    regime.architecture = gpu.architecture;
-    regime.precision = t.precision == Precision::Fp8 && gpu.fp8Tflops > 0 ? "fp8" : "bf16";
-    regime.gpus = topo.gpuCount();
-    regime.moe = m.isMoe() && ep > 1;
-    regime.zero3 = c.zero3;
-    regime.contextParallel = cp > 1;
-    const UncertaintyBand band = uncertaintyBand(regime);
+    const UncertaintyBand band = uncertaintyBand(
+            trainingRegime(gpu, t.precision, topo.gpuCount(), m.isMoe() && ep > 1, c.zero3, cp > 1));
     e.stepTimeBand.fraction = band.fraction;
     e.stepTimeBand.lowS = e.stepTimeS * (1 - band.fraction);
     e.stepTimeBand.highS = e.stepTimeS * (1 + band.fraction);

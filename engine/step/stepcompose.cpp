@@ -28,20 +28,23 @@ void StepModel::throughput()
     const GpuSpec &gpu = topo.gpuSpec();
     const int gpus = topo.gpuCount();
     e.tokensPerStep = double(t.globalBatch) * t.seqLen;
-    e.tokensPerS = e.tokensPerStep / e.stepTimeS;
-    e.tokensPerSPerGpu = e.tokensPerS / gpus;
-    const double flops = modelFlopsPerStep(m, e.tokensPerStep, t.seqLen);
-    e.modelTflopsPerGpu = flops / e.stepTimeS / gpus / 1e12;
-    e.mfu = e.modelTflopsPerGpu * 1e12 / cm->bf16Peak();
+    const double price = layout.cluster.pricePerGpuHour.value_or(gpu.pricePerGpuHour);
+    const StepThroughput rate = stepThroughput(e.tokensPerStep,
+                                               modelFlopsPerStep(m, e.tokensPerStep, t.seqLen),
+                                               e.stepTimeS,
+                                               gpus,
+                                               cm->bf16Peak(),
+                                               price);
+    e.tokensPerS = rate.tokensPerS;
+    e.tokensPerSPerGpu = rate.tokensPerSPerGpu;
+    e.modelTflopsPerGpu = rate.modelTflopsPerGpu;
+    e.mfu = rate.mfu;
     e.flopConvention = "model FLOPs as Megatron/NeMo (<= 25.07) count them: 6 x active "
                        "parameters x tokens plus full s^2 attention (not halved for causal "
                        "masks), no recomputation; MFU against the dense BF16 peak ("
                        + formatNumber(gpu.bf16Tflops) + " TFLOP/s)";
-    const double price = layout.cluster.pricePerGpuHour.value_or(gpu.pricePerGpuHour);
-    if (price > 0) {
-        e.costPerStep = stepCost(price, gpus, e.stepTimeS);
-        e.costPerMillionTokens = e.costPerStep / e.tokensPerStep * 1e6;
-    }
+    e.costPerStep = rate.costPerStep;
+    e.costPerMillionTokens = rate.costPerMillionTokens;
 }
 
 void StepModel::memory()

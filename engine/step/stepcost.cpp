@@ -516,4 +516,41 @@ StepTimes composeStep(const StepSetting &s,
     return r;
 }
 
+StepThroughput stepThroughput(double tokensPerStep,
+                              double modelFlopsPerStep,
+                              double stepTimeS,
+                              int gpus,
+                              double bf16PeakFlops,
+                              double pricePerGpuHour)
+{
+    StepThroughput t;
+    t.tokensPerS = tokensPerStep / stepTimeS;
+    t.tokensPerSPerGpu = t.tokensPerS / gpus;
+    t.modelTflopsPerGpu = modelFlopsPerStep / stepTimeS / gpus / 1e12;
+    t.mfu = t.modelTflopsPerGpu * 1e12 / bf16PeakFlops;
+    t.costPerStep = stepCost(pricePerGpuHour, gpus, stepTimeS);
+    if (t.costPerStep > 0) {
+        t.costPerMillionTokens = t.costPerStep / tokensPerStep * 1e6;
+        t.tokensPerDollar = tokensPerStep / t.costPerStep;
+    }
+    return t;
+}
+
+Regime trainingRegime(const GpuSpec &gpu,
+                      Precision precision,
+                      int gpus,
+                      bool moe,
+                      bool zero3,
+                      bool contextParallel)
+{
+    Regime r;
+    r.architecture = gpu.architecture;
+    r.precision = precision == Precision::Fp8 && gpu.fp8Tflops > 0 ? "fp8" : "bf16";
+    r.gpus = gpus;
+    r.moe = moe;
+    r.zero3 = zero3;
+    r.contextParallel = contextParallel;
+    return r;
+}
+
 } // namespace railyard::engine

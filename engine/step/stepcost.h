@@ -13,6 +13,7 @@
 #include "layout/transformer.h"
 #include "step/compute.h"
 #include "step/evaluate.h"
+#include "step/fidelity.h"
 
 #include <array>
 
@@ -181,5 +182,35 @@ inline double stepCost(double pricePerGpuHour, int gpus, double stepS)
 {
     return pricePerGpuHour > 0 ? pricePerGpuHour * gpus * stepS / 3600.0 : 0.0;
 }
+
+// What a priced step gives per second and per dollar: the one formula of the evaluation and the
+// planner.
+struct StepThroughput
+{
+    double tokensPerS = 0;
+    double tokensPerSPerGpu = 0;
+    double modelTflopsPerGpu = 0;
+    double mfu = 0;                  // model FLOPs against the dense BF16 peak
+    double costPerStep = 0;          // dollars (0: no price)
+    double costPerMillionTokens = 0; // 0 without a price
+    double tokensPerDollar = 0;      // 0 without a price
+};
+// `modelFlopsPerStep` as modelFlopsPerStep() counts them; `bf16PeakFlops` per GPU
+// (ComputeModel::bf16Peak()); `pricePerGpuHour` 0 when unknown.
+StepThroughput stepThroughput(double tokensPerStep,
+                              double modelFlopsPerStep,
+                              double stepTimeS,
+                              int gpus,
+                              double bf16PeakFlops,
+                              double pricePerGpuHour);
+
+// The regime whose validation runs give a training step's uncertainty band (fidelity.h):
+// `moe` when the model is MoE with EP above 1, `zero3` with ZeRO-3 or FSDP.
+Regime trainingRegime(const GpuSpec &gpu,
+                      Precision precision,
+                      int gpus,
+                      bool moe,
+                      bool zero3,
+                      bool contextParallel);
 
 } // namespace railyard::engine

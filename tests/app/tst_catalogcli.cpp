@@ -3,6 +3,8 @@
 // catalog file, the place in it and what was expected; a FIFO or a device never blocks nor
 // aborts; the GUI starts on the built-in catalog and says why. Also `railyard import` on the
 // hostile import files (parts 6 and 8). Runs the real executable.
+#include "clirun.h"
+
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
@@ -16,44 +18,31 @@ class TestCatalogCli : public QObject
 {
     Q_OBJECT
 
-    struct Run
-    {
-        int exitCode;
-        QString out;
-        QString err;
-    };
-
     // `catalog`: $RAILYARD_CATALOG (empty: unset); `config`: $XDG_CONFIG_HOME.
     static QProcessEnvironment environment(const QString &catalog, const QString &config)
     {
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        for (const char *var : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM", "RAILYARD_CATALOG"})
-            env.remove(QString::fromLatin1(var));
+        QProcessEnvironment env = railyard::test::cliEnvironment();
         env.insert(QStringLiteral("XDG_CONFIG_HOME"), config);
         if (!catalog.isEmpty())
             env.insert(QStringLiteral("RAILYARD_CATALOG"), catalog);
         return env;
     }
 
+    // The output as text: what the checks below read.
+    struct Run
+    {
+        int exitCode;
+        QString out;
+        QString err;
+    };
     static Run run(const QStringList &args,
                    const QString &catalog,
                    const QString &config = QStringLiteral("/nonexistent"))
     {
-        QProcess p;
-        p.setProcessEnvironment(environment(catalog, config));
-        p.start(QStringLiteral(RAILYARD_BINARY), args);
-        if (!p.waitForFinished(30000)) {
-            p.kill();
-            p.waitForFinished();
-            return {-1, {}, QStringLiteral("timed out")};
-        }
-        if (p.exitStatus() != QProcess::NormalExit)
-            return {-2,
-                    {},
-                    QStringLiteral("crashed: ") + QString::fromUtf8(p.readAllStandardError())};
-        return {p.exitCode(),
-                QString::fromUtf8(p.readAllStandardOutput()),
-                QString::fromUtf8(p.readAllStandardError())};
+        const railyard::test::CliRun r = railyard::test::runCli(args,
+                                                                environment(catalog, config),
+                                                                30000);
+        return {r.exitCode, QString::fromUtf8(r.out), r.errText()};
     }
     static QString data(const char *name) { return QStringLiteral(RAILYARD_TEST_DATA "/") + name; }
 
@@ -172,6 +161,9 @@ private Q_SLOTS:
     {
         QFETCH(QString, catalog);
         QFETCH(QString, expected);
+#ifndef RAILYARD_HAVE_GUI
+        QSKIP("a GUI-less build opens no window (tst_clicontract's theBuildsExecutable)");
+#endif
         QTemporaryDir config; // the GUI's settings and recovery folder
         QProcess p;
         QProcessEnvironment env = environment(catalog, config.path());

@@ -628,6 +628,13 @@ private Q_SLOTS:
         QTest::newRow("two files")
                 << QStringList{layout, layout} << "the GUI opens one layout FILE, got 2";
         QTest::newRow("empty argument") << QStringList{""} << "an empty argument";
+        // An option that is neither ours nor Qt's never opens the window (it did).
+        QTest::newRow("--bogus") << QStringList{"--bogus"} << "unknown option --bogus";
+        QTest::newRow("--bogus FILE") << QStringList{"--bogus", layout} << "unknown option --bogus";
+        QTest::newRow("-x=1 after a Qt option")
+                << QStringList{"-reverse", "-x=1", layout} << "unknown option -x=1";
+        QTest::newRow("a Qt flag given a value")
+                << QStringList{"-reverse=yes", layout} << "unknown option -reverse=yes";
     }
     void unknownSubcommandsExitTwo()
     {

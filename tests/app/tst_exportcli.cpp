@@ -134,7 +134,7 @@ private Q_SLOTS:
         QCOMPARE(o.value(QStringLiteral("links")).toArray().size(),
                  e.value(QStringLiteral("links")).toArray().size());
         QVERIFY(o.contains(QStringLiteral("breakdown_s")));
-        QVERIFY(o.contains(QStringLiteral("memory_gib")));
+        QVERIFY(o.contains(QStringLiteral("memory_breakdown_gib")));
     }
 
     void markdownIsAReport()

@@ -1,11 +1,12 @@
 // `railyard plan`: the JSON contract of DESIGN.md, --top, the ordering by --objective, usage
 // errors (exit 2), a model that fits nowhere (exit 1, a clear message), --buy. Runs the real
 // executable, as scripts do.
+#include "clirun.h"
+
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -25,20 +26,8 @@ class TestPlanCli : public QObject
 
     static Run run(const QStringList &args)
     {
-        QProcess p;
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        for (const char *var : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM", "RAILYARD_CATALOG"})
-            env.remove(QString::fromLatin1(var));
-        env.insert(QStringLiteral("XDG_CONFIG_HOME"), QStringLiteral("/nonexistent"));
-        p.setProcessEnvironment(env);
-        p.start(QStringLiteral(RAILYARD_BINARY), args);
-        if (!p.waitForFinished(120000))
-            return {-1, {}, QStringLiteral("timed out")};
-        if (p.exitStatus() != QProcess::NormalExit)
-            return {-2, {}, QStringLiteral("crashed")};
-        return {p.exitCode(),
-                QString::fromUtf8(p.readAllStandardOutput()),
-                QString::fromUtf8(p.readAllStandardError())};
+        const railyard::test::CliRun r = railyard::test::runCli(args);
+        return {r.exitCode, QString::fromUtf8(r.out), r.errText()};
     }
     static QString data(const char *name) { return QStringLiteral(RAILYARD_TEST_DATA "/") + name; }
     static QJsonObject json(const Run &r)

@@ -1,0 +1,207 @@
+// The command line as a build delivers it (issue 18): --version names the layout format the
+// engine writes, the JSON reports share one vocabulary of keys (README, "JSON output"), and a
+// GUI-less build (-DRAILYARD_BUILD_GUI=OFF) runs every subcommand but says clearly that the
+// window and diagrams need the GUI build. Runs the real executable and, in process, the CLI
+// library without a DiagramWriter.
+#include "cli.h"
+#include "clirun.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <sstream>
+
+using railyard::test::runCli;
+
+class TestCliContract : public QObject
+{
+    Q_OBJECT
+
+    static QString data(const char *name) { return QStringLiteral(RAILYARD_TEST_DATA "/") + name; }
+
+    static QJsonObject json(const railyard::test::CliRun &r)
+    {
+        QJsonParseError pe;
+        const QJsonObject o = QJsonDocument::fromJson(r.out, &pe).object();
+        if (pe.error != QJsonParseError::NoError)
+            qWarning("not JSON (%s): %s", qPrintable(pe.errorString()), qPrintable(r.errText()));
+        return o;
+    }
+
+    // Every key of `v`, its objects' keys too (arrays looked into), as "a/b".
+    static void keysOf(const QJsonValue &v, const QString &path, QStringList &out)
+    {
+        if (v.isObject()) {
+            const QJsonObject o = v.toObject();
+            for (auto it = o.begin(); it != o.end(); ++it) {
+                const QString key = path.isEmpty() ? it.key() : path + '/' + it.key();
+                out << key;
+                keysOf(it.value(), key, out);
+            }
+        } else if (v.isArray()) {
+            for (const QJsonValue &e : v.toArray())
+                keysOf(e, path, out);
+        }
+    }
+
+private Q_SLOTS:
+    // --version says the format a saved file carries: the engine's, not a build variable's.
+    void versionNamesTheSavedFormat()
+    {
+        QTemporaryDir dir;
+        // An imported server is written in the newest format (cluster.server needs it).
+        const QString saved = dir.filePath(QStringLiteral("server.railyard.json"));
+        const auto imported = runCli({QStringLiteral("import"),
+                                      data("import/topo-m/hgx-h100-8gpu-8nic-sglang30401.txt"),
+                                      QStringLiteral("-o"),
+                                      saved});
+        QVERIFY2(imported.exitCode == 0, qPrintable(imported.errText()));
+        QFile f(saved);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject file = QJsonDocument::fromJson(f.readAll()).object();
+        QCOMPARE(file.value(QStringLiteral("format")).toString(), QStringLiteral("railyard-layout"));
+        const int written = file.value(QStringLiteral("version")).toInt();
+        QVERIFY(written >= 2);
+
+        const auto version = runCli({QStringLiteral("--version")});
+        QCOMPARE(version.exitCode, 0);
+        const QRegularExpressionMatch m
+                = QRegularExpression(QStringLiteral("^railyard \\d+\\.\\d+\\.\\d+ \\(layout format "
+                                                    "(\\d+)\\)\\n$"))
+                          .match(QString::fromUtf8(version.out));
+        QVERIFY2(m.hasMatch(), version.out.constData());
+        QCOMPARE(m.captured(1).toInt(), written);
+    }
+
+    // The numbers evaluate, plan and buy share go by the same keys, with the same parts; no key
+    // carries a unit the others leave out (`_usd`) or names a breakdown another way.
+    void oneVocabulary()
+    {
+        const QString layout = data("example.railyard.json");
+        const QJsonObject e = json(
+                runCli({QStringLiteral("evaluate"), layout, QStringLiteral("--json")}));
+        const QJsonObject p = json(runCli({QStringLiteral("plan"),
+                                           layout,
+                                           QStringLiteral("--top"),
+                                           QStringLiteral("1"),
+                                           QStringLiteral("--json")}));
+        QVERIFY(!e.isEmpty());
+        const QJsonObject plan = p.value(QStringLiteral("plans")).toArray().at(0).toObject();
+        QVERIFY(!plan.isEmpty());
+        QVERIFY2(e.value(QStringLiteral("cost_per_step")).toDouble() > 0,
+                 "the example has a price: its cost keys are written");
+        for (const char *key : {"step_time_s",
+                                "step_time_band_s",
+                                "step_time_band_basis",
+                                "tokens_per_s",
+                                "mfu",
+                                "memory_gib_per_gpu",
+                                "memory_breakdown_gib",
+                                "breakdown_s",
+                                "cost_per_step",
+                                "cost_per_million_tokens"}) {
+            QVERIFY2(e.contains(QLatin1String(key)), key);
+            QVERIFY2(plan.contains(QLatin1String(key)), key);
+            QCOMPARE(e.value(QLatin1String(key)).type(), plan.value(QLatin1String(key)).type());
+        }
+        for (const char *object : {"memory_breakdown_gib", "breakdown_s"})
+            QCOMPARE(e.value(QLatin1String(object)).toObject().keys(),
+                     plan.value(QLatin1String(object)).toObject().keys());
+        QCOMPARE(p.value(QStringLiteral("hbm_gib")).toDouble(),
+                 e.value(QStringLiteral("hbm_gib")).toDouble());
+
+        const QJsonObject c = json(runCli({QStringLiteral("collective"),
+                                           layout,
+                                           QStringLiteral("--op"),
+                                           QStringLiteral("all_reduce"),
+                                           QStringLiteral("--size"),
+                                           QStringLiteral("1GB"),
+                                           QStringLiteral("--json")}));
+        for (const char *key : {"time_s", "algbw_gbps", "busbw_gbps", "algorithm", "size_bytes"})
+            QVERIFY2(c.contains(QLatin1String(key)), key);
+
+        QStringList keys;
+        keysOf(e, {}, keys);
+        keysOf(p, {}, keys);
+        keysOf(c, {}, keys);
+        for (const QString &k : keys) {
+            QVERIFY2(!k.endsWith(QLatin1String("_usd")), qPrintable(k));
+            QVERIFY2(!k.endsWith(QLatin1String("memory_gib")), qPrintable(k));
+        }
+    }
+
+    // The CLI library without a DiagramWriter (a GUI-less build's): a diagram is a usage error
+    // that says which build draws it, found before the file is read; reports still work.
+    void diagramsNeedTheGuiBuild_data()
+    {
+        QTest::addColumn<QString>("suffix");
+        QTest::newRow("svg") << "svg";
+        QTest::newRow("png") << "png";
+        QTest::newRow("pdf") << "pdf";
+    }
+    void diagramsNeedTheGuiBuild()
+    {
+        QFETCH(QString, suffix);
+        QTemporaryDir dir;
+        const std::string out = dir.filePath(QStringLiteral("d.") + suffix).toStdString();
+        std::ostringstream o, err;
+        const auto r = railyard::cli::run({"railyard",
+                                           "export",
+                                           data("no-such-layout.railyard.json").toStdString(),
+                                           "-o",
+                                           out},
+                                          o,
+                                          err);
+        QVERIFY(r.handled);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(err.str().find("are drawn by the GUI build of railyard") != std::string::npos,
+                 err.str().c_str());
+        QVERIFY2(err.str().find("-DRAILYARD_BUILD_GUI=OFF") != std::string::npos, err.str().c_str());
+        QVERIFY(!QFile::exists(QString::fromStdString(out)));
+    }
+
+    // What the executable of this build does with a diagram and with a FILE for the window.
+    void theBuildsExecutable()
+    {
+        QTemporaryDir dir;
+        const QString layout = data("seed-1-server.railyard.json");
+        const auto report = runCli({QStringLiteral("export"),
+                                    data("example.railyard.json"),
+                                    QStringLiteral("-o"),
+                                    dir.filePath("r.json")});
+        QVERIFY2(report.exitCode == 0, qPrintable(report.errText()));
+#ifdef RAILYARD_HAVE_GUI
+        const auto svg = runCli(
+                {QStringLiteral("export"), layout, QStringLiteral("-o"), dir.filePath("d.svg")});
+        QVERIFY2(svg.exitCode == 0, qPrintable(svg.errText()));
+        QVERIFY(QFile(dir.filePath("d.svg")).size() > 0);
+#else
+        const auto svg = runCli(
+                {QStringLiteral("export"), layout, QStringLiteral("-o"), dir.filePath("d.svg")});
+        QCOMPARE(svg.exitCode, 2);
+        QVERIFY2(svg.errText().contains(QStringLiteral("are drawn by the GUI build")),
+                 qPrintable(svg.errText()));
+        QVERIFY(!QFile::exists(dir.filePath("d.svg")));
+        // The window: none, a usage error naming the FILE; a bad FILE is still bad input.
+        const auto window = runCli({layout});
+        QCOMPARE(window.exitCode, 2);
+        QVERIFY2(window.errText().contains(QStringLiteral("built without its GUI"))
+                         && window.errText().contains(layout)
+                         && window.errText().contains(QStringLiteral("usage: railyard")),
+                 qPrintable(window.errText()));
+        const auto none = runCli({});
+        QCOMPARE(none.exitCode, 2);
+        QVERIFY(none.errText().contains(QStringLiteral("built without its GUI")));
+        const auto bad = runCli({data("bad/broken-json.railyard.json")});
+        QCOMPARE(bad.exitCode, 1);
+#endif
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliContract)
+#include "tst_clicontract.moc"
