@@ -9,7 +9,7 @@
 #include "layout/layout.h"
 #include "planner/planner.h"
 #include "planner/plannerbuy.h"
-#include "report/planreport.h"
+#include "planner/planreport.h"
 #include "report/report.h"
 #include "topology/topology.h"
 

@@ -15,11 +15,14 @@ cmake_minimum_required(VERSION 3.25)
 
 # The layers, lowest first: a folder may include itself and every folder before it in this list.
 set(_layers base layout topology collectives step planner)
-# Folders beside the layers: what each may include besides itself. report writes the reports of
-# every layer, the planner's included (nothing below includes report).
-set(_side_report base layout topology collectives step planner)
+# Folders beside the layers: what each may include besides itself. report writes what step gives
+# (the planner's own report, planner/planreport, uses report's shared formatting).
+set(_side_report base layout topology collectives step)
 set(_side_lesson base layout topology collectives step)
 set(_side_import base layout topology collectives step planner)
+
+# Beyond its layers, a layer may also include these side folders.
+set(_extra_planner report)
 
 function(_allowed folder out)
     list(FIND _layers ${folder} idx)
@@ -30,6 +33,9 @@ function(_allowed folder out)
             list(GET _layers ${i} f)
             list(APPEND list ${f})
         endforeach()
+        if(DEFINED _extra_${folder})
+            list(APPEND list ${_extra_${folder}})
+        endif()
         set(${out} ${list} PARENT_SCOPE)
     elseif(DEFINED _side_${folder})
         set(${out} ${_side_${folder}} ${folder} PARENT_SCOPE)

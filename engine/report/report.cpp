@@ -4,7 +4,7 @@
 #include "base/safetext.h"
 #include "base/showntext.h"
 #include "base/units.h"
-#include "report/reportformat_p.h"
+#include "report/reportformat.h"
 #include "step/timeline.h"
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 #pragma once
 
 // What the report writers share (report.cpp: JSON and text; reportdocuments.cpp: Markdown and
-// CSV): buffered streaming, number and string formatting. Private to the engine.
+// CSV): buffered streaming, number and string formatting. Shared with the plan's writer (planner/planreport.cpp).
 
 #include "base/jsoncursor.h"
 #include "base/units.h"

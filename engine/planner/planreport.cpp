@@ -1,6 +1,6 @@
-#include "report/planreport.h"
+#include "planner/planreport.h"
 
-#include "report/reportformat_p.h"
+#include "report/reportformat.h"
 
 namespace railyard::engine {
 
