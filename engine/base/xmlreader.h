@@ -8,11 +8,13 @@
 
 namespace railyard::engine {
 
-// A small XML reader for NCCL's topology and graph files: elements, attributes, comments,
-// the XML declaration, the five predefined entities and character references. Text content is
-// skipped. DTDs, other entities, CDATA and processing instructions are refused (no entity
-// expansion can happen). Bounded: at most kMaxXmlDepth levels, kMaxXmlElements elements,
-// kMaxXmlAttributes attributes per element and kMaxXmlValueBytes per value.
+// The XML reader of NCCL's topology and graph files, on expat: elements and attributes (with
+// XML's five predefined entities and character references resolved), comments and the XML
+// declaration. Text content is skipped. A DTD (so any entity declaration: no entity expansion
+// can happen, billion laughs or external), CDATA and processing instructions are refused, and
+// so are bytes that are not UTF-8. Bounded: at most kMaxXmlDepth levels, kMaxXmlElements
+// elements, kMaxXmlAttributes attributes per element, kMaxXmlValueBytes per value and 256 bytes
+// per name. (The importer bounds the file's size before parsing: kMaxImportBytes.)
 inline constexpr int kMaxXmlDepth = 64;
 inline constexpr std::size_t kMaxXmlElements = 200000;
 inline constexpr std::size_t kMaxXmlAttributes = 64;

@@ -1,5 +1,7 @@
 #include "collectives/traffic.h"
 
+#include <boost/math/distributions/poisson.hpp>
+
 #include <algorithm>
 #include <cmath>
 
@@ -31,21 +33,27 @@ double ecmpEfficiency(double flows, double paths)
         return 1.0;
     const double lambda = flows / paths;
     // E[max] of `paths` independent Poisson(lambda) loads (the balls-into-bins approximation):
-    // sum over t >= 1 of P(max >= t) = 1 - P(X < t)^paths. Below t0, twelve standard deviations
-    // under the mean, P(X < t) is under e^-70, so each term is 1: start the sum there, with the
-    // pmf from its logarithm (exp(-lambda) alone underflows to 0 past lambda = 745, which once
-    // left the sum at its cap of 100,000 terms: a wrong answer, slowly).
-    const int t0 = static_cast<int>(std::max(0.0, std::floor(lambda - 12 * std::sqrt(lambda))));
-    double expectedMax = t0;
-    double pmf = std::exp(-lambda + t0 * std::log(lambda) - std::lgamma(t0 + 1.0)); // P(X = t0)
-    double cdf = pmf; // P(X <= t - 1) while summing P(max >= t); the mass below t0 is negligible
-    for (int t = t0 + 1; t < t0 + 100000; ++t) {
-        const double pMaxAtLeastT = 1.0 - std::pow(cdf, paths);
-        expectedMax += pMaxAtLeastT;
-        if (pMaxAtLeastT < 1e-9 && t > lambda)
+    // the sum over t >= 1 of P(max >= t) = 1 - P(X < t)^paths, with Boost.Math's Poisson CDF
+    // (no underflow at any mean: exp(-lambda) alone, which a hand-rolled sum started from, is 0
+    // past lambda = 745). The terms fall from 1 to 0 around the mean: up to the first t whose
+    // term is below 1 (found by bisection) each one is exactly 1.0 and is counted, not summed.
+    using Policy = boost::math::policies::policy<boost::math::policies::promote_double<false>>;
+    const boost::math::poisson_distribution<double, Policy> poisson(lambda);
+    const auto pMaxAtLeast = [&](int t) {
+        return 1.0 - std::pow(boost::math::cdf(poisson, t - 1), paths);
+    };
+    // Bisection on the terms, which only fall as t grows: P(max >= 0) is 1 by definition.
+    int lo = 0, hi = static_cast<int>(std::ceil(lambda)) + 1;
+    while (hi - lo > 1) {
+        const int mid = lo + (hi - lo) / 2;
+        (pMaxAtLeast(mid) == 1.0 ? lo : hi) = mid;
+    }
+    double expectedMax = lo;
+    for (int t = lo + 1; t < lo + 100000; ++t) {
+        const double p = pMaxAtLeast(t);
+        expectedMax += p;
+        if (p < 1e-9 && t > lambda)
             break;
-        pmf *= lambda / t;
-        cdf += pmf;
     }
     // A whole flow cannot be split: the busiest uplink carries at least ceil(lambda) flows.
     expectedMax = std::max(expectedMax, std::ceil(lambda - 1e-9));

@@ -11,8 +11,8 @@ class TopologyBuilder
 {
 public:
     TopologyBuilder(const ClusterConfig &config, const Catalog &catalog)
-        : c(config)
-        , cat(catalog)
+        : m_cluster(config)
+        , m_catalog(catalog)
     {}
 
     Topology build();
@@ -27,8 +27,8 @@ public: // the builder is private to the topology files
         d.local = local;
         d.rack = rack;
         d.domain = domain;
-        t.m_devices.push_back(d);
-        return static_cast<int>(t.m_devices.size()) - 1;
+        m_topology.m_devices.push_back(d);
+        return static_cast<int>(m_topology.m_devices.size()) - 1;
     }
     int addLink(int a,
                 int b,
@@ -43,18 +43,18 @@ public: // the builder is private to the topology files
         l.b = b;
         l.kind = kind;
         l.gbPerS = gbPerS;
-        l.efficiency = c.tuning.efficiency.value_or(efficiency);
+        l.efficiency = m_cluster.tuning.efficiency.value_or(efficiency);
         l.latencyUs = latencyUs;
         l.lanes = lanes;
-        t.m_links.push_back(l);
-        return static_cast<int>(t.m_links.size()) - 1;
+        m_topology.m_links.push_back(l);
+        return static_cast<int>(m_topology.m_links.size()) - 1;
     }
     // Records `link` as the way from `device` up to its PCIe switch or CPU.
     void setHost(int device, int link)
     {
-        if (t.m_hostLink.size() <= static_cast<std::size_t>(device))
-            t.m_hostLink.resize(static_cast<std::size_t>(device) + 1, -1);
-        t.m_hostLink[static_cast<std::size_t>(device)] = link;
+        if (m_topology.m_hostLink.size() <= static_cast<std::size_t>(device))
+            m_topology.m_hostLink.resize(static_cast<std::size_t>(device) + 1, -1);
+        m_topology.m_hostLink[static_cast<std::size_t>(device)] = link;
     }
     void buildServers();
     void buildExplicitServers();
@@ -62,11 +62,11 @@ public: // the builder is private to the topology files
     void buildSingleSwitch();
     void buildThreeTier();
 
-    const ClusterConfig &c;
-    const Catalog &cat;
-    Topology t;
-    const PcieSpec *pcie = nullptr;
-    LinkKind netKind = LinkKind::Ib;
+    const ClusterConfig &m_cluster;
+    const Catalog &m_catalog;
+    Topology m_topology;
+    const PcieSpec *m_pcie = nullptr;
+    LinkKind m_netKind = LinkKind::Ib;
 };
 
 } // namespace railyard::engine

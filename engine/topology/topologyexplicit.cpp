@@ -8,9 +8,9 @@ namespace railyard::engine {
 
 void TopologyBuilder::buildExplicitServers()
 {
-    const ServerTemplate &tp = *c.server;
-    ClusterShape &s = t.m_shape;
-    const GpuSpec &g = t.m_gpu;
+    const ServerTemplate &tp = *m_cluster.server;
+    ClusterShape &s = m_topology.m_shape;
+    const GpuSpec &g = m_topology.m_gpu;
     const int gpn = s.gpusPerNode;
     const int G = s.gpuCount();
     const std::size_t count = tp.devices.size();
@@ -47,7 +47,7 @@ void TopologyBuilder::buildExplicitServers()
     const auto id = [&](int node, int position) -> int & {
         return idOf[static_cast<std::size_t>(node) * count + static_cast<std::size_t>(position)];
     };
-    t.m_firstGpu = 0;
+    m_topology.m_firstGpu = 0;
     for (int n = 0; n < s.nodes; ++n)
         for (int p : gpus)
             id(n, p) = addDevice(DeviceKind::Gpu,
@@ -73,26 +73,26 @@ void TopologyBuilder::buildExplicitServers()
                                      localOf[static_cast<std::size_t>(p)],
                                      n / s.serversPerRack,
                                      n);
-    t.m_firstNic = static_cast<int>(t.m_devices.size());
+    m_topology.m_firstNic = static_cast<int>(m_topology.m_devices.size());
     for (int n = 0; n < s.nodes; ++n)
         for (int p : nics) {
             const int j = localOf[static_cast<std::size_t>(p)];
             id(n,
                p) = addDevice(DeviceKind::Nic, n * nicsPerNode + j, n, j, n / s.serversPerRack, n);
-            t.m_devices[static_cast<std::size_t>(id(n, p))].rail = j;
+            m_topology.m_devices[static_cast<std::size_t>(id(n, p))].rail = j;
         }
 
     // Links inside each server.
-    const double pcieGb = pcie ? pcie->gbPerS : 64;
-    const double pcieEff = pcie ? pcie->efficiency : 0.8;
+    const double pcieGb = m_pcie ? m_pcie->gbPerS : 64;
+    const double pcieEff = m_pcie ? m_pcie->efficiency : 0.8;
     const double perLane = g.nvlink.links > 0 ? g.nvlink.gbPerS / g.nvlink.links : 25.0;
     const double nvEff = g.nvlink.efficiency > 0 ? g.nvlink.efficiency : 0.8;
     const auto &cpus = byKind[static_cast<std::size_t>(ServerDeviceKind::Cpu)];
     bool c2c = false;
     for (const ServerDevice &d : tp.devices)
         c2c = c2c || d.c2c;
-    t.m_gpuHostLink.assign(static_cast<std::size_t>(G), -1);
-    t.m_nicHostLink.assign(static_cast<std::size_t>(s.nodes) * nicsPerNode, -1);
+    m_topology.m_gpuHostLink.assign(static_cast<std::size_t>(G), -1);
+    m_topology.m_nicHostLink.assign(static_cast<std::size_t>(s.nodes) * nicsPerNode, -1);
     std::vector<std::vector<int>> nvOf(static_cast<std::size_t>(G));
     for (int n = 0; n < s.nodes; ++n) {
         // The SMP interconnect between sockets, as in the generated servers (UPI, or
@@ -124,27 +124,30 @@ void TopologyBuilder::buildExplicitServers()
                                              0.5);
             setHost(dev, link);
             if (d.kind == ServerDeviceKind::Gpu)
-                t.m_gpuHostLink[static_cast<std::size_t>(dev)] = link;
+                m_topology.m_gpuHostLink[static_cast<std::size_t>(dev)] = link;
             else if (d.kind == ServerDeviceKind::Nic)
-                t.m_nicHostLink[static_cast<std::size_t>(dev - t.m_firstNic)] = link;
+                m_topology.m_nicHostLink[static_cast<std::size_t>(dev - m_topology.m_firstNic)]
+                        = link;
         }
         for (const ServerLink &l : tp.links) {
             int a = id(n, tp.indexOf(l.a)), b = id(n, tp.indexOf(l.b));
-            if (t.m_devices[static_cast<std::size_t>(a)].kind != DeviceKind::Gpu
-                || (t.m_devices[static_cast<std::size_t>(b)].kind == DeviceKind::Gpu && b < a))
+            if (m_topology.m_devices[static_cast<std::size_t>(a)].kind != DeviceKind::Gpu
+                || (m_topology.m_devices[static_cast<std::size_t>(b)].kind == DeviceKind::Gpu
+                    && b < a))
                 std::swap(a, b); // the GPU end (the lower GPU) first
             const int link = addLink(a, b, LinkKind::NvLink, perLane * l.count, nvEff, 0.5, l.count);
             nvOf[static_cast<std::size_t>(a)].push_back(link);
-            if (t.m_devices[static_cast<std::size_t>(b)].kind == DeviceKind::Gpu)
+            if (m_topology.m_devices[static_cast<std::size_t>(b)].kind == DeviceKind::Gpu)
                 nvOf[static_cast<std::size_t>(b)].push_back(link);
         }
     }
-    t.m_gpuNvStart.assign(static_cast<std::size_t>(G) + 1, 0);
-    t.m_gpuNvlinks.clear();
+    m_topology.m_gpuNvStart.assign(static_cast<std::size_t>(G) + 1, 0);
+    m_topology.m_gpuNvlinks.clear();
     for (int i = 0; i < G; ++i) {
         auto &mine = nvOf[static_cast<std::size_t>(i)];
-        t.m_gpuNvlinks.insert(t.m_gpuNvlinks.end(), mine.begin(), mine.end());
-        t.m_gpuNvStart[static_cast<std::size_t>(i) + 1] = static_cast<int>(t.m_gpuNvlinks.size());
+        m_topology.m_gpuNvlinks.insert(m_topology.m_gpuNvlinks.end(), mine.begin(), mine.end());
+        m_topology.m_gpuNvStart[static_cast<std::size_t>(i) + 1] = static_cast<int>(
+                m_topology.m_gpuNvlinks.size());
     }
 
     // Which NICs carry each GPU's traffic.
@@ -159,13 +162,14 @@ void TopologyBuilder::buildExplicitServers()
     s.nicsPerGpu = fewest;
     s.gpusPerNic = nicsPerNode > 0 ? std::max(1, *std::max_element(sharers.begin(), sharers.end()))
                                    : 0;
-    t.m_gpuNicStart.assign(static_cast<std::size_t>(G) + 1, 0);
-    t.m_gpuNics.clear();
+    m_topology.m_gpuNicStart.assign(static_cast<std::size_t>(G) + 1, 0);
+    m_topology.m_gpuNics.clear();
     for (int i = 0; i < G; ++i) {
         const int n = i / gpn;
         for (int k : affinity[static_cast<std::size_t>(i % gpn)])
-            t.m_gpuNics.push_back(t.m_firstNic + n * nicsPerNode + k);
-        t.m_gpuNicStart[static_cast<std::size_t>(i) + 1] = static_cast<int>(t.m_gpuNics.size());
+            m_topology.m_gpuNics.push_back(m_topology.m_firstNic + n * nicsPerNode + k);
+        m_topology.m_gpuNicStart[static_cast<std::size_t>(i) + 1] = static_cast<int>(
+                m_topology.m_gpuNics.size());
     }
 }
 

@@ -10,39 +10,40 @@ namespace railyard::engine {
 
 void TopologyBuilder::buildRailOptimized()
 {
-    ClusterShape &s = t.m_shape;
-    const int radix = std::max(2, t.m_switch.ports);
+    ClusterShape &s = m_topology.m_shape;
+    const int radix = std::max(2, m_topology.m_switch.ports);
     const double o = s.oversubscription;
     const int down = std::max(1, static_cast<int>(std::floor(radix * o / (1.0 + o))));
     s.rails = s.nicsPerNode;
     s.nodesPerLeafGroup = std::min(s.nodes, down);
     s.leafGroups = (s.nodes + s.nodesPerLeafGroup - 1) / s.nodesPerLeafGroup;
     s.leaves = s.leafGroups * s.rails;
-    const double portGb = t.m_switch.portGbitPerS / 8.0;
-    const double nicGb = t.m_nic.gbPerS();
-    const double eff = t.m_nic.efficiency;
+    const double portGb = m_topology.m_switch.portGbitPerS / 8.0;
+    const double nicGb = m_topology.m_nic.gbPerS();
+    const double eff = m_topology.m_nic.efficiency;
 
-    t.m_firstLeaf = static_cast<int>(t.m_devices.size());
+    m_topology.m_firstLeaf = static_cast<int>(m_topology.m_devices.size());
     for (int l = 0; l < s.leaves; ++l) {
         const int dev = addDevice(DeviceKind::Leaf, l, -1, l % s.rails, -1, -1);
-        t.m_devices[static_cast<std::size_t>(dev)].rail = l % s.rails;
-        t.m_devices[static_cast<std::size_t>(dev)].group = l / s.rails;
+        m_topology.m_devices[static_cast<std::size_t>(dev)].rail = l % s.rails;
+        m_topology.m_devices[static_cast<std::size_t>(dev)].group = l / s.rails;
     }
     const int totalNics = s.nodes * s.nicsPerNode;
-    t.m_nicUplink.resize(static_cast<std::size_t>(totalNics));
-    t.m_nicLeaf.resize(static_cast<std::size_t>(totalNics));
+    m_topology.m_nicUplink.resize(static_cast<std::size_t>(totalNics));
+    m_topology.m_nicLeaf.resize(static_cast<std::size_t>(totalNics));
     for (int n = 0; n < s.nodes; ++n) {
         const int su = n / s.nodesPerLeafGroup;
         for (int j = 0; j < s.nicsPerNode; ++j) {
             const int nic = n * s.nicsPerNode + j;
             const int leaf = su * s.rails + j;
-            t.m_nicLeaf[static_cast<std::size_t>(nic)] = leaf;
-            t.m_nicUplink[static_cast<std::size_t>(nic)] = addLink(t.nicDevice(nic),
-                                                                   t.leafDevice(leaf),
-                                                                   netKind,
-                                                                   nicGb,
-                                                                   eff,
-                                                                   t.m_nic.latencyUs);
+            m_topology.m_nicLeaf[static_cast<std::size_t>(nic)] = leaf;
+            m_topology.m_nicUplink[static_cast<std::size_t>(nic)]
+                    = addLink(m_topology.nicDevice(nic),
+                              m_topology.leafDevice(leaf),
+                              m_netKind,
+                              nicGb,
+                              eff,
+                              m_topology.m_nic.latencyUs);
         }
     }
     if (s.leaves <= 1)
@@ -53,49 +54,50 @@ void TopologyBuilder::buildRailOptimized()
     const int spines = static_cast<int>(std::clamp(std::ceil(s.leaves * up / radix), 1.0, up));
     s.spines = spines;
     const double lanes = up / spines;
-    t.m_firstSpine = static_cast<int>(t.m_devices.size());
+    m_topology.m_firstSpine = static_cast<int>(m_topology.m_devices.size());
     for (int k = 0; k < spines; ++k)
         addDevice(DeviceKind::Spine, k, -1, k, -1, -1);
-    t.m_uplinksPerLeaf = spines;
-    t.m_leafUplinks.resize(static_cast<std::size_t>(s.leaves) * spines);
+    m_topology.m_uplinksPerLeaf = spines;
+    m_topology.m_leafUplinks.resize(static_cast<std::size_t>(s.leaves) * spines);
     for (int l = 0; l < s.leaves; ++l)
         for (int k = 0; k < spines; ++k)
-            t.m_leafUplinks[static_cast<std::size_t>(l) * spines + k] = addLink(t.leafDevice(l),
-                                                                                t.spineDevice(k),
-                                                                                netKind,
-                                                                                portGb * lanes,
-                                                                                eff,
-                                                                                t.m_switch.latencyUs,
-                                                                                lanes);
+            m_topology.m_leafUplinks[static_cast<std::size_t>(l) * spines + k]
+                    = addLink(m_topology.leafDevice(l),
+                              m_topology.spineDevice(k),
+                              m_netKind,
+                              portGb * lanes,
+                              eff,
+                              m_topology.m_switch.latencyUs,
+                              lanes);
 }
 
 void TopologyBuilder::buildSingleSwitch()
 {
-    ClusterShape &s = t.m_shape;
+    ClusterShape &s = m_topology.m_shape;
     s.leaves = 1;
     s.leafGroups = 1;
     s.rails = 1;
     s.nodesPerLeafGroup = s.nodes;
-    t.m_firstLeaf = static_cast<int>(t.m_devices.size());
+    m_topology.m_firstLeaf = static_cast<int>(m_topology.m_devices.size());
     addDevice(DeviceKind::Leaf, 0, -1, 0, -1, -1);
     const int totalNics = s.nodes * s.nicsPerNode;
-    t.m_nicUplink.resize(static_cast<std::size_t>(totalNics));
-    t.m_nicLeaf.assign(static_cast<std::size_t>(totalNics), 0);
+    m_topology.m_nicUplink.resize(static_cast<std::size_t>(totalNics));
+    m_topology.m_nicLeaf.assign(static_cast<std::size_t>(totalNics), 0);
     for (int nic = 0; nic < totalNics; ++nic)
-        t.m_nicUplink[static_cast<std::size_t>(nic)] = addLink(t.nicDevice(nic),
-                                                               t.leafDevice(0),
-                                                               netKind,
-                                                               t.m_nic.gbPerS(),
-                                                               t.m_nic.efficiency,
-                                                               t.m_nic.latencyUs);
+        m_topology.m_nicUplink[static_cast<std::size_t>(nic)] = addLink(m_topology.nicDevice(nic),
+                                                                        m_topology.leafDevice(0),
+                                                                        m_netKind,
+                                                                        m_topology.m_nic.gbPerS(),
+                                                                        m_topology.m_nic.efficiency,
+                                                                        m_topology.m_nic.latencyUs);
 }
 
 void TopologyBuilder::buildThreeTier()
 {
     // A classic fat tree: leaves take NICs in server order (rails mixed), pods of leaves share
     // their spines, cores join the pods.
-    ClusterShape &s = t.m_shape;
-    const int radix = std::max(4, t.m_switch.ports);
+    ClusterShape &s = m_topology.m_shape;
+    const int radix = std::max(4, m_topology.m_switch.ports);
     const double o = s.oversubscription;
     const int down = std::max(1, static_cast<int>(std::floor(radix * o / (1.0 + o))));
     const int totalNics = s.nodes * s.nicsPerNode;
@@ -104,25 +106,25 @@ void TopologyBuilder::buildThreeTier()
     s.leavesPerPod = std::min(s.leaves, radix / 2);
     const int pods = (s.leaves + s.leavesPerPod - 1) / s.leavesPerPod;
     s.leafGroups = pods;
-    const double portGb = t.m_switch.portGbitPerS / 8.0;
-    const double eff = t.m_nic.efficiency;
+    const double portGb = m_topology.m_switch.portGbitPerS / 8.0;
+    const double eff = m_topology.m_nic.efficiency;
 
-    t.m_firstLeaf = static_cast<int>(t.m_devices.size());
+    m_topology.m_firstLeaf = static_cast<int>(m_topology.m_devices.size());
     for (int l = 0; l < s.leaves; ++l) {
         const int dev = addDevice(DeviceKind::Leaf, l, -1, l % s.leavesPerPod, -1, -1);
-        t.m_devices[static_cast<std::size_t>(dev)].group = l / s.leavesPerPod;
+        m_topology.m_devices[static_cast<std::size_t>(dev)].group = l / s.leavesPerPod;
     }
-    t.m_nicUplink.resize(static_cast<std::size_t>(totalNics));
-    t.m_nicLeaf.resize(static_cast<std::size_t>(totalNics));
+    m_topology.m_nicUplink.resize(static_cast<std::size_t>(totalNics));
+    m_topology.m_nicLeaf.resize(static_cast<std::size_t>(totalNics));
     for (int nic = 0; nic < totalNics; ++nic) {
         const int leaf = nic / s.nicsPerLeaf;
-        t.m_nicLeaf[static_cast<std::size_t>(nic)] = leaf;
-        t.m_nicUplink[static_cast<std::size_t>(nic)] = addLink(t.nicDevice(nic),
-                                                               t.leafDevice(leaf),
-                                                               netKind,
-                                                               t.m_nic.gbPerS(),
-                                                               eff,
-                                                               t.m_nic.latencyUs);
+        m_topology.m_nicLeaf[static_cast<std::size_t>(nic)] = leaf;
+        m_topology.m_nicUplink[static_cast<std::size_t>(nic)] = addLink(m_topology.nicDevice(nic),
+                                                                        m_topology.leafDevice(leaf),
+                                                                        m_netKind,
+                                                                        m_topology.m_nic.gbPerS(),
+                                                                        eff,
+                                                                        m_topology.m_nic.latencyUs);
     }
     if (s.leaves <= 1)
         return;
@@ -130,23 +132,23 @@ void TopologyBuilder::buildThreeTier()
     s.spinesPerPod = static_cast<int>(std::clamp(std::ceil(s.leavesPerPod * up / radix), 1.0, up));
     s.spines = s.spinesPerPod * pods;
     const double leafLanes = up / s.spinesPerPod;
-    t.m_firstSpine = static_cast<int>(t.m_devices.size());
+    m_topology.m_firstSpine = static_cast<int>(m_topology.m_devices.size());
     for (int k = 0; k < s.spines; ++k) {
         const int dev = addDevice(DeviceKind::Spine, k, -1, k % s.spinesPerPod, -1, -1);
-        t.m_devices[static_cast<std::size_t>(dev)].group = k / s.spinesPerPod;
+        m_topology.m_devices[static_cast<std::size_t>(dev)].group = k / s.spinesPerPod;
     }
-    t.m_uplinksPerLeaf = s.spinesPerPod;
-    t.m_leafUplinks.resize(static_cast<std::size_t>(s.leaves) * s.spinesPerPod);
+    m_topology.m_uplinksPerLeaf = s.spinesPerPod;
+    m_topology.m_leafUplinks.resize(static_cast<std::size_t>(s.leaves) * s.spinesPerPod);
     for (int l = 0; l < s.leaves; ++l) {
         const int pod = l / s.leavesPerPod;
         for (int k = 0; k < s.spinesPerPod; ++k)
-            t.m_leafUplinks[static_cast<std::size_t>(l) * s.spinesPerPod + k]
-                    = addLink(t.leafDevice(l),
-                              t.spineDevice(pod * s.spinesPerPod + k),
-                              netKind,
+            m_topology.m_leafUplinks[static_cast<std::size_t>(l) * s.spinesPerPod + k]
+                    = addLink(m_topology.leafDevice(l),
+                              m_topology.spineDevice(pod * s.spinesPerPod + k),
+                              m_netKind,
                               portGb * leafLanes,
                               eff,
-                              t.m_switch.latencyUs,
+                              m_topology.m_switch.latencyUs,
                               leafLanes);
     }
     if (pods <= 1)
@@ -156,20 +158,20 @@ void TopologyBuilder::buildThreeTier()
     const double spineUp = std::ceil(spineDown / o);
     s.cores = static_cast<int>(std::clamp(std::ceil(s.spines * spineUp / radix), 1.0, spineUp));
     const double coreLanes = spineUp / s.cores;
-    t.m_firstCore = static_cast<int>(t.m_devices.size());
+    m_topology.m_firstCore = static_cast<int>(m_topology.m_devices.size());
     for (int k = 0; k < s.cores; ++k)
         addDevice(DeviceKind::Core, k, -1, k, -1, -1);
-    t.m_uplinksPerSpine = s.cores;
-    t.m_spineUplinks.resize(static_cast<std::size_t>(s.spines) * s.cores);
+    m_topology.m_uplinksPerSpine = s.cores;
+    m_topology.m_spineUplinks.resize(static_cast<std::size_t>(s.spines) * s.cores);
     for (int sp = 0; sp < s.spines; ++sp)
         for (int k = 0; k < s.cores; ++k)
-            t.m_spineUplinks[static_cast<std::size_t>(sp) * s.cores + k]
-                    = addLink(t.spineDevice(sp),
-                              t.m_firstCore + k,
-                              netKind,
+            m_topology.m_spineUplinks[static_cast<std::size_t>(sp) * s.cores + k]
+                    = addLink(m_topology.spineDevice(sp),
+                              m_topology.m_firstCore + k,
+                              m_netKind,
                               portGb * coreLanes,
                               eff,
-                              t.m_switch.latencyUs,
+                              m_topology.m_switch.latencyUs,
                               coreLanes);
 }
 

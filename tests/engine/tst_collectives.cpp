@@ -8,6 +8,7 @@
 
 #include "comparenear.h"
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 using namespace railyard::engine;
@@ -518,6 +519,66 @@ private Q_SLOTS:
         RAILYARD_COMPARE_ABS(many, 0.939, 0.01);
         RAILYARD_COMPARE_ABS(more, 0.980, 0.005);
         QVERIFY(more > many && many > four);
+    }
+
+    // The expected maximum on Boost.Math's Poisson CDF gives what the hand-rolled sum it
+    // replaced gave wherever that sum was right (means up to 700 flows per uplink: exp(-lambda)
+    // is still a normal double), to 1e-9, and the right answer past it, where that sum
+    // underflowed (0.0075 at 746 flows, 0.01 at 1,000): the reference values at large means are
+    // the same sum taken with mpmath at 40 digits.
+    void ecmpMatchesThePoissonSum()
+    {
+        const auto handRolled = [](double flows, double paths) {
+            const double lambda = flows / paths;
+            double expectedMax = 0;
+            double pmf = std::exp(-lambda);
+            double cdf = pmf;
+            for (int t = 1; t < 100000; ++t) {
+                const double p = 1.0 - std::pow(cdf, paths);
+                expectedMax += p;
+                if (p < 1e-9 && t > lambda)
+                    break;
+                pmf *= lambda / t;
+                cdf += pmf;
+            }
+            expectedMax = std::max(expectedMax, std::ceil(lambda - 1e-9));
+            return std::min(1.0, lambda / expectedMax);
+        };
+        int compared = 0;
+        for (double paths : {2.0, 3.0, 8.0, 32.0, 64.0, 256.0, 1000.0})
+            for (double lambda : {0.01, 0.3, 1.0, 1.5, 4.0, 7.5, 31.0, 100.0, 300.0, 700.0}) {
+                const double flows = lambda * paths;
+                const double now = ecmpEfficiency(flows, paths);
+                const double old = handRolled(flows, paths);
+                QVERIFY2(std::abs(now - old) < 1e-9,
+                         qPrintable(QStringLiteral("%1 flows on %2 paths: %3, the sum gave %4")
+                                            .arg(flows)
+                                            .arg(paths)
+                                            .arg(now, 0, 'g', 17)
+                                            .arg(old, 0, 'g', 17)));
+                ++compared;
+            }
+        QCOMPARE(compared, 70);
+        QVERIFY(handRolled(32 * 1000, 32) < 0.02); // the underflow the old sum had
+        struct Reference
+        {
+            double paths, lambda, efficiency;
+        };
+        for (const Reference &r : {Reference{32, 746, 0.928889952294461},
+                                   Reference{32, 1000, 0.938059983441862},
+                                   Reference{32, 10000, 0.979666781350475},
+                                   Reference{256, 5000, 0.961339820853307},
+                                   Reference{1000, 5000, 0.955876533364435},
+                                   Reference{1000, 10000, 0.96845332203114},
+                                   Reference{1000, 100000, 0.989837974706499}}) {
+            const double now = ecmpEfficiency(r.lambda * r.paths, r.paths);
+            QVERIFY2(std::abs(now - r.efficiency) < 1e-9,
+                     qPrintable(QStringLiteral("%1 flows per uplink on %2: %3, expected %4")
+                                        .arg(r.lambda)
+                                        .arg(r.paths)
+                                        .arg(now, 0, 'g', 17)
+                                        .arg(r.efficiency, 0, 'g', 17)));
+        }
     }
 
     void impossibleRequests()

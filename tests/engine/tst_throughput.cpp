@@ -1,6 +1,7 @@
 #include "layout/layout.h"
 #include "layout/softwarestack.h"
 #include "step/evaluate.h"
+#include "step/fidelity.h"
 #include "topology/topology.h"
 
 #include <QFile>
@@ -11,6 +12,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <tuple>
+#include <vector>
 
 using namespace railyard::engine;
 
@@ -252,6 +256,40 @@ Summary summarize(const QList<Run> &runs, const QList<Priced> &priced, int part)
     return s;
 }
 
+// resources/fidelity.json keeps four decimals of each error.
+constexpr double kResidualTolerance = 0.5e-4 + 1e-9;
+
+// What differs between the residuals of a file and the model's: empty when none does.
+std::string staleness(const std::vector<ValidationRun> &file,
+                      const std::vector<ValidationRun> &model)
+{
+    if (file.size() != model.size())
+        return "the file holds " + std::to_string(file.size()) + " runs; the model prices "
+               + std::to_string(model.size());
+    std::string out;
+    for (std::size_t i = 0; i < file.size(); ++i) {
+        const ValidationRun &a = file[i], &b = model[i];
+        const auto regime = [](const ValidationRun &r) {
+            return std::make_tuple(r.id,
+                                   r.architecture,
+                                   r.precision,
+                                   r.gpus,
+                                   r.moe,
+                                   r.zero3,
+                                   r.contextParallel,
+                                   r.heldOut);
+        };
+        if (regime(a) != regime(b))
+            out += "\n  run " + std::to_string(i) + " " + b.id + ": regime differs (file: " + a.id
+                   + ", " + a.architecture + " " + a.precision + ", " + std::to_string(a.gpus)
+                   + " GPUs)";
+        else if (!(std::abs(a.error - b.error) <= kResidualTolerance))
+            out += "\n  " + b.id + ": error " + std::to_string(a.error) + " in the file, "
+                   + std::to_string(b.error) + " from the model";
+    }
+    return out;
+}
+
 } // namespace
 
 class TestThroughput : public QObject
@@ -261,27 +299,46 @@ class TestThroughput : public QObject
     QList<Run> m_runs;
     QList<Priced> m_priced;
 
-    void writeResiduals(const QString &path) const
+    // The residuals resources/fidelity.json holds, as the model gives them now (sections 3 and
+    // 3b; errors not rounded).
+    std::vector<ValidationRun> residuals() const
     {
-        QJsonArray runs;
+        std::vector<ValidationRun> out;
         for (int i = 0; i < m_runs.size(); ++i) {
             const Run &r = m_runs[i];
             if (r.family == QLatin1Char('Z'))
                 continue;
+            ValidationRun v;
+            v.id = r.id.toStdString();
+            v.architecture = r.system == QLatin1String("SEL") || r.system == QLatin1String("BDA")
+                                     ? "ampere"
+                                     : "hopper";
+            v.precision = r.precision.toStdString();
+            v.gpus = r.gpus;
+            v.moe = r.ep > 1;
+            v.zero3 = r.shard == QLatin1String("z3") || r.shard == QLatin1String("fsdp");
+            v.contextParallel = r.cp > 1;
+            v.heldOut = r.heldOut;
+            v.error = m_priced[i].err;
+            out.push_back(std::move(v));
+        }
+        return out;
+    }
+
+    void writeResiduals(const QString &path) const
+    {
+        QJsonArray runs;
+        for (const ValidationRun &v : residuals()) {
             QJsonObject o;
-            o[QStringLiteral("id")] = r.id;
-            o[QStringLiteral("architecture")] = r.system == QLatin1String("SEL")
-                                                                || r.system == QLatin1String("BDA")
-                                                        ? QStringLiteral("ampere")
-                                                        : QStringLiteral("hopper");
-            o[QStringLiteral("precision")] = r.precision;
-            o[QStringLiteral("gpus")] = r.gpus;
-            o[QStringLiteral("moe")] = r.ep > 1;
-            o[QStringLiteral("zero3")] = r.shard == QLatin1String("z3")
-                                         || r.shard == QLatin1String("fsdp");
-            o[QStringLiteral("context_parallel")] = r.cp > 1;
-            o[QStringLiteral("held_out")] = r.heldOut;
-            o[QStringLiteral("error")] = std::round(m_priced[i].err * 10000) / 10000;
+            o[QStringLiteral("id")] = QString::fromStdString(v.id);
+            o[QStringLiteral("architecture")] = QString::fromStdString(v.architecture);
+            o[QStringLiteral("precision")] = QString::fromStdString(v.precision);
+            o[QStringLiteral("gpus")] = v.gpus;
+            o[QStringLiteral("moe")] = v.moe;
+            o[QStringLiteral("zero3")] = v.zero3;
+            o[QStringLiteral("context_parallel")] = v.contextParallel;
+            o[QStringLiteral("held_out")] = v.heldOut;
+            o[QStringLiteral("error")] = std::round(v.error * 10000) / 10000;
             runs.append(o);
         }
         QJsonObject doc;
@@ -403,6 +460,39 @@ private Q_SLOTS:
         QVERIFY2(s[1].within15 >= 0.69, "held-out share within 15%");
         QVERIFY2(s[3].median <= 0.056, "median over all runs");
         QVERIFY2(s[3].within15 >= 0.90, "share of all runs within 15%");
+    }
+
+    // Every uncertainty band comes from resources/fidelity.json: it must hold what the model
+    // gives now. The file keeps four decimals, so a current file is within half of the last
+    // one of the model (kResidualTolerance, with room for rounding at a tie).
+    void fidelityFileIsCurrent()
+    {
+        const std::vector<ValidationRun> model = residuals();
+        QCOMPARE(model.size(), std::size_t(62));
+        const QString path = QStringLiteral(RAILYARD_SOURCE_DIR "/resources/fidelity.json");
+        QFile f(path);
+        QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(path));
+        const std::vector<ValidationRun> file = parseValidationRuns(f.readAll().toStdString(),
+                                                                    path.toStdString());
+        const std::string regenerate = "\nresources/fidelity.json is not what the model gives now; "
+                                       "regenerate it (from the source folder) with\n  "
+                                       "RAILYARD_WRITE_RESIDUALS=resources/fidelity.json "
+                                       "build/tests/engine/tst_throughput\nand rebuild";
+        const std::string stale = staleness(file, model);
+        QVERIFY2(stale.empty(), (stale + regenerate).c_str());
+        // What the engine built in is that file.
+        QVERIFY2(staleness(validationRuns(), model).empty(),
+                 "the built-in residuals differ from resources/fidelity.json: rebuild");
+        // The check sees a change in any run: its error, its regime, a run gone.
+        std::vector<ValidationRun> off = file;
+        off[10].error += 2 * kResidualTolerance;
+        QVERIFY(staleness(off, model).find(file[10].id + ": error") != std::string::npos);
+        off = file;
+        off[3].moe = !off[3].moe;
+        QVERIFY(staleness(off, model).find(file[3].id + ": regime") != std::string::npos);
+        off = file;
+        off.pop_back();
+        QVERIFY(staleness(off, model).find("61 runs; the model prices 62") != std::string::npos);
     }
 
     // ZeRO-3 at scale: DeepSpeed's GPT-3 175B per-GPU throughput collapses as DP grows (B7-B9),

@@ -1,10 +1,16 @@
 #include "safesave.h"
 
+#include "base/inputerror.h"
+#include "base/outputfile.h"
+
 #include <QCoreApplication>
+#include <QFile>
 #include <QSaveFile>
 
 #include <cerrno>
 #include <cstring>
+#include <ostream>
+#include <string>
 
 #ifdef Q_OS_UNIX
 #include <unistd.h>
@@ -71,17 +77,25 @@ bool commitSaveFile(QSaveFile &file, QString *reason)
 
 bool writeFileAtomically(const QString &path, const QByteArray &bytes, QString *reason)
 {
-    QSaveFile file(path);
-    errno = 0;
-    if (!file.open(QIODevice::WriteOnly)) {
+    // The engine's one writer (engine/base/outputfile.h): a temporary file beside the target,
+    // every write, the sync and the rename checked, nothing left behind on failure.
+    try {
+        engine::writeOutputFile(QFile::encodeName(path).toStdString(), [&](std::ostream &out) {
+            out.write(bytes.constData(), static_cast<std::streamsize>(bytes.size()));
+        });
+        return true;
+    } catch (const engine::InputError &e) {
+        // The callers name the file and say it could not be written: the reason alone.
+        std::string why = e.message();
+        for (const std::string prefix : {"cannot write: ", "refusing to write: "})
+            if (why.rfind(prefix, 0) == 0) {
+                why.erase(0, prefix.size());
+                break;
+            }
         if (reason)
-            *reason = reasonFor(0, file);
+            *reason = QString::fromStdString(why);
         return false;
     }
-    errno = 0;
-    if (file.write(bytes) != bytes.size())
-        return cancel(file, errno, reason);
-    return commitSaveFile(file, reason);
 }
 
 } // namespace railyard

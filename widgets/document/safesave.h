@@ -15,8 +15,10 @@ namespace railyard {
 // to disk are checked; on any failure the temporary file is removed and the target is left as
 // it was.
 
-// Writes `bytes` to `path` atomically. On failure returns false, leaves the file at `path` as
-// it was and sets `reason` to why, in the system's words ("No space left on device").
+// Writes `bytes` to `path` atomically, through engine::writeOutputFile (the policy of
+// engine/base/outputfile.h: only a regular file, whole or not at all). On failure returns
+// false, leaves the file at `path` as it was and sets `reason` to why, in the system's words
+// ("No space left on device").
 bool writeFileAtomically(const QString &path, const QByteArray &bytes, QString *reason);
 
 // Finishes a QSaveFile that something else filled (an SVG generator, a PDF writer, an image
