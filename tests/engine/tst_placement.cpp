@@ -87,8 +87,6 @@ private Q_SLOTS:
                                              << "GPU 500 is not in the cluster";
         QTest::newRow("no such group") << "group"
                                        << "TP group 99 does not exist";
-        QTest::newRow("drop target too small") << "within"
-                                               << "pipeline 0 needs 4 GPUs";
         QTest::newRow("stage on a server") << "stage"
                                            << "PP stage 1 has 32 GPUs; 8 were given";
         QTest::newRow("swap with itself") << "self"
@@ -110,8 +108,6 @@ private Q_SLOTS:
             e = placeGroup(l, Dim::TP, 0, {0, 1, 2, 3, 4, 5, 6, 500});
         else if (kind == "group")
             e = placeGroup(l, Dim::TP, 99, {0, 1, 2, 3, 4, 5, 6, 7});
-        else if (kind == "within")
-            e = placeGroupWithin(l, Dim::PP, 0, {0, 1, 2});
         else if (kind == "stage")
             e = placeCoordinate(l, Dim::PP, 1, {0, 1, 2, 3, 4, 5, 6, 7});
         else if (kind == "self")

@@ -1,6 +1,7 @@
 #include "document.h"
 
 #include "base/inputerror.h"
+#include "layout/parallel.h"
 #include "safesave.h"
 
 #include <QCryptographicHash>
@@ -37,6 +38,7 @@ Document::Document(engine::Layout layout, QObject *parent)
     connect(m_undoStack, &QUndoStack::cleanChanged, this, [this](bool clean) {
         Q_EMIT modifiedChanged(!clean);
     });
+    buildRanks();
     evaluate();
 }
 
@@ -133,6 +135,7 @@ void Document::setLayout(const engine::Layout &layout)
     }
     m_layout = layout;
     if (cluster || workload || mapping) {
+        buildRanks();
         m_previous = std::move(m_evaluation);
         evaluate();
     }
@@ -140,12 +143,24 @@ void Document::setLayout(const engine::Layout &layout)
         Q_EMIT titleChanged();
     if (cluster)
         Q_EMIT clusterChanged();
+    if (cluster || workload || mapping)
+        Q_EMIT ranksChanged();
     if (workload)
         Q_EMIT workloadChanged();
     if (mapping)
         Q_EMIT mappingChanged();
     if (cluster || workload || mapping)
         Q_EMIT evaluationChanged();
+}
+
+void Document::buildRanks()
+{
+    m_ranks.reset();
+    try {
+        m_ranks = std::make_unique<engine::RankLayout>(m_layout);
+    } catch (const engine::InputError &) {
+        // Sizes that do not fill the cluster: no ranks (the evaluation says why).
+    }
 }
 
 void Document::evaluate()

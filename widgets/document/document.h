@@ -14,6 +14,10 @@ class QUndoStack;
 
 namespace railyard {
 
+namespace engine {
+class RankLayout;
+} // namespace engine
+
 // The open layout: the only owner of state. Views and panels read it and re-sync from its typed
 // change signals; every edit goes through an undo command (widgets/commands/) on its stack, which
 // hands the document a whole new Layout through setLayout().
@@ -48,6 +52,10 @@ public:
     const engine::Layout &layout() const { return m_layout; }
     const engine::Topology &topology() const { return *m_topology; }
     const engine::Evaluation &evaluation() const { return m_evaluation; }
+    // The job's ranks (which GPU each rank runs on, its groups), rebuilt when the cluster, the
+    // workload or the mapping change (ranksChanged); null when the parallel sizes do not
+    // describe the cluster (the evaluation says why).
+    const engine::RankLayout *ranks() const { return m_ranks.get(); }
     // The evaluation before the last change (an edit, an undo or a redo), to say what the change
     // did ("+41% step time"); null until something changed.
     const engine::Evaluation *previousEvaluation() const
@@ -105,6 +113,9 @@ Q_SIGNALS:
     void clusterChanged();  // the cluster, and so the topology
     void workloadChanged(); // model, training or parallel sizes
     void mappingChanged();  // the rank -> GPU mapping
+    // ranks() was rebuilt: a new cluster, workload or mapping. Emitted after clusterChanged
+    // and before workloadChanged and mappingChanged; all of them find the new ranks in place.
+    void ranksChanged();
     void evaluationChanged();
     void filePathChanged();
     void modifiedChanged(bool modified);
@@ -112,6 +123,7 @@ Q_SIGNALS:
 
 private:
     void evaluate();
+    void buildRanks();
     // What the file held when this document last read or wrote it.
     void setDiskState(const QByteArray &contents);
 
@@ -120,6 +132,7 @@ private:
     // Scratch space of every evaluation: as large as the topology, kept so that an edit does
     // not allocate it again. Previews from a const document use it too: it holds no state.
     mutable engine::EvaluationWorkspace m_workspace;
+    std::unique_ptr<engine::RankLayout> m_ranks;
     engine::Evaluation m_evaluation;
     std::optional<engine::Evaluation> m_previous;
     std::optional<Snapshot> m_pinned;

@@ -1,16 +1,11 @@
 #include "groupref.h"
 
-#include "base/inputerror.h"
-
 #include <QCoreApplication>
 #include <QLocale>
 
 #include <algorithm>
-#include <memory>
 
 namespace railyard {
-
-using engine::Dim;
 
 namespace {
 
@@ -20,18 +15,6 @@ QString tr(const char *text)
 }
 
 } // namespace
-
-Dim dimOf(GroupKind kind)
-{
-    switch (kind) {
-    case GroupKind::Tp: return Dim::TP;
-    case GroupKind::Cp: return Dim::CP;
-    case GroupKind::Ep: return Dim::EP;
-    case GroupKind::PpStage: return Dim::PP;
-    case GroupKind::DpReplica: return Dim::DP;
-    }
-    return Dim::TP;
-}
 
 QString kindNoun(GroupKind kind)
 {
@@ -76,89 +59,6 @@ QString groupName(const GroupRef &group)
     return kindNoun(group.kind) + QLatin1Char(' ') + QString::number(group.index);
 }
 
-int groupCount(const engine::RankLayout &ranks, GroupKind kind)
-{
-    switch (kind) {
-    case GroupKind::PpStage: return ranks.size(Dim::PP);
-    case GroupKind::DpReplica: return ranks.size(Dim::DP);
-    default: return ranks.groupCount(dimOf(kind));
-    }
-}
-
-int groupOfRank(const engine::RankLayout &ranks, GroupKind kind, int rank)
-{
-    switch (kind) {
-    case GroupKind::PpStage:
-    case GroupKind::DpReplica: return ranks.coord(rank, dimOf(kind));
-    default: return ranks.groupOf(rank, dimOf(kind));
-    }
-}
-
-std::vector<int> groupRanks(const engine::RankLayout &ranks, const GroupRef &group)
-{
-    if (group.index < 0 || group.index >= groupCount(ranks, group.kind))
-        return {};
-    switch (group.kind) {
-    case GroupKind::PpStage:
-    case GroupKind::DpReplica: return ranks.ranksAt(dimOf(group.kind), group.index);
-    default: return ranks.groupRanks(dimOf(group.kind), group.index);
-    }
-}
-
-std::vector<int> groupGpus(const engine::RankLayout &ranks, const GroupRef &group)
-{
-    std::vector<int> gpus = groupRanks(ranks, group);
-    for (int &r : gpus)
-        r = ranks.gpuOfRank(r);
-    return gpus;
-}
-
-engine::MappingEdit placeGroup(const engine::Layout &layout,
-                               const GroupRef &group,
-                               const std::vector<int> &targets)
-{
-    switch (group.kind) {
-    case GroupKind::PpStage:
-    case GroupKind::DpReplica:
-        return engine::placeCoordinate(layout, dimOf(group.kind), group.index, targets);
-    default: return engine::placeGroup(layout, dimOf(group.kind), group.index, targets);
-    }
-}
-
-engine::MappingEdit makeGroupHere(const engine::Layout &layout,
-                                  GroupKind kind,
-                                  const std::vector<int> &selected)
-{
-    if (kind != GroupKind::PpStage && kind != GroupKind::DpReplica)
-        return engine::makeGroupHere(layout, dimOf(kind), selected);
-    engine::MappingEdit out;
-    if (selected.empty()) {
-        out.error = "select the GPUs first";
-        return out;
-    }
-    std::unique_ptr<engine::RankLayout> ranks;
-    try {
-        ranks = std::make_unique<engine::RankLayout>(layout);
-    } catch (const engine::InputError &e) {
-        out.error = e.what();
-        return out;
-    }
-    const int rank = ranks->rankOfGpu(selected.front());
-    if (rank < 0) {
-        out.error = "GPU " + std::to_string(selected.front()) + " runs no rank";
-        return out;
-    }
-    return placeGroup(layout, GroupRef{kind, groupOfRank(*ranks, kind, rank)}, selected);
-}
-
-std::vector<int> normalizedMapping(std::vector<int> mapping)
-{
-    for (std::size_t i = 0; i < mapping.size(); ++i)
-        if (mapping[i] != static_cast<int>(i))
-            return mapping;
-    return {};
-}
-
 QString counted(int n, const QString &one, const QString &many)
 {
     return QStringLiteral("%1 %2").arg(QLocale().toString(n), n == 1 ? one : many);
@@ -192,16 +92,7 @@ QString gpuListText(std::vector<int> gpus)
 
 QString jobSignature(const engine::Layout &layout)
 {
-    const engine::ParallelConfig &p = layout.parallel;
-    return QStringLiteral("gpus%1-tp%2-cp%3-ep%4-etp%5-pp%6-dp%7-%8")
-            .arg(layout.cluster.gpuCount())
-            .arg(p.tp)
-            .arg(p.cp)
-            .arg(p.ep)
-            .arg(p.etp.value_or(1))
-            .arg(p.pp)
-            .arg(layout.dataParallel())
-            .arg(QString::fromStdString(p.order));
+    return QString::fromStdString(engine::jobId(layout));
 }
 
 } // namespace railyard

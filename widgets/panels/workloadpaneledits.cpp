@@ -7,7 +7,7 @@
 #include "commands/changeworkload.h"
 #include "document/document.h"
 #include "document/groupref.h"
-#include "layout/placement.h"
+#include "layout/parallelchoices.h"
 #include "layout/transformer.h"
 
 #include <QCheckBox>
@@ -176,24 +176,12 @@ void WorkloadPanel::sizeChosen(Dim dim, int index)
         return;
     QComboBox *box = sizeBox(dim);
     const int value = box->itemData(index).toInt();
+    // The engine says what follows (DP from the GPU count, VP only with a pipeline).
     const engine::Layout &l = m_document->layout();
-    engine::ParallelConfig p = l.parallel;
-    switch (dim) {
-    case Dim::TP: p.tp = value; break;
-    case Dim::CP: p.cp = value; break;
-    case Dim::EP: p.ep = value; break;
-    case Dim::PP: p.pp = value; break;
-    case Dim::DP: p.dp = value; break;
-    }
-    if (dim != Dim::DP && dim != Dim::EP) {
-        // DP follows from the GPU count: the job keeps filling the cluster.
-        const long long modelParallel = 1LL * p.tp * p.cp * p.pp;
-        const int gpus = l.cluster.gpuCount();
-        if (p.dp && modelParallel > 0 && gpus % modelParallel == 0)
-            p.dp = static_cast<int>(gpus / modelParallel);
-        if (p.vp > 1 && p.pp == 1)
-            p.vp = 1; // VP means nothing without a pipeline
-    }
+    const engine::ParallelConfig p = engine::withParallelSize(l.parallel,
+                                                              l.cluster.gpuCount(),
+                                                              dim,
+                                                              value);
     pushParallel(p,
                  tr("Change %1 to %2").arg(QString::fromLatin1(engine::dimLabel(dim))).arg(value));
 }

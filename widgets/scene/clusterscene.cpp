@@ -36,8 +36,7 @@ ClusterScene::ClusterScene(Document *document, QObject *parent)
     // culling the few hundred aggregate items.
     setItemIndexMethod(QGraphicsScene::BspTreeIndex);
     connect(document, &Document::clusterChanged, this, &ClusterScene::rebuild);
-    connect(document, &Document::workloadChanged, this, &ClusterScene::syncRanks);
-    connect(document, &Document::mappingChanged, this, &ClusterScene::syncRanks);
+    connect(document, &Document::ranksChanged, this, &ClusterScene::syncRanks);
     connect(document, &Document::evaluationChanged, this, &ClusterScene::syncLoads);
     m_ownView = new ViewState(this);
     m_view = m_ownView;
@@ -46,6 +45,11 @@ ClusterScene::ClusterScene(Document *document, QObject *parent)
         syncView(what.toInt());
     });
     rebuild();
+}
+
+const engine::RankLayout *ClusterScene::ranks() const
+{
+    return m_document->ranks();
 }
 
 ClusterScene::~ClusterScene()
@@ -104,17 +108,13 @@ void ClusterScene::rebuild()
 
 void ClusterScene::syncRanks()
 {
-    m_ranks.reset();
-    try {
-        m_ranks = std::make_unique<engine::RankLayout>(m_document->layout());
-    } catch (const engine::InputError &) {
-        // Sizes that do not fill the cluster: no ranks to show (the pricing says why).
-    }
+    // Sizes that do not fill the cluster have no ranks to show (the pricing says why).
+    const engine::RankLayout *ranks = m_document->ranks();
     const int gpus = m_document->topology().gpuCount();
     m_state.gpuRank.assign(static_cast<std::size_t>(gpus), -1);
-    if (m_ranks)
+    if (ranks)
         for (int gpu = 0; gpu < gpus; ++gpu)
-            m_state.gpuRank[static_cast<std::size_t>(gpu)] = m_ranks->rankOfGpu(gpu);
+            m_state.gpuRank[static_cast<std::size_t>(gpu)] = ranks->rankOfGpu(gpu);
     syncColours();
 }
 
@@ -122,13 +122,14 @@ void ClusterScene::syncColours()
 {
     m_state.gpuGroup.clear();
     m_state.groupCount = 0;
-    if (m_state.colourBy() && m_ranks) {
+    const engine::RankLayout *ranks = m_document->ranks();
+    if (m_state.colourBy() && ranks) {
         const GroupKind kind = *m_state.colourBy();
-        m_state.groupCount = groupCount(*m_ranks, kind);
+        m_state.groupCount = groupCount(*ranks, kind);
         m_state.gpuGroup.assign(m_state.gpuRank.size(), -1);
         for (std::size_t gpu = 0; gpu < m_state.gpuRank.size(); ++gpu)
             if (const int rank = m_state.gpuRank[gpu]; rank >= 0)
-                m_state.gpuGroup[gpu] = groupOfRank(*m_ranks, kind, rank);
+                m_state.gpuGroup[gpu] = groupOfRank(*ranks, kind, rank);
     }
     syncHover();
     update();
@@ -449,14 +450,14 @@ void ClusterScene::syncHover()
     const int rank = m_hovered >= 0 && m_hovered < static_cast<int>(m_state.gpuRank.size())
                              ? m_state.gpuRank[static_cast<std::size_t>(m_hovered)]
                              : -1;
-    if (rank < 0 || !m_ranks) {
+    if (rank < 0 || !ranks()) {
         m_hoverMarks->clear();
         return;
     }
     const GroupKind kind = m_state.colourBy().value_or(GroupKind::Tp);
-    const GroupRef group{kind, groupOfRank(*m_ranks, kind, rank)};
+    const GroupRef group{kind, groupOfRank(*ranks(), kind, rank)};
     m_hoveredGroup = group;
-    m_hoveredGpus = groupGpus(*m_ranks, group);
+    m_hoveredGpus = groupGpus(*ranks(), group);
     const engine::LinkLoads *loads = m_state.loads.get();
     std::vector<int> links = engine::groupTrafficLinks(m_document->topology(), m_hoveredGpus, loads);
     // A pipeline stage of a 16k-GPU job crosses thousands of links: draw a readable share.

@@ -24,10 +24,10 @@ class LessonMarksItem;
 class SelectionItem;
 
 // Shows a document's cluster. It is not the model: it rebuilds its items from the document's
-// topology whenever the document says the cluster changed, and re-reads the ranks and link loads
-// when the workload, the mapping or the evaluation change. Items are aggregates (one per rack,
-// one per block of leaves, one for the spine tier), so a 16,384-GPU cluster is a few hundred
-// items; devices are found by geometry (deviceAt), not by item.
+// topology whenever the document says the cluster changed, and re-reads the document's ranks and
+// the link loads when they change. Items are aggregates (one per rack, one per block of leaves,
+// one for the spine tier), so a 16,384-GPU cluster is a few hundred items; devices are found by
+// geometry (deviceAt), not by item.
 //
 // What the user is looking at (colouring, the link-load view, the selection, the hovered link,
 // the playback time) lives in a ViewState beside the document: the scene reads it and marks
@@ -48,8 +48,9 @@ public:
     Document *document() const { return m_document; }
     const ClusterGeometry &geometry() const { return *m_geometry; }
     const CanvasState &canvasState() const { return m_state; }
-    // The job's ranks, or null when the parallel sizes do not describe the cluster.
-    const engine::RankLayout *ranks() const { return m_ranks.get(); }
+    // The document's ranks (Document::ranks()), or null when the parallel sizes do not
+    // describe the cluster.
+    const engine::RankLayout *ranks() const;
 
     int deviceAt(const QPointF &scenePos) const;
     // GPU index (not device id) under a point, or -1; the server and rack under a point, or -1.
@@ -132,7 +133,6 @@ private:
     ViewState *m_ownView = nullptr;
     mutable std::unique_ptr<LinkPicker> m_picker; // built on the first hover
     std::unique_ptr<ClusterGeometry> m_geometry;
-    std::unique_ptr<engine::RankLayout> m_ranks;
     CanvasState m_state;
     std::vector<int> m_momentPhases; // the phases running at the moment m_state shows
     SelectionItem *m_selection = nullptr;

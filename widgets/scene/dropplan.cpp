@@ -10,7 +10,7 @@
 
 #include <QCoreApplication>
 
-#include <numeric>
+#include <optional>
 
 namespace railyard {
 
@@ -26,73 +26,51 @@ QString seconds(double s)
     return QString::fromStdString(engine::formatSeconds(s));
 }
 
-// The GPUs a group of `size` takes when dropped at `pos`; with a reason it cannot in `why`, the
-// GPUs it would have reached (to mark them red), or none.
-std::vector<int> groupTargets(const ClusterScene &scene,
-                              const QPointF &pos,
-                              int size,
-                              const QString &name,
-                              QString *why,
-                              QString *where)
+// The site under `pos` that a group can be dropped on: a GPU, a server (a tray) or a rack.
+std::optional<engine::DropSite> siteAt(const ClusterScene &scene, const QPointF &pos)
 {
     const engine::Topology &t = scene.document()->topology();
-    const int count = t.gpuCount();
     const int gpn = t.shape().gpusPerNode;
-    int first = -1;
-    int span = 0; // GPUs of the server or rack dropped on
-    if (const int gpu = scene.gpuAt(pos); gpu >= 0) {
-        first = gpu;
-        *where = tr("GPU %1").arg(gpu);
-    } else if (const int node = scene.nodeAt(pos); node >= 0) {
-        first = node * gpn;
-        span = gpn;
-        *where = t.shape().nodesPerDomain > 1 ? tr("tray %1").arg(node) : tr("server %1").arg(node);
-    } else if (const int rack = scene.rackAt(pos); rack >= 0) {
+    if (const int gpu = scene.gpuAt(pos); gpu >= 0)
+        return engine::DropSite::gpu(gpu);
+    if (const int node = scene.nodeAt(pos); node >= 0)
+        return engine::DropSite::server(node, gpn, t.shape().nodesPerDomain > 1);
+    if (const int rack = scene.rackAt(pos); rack >= 0) {
         const ClusterGeometry &g = scene.geometry();
-        first = g.firstNodeOfRack(rack) * gpn;
-        span = (g.firstNodeOfRack(rack + 1) - g.firstNodeOfRack(rack)) * gpn;
-        *where = tr("rack %1").arg(rack);
-    } else {
-        *why = tr("Drop %1 on a GPU, a server or a rack").arg(name);
-        return {};
+        return engine::DropSite::rack(rack,
+                                      g.firstNodeOfRack(rack),
+                                      g.firstNodeOfRack(rack + 1),
+                                      gpn);
     }
-    if (first + size > count) {
-        *why = tr("%1 needs %2 GPUs from %3, but the cluster ends at GPU %4")
-                       .arg(name)
-                       .arg(size)
-                       .arg(span > 0 ? tr("GPU %1 (%2)").arg(first).arg(*where)
-                                     : tr("GPU %1").arg(first))
-                       .arg(count - 1);
-        std::vector<int> reached(static_cast<std::size_t>(count - first));
-        std::iota(reached.begin(), reached.end(), first);
-        return reached;
-    }
-    std::vector<int> targets(static_cast<std::size_t>(size));
-    std::iota(targets.begin(), targets.end(), first);
-    return targets;
+    return std::nullopt;
 }
 
-void finish(const ClusterScene &scene, DropPlan &plan, engine::MappingEdit edit, bool price)
+// The engine's reasons start in lower case, for use after a colon.
+QString sentence(const std::string &reason)
 {
-    const Document &doc = *scene.document();
-    if (!edit.ok()) {
-        plan.ok = false;
-        plan.message = QString::fromStdString(edit.error);
-        // The engine's reasons start in lower case, for use after a colon.
-        if (!plan.message.isEmpty())
-            plan.message[0] = plan.message[0].toUpper();
+    QString text = QString::fromStdString(reason);
+    if (!text.isEmpty())
+        text[0] = text[0].toUpper();
+    return text;
+}
+
+void finish(const ClusterScene &scene,
+            DropPlan &plan,
+            const engine::PlacementPlan &placement,
+            bool price)
+{
+    plan.ok = placement.ok();
+    plan.noChange = placement.noChange;
+    if (!plan.ok) {
+        plan.message = sentence(placement.error);
         return;
     }
-    std::vector<int> mapping = normalizedMapping(std::move(edit.mapping));
-    if (mapping == normalizedMapping(doc.layout().mapping)) {
-        plan.ok = true;
-        plan.noChange = true;
+    if (plan.noChange)
         return;
-    }
-    plan.ok = true;
-    plan.mapping = std::move(mapping);
+    plan.mapping = placement.mapping;
     if (!price)
         return;
+    const Document &doc = *scene.document();
     engine::Layout next = doc.layout();
     next.mapping = plan.mapping;
     engine::EvaluateOptions options;
@@ -137,31 +115,19 @@ DropPlan planDrop(const ClusterScene &scene,
                                    .arg(name);
             return plan;
         }
-        const engine::RankLayout *ranks = scene.ranks();
-        if (!ranks) {
-            plan.message = tr("The parallel sizes do not fill the cluster, so there are no ranks "
-                              "to place");
-            return plan;
-        }
-        const std::vector<int> members = groupRanks(*ranks, drag->group);
-        if (members.empty()) {
-            plan.message = tr("%1 does not exist in this job").arg(name);
-            return plan;
-        }
-        QString why, where;
-        plan.targets = groupTargets(scene,
-                                    scenePos,
-                                    static_cast<int>(members.size()),
-                                    name,
-                                    &why,
-                                    &where);
-        if (!why.isEmpty()) {
-            plan.message = why;
+        const engine::PlacementPlan placement = engine::planGroupDrop(doc.layout(),
+                                                                      doc.ranks(),
+                                                                      drag->group,
+                                                                      siteAt(scene, scenePos));
+        plan.targets = placement.targets;
+        if (placement.refusal != engine::PlacementPlan::Refusal::None
+            && placement.refusal != engine::PlacementPlan::Refusal::Refused) {
+            plan.message = sentence(placement.error);
             return plan;
         }
         plan.title = QStringLiteral("%1 \u2192 %2").arg(name, gpuListText(plan.targets));
         plan.commandText = tr("Place %1 on %2").arg(name, gpuListText(plan.targets));
-        finish(scene, plan, placeGroup(doc.layout(), drag->group, plan.targets), price);
+        finish(scene, plan, placement, price);
         if (plan.noChange)
             plan.message = tr("%1 is already on %2").arg(name, gpuListText(plan.targets));
         else if (plan.ok)
@@ -191,7 +157,7 @@ DropPlan planDrop(const ClusterScene &scene,
         }
         plan.title = tr("GPU %1 \u21c4 GPU %2").arg(from).arg(to);
         plan.commandText = tr("Swap GPUs %1 and %2").arg(from).arg(to);
-        finish(scene, plan, engine::swapGpus(doc.layout(), from, to), price);
+        finish(scene, plan, engine::planGpuSwap(doc.layout(), from, to), price);
         if (plan.ok && !plan.noChange)
             plan.message = plan.commandText;
         else if (plan.noChange)
@@ -207,15 +173,13 @@ DropPlan planMakeGroup(const ClusterScene &scene, GroupKind kind, const std::vec
     plan.ours = true;
     plan.targets = gpus;
     const Document &doc = *scene.document();
-    const engine::MappingEdit edit = makeGroupHere(doc.layout(), kind, gpus);
     QString name = kindNoun(kind);
-    if (const engine::RankLayout *ranks = scene.ranks(); ranks && !gpus.empty()) {
-        if (const int rank = ranks->rankOfGpu(gpus.front()); rank >= 0)
-            name = groupName(GroupRef{kind, groupOfRank(*ranks, kind, rank)});
-    }
+    if (const engine::RankLayout *ranks = doc.ranks(); ranks && !gpus.empty())
+        if (const auto group = engine::groupAtGpu(*ranks, kind, gpus.front()))
+            name = groupName(*group);
     plan.title = QStringLiteral("%1 \u2192 %2").arg(name, gpuListText(gpus));
     plan.commandText = tr("Make %1 on %2").arg(name, gpuListText(gpus));
-    finish(scene, plan, edit, false);
+    finish(scene, plan, engine::planMakeGroup(doc.layout(), doc.ranks(), kind, gpus), false);
     if (plan.noChange)
         plan.message = tr("%1 is already on %2").arg(name, gpuListText(gpus));
     else if (plan.ok)
