@@ -219,6 +219,13 @@ private Q_SLOTS:
                  (formatSeconds(sum) + " vs " + formatSeconds(r.timeS)).c_str());
         QVERIFY(std::abs(L.estimateS / r.timeS - 1) < 1e-9);
         QVERIFY(std::abs(L.totalS / r.timeS - 1) < 0.01);
+        // The lesson's bus bandwidth: the estimate's, as the times agree.
+        QVERIFY2(std::abs(L.busbwGBps() / r.busbwGBps - 1) < 0.011,
+                 (std::to_string(L.busbwGBps()) + " vs " + std::to_string(r.busbwGBps)).c_str());
+        QCOMPARE(L.busbwGBps(), L.bytes * busBandwidthFactor(L.op, L.ranks) / L.totalS / 1e9);
+        CollectiveLesson none = L;
+        none.totalS = 0;
+        QCOMPARE(none.busbwGBps(), 0.0);
         QVERIFY(L.formula.back().find(formatSeconds(r.timeS)) != std::string::npos);
     }
 
