@@ -182,7 +182,7 @@ void MainWindow::setDocument(std::unique_ptr<Document> document)
     ViewState *oldViewState = m_viewState;
     std::unique_ptr<Document> oldDocument = std::move(m_document);
     m_document = std::move(document);
-    m_viewState = new ViewState(this);
+    m_viewState = new ViewState(m_document.get(), this);
     m_scene = new ClusterScene(m_document.get(), this);
     m_scene->setViewState(m_viewState);
     // Colour by the first dimension that splits the job, so its placement shows at once, or as
@@ -218,23 +218,22 @@ void MainWindow::setDocument(std::unique_ptr<Document> document)
                 static_cast<int>(std::lround((std::log(z) - lo) / (hi - lo) * kSliderSteps)));
         m_zoomLabel->setText(QStringLiteral("%1%").arg(z * 100, 0, 'f', z < 0.1 ? 1 : 0));
     });
-    connect(m_scene, &ClusterScene::selectedDeviceChanged, this, [this](int device) {
-        if (device < 0)
-            return;
-        statusBar()->showMessage(QString::fromStdString(m_document->topology().deviceName(device)));
-        // The user asked about a device: its specs and links come forward (unless closed).
-        if (QDockWidget *d = m_docks->docks().inspector; d->toggleViewAction()->isChecked())
-            d->raise();
+    connect(m_viewState, &ViewState::changed, this, [this](ViewState::Changes what) {
+        const int device = m_viewState->selectedDevice();
+        if ((what & ViewState::SelectedDevice) && device >= 0)
+            statusBar()->showMessage(
+                    QString::fromStdString(m_document->topology().deviceName(device)));
+        // The user asked about a device or a link: its specs come forward (unless closed).
+        if (((what & ViewState::SelectedDevice) && device >= 0)
+            || ((what & ViewState::SelectedLink) && m_viewState->selectedLink() >= 0))
+            if (QDockWidget *d = m_docks->docks().inspector; d->toggleViewAction()->isChecked())
+                d->raise();
+        if (what & (ViewState::Colouring | ViewState::LinkLoad | ViewState::SelectedGpus))
+            syncColourControls();
     });
     m_clusterPanel->setDocument(doc);
     m_inspector->setScene(m_scene);
     m_hottest->setDocument(doc, m_viewState);
-    connect(m_scene, &ClusterScene::selectedLinkChanged, this, [this](int link) {
-        if (link < 0)
-            return;
-        if (QDockWidget *d = m_docks->docks().inspector; d->toggleViewAction()->isChecked())
-            d->raise();
-    });
     m_workload->setDocument(doc);
     m_palette->setScene(m_scene);
     m_pricing->setDocument(doc);
@@ -242,9 +241,6 @@ void MainWindow::setDocument(std::unique_ptr<Document> document)
     m_planner->setDocument(doc);
     m_lesson->setDocument(doc, m_viewState);
     connect(m_view, &ClusterView::message, this, &MainWindow::showMessage);
-    connect(m_scene, &ClusterScene::colourByChanged, this, &MainWindow::syncColourControls);
-    connect(m_scene, &ClusterScene::linkLoadVisibleChanged, this, &MainWindow::syncColourControls);
-    connect(m_scene, &ClusterScene::selectedGpusChanged, this, &MainWindow::syncColourControls);
     m_autoSaver->setDocument(doc);
     watchFile();
     syncColourControls();
@@ -265,14 +261,11 @@ void MainWindow::applyViewSettings()
 {
     if (!m_document || !m_view)
         return;
+    // The colouring and the link-load view were read with the layout (applyLayoutView); the
+    // zoom and focus are the window's.
     const engine::Json &view = m_document->layout().view;
     if (!view.is_object())
         return;
-    // Colouring and the link-load view: a teaching layout opens showing what it is about.
-    if (const auto it = view.find("color_by"); it != view.end() && it->is_string())
-        m_scene->setColourBy(kindFromKey(QString::fromStdString(it->get<std::string>())));
-    if (const auto it = view.find("link_load"); it != view.end() && it->is_boolean())
-        m_scene->setLinkLoadVisible(it->get<bool>());
     // A layout opens showing its whole cluster. A saved zoom is kept only when the whole
     // cluster still shows at it in this window (a zoom picked on a larger screen would cut the
     // cluster off here); "focus" then centres that part. Otherwise the view stays fitted, and

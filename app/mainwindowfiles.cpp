@@ -4,6 +4,7 @@
 
 #include "base/inputerror.h"
 #include "document/document.h"
+#include "document/viewstate.h"
 #include "import/importer.h"
 #include "panels/newclusterdialog.h"
 #include "scene/clusterscene.h"
@@ -182,14 +183,7 @@ void MainWindow::newCluster()
 bool MainWindow::saveTo(const QString &path)
 {
     // The file remembers how the canvas was coloured, so it reopens showing the same thing.
-    engine::Json view = m_document->layout().view.is_object() ? m_document->layout().view
-                                                              : engine::Json::object();
-    if (const auto kind = m_scene->colourBy())
-        view["color_by"] = kindKey(*kind).toStdString();
-    else
-        view["color_by"] = "none";
-    view["link_load"] = m_scene->isLinkLoadVisible();
-    m_document->setView(view);
+    m_viewState->writeDocumentView();
     // Another program (or another window) saved over the file since this window read it:
     // overwriting would silently drop that work.
     if (QFileInfo(path).absoluteFilePath() == m_document->filePath() && m_document->changedOnDisk()

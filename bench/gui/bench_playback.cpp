@@ -60,10 +60,9 @@ Shown openAndShow(const QByteArray &json)
     if (!s.doc)
         qFatal("%s", qPrintable(error));
     s.scene = std::make_unique<ClusterScene>(s.doc.get());
-    s.state = std::make_unique<ViewState>();
+    s.state = std::make_unique<ViewState>(s.doc.get());
     s.scene->setViewState(s.state.get());
     s.scene->setLinkLoadVisible(true);
-    s.state->setStepLength(s.doc->evaluation().timeline.stepS);
     s.view = std::make_unique<ClusterView>(s.scene.get());
     s.view->setAttribute(Qt::WA_DontShowOnScreen);
     s.view->setFrameShape(QFrame::NoFrame);

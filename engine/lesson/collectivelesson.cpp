@@ -16,6 +16,11 @@
 
 namespace railyard::engine {
 
+double CollectiveLesson::busbwGBps() const
+{
+    return totalS > 0 ? bytes * busBandwidthFactor(op, ranks) / totalS / 1e9 : 0.0;
+}
+
 const std::vector<LinkBytes> &CollectiveLesson::stepLinks(int step) const
 {
     static const std::vector<LinkBytes> none;

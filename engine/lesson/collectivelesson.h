@@ -68,6 +68,9 @@ struct CollectiveLesson
     double nvlinkScale = 1; // NVLS: the share of NVLink's rate the switch's reduction gets
 
     const std::vector<LinkBytes> &stepLinks(int step) const;
+    // The bus bandwidth the lesson's collective reaches (NCCL's busbw): its bytes times the
+    // bus factor of its op and ranks over totalS, in GB/s; 0 when nothing takes time.
+    double busbwGBps() const;
 };
 
 // The largest group a lesson steps through (every transfer of every step is listed).

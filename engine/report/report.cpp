@@ -271,6 +271,17 @@ std::vector<int> busiestLinks(const LinkLoads &loads, std::size_t count)
             busier);
 }
 
+std::vector<int> busiestByUtilization(const std::vector<float> &utilization, std::size_t count)
+{
+    const auto busier = [&](int a, int b) {
+        const float ua = utilization[static_cast<std::size_t>(a)];
+        const float ub = utilization[static_cast<std::size_t>(b)];
+        return ua != ub ? ua > ub : a < b;
+    };
+    return busiestOf<int>(
+            utilization.size(), count, [&](std::size_t i) { return utilization[i] > 0; }, busier);
+}
+
 void writeEvaluationJson(std::ostream &out,
                          const Evaluation &e,
                          const Topology &t,

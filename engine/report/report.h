@@ -38,6 +38,9 @@ struct LinkTierSummary
 std::vector<LinkTierSummary> summarizeLinks(const Topology &topology, const LinkLoads &loads);
 // The `count` busiest loaded links: highest utilization first, then lowest id.
 std::vector<int> busiestLinks(const LinkLoads &loads, std::size_t count);
+// The `count` links of highest utilization above 0 (dense by link id: a step's average, or a
+// moment's from utilizationAt), busiest first, then lowest id: the Hottest Links list.
+std::vector<int> busiestByUtilization(const std::vector<float> &utilization, std::size_t count);
 
 enum class LinkListing {
     None,    // neither links nor tiers

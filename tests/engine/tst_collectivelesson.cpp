@@ -215,6 +215,12 @@ private Q_SLOTS:
         RAILYARD_COMPARE_NEAR(sum, r.timeS, 0.01);
         RAILYARD_COMPARE_NEAR(L.estimateS, r.timeS, 1e-9);
         RAILYARD_COMPARE_NEAR(L.totalS, r.timeS, 0.01);
+        // The lesson's bus bandwidth: the estimate's, as the times agree.
+        RAILYARD_COMPARE_NEAR(L.busbwGBps(), r.busbwGBps, 0.011);
+        QCOMPARE(L.busbwGBps(), L.bytes * busBandwidthFactor(L.op, L.ranks) / L.totalS / 1e9);
+        CollectiveLesson none = L;
+        none.totalS = 0;
+        QCOMPARE(none.busbwGBps(), 0.0);
         QVERIFY(L.formula.back().find(formatSeconds(r.timeS)) != std::string::npos);
     }
 

@@ -2,6 +2,7 @@
 // puts on each link adding up to the link's bytes per step, the load at a moment, and the links
 // a group's traffic crosses.
 #include "layout/layout.h"
+#include "report/moment.h"
 #include "report/report.h"
 #include "step/evaluate.h"
 #include "step/routes.h"
@@ -200,6 +201,73 @@ private Q_SLOTS:
         utilizationAt(tl, t, (send->start + send->end) / 2, util);
         const int nic = t.devices()[static_cast<std::size_t>(t.gpuNics(0)[0])].index;
         QVERIFY(util[static_cast<std::size_t>(t.nicUplink(nic))] > 0);
+    }
+
+    void theBusiestByUtilizationAreTheTopOfASort()
+    {
+        // Highest first, ties by the lower id, idle links never listed, at most `count`.
+        const std::vector<float> u{0.5f, 0.0f, 0.9f, 0.5f, 0.1f, 0.0f, 0.9f};
+        QCOMPARE(busiestByUtilization(u, 4), (std::vector<int>{2, 6, 0, 3}));
+        QCOMPARE(busiestByUtilization(u, 100), (std::vector<int>{2, 6, 0, 3, 4}));
+        QVERIFY(busiestByUtilization(u, 0).empty());
+        QVERIFY(busiestByUtilization(std::vector<float>(5, 0.0f), 3).empty());
+        // On a real step's moment: the same as sorting every loaded link.
+        const Priced p = price(gmi());
+        QVERIFY2(p.e.ok, p.e.error.c_str());
+        std::vector<float> at;
+        utilizationAt(p.e.timeline, p.topology, p.e.timeline.stepS * 0.9, at);
+        std::vector<int> all;
+        for (std::size_t i = 0; i < at.size(); ++i)
+            if (at[i] > 0)
+                all.push_back(static_cast<int>(i));
+        std::sort(all.begin(), all.end(), [&](int a, int b) {
+            return at[std::size_t(a)] != at[std::size_t(b)]
+                           ? at[std::size_t(a)] > at[std::size_t(b)]
+                           : a < b;
+        });
+        QVERIFY(all.size() > 20);
+        all.resize(20);
+        QCOMPARE(busiestByUtilization(at, 20), all);
+    }
+
+    void aMomentIsRecomputedOnlyWhenOtherPhasesRun()
+    {
+        const Priced p = price(twoServers(4));
+        QVERIFY2(p.e.ok, p.e.error.c_str());
+        const StepTimeline &tl = p.e.timeline;
+        const Phase *tp = firstPhase(tl, 0, PhaseKind::Tp);
+        QVERIFY(tp && tp->duration() > 0);
+        StepMoment m;
+        QVERIFY(m.empty());
+        const double at = tp->start + tp->duration() / 4;
+        QVERIFY(moveMoment(m, tl, p.topology, at, 5));
+        QCOMPARE(m.at, at);
+        QCOMPARE(m.running, tl.runningAt(at));
+        std::vector<float> expected;
+        std::vector<std::uint8_t> reverse;
+        utilizationAt(tl, p.topology, at, expected, &reverse);
+        QCOMPARE(m.utilization, expected);
+        QCOMPARE(m.reverse, reverse);
+        QCOMPARE(m.busiest, busiestByUtilization(expected, 5));
+        // Later in the same phases: the time moves, the loads stay (not recomputed)...
+        const double later = tp->start + tp->duration() / 2;
+        QCOMPARE(tl.runningAt(later), m.running);
+        QVERIFY(!moveMoment(m, tl, p.topology, later, 5));
+        QCOMPARE(m.at, later);
+        QCOMPARE(m.utilization, expected);
+        // ...unless the caller says the timeline is new.
+        QVERIFY(moveMoment(m, tl, p.topology, later, 5, true));
+        // Past the phase's end other phases run: recomputed.
+        QVERIFY(moveMoment(m, tl, p.topology, tp->end, 5));
+        QVERIFY(m.running != tl.runningAt(at));
+        // Past the step: clamped to its end. No moment: cleared, once.
+        QVERIFY(moveMoment(m, tl, p.topology, tl.stepS * 2, 5));
+        QCOMPARE(m.at, tl.stepS);
+        QVERIFY(moveMoment(m, tl, p.topology, -1, 5));
+        QVERIFY(m.empty() && m.utilization.empty() && m.busiest.empty());
+        QVERIFY(!moveMoment(m, tl, p.topology, -1, 5));
+        QVERIFY(!moveMoment(m, StepTimeline{}, p.topology, at, 5));
+        QVERIFY(m.empty());
     }
 
     void nicLeafUtilizationShowsATpGroupSplitAcrossServers()

@@ -9,6 +9,7 @@
 #include "commands/changeworkload.h"
 #include "document/autosaver.h"
 #include "document/document.h"
+#include "document/viewstate.h"
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -20,6 +21,7 @@
 #include <QUndoStack>
 
 #include <functional>
+#include <tuple>
 
 #include <sys/stat.h>
 
@@ -392,6 +394,53 @@ private Q_SLOTS:
         QString error;
         QVERIFY(doc->save(dir.filePath(QStringLiteral("saved.railyard.json")), &error));
         QVERIFY(!QFile::exists(saver.recoveryFile()));
+    }
+
+    void autosaveWritesTheColouringShownNow()
+    {
+        // The colouring is the view state's; the recovery copy must not carry the one of the
+        // last save (issue 18).
+        QTemporaryDir dir;
+        auto doc = openLayout(layoutPath("gmi-h200-cluster.railyard.json"));
+        QVERIFY(doc);
+        ViewState view(doc.get());
+        view.readLayoutView(doc->layout().view);
+        AutoSaver saver(dir.path());
+        saver.setDocument(doc.get());
+        const auto recovered = [&] {
+            QFile f(saver.recoveryFile());
+            if (!f.open(QIODevice::ReadOnly))
+                return engine::Json();
+            return engine::Json::parse(f.readAll().toStdString()).value("view", engine::Json());
+        };
+        for (const auto &[kind, key, load] :
+             {std::tuple(GroupKind::PpStage, "pp", true), std::tuple(GroupKind::Tp, "tp", false)}) {
+            view.setColourBy(kind);
+            view.setLinkLoad(load);
+            doc->undoStack()->push(new ChangeTitle(doc.get(), QString::fromLatin1(key)));
+            QVERIFY(saver.saveNow());
+            const engine::Json v = recovered();
+            QCOMPARE(QString::fromStdString(v.value("color_by", std::string())),
+                     QString::fromLatin1(key));
+            QCOMPARE(v.value("link_load", !load), load);
+        }
+        // Plain colouring is written as "none", and read back as none.
+        view.setColourBy(std::nullopt);
+        doc->undoStack()->push(new ChangeTitle(doc.get(), QStringLiteral("plain")));
+        QVERIFY(saver.saveNow());
+        QCOMPARE(QString::fromStdString(recovered().value("color_by", std::string())),
+                 QStringLiteral("none"));
+        ViewState reread(doc.get());
+        reread.setColourBy(GroupKind::Tp);
+        reread.readLayoutView(recovered());
+        QCOMPARE(reread.colourBy(), std::nullopt);
+        QCOMPARE(reread.linkLoad(), false);
+        // Other view keys (the window's zoom) are kept as they were.
+        engine::Json withZoom = {{"zoom", 0.5}};
+        view.writeLayoutView(withZoom);
+        QCOMPARE(withZoom.value("zoom", 0.0), 0.5);
+        QCOMPARE(QString::fromStdString(withZoom.value("color_by", std::string())),
+                 QStringLiteral("none"));
     }
 
     void orphanedRecoveryFilesAreFound()

@@ -14,6 +14,7 @@
 
 #include "windowtest.h"
 
+#include <QAbstractAnimation>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QImage>
@@ -49,6 +50,7 @@ struct Canvas
     std::unique_ptr<ClusterScene> scene;
     std::unique_ptr<ClusterView> widget;
     explicit Canvas(Document *doc)
+        : view(doc)
     {
         scene = std::make_unique<ClusterScene>(doc);
         scene->setViewState(&view);
@@ -176,17 +178,40 @@ private Q_SLOTS:
         QCOMPARE(c.grab(), lit);
 
         // The step's playback does not take the canvas from the lesson.
-        c.view.setStepLength(doc->evaluation().timeline.stepS);
         c.view.setPlaybackTime(doc->evaluation().timeline.stepS / 2);
         QVERIFY(c.scene->canvasState().lesson);
         QVERIFY(c.scene->canvasState().load(nvlinks.front()) > 0.99);
         QCOMPARE(c.grab(), lit);
         c.view.clearPlaybackTime();
-        // Play runs the steps on a timer; pausing stops it.
+        // Play runs the steps on the view state's one animation driver, a step per
+        // kLessonStepMs; pausing stops it.
         p.togglePlay();
         QVERIFY(p.isPlaying());
+        QVERIFY(c.view.isLessonPlaying());
+        c.view.driver()->setCurrentTime(ViewState::kLessonStepMs + 10);
+        QCOMPARE(p.step(), 1);
+        QCOMPARE(c.grab(), second);
+        c.view.driver()->setCurrentTime(ViewState::kLessonStepMs / 2);
+        QCOMPARE(p.step(), 0);
+        QCOMPARE(c.grab(), lit);
         p.togglePlay();
         QVERIFY(!p.isPlaying());
+        QVERIFY(!c.view.isLessonPlaying());
+        // To the end: the driver stops at the last step, and so does the panel.
+        p.togglePlay();
+        c.view.driver()->setCurrentTime(c.view.driver()->duration());
+        QCOMPARE(p.step(), p.stepCount() - 1);
+        QVERIFY(!p.isPlaying());
+        // Playing the step takes the driver from the lesson.
+        p.setStep(0);
+        p.togglePlay();
+        QVERIFY(p.isPlaying());
+        c.view.play();
+        QVERIFY(c.view.isPlaying() && !p.isPlaying());
+        c.view.pause();
+        c.view.clearPlaybackTime();
+        p.setStep(0);
+        QCOMPARE(c.grab(), lit);
 
         // Tabbing away (inactive) puts the canvas back as it was.
         p.setActive(false);
@@ -262,7 +287,7 @@ private Q_SLOTS:
         QVERIFY(!p.hasLesson());
         QVERIFY(!c.view.lesson());
         QVERIFY(!c.scene->canvasState().lesson);
-        QVERIFY(c.scene->canvasState().moment.empty());
+        QVERIFY(c.scene->canvasState().moment().empty());
         QVERIFY(p.statusLabel()->text().contains(QStringLiteral("cluster changed")));
         // Restarting steps through it on the new cluster.
         QVERIFY(p.restart());

@@ -38,14 +38,13 @@ private Q_SLOTS:
         auto doc = test::openLayout("tp-across-servers.railyard.json");
         QVERIFY(doc);
         ClusterScene scene(doc.get());
-        ViewState view;
+        ViewState view(doc.get());
         scene.setViewState(&view);
         scene.setLinkLoadVisible(true);
         const engine::Evaluation &e = doc->evaluation();
         const engine::Topology &t = doc->topology();
         QVERIFY(!e.timeline.empty());
-        QCOMPARE(view.stepLength(), 0.0); // the panel sets it; here by hand
-        view.setStepLength(e.timeline.stepS);
+        QCOMPARE(view.stepLength(), e.timeline.stepS); // the evaluation's
         const engine::Phase *tp = firstPhase(e.timeline, 0, PhaseKind::Tp);
         QVERIFY(tp);
         const engine::Phase *fill = firstPhase(e.timeline, 1, PhaseKind::Bubble);
@@ -61,7 +60,8 @@ private Q_SLOTS:
         QSignalSpy spy(&view, &ViewState::changed);
         view.setPlaybackTime(at);
         QCOMPARE(spy.count(), 1);
-        QCOMPARE(spy[0][0].value<ViewState::Changes>(), ViewState::Changes(ViewState::Playback));
+        // A moment where there was none: its loads are new too.
+        QCOMPARE(spy[0][0].value<ViewState::Changes>(), ViewState::Playback | ViewState::Moment);
         std::vector<float> expected;
         engine::utilizationAt(e.timeline, t, at, expected);
         // GPU 4 (stage 0) runs its TP all-gather: its NVLinks and its NIC's uplink are busy,
@@ -84,37 +84,42 @@ private Q_SLOTS:
 
         // Back to the step average.
         view.clearPlaybackTime();
-        QVERIFY(scene.canvasState().moment.empty());
+        QVERIFY(scene.canvasState().moment().empty());
         QVERIFY(scene.canvasState().load(nv0) > 0);
     }
 
     void pauseAndScrub()
     {
-        ViewState view;
-        view.play();
-        QVERIFY(!view.isPlaying()); // nothing to play yet
-        view.setStepLength(2.0);
+        ViewState nothing;
+        nothing.play();
+        QVERIFY(!nothing.isPlaying()); // no document, no step to play
+        QCOMPARE(nothing.stepLength(), 0.0);
+        auto doc = test::openLayout("gmi-h200-cluster.railyard.json");
+        QVERIFY(doc);
+        ViewState view(doc.get());
+        const double step = doc->evaluation().timeline.stepS;
+        QVERIFY(step > 0);
         view.play();
         QVERIFY(view.isPlaying());
-        view.setPlaybackTime(1.25); // scrubbing pauses
+        view.setPlaybackTime(step / 4); // scrubbing pauses
         QVERIFY(!view.isPlaying());
-        QCOMPARE(view.playbackTime(), 1.25);
-        view.setPlaybackTime(5.0); // kept inside the step
-        QCOMPARE(view.playbackTime(), 2.0);
+        QCOMPARE(view.playbackTime(), step / 4);
+        view.setPlaybackTime(step * 3); // kept inside the step
+        QCOMPARE(view.playbackTime(), step);
         view.setSpeed(4);
         QCOMPARE(view.speed(), 4.0);
         view.play();
         QVERIFY(view.isPlaying());
         view.pause();
         QVERIFY(!view.isPlaying());
-        QCOMPARE(view.playbackTime(), 2.0);
+        QCOMPARE(view.playbackTime(), step);
     }
 
     void timelinePanelShowsTheEnginesPhasesAndScrubs()
     {
         auto doc = test::openLayout("gmi-h200-cluster.railyard.json");
         QVERIFY(doc);
-        ViewState view;
+        ViewState view(doc.get());
         TimelinePanel panel(doc.get(), &view);
         panel.resize(1200, 200);
         panel.show();

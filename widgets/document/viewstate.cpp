@@ -1,27 +1,117 @@
 #include "viewstate.h"
 
+#include "document.h"
 #include "lessonframe.h"
 
 #include <QVariantAnimation>
 
 #include <algorithm>
+#include <cmath>
 
 namespace railyard {
 
-ViewState::ViewState(QObject *parent)
+ViewState::ViewState(Document *document, QObject *parent)
     : QObject(parent)
+    , m_document(document)
     , m_animation(new QVariantAnimation(this))
 {
-    m_animation->setStartValue(0.0);
-    m_animation->setEndValue(1.0);
-    m_animation->setLoopCount(-1);
     connect(m_animation, &QVariantAnimation::valueChanged, this, [this](const QVariant &v) {
+        if (m_configuring)
+            return;
         if (m_playing)
             moveTo(v.toDouble() * m_stepS);
+        if (const int step = static_cast<int>(std::floor(v.toDouble()));
+            m_lessonPlaying && step != m_lessonStep) {
+            m_lessonStep = step;
+            Q_EMIT changed(LessonPlay);
+        }
     });
+    connect(m_animation, &QAbstractAnimation::finished, this, [this] {
+        if (m_lessonPlaying) {
+            m_lessonPlaying = false;
+            Q_EMIT changed(LessonPlay);
+        }
+    });
+    if (document) {
+        connect(document, &Document::evaluationChanged, this, &ViewState::syncEvaluation);
+        connect(this, &ViewState::changed, this, &ViewState::keepDocumentView);
+        m_stepS = std::max(0.0, document->evaluation().timeline.stepS);
+    }
 }
 
 ViewState::~ViewState() = default;
+
+Document *ViewState::document() const
+{
+    return m_document;
+}
+
+QAbstractAnimation *ViewState::driver() const
+{
+    return m_animation;
+}
+
+void ViewState::readLayoutView(const engine::Json &view)
+{
+    if (!view.is_object())
+        return;
+    if (const auto it = view.find("color_by"); it != view.end() && it->is_string())
+        setColourBy(kindFromKey(QString::fromStdString(it->get<std::string>())));
+    if (const auto it = view.find("link_load"); it != view.end() && it->is_boolean())
+        setLinkLoad(it->get<bool>());
+}
+
+void ViewState::writeLayoutView(engine::Json &view) const
+{
+    if (!view.is_object())
+        view = engine::Json::object();
+    view["color_by"] = m_colourBy ? kindKey(*m_colourBy).toStdString() : std::string("none");
+    view["link_load"] = m_linkLoad;
+}
+
+void ViewState::keepDocumentView(Changes what)
+{
+    // What the file says of the colouring follows what is shown, so that whatever writes the
+    // document (a save, an autosave) writes the colouring of now.
+    if (what & (Colouring | LinkLoad))
+        writeDocumentView();
+}
+
+void ViewState::writeDocumentView() const
+{
+    if (!m_document)
+        return;
+    engine::Json view = m_document->layout().view;
+    writeLayoutView(view);
+    m_document->setView(view);
+}
+
+void ViewState::syncEvaluation()
+{
+    // A new evaluation: another step length, other loads at the same moment.
+    m_stepS = std::max(0.0, m_document->evaluation().timeline.stepS);
+    if (m_stepS <= 0 && m_playing)
+        pause();
+    if (m_time > m_stepS) {
+        m_time = m_stepS;
+        syncMoment(true);
+        Q_EMIT changed(Playback | Moment);
+    } else if (syncMoment(true)) {
+        Q_EMIT changed(Moment);
+    }
+}
+
+bool ViewState::syncMoment(bool fresh)
+{
+    if (!m_document)
+        return false;
+    return engine::moveMoment(m_moment,
+                              m_document->evaluation().timeline,
+                              m_document->topology(),
+                              m_time,
+                              kBusiestLinks,
+                              fresh);
+}
 
 void ViewState::setColourBy(std::optional<GroupKind> kind)
 {
@@ -45,7 +135,7 @@ void ViewState::setSelectedDevice(int device)
     if (device == m_selectedDevice)
         return;
     m_selectedDevice = device;
-    Q_EMIT changed(Selection);
+    Q_EMIT changed(SelectedDevice);
 }
 
 void ViewState::setSelectedGpus(std::vector<int> gpus)
@@ -56,7 +146,7 @@ void ViewState::setSelectedGpus(std::vector<int> gpus)
     if (gpus == m_selectedGpus)
         return;
     m_selectedGpus = std::move(gpus);
-    Q_EMIT changed(Selection);
+    Q_EMIT changed(SelectedGpus);
 }
 
 void ViewState::setSelectedLink(int link)
@@ -65,7 +155,7 @@ void ViewState::setSelectedLink(int link)
     if (link == m_selectedLink)
         return;
     m_selectedLink = link;
-    Q_EMIT changed(Selection);
+    Q_EMIT changed(SelectedLink);
 }
 
 void ViewState::setGraphOverlay(std::optional<GraphOverlay> overlay)
@@ -134,22 +224,13 @@ void ViewState::setHoveredLink(int link)
     Q_EMIT changed(Hover);
 }
 
-void ViewState::setStepLength(double seconds)
-{
-    m_stepS = std::max(0.0, seconds);
-    if (m_time > m_stepS)
-        moveTo(m_stepS);
-    if (m_stepS <= 0 && m_playing)
-        pause();
-}
-
 void ViewState::moveTo(double seconds)
 {
     const double t = std::clamp(seconds, 0.0, m_stepS);
     if (t == m_time)
         return;
     m_time = t;
-    Q_EMIT changed(Playback);
+    Q_EMIT changed(syncMoment(false) ? Playback | Moment : Changes(Playback));
 }
 
 void ViewState::setPlaybackTime(double seconds)
@@ -166,13 +247,43 @@ void ViewState::clearPlaybackTime()
     if (m_time < 0)
         return;
     m_time = -1;
-    Q_EMIT changed(Playback);
+    Q_EMIT changed(syncMoment(false) ? Playback | Moment : Changes(Playback));
+}
+
+void ViewState::playLesson(int from, int last)
+{
+    pause();
+    m_animation->stop();
+    m_lessonStep = from;
+    if (last <= from) {
+        stopLesson();
+        return;
+    }
+    m_configuring = true;
+    m_animation->setStartValue(double(from));
+    m_animation->setEndValue(double(last));
+    m_animation->setLoopCount(1);
+    m_animation->setDuration((last - from) * kLessonStepMs);
+    m_configuring = false;
+    m_lessonPlaying = true;
+    m_animation->start();
+    Q_EMIT changed(LessonPlay);
+}
+
+void ViewState::stopLesson()
+{
+    if (!m_lessonPlaying)
+        return;
+    m_lessonPlaying = false;
+    m_animation->stop();
+    Q_EMIT changed(LessonPlay);
 }
 
 void ViewState::play()
 {
     if (m_playing || m_stepS <= 0)
         return;
+    stopLesson();
     m_playing = true;
     restartAnimation();
     Q_EMIT changed(Playing);
@@ -203,7 +314,12 @@ void ViewState::restartAnimation()
     // From the current moment on, at the current speed.
     m_animation->stop();
     const int ms = std::max(1, static_cast<int>(kWallSeconds / m_speed * 1000));
+    m_configuring = true;
+    m_animation->setStartValue(0.0);
+    m_animation->setEndValue(1.0);
+    m_animation->setLoopCount(-1);
     m_animation->setDuration(ms);
+    m_configuring = false;
     m_animation->start();
     if (m_stepS > 0 && m_time > 0)
         m_animation->setCurrentTime(static_cast<int>(m_time / m_stepS * ms));

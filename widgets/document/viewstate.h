@@ -1,47 +1,73 @@
 #pragma once
 
+#include "base/jsoncursor.h"
 #include "document/groupref.h"
 #include "import/importedmachine.h"
+#include "report/moment.h"
 
 #include <QFlags>
 #include <QObject>
+#include <QPointer>
 #include <QString>
 
 #include <memory>
 #include <optional>
 #include <vector>
 
+class QAbstractAnimation;
 class QVariantAnimation;
 
 namespace railyard {
 
+class Document;
 struct LessonFrame;
 
 // How the user is looking at the document, beside it (never in it, never on the undo stack):
 // the colouring, the selection, the hovered link and the step's playback. The scene, the
 // palette, the inspector, the hottest-links list and the exporter read it; each change says
 // what changed. The one animation driver of the canvas lives here: while playing it moves the
-// playback time through the step, and everything that shows the moment (the canvas's link
-// loads and dashes, the timeline's cursor, the hottest links) follows changed(Playback).
+// playback time through the step (whose length is the document's evaluation's), and the
+// moment (engine::StepMoment: the running phases, the link loads, the busiest links) is
+// computed here once per frame; everything that shows it (the canvas's link loads and dashes,
+// the timeline's cursor, the hottest links) reads it on changed(Playback) and changed(Moment).
+// It owns the layout file's "color_by" and "link_load" view keys: it reads them from a layout
+// and keeps the document's "view" up to date, so a save or an autosave writes what is shown.
 class ViewState : public QObject
 {
     Q_OBJECT
 
 public:
     enum Change {
-        Hover = 0x1,      // the hovered link
-        Playback = 0x2,   // the playback time (or whether one is set)
-        Playing = 0x4,    // play / pause, speed
-        Colouring = 0x8,  // the dimension GPUs are coloured by
-        LinkLoad = 0x10,  // the link-load view on or off
-        Selection = 0x20, // the selected device, GPUs or link
-        Lesson = 0x100,   // the collective lesson's step shown on the canvas (or none)
-        NcclGraph = 0x200 // the NCCL graph overlay: which graph, which channel, shown or not
+        Hover = 0x1,           // the hovered link
+        Playback = 0x2,        // the playback time (or whether one is set)
+        Playing = 0x4,         // play / pause, speed
+        Colouring = 0x8,       // the dimension GPUs are coloured by
+        LinkLoad = 0x10,       // the link-load view on or off
+        SelectedDevice = 0x20, // the selected device
+        SelectedGpus = 0x40,   // the selected GPUs
+        SelectedLink = 0x80,   // the selected link
+        Lesson = 0x100,        // the collective lesson's step shown on the canvas (or none)
+        NcclGraph = 0x200,     // the NCCL graph overlay: which graph, which channel, shown or not
+        Moment = 0x400,    // the moment's loads: other phases run, a new evaluation, no moment now
+        LessonPlay = 0x800 // the lesson's played step moved on, or its playing started or stopped
     };
     Q_DECLARE_FLAGS(Changes, Change)
 
-    explicit ViewState(QObject *parent = nullptr);
+    // The view of `document` (null: of nothing; no step to play).
+    explicit ViewState(Document *document = nullptr, QObject *parent = nullptr);
     ~ViewState() override;
+
+    Document *document() const;
+
+    // The layout file's "view" keys of this state: "color_by" (a kindKey(), or "none") and
+    // "link_load". Applies those `view` has (other keys, the window's zoom and focus, are not
+    // this state's); writes them into `view`, keeping its other keys.
+    void readLayoutView(const engine::Json &view);
+    void writeLayoutView(engine::Json &view) const;
+    // Writes them into the document's "view" (no edit, no signal). Done at each change of
+    // them, so that an autosave writes what is shown; a save does it once more, so that the
+    // file always says how it was shown.
+    void writeDocumentView() const;
 
     // Colouring: GPUs take their group's colour in this dimension (none: plain).
     std::optional<GroupKind> colourBy() const { return m_colourBy; }
@@ -80,15 +106,19 @@ public:
     int hoveredLink() const { return m_hoveredLink; }
     void setHoveredLink(int link);
 
-    // The step being played, in seconds (from the evaluation); the playback time stays in it.
+    // The step being played, in seconds: the document's evaluation's timeline (0: none); the
+    // playback time stays in it.
     double stepLength() const { return m_stepS; }
-    void setStepLength(double seconds);
     // The moment shown, in seconds from the start of the step; negative: none (the canvas
     // shows the step average).
     double playbackTime() const { return m_time; }
     bool hasMoment() const { return m_time >= 0; }
     void setPlaybackTime(double seconds); // scrubbing: also pauses
     void clearPlaybackTime();
+    // What happens at the moment shown (empty without one): the phases running, the links'
+    // loads, the kBusiestLinks busiest. Recomputed only when the running phases change.
+    static constexpr std::size_t kBusiestLinks = 20;
+    const engine::StepMoment &moment() const { return m_moment; }
 
     // Plays the step over kWallSeconds / speed seconds of wall time, looping.
     static constexpr double kWallSeconds = 12.0;
@@ -97,6 +127,18 @@ public:
     void pause();
     double speed() const { return m_speed; }
     void setSpeed(double speed);
+    // The collective lesson's steps played on the same driver, one per kLessonStepMs, from
+    // `from` to `last`, then it stops (changed(LessonPlay) at each step and at the stop).
+    // Playing the lesson pauses the step's playback and playing the step stops the lesson.
+    static constexpr int kLessonStepMs = 1200;
+    void playLesson(int from, int last);
+    void stopLesson();
+    bool isLessonPlaying() const { return m_lessonPlaying; }
+    int lessonPlayStep() const { return m_lessonStep; }
+
+    // The animation driver (for tests: its setCurrentTime moves a playing step's time, or a
+    // playing lesson's step).
+    QAbstractAnimation *driver() const;
 
     // The collective lesson's step on the canvas: while set, the canvas lights its links and
     // marks its GPUs instead of the link-load view. Null: no lesson.
@@ -109,7 +151,12 @@ Q_SIGNALS:
 private:
     void moveTo(double seconds);
     void restartAnimation();
+    void syncEvaluation();
+    bool syncMoment(bool fresh); // whether the moment's loads changed
+    void keepDocumentView(Changes what);
 
+    QPointer<Document> m_document;
+    engine::StepMoment m_moment;
     std::optional<GroupKind> m_colourBy;
     bool m_linkLoad = false;
     int m_selectedDevice = -1;
@@ -120,6 +167,9 @@ private:
     double m_time = -1;
     double m_speed = 1;
     bool m_playing = false;
+    bool m_lessonPlaying = false;
+    bool m_configuring = false; // the driver's values are being set: no frame
+    int m_lessonStep = 0;
     QVariantAnimation *m_animation = nullptr;
     std::optional<GraphOverlay> m_graph;
     std::shared_ptr<const LessonFrame> m_lesson;

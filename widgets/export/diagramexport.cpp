@@ -428,20 +428,17 @@ void applyLayoutView(ClusterScene &scene)
         if (!overlay.graphs.empty())
             scene.viewState()->setGraphOverlay(std::move(overlay));
     }
-    const engine::Json &view = scene.document()->layout().view;
-    if (!view.is_object())
-        return;
-    if (const auto it = view.find("color_by"); it != view.end() && it->is_string())
-        scene.setColourBy(kindFromKey(QString::fromStdString(it->get<std::string>())));
-    if (const auto it = view.find("link_load"); it != view.end() && it->is_boolean())
-        scene.setLinkLoadVisible(it->get<bool>());
+    if (ViewState *view = scene.viewState())
+        view->readLayoutView(scene.document()->layout().view);
 }
 
-QString momentFooter(const engine::Evaluation &e, double at)
+// The footer of a moment's diagram: when, and what stage 0 runs then (the view state's moment).
+static QString momentFooter(const engine::Evaluation &e, const engine::StepMoment &moment)
 {
+    const double at = moment.at;
     // What stage 0 is doing then (the phases of the other stages are alike, shifted).
     QStringList doing;
-    for (int i : e.timeline.runningAt(at)) {
+    for (int i : moment.running) {
         const engine::Phase &p = e.timeline.phases[static_cast<std::size_t>(i)];
         if (p.stage == 0 || p.stage < 0)
             doing << QString::fromStdString(p.name);
@@ -495,7 +492,7 @@ static bool loadAndExport(const QString &layoutPath,
     if (!doc)
         return false;
     // The view state first: the scene colours through it, and it outlives the scene.
-    ViewState view;
+    ViewState view(doc.get());
     ClusterScene scene(doc.get());
     scene.setViewState(&view);
     applyLayoutView(scene);
@@ -514,10 +511,9 @@ static bool loadAndExport(const QString &layoutPath,
                                   QString::fromStdString(engine::formatSeconds(e.stepTimeS)));
             return false;
         }
-        view.setStepLength(e.stepTimeS);
         view.setPlaybackTime(at);
         view.setLinkLoad(true);
-        options.footer = momentFooter(e, at);
+        options.footer = momentFooter(e, view.moment());
     }
     return exportDiagram(scene, out, options, error);
 }

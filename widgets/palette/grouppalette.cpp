@@ -1,6 +1,7 @@
 #include "grouppalette.h"
 
 #include "document/document.h"
+#include "document/viewstate.h"
 #include "groupchipmodel.h"
 #include "layout/parallel.h"
 #include "scene/clusterscene.h"
@@ -140,15 +141,19 @@ GroupPalette::GroupPalette(QWidget *parent)
 
 void GroupPalette::setScene(ClusterScene *scene)
 {
-    if (m_scene)
+    if (m_scene) {
         disconnect(m_scene, nullptr, this, nullptr);
+        disconnect(m_scene->viewState(), nullptr, this, nullptr);
+    }
     m_scene = scene;
     m_model->setScene(scene);
     setEnabled(scene != nullptr);
     if (!scene)
         return;
     connect(scene, &ClusterScene::placementChanged, this, &GroupPalette::sync);
-    connect(scene, &ClusterScene::colourByChanged, this, [this] {
+    connect(scene->viewState(), &ViewState::changed, this, [this](ViewState::Changes what) {
+        if (!(what & ViewState::Colouring))
+            return;
         if (m_scene && m_scene->colourBy())
             setKind(*m_scene->colourBy());
         else

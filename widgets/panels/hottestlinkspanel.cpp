@@ -3,8 +3,8 @@
 #include "document/document.h"
 #include "document/viewstate.h"
 #include "linkdescription.h"
+#include "report/report.h"
 #include "scene/style.h"
-#include "step/timeline.h"
 
 #include <QHeaderView>
 #include <QLabel>
@@ -14,7 +14,6 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
-#include <numeric>
 
 namespace railyard {
 
@@ -87,7 +86,7 @@ HottestLinksPanel::HottestLinksPanel(QWidget *parent)
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(m_header);
     layout->addWidget(m_list, 1);
-    refresh(true);
+    refresh();
 }
 
 HottestLinksPanel::~HottestLinksPanel() = default;
@@ -101,15 +100,15 @@ void HottestLinksPanel::setDocument(Document *document, ViewState *view)
     m_document = document;
     m_view = view;
     if (document)
-        connect(document, &Document::evaluationChanged, this, [this] { refresh(true); });
+        connect(document, &Document::evaluationChanged, this, &HottestLinksPanel::refresh);
     if (view)
         connect(view, &ViewState::changed, this, [this](ViewState::Changes what) {
-            if (what & ViewState::Playback)
-                refresh(false);
-            if (what & ViewState::Selection)
+            if (what & ViewState::Moment)
+                refresh();
+            if (what & ViewState::SelectedLink)
                 syncSelection();
         });
-    refresh(true);
+    refresh();
 }
 
 QString HottestLinksPanel::headerText() const
@@ -117,54 +116,29 @@ QString HottestLinksPanel::headerText() const
     return m_header->text();
 }
 
-void HottestLinksPanel::refresh(bool force)
+void HottestLinksPanel::refresh()
 {
     const engine::Evaluation *e = m_document ? &m_document->evaluation() : nullptr;
     if (!e || !e->links || e->links->size() == 0) {
-        m_running.clear();
         m_links.clear();
         m_values.clear();
         m_list->clear();
         m_header->setText(tr("<i>No link loads: the job does not price on this cluster.</i>"));
         return;
     }
-    // What is ranked: the phases running at the moment shown, or the step average.
-    std::vector<int> running{-1};
-    const bool moment = m_view && m_view->hasMoment() && !e->timeline.empty();
-    if (moment)
-        running = e->timeline.runningAt(m_view->playbackTime());
-    if (!force && running == m_running)
-        return;
-    m_running = std::move(running);
+    // The moment's busiest links (the view state's), or the step average's. (A moment of
+    // another evaluation, before the view state has heard of this one, is not listed.)
+    const engine::StepMoment *moment = m_view ? &m_view->moment() : nullptr;
+    if (moment && (moment->empty() || moment->utilization.size() != e->links->size()))
+        moment = nullptr;
+    const std::vector<float> &v = moment ? moment->utilization : e->links->utilization;
     ++m_rankings;
-    const std::vector<float> *values = &e->links->utilization;
-    if (moment) {
-        engine::utilizationAt(e->timeline, m_document->topology(), m_view->playbackTime(), m_moment);
-        values = &m_moment;
-    }
-    const std::vector<float> &v = *values;
-    // The kTop busiest, without sorting all 100,000 links.
-    std::vector<int> order;
-    order.reserve(v.size());
-    for (std::size_t i = 0; i < v.size(); ++i)
-        if (v[i] > 0)
-            order.push_back(static_cast<int>(i));
-    const auto busier = [&](int a, int b) {
-        const float ua = v[static_cast<std::size_t>(a)], ub = v[static_cast<std::size_t>(b)];
-        return ua != ub ? ua > ub : a < b;
-    };
-    const std::size_t top = std::min<std::size_t>(kTop, order.size());
-    std::partial_sort(order.begin(),
-                      order.begin() + static_cast<std::ptrdiff_t>(top),
-                      order.end(),
-                      busier);
-    order.resize(top);
-    m_links = order;
+    m_links = moment ? moment->busiest : engine::busiestByUtilization(v, kTop);
     m_values.clear();
     for (int l : m_links)
         m_values.push_back(v[static_cast<std::size_t>(l)]);
     m_header->setText(moment ? tr("Busiest links at %1 s of the %2 s step")
-                                       .arg(m_view->playbackTime(), 0, 'f', 3)
+                                       .arg(moment->at, 0, 'f', 3)
                                        .arg(e->stepTimeS, 0, 'f', 3)
                              : tr("Busiest links, step average (%1 of %2 links carry traffic)")
                                        .arg(e->links->loaded)

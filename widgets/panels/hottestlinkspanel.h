@@ -1,5 +1,7 @@
 #pragma once
 
+#include "document/viewstate.h"
+
 #include <QPointer>
 #include <QWidget>
 
@@ -11,21 +13,21 @@ class QTreeWidget;
 namespace railyard {
 
 class Document;
-class ViewState;
 
 // The Hottest Links dock: the kTop busiest links of the step (by step-average utilization),
 // or at the playback moment while the step plays or is scrubbed. Each row: the link, its kind,
 // a utilization bar and its bytes per step. Clicking a row selects the link in the view state
 // and asks (linkActivated) for the canvas to show it.
 //
-// In step with the animation but cheap: the load at a moment depends only on which phases run
-// then, so the list is re-ranked when that set changes (a phase starts or ends), not per frame.
+// In step with the animation but cheap: the moment (its loads and busiest links) is the view
+// state's, recomputed when other phases run, and the rows are rewritten only then
+// (changed(Moment)), not per frame.
 class HottestLinksPanel : public QWidget
 {
     Q_OBJECT
 
 public:
-    static constexpr int kTop = 20;
+    static constexpr int kTop = static_cast<int>(ViewState::kBusiestLinks);
 
     explicit HottestLinksPanel(QWidget *parent = nullptr);
     ~HottestLinksPanel() override;
@@ -44,7 +46,7 @@ Q_SIGNALS:
     void linkActivated(int link);
 
 private:
-    void refresh(bool force);
+    void refresh();
     void rebuildRows();
     void syncSelection();
 
@@ -52,8 +54,6 @@ private:
     QPointer<ViewState> m_view;
     QLabel *m_header;
     QTreeWidget *m_list;
-    std::vector<int> m_running; // the phases whose load is listed; {-1}: the step average
-    std::vector<float> m_moment;
     std::vector<int> m_links;
     std::vector<float> m_values;
     int m_rankings = 0;

@@ -2,6 +2,7 @@
 
 #include "devicedescription.h"
 #include "document/document.h"
+#include "document/viewstate.h"
 #include "linkdescription.h"
 #include "scene/clusterscene.h"
 #include "scene/style.h"
@@ -45,11 +46,17 @@ InspectorPanel::InspectorPanel(QWidget *parent)
 void InspectorPanel::setScene(ClusterScene *scene)
 {
     if (m_scene)
-        disconnect(m_scene, nullptr, this, nullptr);
+        disconnect(m_scene->viewState(), nullptr, this, nullptr);
     m_scene = scene;
     if (scene) {
-        connect(scene, &ClusterScene::selectedDeviceChanged, this, &InspectorPanel::showDevice);
-        connect(scene, &ClusterScene::selectedLinkChanged, this, &InspectorPanel::showLink);
+        connect(scene->viewState(), &ViewState::changed, this, [this](ViewState::Changes what) {
+            if (!m_scene)
+                return;
+            if (what & ViewState::SelectedDevice)
+                showDevice(m_scene->selectedDevice());
+            if (what & ViewState::SelectedLink)
+                showLink(m_scene->selectedLink());
+        });
     }
     showDevice(scene ? scene->selectedDevice() : -1);
 }
@@ -93,7 +100,7 @@ void InspectorPanel::showLink(int link)
     m_device = -1;
     m_links->clear();
     const CanvasState &state = m_scene->canvasState();
-    const double now = state.moment.empty() ? -1.0 : state.load(link);
+    const double now = state.moment().empty() ? -1.0 : state.load(link);
     m_header->setText(linkTooltip(linkFacts(m_scene->document()->topology(),
                                             m_scene->document()->evaluation(),
                                             m_scene->ranks(),

@@ -14,8 +14,8 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QPushButton>
+#include <QScopedValueRollback>
 #include <QSlider>
-#include <QTimer>
 #include <QVBoxLayout>
 
 namespace railyard {
@@ -24,9 +24,6 @@ using engine::Algorithm;
 using engine::CollectiveOp;
 
 namespace {
-
-// One step per this many milliseconds while playing: time to read what moved.
-constexpr int kPlayMs = 1200;
 
 QLabel *wrapped(QWidget *parent)
 {
@@ -176,17 +173,6 @@ LessonPanel::LessonPanel(QWidget *parent)
     col->addWidget(m_key);
     col->addStretch(1);
 
-    m_timer = new QTimer(this);
-    m_timer->setInterval(kPlayMs);
-    connect(m_timer, &QTimer::timeout, this, [this] {
-        if (!m_lesson || m_step + 1 >= stepCount()) {
-            m_timer->stop();
-            syncButtons();
-            return;
-        }
-        setStep(m_step + 1);
-    });
-
     for (QComboBox *box : {m_op, m_group, m_algorithm})
         connect(box, &QComboBox::activated, this, &LessonPanel::controlsChanged);
     connect(m_size, &QLineEdit::editingFinished, this, [this] {
@@ -200,8 +186,10 @@ LessonPanel::LessonPanel(QWidget *parent)
 
 LessonPanel::~LessonPanel()
 {
-    if (m_view)
+    if (m_view) {
+        m_view->stopLesson();
         m_view->setLesson(nullptr);
+    }
 }
 
 void LessonPanel::setDocument(Document *document, ViewState *view)
@@ -210,12 +198,12 @@ void LessonPanel::setDocument(Document *document, ViewState *view)
         disconnect(m_document, nullptr, this, nullptr);
     if (m_view) {
         disconnect(m_view, nullptr, this, nullptr);
+        m_view->stopLesson();
         m_view->setLesson(nullptr);
     }
     m_document = document;
     m_view = view;
     m_lesson.reset();
-    m_timer->stop();
     if (m_document) {
         const auto changed = [this](const QString &what) {
             rebuildGroups();
@@ -236,8 +224,16 @@ void LessonPanel::setDocument(Document *document, ViewState *view)
     }
     if (m_view)
         connect(m_view, &ViewState::changed, this, [this](ViewState::Changes what) {
-            if (what & ViewState::Selection)
+            if (what & ViewState::SelectedGpus)
                 rebuildGroups();
+            // Playing: the one animation driver moves the lesson on, a step at a time.
+            if (what & ViewState::LessonPlay) {
+                if (m_view->isLessonPlaying()) {
+                    const QScopedValueRollback driven(m_driven, true);
+                    setStep(m_view->lessonPlayStep());
+                }
+                syncButtons();
+            }
         });
     rebuildGroups();
     if (m_active)
@@ -252,7 +248,7 @@ void LessonPanel::setActive(bool active)
         return;
     m_active = active;
     if (!active)
-        m_timer->stop();
+        stopPlaying();
     if (active && !m_lesson)
         restart();
     else
@@ -267,7 +263,7 @@ int LessonPanel::stepCount() const
 
 bool LessonPanel::restart()
 {
-    m_timer->stop();
+    stopPlaying();
     m_lesson.reset();
     m_step = 0;
     m_status->clear();
@@ -307,7 +303,7 @@ bool LessonPanel::restart()
 
 void LessonPanel::end(const QString &why)
 {
-    m_timer->stop();
+    stopPlaying();
     m_lesson.reset();
     m_step = 0;
     if (!why.isEmpty()) {
@@ -326,6 +322,9 @@ void LessonPanel::setStep(int step)
     if (step == m_step && m_slider->value() == step)
         return;
     m_step = step;
+    // A step chosen by hand while playing: play on from there.
+    if (!m_driven && isPlaying())
+        m_view->playLesson(step, stepCount() - 1);
     showStep();
     Q_EMIT stepChanged(step);
 }
@@ -342,19 +341,25 @@ void LessonPanel::back()
 
 bool LessonPanel::isPlaying() const
 {
-    return m_timer->isActive();
+    return m_view && m_view->isLessonPlaying();
+}
+
+void LessonPanel::stopPlaying()
+{
+    if (m_view)
+        m_view->stopLesson();
 }
 
 void LessonPanel::togglePlay()
 {
-    if (!m_lesson)
+    if (!m_lesson || !m_view)
         return;
-    if (m_timer->isActive()) {
-        m_timer->stop();
+    if (isPlaying()) {
+        m_view->stopLesson();
     } else {
         if (m_step + 1 >= stepCount())
             setStep(0);
-        m_timer->start();
+        m_view->playLesson(m_step, stepCount() - 1);
     }
     syncButtons();
 }
@@ -376,7 +381,7 @@ void LessonPanel::syncButtons()
     m_forwardButton->setEnabled(m_forwardAction->isEnabled());
     m_playButton->setEnabled(m_playAction->isEnabled());
     m_restartButton->setEnabled(m_active && m_document);
-    m_playButton->setText(m_timer->isActive() ? tr("Pause") : tr("Play"));
+    m_playButton->setText(isPlaying() ? tr("Pause") : tr("Play"));
 }
 
 QList<QAction *> LessonPanel::stepActions() const

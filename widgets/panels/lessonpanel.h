@@ -16,7 +16,6 @@ class QLineEdit;
 class QListWidget;
 class QPushButton;
 class QSlider;
-class QTimer;
 
 namespace railyard {
 
@@ -88,6 +87,7 @@ private:
     void showStep();
     void publishFrame();
     void syncButtons();
+    void stopPlaying();
     QString stepDetail() const;
     QString transferText(const engine::LessonTransfer &t) const;
     QString formulaHtml() const;
@@ -101,6 +101,7 @@ private:
     int m_step = 0;
     bool m_active = false;
     bool m_syncing = false;
+    bool m_driven = false; // the step is being set by the view state's driver
     struct Choice
     {
         QString label;
@@ -125,7 +126,6 @@ private:
     QLabel *m_total;
     QLabel *m_status;
     QLabel *m_key;
-    QTimer *m_timer;
     QAction *m_backAction;
     QAction *m_forwardAction;
     QAction *m_playAction;

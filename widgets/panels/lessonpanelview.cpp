@@ -184,7 +184,6 @@ QString LessonPanel::formulaHtml() const
 QString LessonPanel::totalText() const
 {
     const engine::CollectiveLesson &L = *m_lesson;
-    const double busbw = L.bytes * engine::busBandwidthFactor(L.op, L.ranks) / L.totalS / 1e9;
     return tr("Total %1 = %2 steps (%3) + latency %4. The engine's estimate for this collective "
               "(what Pricing and `railyard collective` use): %5. Bus bandwidth %6 GB/s.")
             .arg(seconds(L.totalS))
@@ -192,7 +191,7 @@ QString LessonPanel::totalText() const
             .arg(seconds(L.bandwidthS))
             .arg(seconds(L.latencyS))
             .arg(seconds(L.estimateS))
-            .arg(QString::fromStdString(engine::formatNumber(busbw)));
+            .arg(QString::fromStdString(engine::formatNumber(L.busbwGBps())));
 }
 
 void LessonPanel::publishFrame()

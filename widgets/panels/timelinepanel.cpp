@@ -244,27 +244,23 @@ TimelinePanel::TimelinePanel(Document *document, ViewState *view, QWidget *paren
     connect(m_speed, &QComboBox::currentIndexChanged, this, [this] {
         m_view->setSpeed(m_speed->currentData().toDouble());
     });
-    connect(m_document, &Document::evaluationChanged, this, &TimelinePanel::syncEvaluation);
+    // The step's length is the evaluation's: the view state follows it, and says so.
+    connect(m_document, &Document::evaluationChanged, this, &TimelinePanel::syncPlayback);
     connect(m_view, &ViewState::changed, this, &TimelinePanel::syncPlayback);
-    syncEvaluation();
+    syncPlayback();
 }
 
 TimelinePanel::~TimelinePanel() = default;
 
-void TimelinePanel::syncEvaluation()
-{
-    m_view->setStepLength(m_document->evaluation().timeline.stepS);
-    syncPlayback();
-}
-
 QString TimelinePanel::runningText() const
 {
     const engine::StepTimeline &tl = m_document->evaluation().timeline;
-    const double t = m_view->playbackTime();
-    if (t < 0 || tl.empty())
+    if (m_view->moment().empty() || tl.empty())
         return {};
     QStringList names;
-    for (int i : tl.runningAt(t)) {
+    for (int i : m_view->moment().running) {
+        if (static_cast<std::size_t>(i) >= tl.phases.size())
+            continue; // a moment of the evaluation before (the view state hears of it next)
         const Phase &p = tl.phases[static_cast<std::size_t>(i)];
         if (p.stage != 0 && tl.stages > 1)
             continue; // stage 0's, for one line; the chart shows every stage's

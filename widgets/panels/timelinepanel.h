@@ -31,7 +31,6 @@ public:
     GanttView *gantt() const { return m_gantt; }
 
 private:
-    void syncEvaluation();
     void syncPlayback();
 
     Document *m_document;

@@ -176,7 +176,7 @@ void Legend::build(const engine::Topology &t, const CanvasState &state, int maxW
         links.pieces.push_back(
                 textPiece(state.lesson
                                   ? tr("busy share of the lesson's step (its bottleneck: 100%)")
-                          : state.moment.empty()
+                          : state.moment().empty()
                                   ? tr("utilization, step average (busiest direction)")
                                   : tr("utilization at this moment of the step"),
                           style::kTextMuted,

@@ -28,19 +28,29 @@ struct CanvasState
     std::vector<int> gpuGroup; // by GPU index: the group of `colourBy`, or -1
     int groupCount = 0;
     std::shared_ptr<const engine::LinkLoads> loads;
-    // While the step plays or is scrubbed: each link's utilization at that moment (dense by
-    // link id, from engine::utilizationAt); empty: the step average.
-    std::vector<float> moment;
+    // The loads shown instead of the step average: the lesson's step while one is shown, else
+    // the view state's playback moment (dense by link id, engine::StepMoment); empty: none.
+    const std::vector<float> &moment() const
+    {
+        return lesson || !view ? lessonLoad : view->moment().utilization;
+    }
     // While a moment is shown: per link, 1 where more bytes go b -> a than a -> b then (the
     // flowing dashes run that way); and how far the dashes have moved, in dash periods.
-    std::vector<std::uint8_t> momentReverse;
+    const std::vector<std::uint8_t> &momentReverse() const
+    {
+        return lesson || !view ? lessonReverse : view->moment().reverse;
+    }
     double dashPhase = 0;
-    bool dashes() const { return !moment.empty(); }
+    bool dashes() const { return !moment().empty(); }
     bool reversed(int link) const
     {
         const std::size_t i = static_cast<std::size_t>(link);
-        return link >= 0 && i < momentReverse.size() && momentReverse[i] != 0;
+        return link >= 0 && i < momentReverse().size() && momentReverse()[i] != 0;
     }
+    // The collective lesson's step, while one is shown (see `lesson`): its links' loads and
+    // directions, dense by link id.
+    std::vector<float> lessonLoad;
+    std::vector<std::uint8_t> lessonReverse;
 
     // The NCCL graph overlay as drawn: what the legend says of it and the colour of each
     // channel shown (empty caption: no overlay).
@@ -55,8 +65,8 @@ struct CanvasState
     // A second line under the GPU's name: "TP 3 · r25", or empty.
     QString gpuCaption(int gpu) const;
 
-    // A collective lesson's step is on the canvas: `moment` holds its links' loads (see
-    // ClusterScene::syncMoment), shown whether or not the link-load view is on.
+    // A collective lesson's step is on the canvas: moment() is its links' loads (see
+    // ClusterScene::syncLesson), shown whether or not the link-load view is on.
     bool lesson = false;
 
     bool showLoads() const { return lesson || (linkLoad() && loads && loads->size() > 0); }
@@ -68,8 +78,8 @@ struct CanvasState
         if (link < 0)
             return 0;
         const std::size_t i = static_cast<std::size_t>(link);
-        if (!moment.empty())
-            return i < moment.size() ? moment[i] : 0.0;
+        if (const std::vector<float> &m = moment(); !m.empty())
+            return i < m.size() ? m[i] : 0.0;
         if (!loads || i >= loads->size())
             return 0;
         return loads->utilization[i];

@@ -25,6 +25,8 @@ namespace railyard {
 namespace {
 // How many dash periods the flowing dashes move through while one step plays.
 constexpr double kDashPeriodsPerStep = 96;
+constexpr int kSelection = ViewState::SelectedDevice | ViewState::SelectedGpus
+                           | ViewState::SelectedLink;
 } // namespace
 
 ClusterScene::ClusterScene(Document *document, QObject *parent)
@@ -38,7 +40,7 @@ ClusterScene::ClusterScene(Document *document, QObject *parent)
     connect(document, &Document::clusterChanged, this, &ClusterScene::rebuild);
     connect(document, &Document::ranksChanged, this, &ClusterScene::syncRanks);
     connect(document, &Document::evaluationChanged, this, &ClusterScene::syncLoads);
-    m_ownView = new ViewState(this);
+    m_ownView = new ViewState(document, this);
     m_view = m_ownView;
     m_state.view = m_view;
     connect(m_view, &ViewState::changed, this, [this](ViewState::Changes what) {
@@ -101,7 +103,7 @@ void ClusterScene::rebuild()
     syncRanks();
     syncLoads();
     syncLesson(); // a lesson's ids are for the old topology: it is shown no more
-    syncView(ViewState::Selection | ViewState::Hover);
+    syncView(kSelection | ViewState::Hover);
     syncGraph(true);
     Q_EMIT rebuilt();
 }
@@ -143,8 +145,6 @@ void ClusterScene::setViewState(ViewState *view)
     if (view == m_view)
         return;
     disconnect(m_view, nullptr, this, nullptr);
-    const bool loadWas = m_view->linkLoad();
-    const auto colourWas = m_view->colourBy();
     m_view = view;
     m_state.view = view;
     connect(m_view, &ViewState::changed, this, [this](ViewState::Changes what) {
@@ -153,52 +153,29 @@ void ClusterScene::setViewState(ViewState *view)
     syncColours();
     syncLesson();
     syncMoment();
-    syncView(ViewState::Selection | ViewState::Hover);
+    syncView(kSelection | ViewState::Hover);
     syncGraph(false);
     update();
-    if (colourWas != m_view->colourBy())
-        Q_EMIT colourByChanged();
-    if (loadWas != m_view->linkLoad())
-        Q_EMIT linkLoadVisibleChanged(m_view->linkLoad());
 }
 
 void ClusterScene::syncView(int what)
 {
-    if (what & ViewState::Colouring) {
+    if (what & ViewState::Colouring)
         syncColours();
-        Q_EMIT colourByChanged();
-    }
-    if (what & ViewState::LinkLoad) {
+    if (what & ViewState::LinkLoad)
         update();
-        Q_EMIT linkLoadVisibleChanged(m_view->linkLoad());
-    }
     if (what & ViewState::Lesson)
         syncLesson();
-    if (what & ViewState::Playback)
+    if (what & (ViewState::Playback | ViewState::Moment))
         syncMoment();
-    if (what & (ViewState::Selection | ViewState::Hover))
+    if (what & (ViewState::SelectedLink | ViewState::Hover))
         syncLinkMarks();
     if (what & ViewState::NcclGraph)
         syncGraph(false);
-    if (what & ViewState::Selection) {
-        const int device = m_view->selectedDevice();
-        if (m_selection)
-            m_selection->setDevice(device);
-        if (device != m_shownDevice) {
-            m_shownDevice = device;
-            Q_EMIT selectedDeviceChanged(device);
-        }
-        if (m_view->selectedGpus() != m_shownGpus) {
-            m_shownGpus = m_view->selectedGpus();
-            if (m_selectionMarks)
-                m_selectionMarks->setMarks(gpuDevices(m_shownGpus));
-            Q_EMIT selectedGpusChanged();
-        }
-        if (m_view->selectedLink() != m_shownLink) {
-            m_shownLink = m_view->selectedLink();
-            Q_EMIT selectedLinkChanged(m_shownLink);
-        }
-    }
+    if ((what & ViewState::SelectedDevice) && m_selection)
+        m_selection->setDevice(m_view->selectedDevice());
+    if ((what & ViewState::SelectedGpus) && m_selectionMarks)
+        m_selectionMarks->setMarks(gpuDevices(m_view->selectedGpus()));
 }
 
 void ClusterScene::syncLinkMarks()
@@ -282,23 +259,21 @@ bool ClusterScene::syncLesson()
     if (!m_state.lesson) {
         if (was) {
             // Back to the playback's moment (or the step average).
-            m_state.moment.clear();
-            m_state.momentReverse.clear();
-            m_momentPhases.clear();
+            m_state.lessonLoad.clear();
+            m_state.lessonReverse.clear();
             syncMoment();
             update();
         }
         return false;
     }
     const std::size_t n = static_cast<std::size_t>(t.linkCount());
-    m_state.moment.assign(n, 0.0f);
-    m_state.momentReverse.assign(n, 0);
+    m_state.lessonLoad.assign(n, 0.0f);
+    m_state.lessonReverse.assign(n, 0);
     for (const LessonFrame::Link &l : f->links)
         if (l.link >= 0 && static_cast<std::size_t>(l.link) < n) {
-            m_state.moment[static_cast<std::size_t>(l.link)] = l.load;
-            m_state.momentReverse[static_cast<std::size_t>(l.link)] = l.reverse ? 1 : 0;
+            m_state.lessonLoad[static_cast<std::size_t>(l.link)] = l.load;
+            m_state.lessonReverse[static_cast<std::size_t>(l.link)] = l.reverse ? 1 : 0;
         }
-    m_momentPhases.clear();
     m_state.dashPhase = 0;
     update();
     return true;
@@ -306,32 +281,16 @@ bool ClusterScene::syncLesson()
 
 void ClusterScene::syncMoment()
 {
-    // The lesson's step, while one is shown, takes the place of the playback's moment.
+    // The lesson's step, while one is shown, takes the place of the playback's moment; the
+    // moment itself (its loads) is the view state's.
     if (m_state.lesson)
         return;
-    const engine::Evaluation &e = m_document->evaluation();
-    if (m_view->hasMoment() && !e.timeline.empty()) {
-        // The load at a moment depends only on which phases run then: most frames only move
-        // the dashes.
-        std::vector<int> running = e.timeline.runningAt(m_view->playbackTime());
-        if (m_state.moment.empty() || running != m_momentPhases) {
-            engine::utilizationAt(e.timeline,
-                                  m_document->topology(),
-                                  m_view->playbackTime(),
-                                  m_state.moment,
-                                  &m_state.momentReverse);
-            m_momentPhases = std::move(running);
-        }
-        // The dashes move a few periods per step, whatever its length: what plays is the step
-        // in kWallSeconds, so they crawl at the same pace on every layout.
-        const double step = m_view->stepLength() > 0 ? m_view->stepLength() : e.timeline.stepS;
-        m_state.dashPhase = step > 0 ? m_view->playbackTime() / step * kDashPeriodsPerStep : 0;
-    } else {
-        m_state.moment.clear();
-        m_state.momentReverse.clear();
-        m_momentPhases.clear();
-        m_state.dashPhase = 0;
-    }
+    // The dashes move a few periods per step, whatever its length: what plays is the step in
+    // kWallSeconds, so they crawl at the same pace on every layout.
+    const double step = m_view->stepLength();
+    m_state.dashPhase = m_view->hasMoment() && step > 0
+                                ? m_view->playbackTime() / step * kDashPeriodsPerStep
+                                : 0;
     if (m_state.linkLoad())
         update();
 }
@@ -339,8 +298,6 @@ void ClusterScene::syncMoment()
 void ClusterScene::syncLoads()
 {
     m_state.loads = m_document->evaluation().links;
-    m_state.moment.clear(); // a new evaluation: the moment's loads are recomputed
-    syncMoment();
     syncHover(); // the links a group's traffic crosses follow the loads
     if (m_state.linkLoad())
         update();

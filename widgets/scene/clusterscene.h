@@ -62,7 +62,9 @@ public:
     int linkAt(const QPointF &scenePos, double tolerance) const;
 
     // The view state the scene shows and writes to: its own until setViewState() gives it the
-    // window's (null: back to its own). The scene re-syncs from it at once.
+    // window's (null: back to its own). The scene re-syncs from it at once. Whoever shows what
+    // the view state says (views, panels) connects to its changed() signal: give the scene its
+    // view state before they attach.
     ViewState *viewState() const { return m_view; }
     void setViewState(ViewState *view);
 
@@ -101,12 +103,7 @@ public:
     bool dropPreviewOk() const { return m_previewOk; }
 
 Q_SIGNALS:
-    void selectedDeviceChanged(int device);
-    void selectedGpusChanged();
-    void selectedLinkChanged(int link);
     void hoveredGpuChanged(int gpu);
-    void colourByChanged();
-    void linkLoadVisibleChanged(bool visible);
     // The ranks or colours changed (a new placement or new sizes).
     void placementChanged();
     void rebuilt();
@@ -134,7 +131,6 @@ private:
     mutable std::unique_ptr<LinkPicker> m_picker; // built on the first hover
     std::unique_ptr<ClusterGeometry> m_geometry;
     CanvasState m_state;
-    std::vector<int> m_momentPhases; // the phases running at the moment m_state shows
     SelectionItem *m_selection = nullptr;
     GpuMarksItem *m_hoverMarks = nullptr;
     GpuMarksItem *m_selectionMarks = nullptr;
@@ -143,10 +139,6 @@ private:
     NcclGraphItem *m_graphItem = nullptr;
     std::unique_ptr<engine::NcclGraphOverlay> m_graph;
     LessonMarksItem *m_lessonMarks = nullptr;
-    // What the scene last showed of the view state's selection, to say what changed.
-    int m_shownDevice = -1;
-    int m_shownLink = -1;
-    std::vector<int> m_shownGpus;
     int m_hovered = -1;
     std::optional<GroupRef> m_hoveredGroup;
     std::vector<int> m_hoveredGpus;

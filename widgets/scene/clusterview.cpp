@@ -66,17 +66,15 @@ ClusterView::ClusterView(ClusterScene *scene, QWidget *parent)
         if (m_autoFit)
             fitToCluster();
     });
-    // The legend lists the groups and the load scale: repaint it when they change.
-    connect(scene, &ClusterScene::colourByChanged, viewport(), qOverload<>(&QWidget::update));
+    // The legend lists the groups and the load scale: repaint it (and refit, as it takes
+    // room) when they change.
     connect(scene, &ClusterScene::placementChanged, viewport(), qOverload<>(&QWidget::update));
-    connect(scene, &ClusterScene::linkLoadVisibleChanged, this, [this] {
+    connect(scene->viewState(), &ViewState::changed, this, [this](ViewState::Changes what) {
+        if (!(what & (ViewState::Colouring | ViewState::LinkLoad)))
+            return;
         if (m_autoFit)
             fitToCluster();
         viewport()->update();
-    });
-    connect(scene, &ClusterScene::colourByChanged, this, [this] {
-        if (m_autoFit)
-            fitToCluster();
     });
     // The title block prices the job.
     connect(scene->document(),
@@ -293,7 +291,7 @@ QString ClusterView::toolTipAt(const QPoint &pos) const
     if (link < 0)
         return {};
     const CanvasState &state = s->canvasState();
-    const double now = state.moment.empty() ? -1.0 : state.load(link);
+    const double now = state.moment().empty() ? -1.0 : state.load(link);
     return linkTooltip(linkFacts(t, s->document()->evaluation(), s->ranks(), link, now));
 }
 
