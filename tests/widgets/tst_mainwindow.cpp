@@ -441,12 +441,13 @@ private Q_SLOTS:
         QCOMPARE(w.scene()->colourBy(), std::optional(GroupKind::PpStage));
         QVERIFY(w.scene()->isLinkLoadVisible());
         QVERIFY(w.linkLoadAction()->isChecked());
-        // An edit and its undo keep the view as the user set it.
+        // An edit and its undo keep the view as the user set it: the document's view follows
+        // the colouring shown (issue 18: an autosave writes it), through an edit and its undo.
         w.scene()->setColourBy(GroupKind::Tp);
         w.document()->undoStack()->push(
                 new ChangeTitle(w.document(), QStringLiteral("Another title")));
         w.document()->undoStack()->undo();
-        QCOMPARE(w.document()->layout().view.value("color_by", std::string()), std::string("pp"));
+        QCOMPARE(w.document()->layout().view.value("color_by", std::string()), std::string("tp"));
     }
 
     // File > New Cluster through its dialog: unsaved work is asked about first, and the new

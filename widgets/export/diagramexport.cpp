@@ -410,6 +410,8 @@ bool exportWidget(QWidget *widget, const QString &path, double scale, QString *e
 
 void applyLayoutView(ClusterScene &scene)
 {
+    // What the file says, before the default colouring below is kept in the document's view.
+    const engine::Json saved = scene.document()->layout().view;
     if (const engine::RankLayout *ranks = scene.ranks()) {
         for (GroupKind kind :
              {GroupKind::Tp, GroupKind::Ep, GroupKind::Cp, GroupKind::PpStage, GroupKind::DpReplica})
@@ -429,7 +431,7 @@ void applyLayoutView(ClusterScene &scene)
             scene.viewState()->setGraphOverlay(std::move(overlay));
     }
     if (ViewState *view = scene.viewState())
-        view->readLayoutView(scene.document()->layout().view);
+        view->readLayoutView(saved);
 }
 
 // The footer of a moment's diagram: when, and what stage 0 runs then (the view state's moment).
