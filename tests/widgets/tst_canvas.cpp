@@ -21,6 +21,7 @@
 #include "scene/levelofdetail.h"
 #include "scene/style.h"
 
+#include "canvasfixture.h"
 #include "testlayouts.h"
 #include <QFile>
 #include <QHelpEvent>
@@ -42,46 +43,22 @@ namespace {
 using test::openLayout;
 
 // A view of `doc` at 1600 x 1000, fitted, as the benchmark and exports render it.
-struct Canvas
+struct Canvas : test::Canvas
 {
     explicit Canvas(Document *doc)
-        : scene(doc)
-        , view(&scene)
-    {
-        // Laid out as on screen (offscreen), so the viewport has its real size.
-        view.setAttribute(Qt::WA_DontShowOnScreen);
-        view.setFrameShape(QFrame::NoFrame);
-        view.setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-        view.setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-        view.resize(1600, 1000);
-        view.show();
-        view.fitToCluster();
-    }
+        : test::Canvas(doc, {.scrollBars = false, .viewState = false})
+    {}
     QImage render()
     {
-        QImage img(view.viewport()->size(), QImage::Format_ARGB32_Premultiplied);
-        img.fill(Qt::white);
-        QPainter p(&img);
         paintStats() = {};
-        view.render(&p, QRectF(img.rect()), view.viewport()->rect());
-        return img;
+        return test::Canvas::render();
     }
-    ClusterScene scene;
-    ClusterView view;
 };
 
+// Every other pixel in each direction: the counts below are of that sample.
 int countColour(const QImage &img, const QColor &colour, int tolerance = 12)
 {
-    int n = 0;
-    for (int y = 0; y < img.height(); y += 2)
-        for (int x = 0; x < img.width(); x += 2) {
-            const QColor c = img.pixelColor(x, y);
-            if (std::abs(c.red() - colour.red()) <= tolerance
-                && std::abs(c.green() - colour.green()) <= tolerance
-                && std::abs(c.blue() - colour.blue()) <= tolerance)
-                ++n;
-        }
-    return n;
+    return test::countColour(img, colour, tolerance, {}, 2);
 }
 
 // How far apart two hues are, in degrees (0-180).
@@ -94,7 +71,7 @@ int hueDistance(const QColor &a, const QColor &b)
 // Where a scene point shows in the view's viewport.
 QPoint onScreen(const Canvas &c, const QPointF &scenePos)
 {
-    return c.view.mapFromScene(scenePos);
+    return c.onScreen(scenePos);
 }
 
 } // namespace

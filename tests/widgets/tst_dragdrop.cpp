@@ -17,6 +17,7 @@
 #include "scene/style.h"
 #include "step/routes.h"
 
+#include "canvasfixture.h"
 #include "testlayouts.h"
 #include <QAbstractButton>
 #include <QApplication>
@@ -41,21 +42,11 @@ namespace {
 using test::openLayout;
 
 // The canvas of a document at 1600 x 1000, zoomed so a GPU is large enough to pick up.
-struct Canvas
+struct Canvas : test::Canvas
 {
     explicit Canvas(Document *doc, double zoom = 0.3)
-        : scene(doc)
-        , view(&scene)
-    {
-        view.setAttribute(Qt::WA_DontShowOnScreen);
-        view.setFrameShape(QFrame::NoFrame);
-        view.resize(1600, 1000);
-        view.show();
-        view.fitToCluster();
-        if (zoom > 0)
-            view.setZoom(zoom);
-        view.centerOn(scene.sceneRect().center());
-    }
+        : test::Canvas(doc, {.zoom = zoom, .centre = true, .viewState = false})
+    {}
     QPoint atGpu(int gpu)
     {
         const engine::Topology &t = scene.document()->topology();
@@ -104,16 +95,6 @@ struct Canvas
             }
         return n;
     }
-    QImage render()
-    {
-        QImage img(view.viewport()->size(), QImage::Format_ARGB32_Premultiplied);
-        img.fill(Qt::white);
-        QPainter p(&img);
-        view.render(&p, QRectF(img.rect()), view.viewport()->rect());
-        return img;
-    }
-    ClusterScene scene;
-    ClusterView view;
 };
 
 struct DropResult

@@ -12,6 +12,8 @@
 #include "scene/clusterscene.h"
 #include "scene/clusterview.h"
 
+#include "canvasfixture.h"
+
 #include "windowtest.h"
 
 #include <QAbstractAnimation>
@@ -44,34 +46,12 @@ std::unique_ptr<Document> openTestData(const char *name)
     return doc;
 }
 
-struct Canvas
+struct Canvas : test::Canvas
 {
-    ViewState view;
-    std::unique_ptr<ClusterScene> scene;
-    std::unique_ptr<ClusterView> widget;
     explicit Canvas(Document *doc)
-        : view(doc)
-    {
-        scene = std::make_unique<ClusterScene>(doc);
-        scene->setViewState(&view);
-        widget = std::make_unique<ClusterView>(scene.get());
-        widget->setAttribute(Qt::WA_DontShowOnScreen);
-        widget->resize(1200, 800);
-        widget->show();
-    }
-    ~Canvas()
-    {
-        widget.reset();
-        scene.reset();
-    }
-    QImage grab() const
-    {
-        QImage img(widget->viewport()->size(), QImage::Format_ARGB32_Premultiplied);
-        img.fill(Qt::white);
-        QPainter p(&img);
-        widget->render(&p, QRectF(img.rect()), widget->viewport()->rect());
-        return img;
-    }
+        : test::Canvas(doc, {.size = {1200, 800}, .fit = false, .frame = true})
+    {}
+    QImage grab() { return render(); }
 };
 
 int choiceStarting(const LessonPanel &p, const QString &prefix)
@@ -122,13 +102,13 @@ private Q_SLOTS:
         Canvas c(doc.get());
         const engine::Topology &t = doc->topology();
         // Server 0 at full size: badges and bars show from about 28 pixels a GPU.
-        c.widget->setZoom(1.0);
-        c.widget->centerOn(c.scene->geometry().nodeRect(0).center());
+        c.view.setZoom(1.0);
+        c.view.centerOn(c.scene.geometry().nodeRect(0).center());
         const QImage before = c.grab();
         LessonPanel p;
-        p.setDocument(doc.get(), &c.view);
+        p.setDocument(doc.get(), &c.state);
         QVERIFY(!p.hasLesson()); // nothing until the dock shows
-        QVERIFY(!c.view.lesson());
+        QVERIFY(!c.state.lesson());
         p.setActive(true);
         QVERIFY2(p.hasLesson(), qPrintable(p.statusLabel()->text()));
         QCOMPARE(p.stepCount(), 14);
@@ -143,18 +123,18 @@ private Q_SLOTS:
             for (int l : t.gpuNvlinks(g))
                 nvlinks.push_back(l);
         std::sort(nvlinks.begin(), nvlinks.end());
-        QCOMPARE(frameLinks(c.view), nvlinks);
+        QCOMPARE(frameLinks(c.state), nvlinks);
         // The scene shows the lesson's loads in place of the link-load view.
-        const CanvasState &s = c.scene->canvasState();
+        const CanvasState &s = c.scene.canvasState();
         QVERIFY(s.lesson);
         QVERIFY(s.showLoads());
         for (int l : nvlinks)
             QVERIFY(s.load(l) > 0.99); // every NVLink is the step's bottleneck in a ring
         QCOMPARE(s.load(t.nicUplink(0)), 0.0);
         // Every GPU sends; its badge names the chunk.
-        QCOMPARE(int(c.view.lesson()->senders.size()), 8);
+        QCOMPARE(int(c.state.lesson()->senders.size()), 8);
         const auto badge = [&](int device) {
-            for (const LessonFrame::Badge &b : c.view.lesson()->badges)
+            for (const LessonFrame::Badge &b : c.state.lesson()->badges)
                 if (b.device == device)
                     return b.text;
             return QString();
@@ -178,45 +158,45 @@ private Q_SLOTS:
         QCOMPARE(c.grab(), lit);
 
         // The step's playback does not take the canvas from the lesson.
-        c.view.setPlaybackTime(doc->evaluation().timeline.stepS / 2);
-        QVERIFY(c.scene->canvasState().lesson);
-        QVERIFY(c.scene->canvasState().load(nvlinks.front()) > 0.99);
+        c.state.setPlaybackTime(doc->evaluation().timeline.stepS / 2);
+        QVERIFY(c.scene.canvasState().lesson);
+        QVERIFY(c.scene.canvasState().load(nvlinks.front()) > 0.99);
         QCOMPARE(c.grab(), lit);
-        c.view.clearPlaybackTime();
+        c.state.clearPlaybackTime();
         // Play runs the steps on the view state's one animation driver, a step per
         // kLessonStepMs; pausing stops it.
         p.togglePlay();
         QVERIFY(p.isPlaying());
-        QVERIFY(c.view.isLessonPlaying());
-        c.view.driver()->setCurrentTime(ViewState::kLessonStepMs + 10);
+        QVERIFY(c.state.isLessonPlaying());
+        c.state.driver()->setCurrentTime(ViewState::kLessonStepMs + 10);
         QCOMPARE(p.step(), 1);
         QCOMPARE(c.grab(), second);
-        c.view.driver()->setCurrentTime(ViewState::kLessonStepMs / 2);
+        c.state.driver()->setCurrentTime(ViewState::kLessonStepMs / 2);
         QCOMPARE(p.step(), 0);
         QCOMPARE(c.grab(), lit);
         p.togglePlay();
         QVERIFY(!p.isPlaying());
-        QVERIFY(!c.view.isLessonPlaying());
+        QVERIFY(!c.state.isLessonPlaying());
         // To the end: the driver stops at the last step, and so does the panel.
         p.togglePlay();
-        c.view.driver()->setCurrentTime(c.view.driver()->duration());
+        c.state.driver()->setCurrentTime(c.state.driver()->duration());
         QCOMPARE(p.step(), p.stepCount() - 1);
         QVERIFY(!p.isPlaying());
         // Playing the step takes the driver from the lesson.
         p.setStep(0);
         p.togglePlay();
         QVERIFY(p.isPlaying());
-        c.view.play();
-        QVERIFY(c.view.isPlaying() && !p.isPlaying());
-        c.view.pause();
-        c.view.clearPlaybackTime();
+        c.state.play();
+        QVERIFY(c.state.isPlaying() && !p.isPlaying());
+        c.state.pause();
+        c.state.clearPlaybackTime();
         p.setStep(0);
         QCOMPARE(c.grab(), lit);
 
         // Tabbing away (inactive) puts the canvas back as it was.
         p.setActive(false);
-        QVERIFY(!c.view.lesson());
-        QVERIFY(!c.scene->canvasState().lesson);
+        QVERIFY(!c.state.lesson());
+        QVERIFY(!c.scene.canvasState().lesson);
         QCOMPARE(c.grab(), before);
     }
 
@@ -229,7 +209,7 @@ private Q_SLOTS:
         Canvas c(doc.get());
         const engine::Topology &t = doc->topology();
         LessonPanel p;
-        p.setDocument(doc.get(), &c.view);
+        p.setDocument(doc.get(), &c.state);
         p.setActive(true);
         const int both = choiceStarting(p, QStringLiteral("Across two servers: all 16"));
         QVERIFY(both >= 0);
@@ -238,7 +218,7 @@ private Q_SLOTS:
         QVERIFY2(p.hasLesson(), qPrintable(p.statusLabel()->text()));
         QCOMPARE(p.stepCount(), 16);
         const auto hasNetworkLink = [&] {
-            for (int l : frameLinks(c.view))
+            for (int l : frameLinks(c.state))
                 if (t.links()[static_cast<std::size_t>(l)].kind != engine::LinkKind::NvLink)
                     return true;
             return false;
@@ -247,9 +227,9 @@ private Q_SLOTS:
         p.setStep(7);
         QVERIFY(p.stepLabel()->text().contains(QStringLiteral("across servers")));
         QVERIFY(hasNetworkLink());
-        const std::vector<int> links = frameLinks(c.view);
+        const std::vector<int> links = frameLinks(c.state);
         QVERIFY(std::binary_search(links.begin(), links.end(), t.nicUplink(0)));
-        QVERIFY(c.scene->canvasState().load(t.nicUplink(0)) > 0);
+        QVERIFY(c.scene.canvasState().load(t.nicUplink(0)) > 0);
     }
 
     // An algorithm the hardware lacks: the reason, no lesson on the canvas.
@@ -259,12 +239,12 @@ private Q_SLOTS:
         QVERIFY(doc);
         Canvas c(doc.get());
         LessonPanel p;
-        p.setDocument(doc.get(), &c.view);
+        p.setDocument(doc.get(), &c.state);
         p.setActive(true);
         QVERIFY(p.hasLesson());
         chooseAlgorithm(p, engine::Algorithm::Nvls);
         QVERIFY(!p.hasLesson());
-        QVERIFY(!c.view.lesson());
+        QVERIFY(!c.state.lesson());
         QVERIFY2(p.statusLabel()->text().contains(QStringLiteral("NVLS needs NVLink SHARP")),
                  qPrintable(p.statusLabel()->text()));
     }
@@ -276,28 +256,28 @@ private Q_SLOTS:
         QVERIFY(doc);
         Canvas c(doc.get());
         LessonPanel p;
-        p.setDocument(doc.get(), &c.view);
+        p.setDocument(doc.get(), &c.state);
         p.setActive(true);
         QVERIFY(p.hasLesson());
-        QVERIFY(c.scene->canvasState().lesson);
+        QVERIFY(c.scene.canvasState().lesson);
         engine::ClusterConfig cluster = doc->layout().cluster;
         cluster.nodes = 4;
         doc->undoStack()->push(new ChangeCluster(doc.get(), cluster, QStringLiteral("servers")));
         QCOMPARE(doc->topology().gpuCount(), 32);
         QVERIFY(!p.hasLesson());
-        QVERIFY(!c.view.lesson());
-        QVERIFY(!c.scene->canvasState().lesson);
-        QVERIFY(c.scene->canvasState().moment().empty());
+        QVERIFY(!c.state.lesson());
+        QVERIFY(!c.scene.canvasState().lesson);
+        QVERIFY(c.scene.canvasState().moment().empty());
         QVERIFY(p.statusLabel()->text().contains(QStringLiteral("cluster changed")));
         // Restarting steps through it on the new cluster.
         QVERIFY(p.restart());
-        QVERIFY(c.view.lesson());
-        QCOMPARE(c.view.lesson()->topology, doc->topology().buildId());
+        QVERIFY(c.state.lesson());
+        QCOMPARE(c.state.lesson()->topology, doc->topology().buildId());
         // A frame left from another topology is never shown.
-        auto stale = std::make_shared<LessonFrame>(*c.view.lesson());
+        auto stale = std::make_shared<LessonFrame>(*c.state.lesson());
         stale->topology = 0;
-        c.view.setLesson(stale);
-        QVERIFY(!c.scene->canvasState().lesson);
+        c.state.setLesson(stale);
+        QVERIFY(!c.scene.canvasState().lesson);
     }
 
     // View > Collective Lesson (F4) shows the dock and the lesson; closing it ends it.

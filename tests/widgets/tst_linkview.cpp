@@ -10,6 +10,8 @@
 #include "scene/clustergeometry.h"
 #include "scene/clusterscene.h"
 #include "scene/clusterview.h"
+
+#include "canvasfixture.h"
 #include "step/routes.h"
 #include "step/timeline.h"
 
@@ -77,26 +79,11 @@ void hoverAt(QWidget *viewport, const QPoint &at)
     QApplication::sendEvent(viewport, &move);
 }
 
-struct Canvas
+struct Canvas : test::Canvas
 {
-    ViewState view;
-    std::unique_ptr<ClusterScene> scene;
-    std::unique_ptr<ClusterView> widget;
     explicit Canvas(Document *doc)
-        : view(doc)
-    {
-        scene = std::make_unique<ClusterScene>(doc);
-        scene->setViewState(&view);
-        widget = std::make_unique<ClusterView>(scene.get());
-        widget->setAttribute(Qt::WA_DontShowOnScreen);
-        widget->resize(1200, 800);
-        widget->show();
-    }
-    ~Canvas()
-    {
-        widget.reset();
-        scene.reset();
-    }
+        : test::Canvas(doc, {.size = {1200, 800}, .fit = false, .frame = true})
+    {}
 };
 
 } // namespace
@@ -153,19 +140,19 @@ private Q_SLOTS:
         const engine::Evaluation &e = doc->evaluation();
         const int nic4 = t.devices()[static_cast<std::size_t>(t.gpuNics(4)[0])].index;
         const int ib4 = t.nicUplink(nic4);
-        c.widget->showLink(ib4);
-        QCOMPARE(c.view.selectedLink(), ib4);
+        c.view.showLink(ib4);
+        QCOMPARE(c.state.selectedLink(), ib4);
         // The NIC's drop onto its lane is its own segment: hover its middle.
-        const QPolygonF path = c.scene->geometry().linkPath(ib4);
+        const QPolygonF path = c.scene.geometry().linkPath(ib4);
         QVERIFY(path.size() >= 2);
-        const QPoint at = c.widget->mapFromScene((path[0] + path[1]) / 2);
-        QSignalSpy hover(&c.view, &ViewState::changed);
-        QCOMPARE(c.widget->linkAtViewport(at), ib4);
-        hoverAt(c.widget->viewport(), at);
-        QCOMPARE(c.view.hoveredLink(), ib4);
+        const QPoint at = c.view.mapFromScene((path[0] + path[1]) / 2);
+        QSignalSpy hover(&c.state, &ViewState::changed);
+        QCOMPARE(c.view.linkAtViewport(at), ib4);
+        hoverAt(c.view.viewport(), at);
+        QCOMPARE(c.state.hoveredLink(), ib4);
         QVERIFY(hover.count() >= 1);
 
-        const QString tip = c.widget->toolTipAt(at);
+        const QString tip = c.view.toolTipAt(at);
         const std::size_t i = static_cast<std::size_t>(ib4);
         const double bytes = double(e.links->bytesUp[i]) + double(e.links->bytesDown[i]);
         QVERIFY2(bytes > 0, "GPU 4's NIC carries the TP traffic across servers");
@@ -186,17 +173,17 @@ private Q_SLOTS:
 
         // While a moment is shown the tooltip gives the load now, as the engine has it.
         const double tp = midPhase(e.timeline, PhaseKind::Tp);
-        c.view.setPlaybackTime(tp >= 0 ? tp : e.timeline.stepS / 2);
+        c.state.setPlaybackTime(tp >= 0 ? tp : e.timeline.stepS / 2);
         std::vector<float> now;
-        engine::utilizationAt(e.timeline, t, c.view.playbackTime(), now);
+        engine::utilizationAt(e.timeline, t, c.state.playbackTime(), now);
         const double n = now[i];
-        QVERIFY2(c.widget->toolTipAt(at).contains(
+        QVERIFY2(c.view.toolTipAt(at).contains(
                          QStringLiteral("%1% now").arg(100 * n, 0, 'f', n < 0.1 ? 1 : 0)),
-                 qPrintable(c.widget->toolTipAt(at)));
+                 qPrintable(c.view.toolTipAt(at)));
 
         // Off the link: nothing hovered.
-        hoverAt(c.widget->viewport(), QPoint(2, 2));
-        QCOMPARE(c.view.hoveredLink(), -1);
+        hoverAt(c.view.viewport(), QPoint(2, 2));
+        QCOMPARE(c.state.hoveredLink(), -1);
     }
 
     void hottestLinksFollowThePlayback()
@@ -266,19 +253,19 @@ private Q_SLOTS:
         auto doc = openTestData("gmi-h200-cluster.railyard.json");
         QVERIFY(doc);
         Canvas c(doc.get());
-        c.view.setLinkLoad(true);
+        c.state.setLinkLoad(true);
         const engine::Evaluation &e = doc->evaluation();
         const double dpAt = midPhase(e.timeline, PhaseKind::Dp);
         QVERIFY(dpAt > 0);
-        c.view.setPlaybackTime(dpAt);
+        c.state.setPlaybackTime(dpAt);
         std::vector<float> at;
         engine::utilizationAt(e.timeline, doc->topology(), dpAt, at);
-        c.widget->showLink(busiest(at)); // zoomed in on a loaded link
+        c.view.showLink(busiest(at)); // zoomed in on a loaded link
         const auto grab = [&] {
-            QImage img(c.widget->viewport()->size(), QImage::Format_ARGB32_Premultiplied);
+            QImage img(c.view.viewport()->size(), QImage::Format_ARGB32_Premultiplied);
             img.fill(Qt::white);
             QPainter p(&img);
-            c.widget->render(&p, QRectF(img.rect()), c.widget->viewport()->rect());
+            c.view.render(&p, QRectF(img.rect()), c.view.viewport()->rect());
             return img;
         };
         const QImage first = grab();
@@ -290,13 +277,13 @@ private Q_SLOTS:
             firstEnd = std::min(firstEnd, e.timeline.phases[static_cast<std::size_t>(p)].end);
         const double later = dpAt + std::min((firstEnd - dpAt) / 2, e.timeline.stepS * 0.003);
         QCOMPARE(e.timeline.runningAt(later), running);
-        c.view.setPlaybackTime(later);
+        c.state.setPlaybackTime(later);
         QVERIFY(grab() != first);
-        c.view.setPlaybackTime(dpAt);
+        c.state.setPlaybackTime(dpAt);
         QCOMPARE(grab(), first);
         // Without a moment there are no dashes: the step average is still.
-        c.view.clearPlaybackTime();
-        QVERIFY(c.scene->canvasState().moment().empty());
+        c.state.clearPlaybackTime();
+        QVERIFY(c.scene.canvasState().moment().empty());
     }
 
     void colouringAndSelectionLiveInTheViewState()

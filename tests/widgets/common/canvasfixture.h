@@ -22,22 +22,26 @@ namespace railyard::test {
 struct CanvasOptions
 {
     QSize size{1600, 1000};
-    bool fit = true;          // fitToCluster() once shown
-    double zoom = 0;          // > 0: then setZoom(zoom), centred on the cluster
-    bool scrollBars = true;   // false: no scroll bars (as the exports render)
-    bool viewState = true;    // attach `state` to the scene
+    bool fit = true;        // fitToCluster() once shown
+    double zoom = 0;        // > 0: then setZoom(zoom), centred on the cluster
+    bool centre = false;    // centre the view on the cluster (also without a zoom)
+    bool scrollBars = true; // false: no scroll bars (as the exports render)
+    bool viewState = true;  // attach `state` to the scene (else the scene keeps its own)
+    bool frame = false;     // the view's frame (off: the viewport is the whole widget)
 };
 
 struct Canvas
 {
     explicit Canvas(Document *doc, const CanvasOptions &o = {})
-        : scene(doc)
+        : state(doc)
+        , scene(doc)
         , view(&scene)
     {
         if (o.viewState)
             scene.setViewState(&state);
         view.setAttribute(Qt::WA_DontShowOnScreen);
-        view.setFrameShape(QFrame::NoFrame);
+        if (!o.frame)
+            view.setFrameShape(QFrame::NoFrame);
         if (!o.scrollBars) {
             view.setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
             view.setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
@@ -46,10 +50,10 @@ struct Canvas
         view.show();
         if (o.fit)
             view.fitToCluster();
-        if (o.zoom > 0) {
+        if (o.zoom > 0)
             view.setZoom(o.zoom);
+        if (o.centre || o.zoom > 0)
             view.centerOn(scene.sceneRect().center());
-        }
     }
 
     // What the viewport shows now, on white.
@@ -72,11 +76,8 @@ struct Canvas
 
 // Pixels of `colour` (each channel within `tolerance`) in `area` of `img` (all of it if empty),
 // every `step`-th pixel in each direction.
-inline int countColour(const QImage &img,
-                       const QColor &colour,
-                       int tolerance = 12,
-                       QRect area = {},
-                       int step = 1)
+inline int countColour(
+        const QImage &img, const QColor &colour, int tolerance = 12, QRect area = {}, int step = 1)
 {
     area = area.isEmpty() ? img.rect() : area.intersected(img.rect());
     int n = 0;
