@@ -15,81 +15,88 @@ StepModel::StepModel(const Layout &l,
                      const Topology &t,
                      EvaluationWorkspace &w,
                      const EvaluateOptions &o)
-    : layout(l)
-    , topo(t)
-    , options(o)
-    , workspace(w)
-    , traffic(w.traffic())
-    , planning(w.planning())
+    : m_layout(l)
+    , m_topo(t)
+    , m_options(o)
+    , m_workspace(w)
+    , m_traffic(w.traffic())
+    , m_planning(w.planning())
 {}
 
 Evaluation StepModel::run()
 {
     if (!validate())
-        return e;
+        return m_result;
     buildGroups();
-    const TrainingConfig &t = layout.training;
-    const GpuSpec &gpu = topo.gpuSpec();
-    cm = std::make_unique<ComputeModel>(gpu, t.precision);
+    const TrainingConfig &t = m_layout.training;
+    const GpuSpec &gpu = m_topo.gpuSpec();
+    m_compute = std::make_unique<ComputeModel>(gpu, t.precision);
     if (t.precision == Precision::Fp8 && gpu.fp8Tflops <= 0)
         warn(Severity::Warning, "no-fp8", gpu.id + " has no FP8 tensor cores; priced in BF16");
 
     LayerShard shard;
-    shard.tp = tp;
-    shard.cp = cp;
-    shard.ep = ep;
-    shard.etp = etp;
-    shard.sequenceParallel = sp;
+    shard.tp = m_tp;
+    shard.cp = m_cp;
+    shard.ep = m_ep;
+    shard.etp = m_etp;
+    shard.sequenceParallel = m_sp;
     shard.microBatch = t.microBatch;
     shard.seqLen = t.seqLen;
     shard.recompute = t.recompute;
     shard.attention = t.attention;
     shard.tpOverlap = t.overlap.tp;
-    dense = layerTimes(m, false, shard, *cm);
-    moe = m.isMoe() ? layerTimes(m, true, shard, *cm) : LayerTimes{};
-    out = outputLayerTimes(m, shard, *cm);
+    m_dense = layerTimes(m_dims, false, shard, *m_compute);
+    m_moe = m_dims.isMoe() ? layerTimes(m_dims, true, shard, *m_compute) : LayerTimes{};
+    m_out = outputLayerTimes(m_dims, shard, *m_compute);
 
     priceCommunication();
     composeStep();
     throughput();
     // The band from the validation runs of this regime.
-    const UncertaintyBand band = uncertaintyBand(
-            trainingRegime(gpu, t.precision, topo.gpuCount(), m.isMoe() && ep > 1, c.zero3, cp > 1));
-    e.stepTimeBand.fraction = band.fraction;
-    e.stepTimeBand.lowS = e.stepTimeS * (1 - band.fraction);
-    e.stepTimeBand.highS = e.stepTimeS * (1 + band.fraction);
-    e.stepTimeBand.basis = band.basis;
+    const UncertaintyBand band = uncertaintyBand(trainingRegime(gpu,
+                                                                t.precision,
+                                                                m_topo.gpuCount(),
+                                                                m_dims.isMoe() && m_ep > 1,
+                                                                m_comm.zero3,
+                                                                m_cp > 1));
+    m_result.stepTimeBand.fraction = band.fraction;
+    m_result.stepTimeBand.lowS = m_result.stepTimeS * (1 - band.fraction);
+    m_result.stepTimeBand.highS = m_result.stepTimeS * (1 + band.fraction);
+    m_result.stepTimeBand.basis = band.basis;
     memory();
     warnPlacements();
-    if (options.linkLoads)
+    if (m_options.linkLoads)
         fillLinks();
-    if (options.timeline)
+    if (m_options.timeline)
         buildTimeline();
-    e.assumptions.push_back("step time band \u00b1" + formatNumber(100 * band.fraction, 2)
-                            + "%: " + band.basis);
-    e.assumptions.push_back("balanced MoE routing (every expert gets its share of tokens)");
-    if (m.isMoe())
-        e.assumptions.push_back("MoE layers: host-side overheads of the token dispatcher (count "
-                                "syncs, kernel launches) are not priced; with many small "
-                                "micro-batches measured steps have been 20-35% longer");
-    e.assumptions.push_back("collectives below ~256 MiB per GPU: NCCL's latency model; measured "
-                            "bandwidth there can be up to 30-50% lower");
-    e.assumptions.push_back("pipeline stages split layers evenly; the last stage also runs the "
-                            "output layer and loss");
-    e.ok = true;
-    return std::move(e);
+    m_result.assumptions.push_back("step time band \u00b1" + formatNumber(100 * band.fraction, 2)
+                                   + "%: " + band.basis);
+    m_result.assumptions.push_back("balanced MoE routing (every expert gets its share of tokens)");
+    if (m_dims.isMoe())
+        m_result.assumptions.push_back(
+                "MoE layers: host-side overheads of the token dispatcher (count "
+                "syncs, kernel launches) are not priced; with many small "
+                "micro-batches measured steps have been 20-35% longer");
+    m_result.assumptions.push_back(
+            "collectives below ~256 MiB per GPU: NCCL's latency model; measured "
+            "bandwidth there can be up to 30-50% lower");
+    m_result.assumptions.push_back(
+            "pipeline stages split layers evenly; the last stage also runs the "
+            "output layer and loss");
+    m_result.ok = true;
+    return std::move(m_result);
 }
 
 void StepModel::fillLinks()
 {
-    std::shared_ptr<LinkLoads> loads = workspace.linkLoads();
-    traffic.totals(loads->bytesUp, loads->bytesDown);
-    traffic.peaks(loads->peakUtilization);
-    const auto &links = topo.links();
+    std::shared_ptr<LinkLoads> loads = m_workspace.linkLoads();
+    m_traffic.totals(loads->bytesUp, loads->bytesDown);
+    m_traffic.peaks(loads->peakUtilization);
+    const auto &links = m_topo.links();
     const std::size_t n = links.size();
     loads->utilization.resize(n);
     loads->loaded = 0;
-    const double step = e.stepTimeS;
+    const double step = m_result.stepTimeS;
     for (std::size_t i = 0; i < n; ++i) {
         const float busiest = std::max(loads->bytesUp[i], loads->bytesDown[i]);
         if (busiest == 0) {
@@ -101,7 +108,7 @@ void StepModel::fillLinks()
         loads->utilization[i] = rate > 0 && step > 0 ? static_cast<float>(busiest / (rate * step))
                                                      : 0.0f;
     }
-    e.links = loads;
+    m_result.links = loads;
 }
 
 } // namespace detail

@@ -14,124 +14,125 @@ std::string pct(double x)
 
 bool StepModel::validate()
 {
-    if (!layout.model) {
-        e.error = "the layout has no model: add \"model\": {\"preset\": ...} to price a step";
+    if (!m_layout.model) {
+        m_result.error
+                = "the layout has no model: add \"model\": {\"preset\": ...} to price a step";
         return false;
     }
-    const ResolvedModel r = resolveModel(*layout.model);
+    const ResolvedModel r = resolveModel(*m_layout.model);
     if (!r.error.empty()) {
-        e.error = r.error;
+        m_result.error = r.error;
         return false;
     }
-    m = r.dims;
-    stack = findStack(layout.training.stack);
-    if (!stack) {
-        e.error = "training: unknown stack \"" + layout.training.stack + "\" (known: " + stackList()
-                  + ")";
+    m_dims = r.dims;
+    m_stack = findStack(m_layout.training.stack);
+    if (!m_stack) {
+        m_result.error = "training: unknown stack \"" + m_layout.training.stack
+                         + "\" (known: " + stackList() + ")";
         return false;
     }
-    const ParallelConfig &p = layout.parallel;
-    tp = p.tp;
-    cp = p.cp;
-    pp = p.pp;
-    vp = p.vp;
-    ep = p.ep;
-    etp = p.etp.value_or(1);
-    dp = layout.dataParallel();
-    sp = layout.sequenceParallelOn() && tp > 1;
+    const ParallelConfig &p = m_layout.parallel;
+    m_tp = p.tp;
+    m_cp = p.cp;
+    m_pp = p.pp;
+    m_vp = p.vp;
+    m_ep = p.ep;
+    m_etp = p.etp.value_or(1);
+    m_dp = m_layout.dataParallel();
+    m_sp = m_layout.sequenceParallelOn() && m_tp > 1;
     try {
-        ranks = std::make_unique<RankLayout>(layout);
+        m_ranks = std::make_unique<RankLayout>(m_layout);
     } catch (const InputError &err) {
-        e.error = err.what();
+        m_result.error = err.what();
         return false;
     }
-    const TrainingConfig &t = layout.training;
-    if (pp > m.layers) {
-        e.error = "parallel: PP (" + std::to_string(pp) + ") is more than the model's "
-                  + std::to_string(m.layers) + " layers";
+    const TrainingConfig &t = m_layout.training;
+    if (m_pp > m_dims.layers) {
+        m_result.error = "parallel: PP (" + std::to_string(m_pp) + ") is more than the model's "
+                         + std::to_string(m_dims.layers) + " layers";
         return false;
     }
-    if (m.isMoe() && ep > m.experts) {
-        e.error = "parallel: EP (" + std::to_string(ep) + ") is more than the model's "
-                  + std::to_string(m.experts) + " experts";
+    if (m_dims.isMoe() && m_ep > m_dims.experts) {
+        m_result.error = "parallel: EP (" + std::to_string(m_ep) + ") is more than the model's "
+                         + std::to_string(m_dims.experts) + " experts";
         return false;
     }
-    if (!m.isMoe() && ep > 1)
+    if (!m_dims.isMoe() && m_ep > 1)
         warn(Severity::Warning,
              "ep-without-moe",
-             "EP is " + std::to_string(ep) + " but " + m.name
+             "EP is " + std::to_string(m_ep) + " but " + m_dims.name
                      + " has no experts: expert parallelism does nothing");
-    const long long perReplica = 1LL * t.microBatch * dp;
+    const long long perReplica = 1LL * t.microBatch * m_dp;
     if (t.globalBatch < perReplica) {
-        e.error = "training: global batch " + std::to_string(t.globalBatch)
-                  + " is smaller than micro batch x DP = " + std::to_string(perReplica);
+        m_result.error = "training: global batch " + std::to_string(t.globalBatch)
+                         + " is smaller than micro batch x DP = " + std::to_string(perReplica);
         return false;
     }
-    micro = static_cast<int>(t.globalBatch / perReplica);
+    m_micro = static_cast<int>(t.globalBatch / perReplica);
     if (t.globalBatch % perReplica != 0)
         warn(Severity::Warning,
              "batch-not-divisible",
              "global batch " + std::to_string(t.globalBatch) + " is not a multiple of micro batch "
-                     + std::to_string(t.microBatch) + " x DP " + std::to_string(dp)
-                     + "; priced with " + std::to_string(micro) + " micro-batches per replica");
-    if (m.heads % tp != 0)
+                     + std::to_string(t.microBatch) + " x DP " + std::to_string(m_dp)
+                     + "; priced with " + std::to_string(m_micro) + " micro-batches per replica");
+    if (m_dims.heads % m_tp != 0)
         warn(Severity::Warning,
              "tp-heads",
-             "TP " + std::to_string(tp) + " does not divide the " + std::to_string(m.heads)
+             "TP " + std::to_string(m_tp) + " does not divide the " + std::to_string(m_dims.heads)
                      + " attention heads (Megatron refuses this); priced as if it did");
-    else if (m.kvHeads % tp != 0 && tp % m.kvHeads != 0)
+    else if (m_dims.kvHeads % m_tp != 0 && m_tp % m_dims.kvHeads != 0)
         warn(Severity::Warning,
              "tp-kv-heads",
-             "TP " + std::to_string(tp) + " does not divide the " + std::to_string(m.kvHeads)
+             "TP " + std::to_string(m_tp) + " does not divide the " + std::to_string(m_dims.kvHeads)
                      + " key/value heads; priced as if it did");
-    if (m.isMoe() && m.experts % ep != 0)
+    if (m_dims.isMoe() && m_dims.experts % m_ep != 0)
         warn(Severity::Warning,
              "ep-experts",
-             "EP " + std::to_string(ep) + " does not divide the " + std::to_string(m.experts)
+             "EP " + std::to_string(m_ep) + " does not divide the " + std::to_string(m_dims.experts)
                      + " experts; priced with uneven experts per GPU");
-    if (m.layers % pp != 0)
+    if (m_dims.layers % m_pp != 0)
         warn(Severity::Warning,
              "pp-layers",
-             std::to_string(m.layers) + " layers do not split evenly over PP " + std::to_string(pp)
-                     + "; the first and last stages get one layer fewer");
-    if (vp > 1 && (m.layers % (pp * vp) != 0))
+             std::to_string(m_dims.layers) + " layers do not split evenly over PP "
+                     + std::to_string(m_pp) + "; the first and last stages get one layer fewer");
+    if (m_vp > 1 && (m_dims.layers % (m_pp * m_vp) != 0))
         warn(Severity::Warning,
              "vp-layers",
-             std::to_string(m.layers) + " layers do not split evenly into PP x VP = "
-                     + std::to_string(pp * vp) + " virtual stages");
-    if (vp > 1 && pp == 1)
+             std::to_string(m_dims.layers) + " layers do not split evenly into PP x VP = "
+                     + std::to_string(m_pp * m_vp) + " virtual stages");
+    if (m_vp > 1 && m_pp == 1)
         warn(Severity::Info, "vp-without-pp", "VP has no effect without pipeline parallelism");
-    if (cp > 1 && t.seqLen % (2 * cp) != 0)
+    if (m_cp > 1 && t.seqLen % (2 * m_cp) != 0)
         warn(Severity::Warning,
              "cp-seq",
              "sequence length " + std::to_string(t.seqLen) + " is not a multiple of 2 x CP = "
-                     + std::to_string(2 * cp) + " (load-balanced ring attention needs it)");
-    if (tp > topo.shape().domainSize)
+                     + std::to_string(2 * m_cp) + " (load-balanced ring attention needs it)");
+    if (m_tp > m_topo.shape().domainSize)
         warn(Severity::Warning,
              "tp-larger-than-domain",
-             "TP " + std::to_string(tp) + " is larger than the NVLink domain ("
-                     + std::to_string(topo.shape().domainSize)
+             "TP " + std::to_string(m_tp) + " is larger than the NVLink domain ("
+                     + std::to_string(m_topo.shape().domainSize)
                      + " GPUs): every TP collective crosses the network");
-    stageDense.assign(static_cast<std::size_t>(pp), 0);
-    stageMoe.assign(static_cast<std::size_t>(pp), 0);
-    runs.clear();
-    forEachStage(m, pp, [&](int s, int nd, int nm) {
-        stageDense[static_cast<std::size_t>(s)] = nd;
-        stageMoe[static_cast<std::size_t>(s)] = nm;
-        runs.push_back({s, 1, nd, nm});
+    m_stageDense.assign(static_cast<std::size_t>(m_pp), 0);
+    m_stageMoe.assign(static_cast<std::size_t>(m_pp), 0);
+    m_runs.clear();
+    forEachStage(m_dims, m_pp, [&](int s, int nd, int nm) {
+        m_stageDense[static_cast<std::size_t>(s)] = nd;
+        m_stageMoe[static_cast<std::size_t>(s)] = nm;
+        m_runs.push_back({s, 1, nd, nm});
     });
-    setting.model = &m;
-    setting.training = &layout.training;
-    setting.stack = stack;
-    setting.tp = tp;
-    setting.cp = cp;
-    setting.pp = pp;
-    setting.vp = vp;
-    setting.dp = dp;
-    setting.ep = ep;
-    setting.etp = etp;
-    setting.micro = micro;
-    setting.sp = sp;
+    m_setting.model = &m_dims;
+    m_setting.training = &m_layout.training;
+    m_setting.stack = m_stack;
+    m_setting.tp = m_tp;
+    m_setting.cp = m_cp;
+    m_setting.pp = m_pp;
+    m_setting.vp = m_vp;
+    m_setting.dp = m_dp;
+    m_setting.ep = m_ep;
+    m_setting.etp = m_etp;
+    m_setting.micro = m_micro;
+    m_setting.sp = m_sp;
     return true;
 }
 
@@ -144,7 +145,7 @@ void StepModel::warnPlacement(const Groups &groups,
 {
     if (groups.empty() || p.groupTimeS.empty())
         return;
-    const ClusterShape &s = topo.shape();
+    const ClusterShape &s = m_topo.shape();
     // The same collective on a group of the same size inside one NVLink domain: what a
     // placement that keeps this traffic on NVLink would pay.
     const int n = static_cast<int>(groups.front().size());
@@ -152,8 +153,8 @@ void StepModel::warnPlacement(const Groups &groups,
     if (n <= s.domainSize && !s.pcieOnly) {
         std::vector<int> local(static_cast<std::size_t>(n));
         std::iota(local.begin(), local.end(), 0);
-        const GroupShape g = analyzeGroup(topo, local);
-        ideal = planCollective(topo, g, op, bytes, Algorithm::Auto, planning).timeS;
+        const GroupShape g = analyzeGroup(m_topo, local);
+        ideal = planCollective(m_topo, g, op, bytes, Algorithm::Auto, m_planning).timeS;
     }
     int reported = 0;
     for (std::size_t i = 0; i < groups.count(); ++i) {
@@ -193,12 +194,12 @@ void StepModel::warnPlacement(const Groups &groups,
             bool spine = false, rail = false;
             int firstLeaf = -2, firstRail = -1;
             for (int gpu : grp) {
-                const auto nics = topo.gpuNics(gpu);
+                const auto nics = m_topo.gpuNics(gpu);
                 if (nics.empty())
                     continue;
-                const int nic = nics[0] - topo.nicDevice(0);
-                const int leaf = topo.leafOfNic(nic);
-                const int r = topo.devices()[static_cast<std::size_t>(nics[0])].rail;
+                const int nic = nics[0] - m_topo.nicDevice(0);
+                const int leaf = m_topo.leafOfNic(nic);
+                const int r = m_topo.devices()[static_cast<std::size_t>(nics[0])].rail;
                 if (firstLeaf == -2) {
                     firstLeaf = leaf;
                     firstRail = r;
@@ -236,37 +237,37 @@ void StepModel::warnPlacements()
 {
     // Placement warnings, with what each costs per step: a group's extra time per collective
     // times how often the collective runs in a step.
-    const TrainingConfig &t = layout.training;
-    const double T = double(t.microBatch) * t.seqLen / cp;
-    const double microBatches = micro;
-    const double layersPerStage = double(m.layers) / pp;
-    const double moePerStage = m.isMoe() ? double(m.moeLayers) / pp : 0;
+    const TrainingConfig &t = m_layout.training;
+    const double T = double(t.microBatch) * t.seqLen / m_cp;
+    const double microBatches = m_micro;
+    const double layersPerStage = double(m_dims.layers) / m_pp;
+    const double moePerStage = m_dims.isMoe() ? double(m_dims.moeLayers) / m_pp : 0;
     const double recomputeTp = t.recompute == Recompute::Full ? 2.0 : 0.0;
     const double perMicroLayer = layersPerStage * microBatches;
-    warnPlacement(tpGroups,
-                  sp ? c.tpAg : c.tpAr,
+    warnPlacement(m_tpGroups,
+                  m_sp ? m_comm.tpAg : m_comm.tpAr,
                   Dim::TP,
-                  sp ? CollectiveOp::AllGather : CollectiveOp::AllReduce,
-                  c.act,
-                  (sp ? 2.0 : 1.0) * (4.0 + recomputeTp) * perMicroLayer);
-    warnPlacement(epGroups,
-                  c.epA2a,
+                  m_sp ? CollectiveOp::AllGather : CollectiveOp::AllReduce,
+                  m_comm.act,
+                  (m_sp ? 2.0 : 1.0) * (4.0 + recomputeTp) * perMicroLayer);
+    warnPlacement(m_epGroups,
+                  m_comm.epA2a,
                   Dim::EP,
                   CollectiveOp::AllToAll,
-                  (sp ? T / tp : T) * m.topK * m.hidden * 2.0,
+                  (m_sp ? T / m_tp : T) * m_dims.topK * m_dims.hidden * 2.0,
                   4.0 * moePerStage * microBatches);
-    warnPlacement(cpGroups,
-                  c.cpRing,
+    warnPlacement(m_cpGroups,
+                  m_comm.cpRing,
                   Dim::CP,
                   CollectiveOp::SendRecv,
-                  c.cpKvBytes,
-                  3.0 * (cp - 1) * perMicroLayer);
-    warnPlacement(dpGroups,
-                  c.shardedGrads ? c.dpRs : c.dpAr,
+                  m_comm.cpKvBytes,
+                  3.0 * (m_cp - 1) * perMicroLayer);
+    warnPlacement(m_dpGroups,
+                  m_comm.shardedGrads ? m_comm.dpRs : m_comm.dpAr,
                   Dim::DP,
-                  c.shardedGrads ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce,
-                  c.denseParamsGpu * c.gradBytes,
-                  c.shardedGrads ? 2.0 : 1.0);
+                  m_comm.shardedGrads ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce,
+                  m_comm.denseParamsGpu * m_comm.gradBytes,
+                  m_comm.shardedGrads ? 2.0 : 1.0);
 }
 
 } // namespace railyard::engine::detail

@@ -8,53 +8,53 @@ namespace railyard::engine::detail {
 
 void StepModel::buildGroups()
 {
-    const int world = ranks->worldSize();
+    const int world = m_ranks->worldSize();
     const auto collect = [&](Dim d, Groups &out) {
-        out.size = ranks->size(d);
+        out.size = m_ranks->size(d);
         out.gpus.assign(static_cast<std::size_t>(world), 0);
         for (int r = 0; r < world; ++r)
-            out.gpus[static_cast<std::size_t>(ranks->groupOf(r, d)) * out.size
-                     + static_cast<std::size_t>(ranks->coord(r, d))]
-                    = ranks->gpuOfRank(r);
+            out.gpus[static_cast<std::size_t>(m_ranks->groupOf(r, d)) * out.size
+                     + static_cast<std::size_t>(m_ranks->coord(r, d))]
+                    = m_ranks->gpuOfRank(r);
     };
-    if (tp > 1)
-        collect(Dim::TP, tpGroups);
-    if (cp > 1)
-        collect(Dim::CP, cpGroups);
-    if (pp > 1)
-        collect(Dim::PP, ppGroups);
-    if (ep > 1 && m.isMoe())
-        collect(Dim::EP, epGroups);
-    m_stageOfGpu.assign(static_cast<std::size_t>(topo.gpuCount()), -1);
+    if (m_tp > 1)
+        collect(Dim::TP, m_tpGroups);
+    if (m_cp > 1)
+        collect(Dim::CP, m_cpGroups);
+    if (m_pp > 1)
+        collect(Dim::PP, m_ppGroups);
+    if (m_ep > 1 && m_dims.isMoe())
+        collect(Dim::EP, m_epGroups);
+    m_stageOfGpu.assign(static_cast<std::size_t>(m_topo.gpuCount()), -1);
     for (int r = 0; r < world; ++r)
-        m_stageOfGpu[static_cast<std::size_t>(ranks->gpuOfRank(r))] = ranks->coord(r, Dim::PP);
+        m_stageOfGpu[static_cast<std::size_t>(m_ranks->gpuOfRank(r))] = m_ranks->coord(r, Dim::PP);
     // Gradients are reduced over DP x CP (the ranks that hold the same weights): one group per
     // (TP, PP) position, members in (DP, CP) order.
-    if (dp * cp > 1) {
-        dpGroups.size = dp * cp;
-        dpGroups.gpus.assign(static_cast<std::size_t>(world), 0);
+    if (m_dp * m_cp > 1) {
+        m_dpGroups.size = m_dp * m_cp;
+        m_dpGroups.gpus.assign(static_cast<std::size_t>(world), 0);
         for (int r = 0; r < world; ++r) {
-            const int key = ranks->coord(r, Dim::PP) * tp + ranks->coord(r, Dim::TP);
-            const int at = ranks->coord(r, Dim::DP) * cp + ranks->coord(r, Dim::CP);
-            dpGroups.gpus[static_cast<std::size_t>(key) * dpGroups.size
-                          + static_cast<std::size_t>(at)]
-                    = ranks->gpuOfRank(r);
+            const int key = m_ranks->coord(r, Dim::PP) * m_tp + m_ranks->coord(r, Dim::TP);
+            const int at = m_ranks->coord(r, Dim::DP) * m_cp + m_ranks->coord(r, Dim::CP);
+            m_dpGroups.gpus[static_cast<std::size_t>(key) * m_dpGroups.size
+                            + static_cast<std::size_t>(at)]
+                    = m_ranks->gpuOfRank(r);
         }
     }
     // Expert weights are reduced over the expert-data-parallel ranks: those of one pipeline
     // stage with the same expert-TP and EP coordinates.
-    const int edp = (tp * cp * dp) / std::max(1, ep * etp);
-    if (m.isMoe() && edp > 1) {
-        edpGroups.size = edp;
-        edpGroups.gpus.assign(static_cast<std::size_t>(world), 0);
+    const int edp = (m_tp * m_cp * m_dp) / std::max(1, m_ep * m_etp);
+    if (m_dims.isMoe() && edp > 1) {
+        m_edpGroups.size = edp;
+        m_edpGroups.gpus.assign(static_cast<std::size_t>(world), 0);
         for (int r = 0; r < world; ++r) {
-            const int s = ranks->coord(r, Dim::TP)
-                          + tp * (ranks->coord(r, Dim::CP) + cp * ranks->coord(r, Dim::DP));
-            const int e = (s / etp) % ep;
-            const int key = (ranks->coord(r, Dim::PP) * ep + e) * etp + s % etp;
-            edpGroups.gpus[static_cast<std::size_t>(key) * edp
-                           + static_cast<std::size_t>(s / (etp * ep))]
-                    = ranks->gpuOfRank(r);
+            const int s = m_ranks->coord(r, Dim::TP)
+                          + m_tp * (m_ranks->coord(r, Dim::CP) + m_cp * m_ranks->coord(r, Dim::DP));
+            const int e = (s / m_etp) % m_ep;
+            const int key = (m_ranks->coord(r, Dim::PP) * m_ep + e) * m_etp + s % m_etp;
+            m_edpGroups.gpus[static_cast<std::size_t>(key) * edp
+                             + static_cast<std::size_t>(s / (m_etp * m_ep))]
+                    = m_ranks->gpuOfRank(r);
         }
     }
 }
@@ -70,13 +70,13 @@ DimPrice StepModel::price(const Groups &groups, CollectiveOp op, double bytes, d
     out.groupTimeS.resize(groups.count());
     out.groupDomains.resize(groups.count());
     m_groupPlan.resize(groups.count());
-    traffic.beginPhase(perStep);
+    m_traffic.beginPhase(perStep);
     double nvScale = 1, worstEff = 1, worstLat = 0, cap = 0;
     out.bestGroupS = std::numeric_limits<double>::infinity();
     int firstPlan = -1;
     GroupShape &g = m_shape;
     for (std::size_t i = 0; i < groups.count(); ++i) {
-        analyzeGroup(topo, groups[i], g);
+        analyzeGroup(m_topo, groups[i], g);
         const PlanKey key{op,
                           bytes,
                           m_dispatchScale,
@@ -88,13 +88,18 @@ DimPrice StepModel::price(const Groups &groups, CollectiveOp op, double bytes, d
                           g.intraGBps,
                           g.netPerDomainGBps};
         std::size_t k = 0;
-        while (k < planCache.size() && !(planCache[k].first == key))
+        while (k < m_planCache.size() && !(m_planCache[k].first == key))
             ++k;
-        if (k == planCache.size())
-            planCache.emplace_back(
-                    key,
-                    planCollective(topo, g, op, bytes, Algorithm::Auto, planning, m_dispatchScale));
-        const CollectivePlan &p = planCache[k].second;
+        if (k == m_planCache.size())
+            m_planCache.emplace_back(key,
+                                     planCollective(m_topo,
+                                                    g,
+                                                    op,
+                                                    bytes,
+                                                    Algorithm::Auto,
+                                                    m_planning,
+                                                    m_dispatchScale));
+        const CollectivePlan &p = m_planCache[k].second;
         m_groupPlan[i] = static_cast<int>(k);
         if (firstPlan < 0)
             firstPlan = static_cast<int>(k);
@@ -106,21 +111,21 @@ DimPrice StepModel::price(const Groups &groups, CollectiveOp op, double bytes, d
         if (p.capBusGBps > 0)
             cap = cap > 0 ? std::min(cap, p.capBusGBps) : p.capBusGBps;
         out.bestGroupS = std::min(out.bestGroupS, p.timeS);
-        addCollectiveTraffic(traffic, topo, g, op, p.algorithm, bytes, m_dispatchScale);
+        addCollectiveTraffic(m_traffic, m_topo, g, op, p.algorithm, bytes, m_dispatchScale);
     }
-    traffic.setKindScale(LinkKind::NvLink, nvScale);
-    traffic.phaseTime();
+    m_traffic.setKindScale(LinkKind::NvLink, nvScale);
+    m_traffic.phaseTime();
     int maxDomains = 0;
     for (int d : out.groupDomains)
         maxDomains = std::max(maxDomains, d);
-    const Algorithm algorithm = planCache[static_cast<std::size_t>(firstPlan)].second.algorithm;
-    const double bw = stageTime(traffic, algorithm, maxDomains);
+    const Algorithm algorithm = m_planCache[static_cast<std::size_t>(firstPlan)].second.algorithm;
+    const double bw = stageTime(m_traffic, algorithm, maxDomains);
     const int n = static_cast<int>(groups.front().size());
     static_cast<CollectiveCost &>(out)
             = groupsCost(op, n, bytes, bw, worstLat, worstEff, cap, algorithm);
-    if (options.timeline) {
+    if (m_options.timeline) {
         out.perStep = perStep;
-        recordStages(groups, op, bytes, &groups == &ppGroups, out);
+        recordStages(groups, op, bytes, &groups == &m_ppGroups, out);
     }
     return out;
 }
@@ -130,28 +135,29 @@ void StepModel::recordStages(
 {
     // The same groups' bytes again, stage by stage, in the scratch traffic (the plans are
     // cached, so `planning` is free): additive, so the stages add up to the step's phase.
-    const int stages = wholePipeline ? 1 : pp;
+    const int stages = wholePipeline ? 1 : m_pp;
     out.stageBytes.assign(static_cast<std::size_t>(stages), {});
     for (int s = 0; s < stages; ++s) {
-        planning.beginPhase(1.0);
+        m_planning.beginPhase(1.0);
         bool any = false;
         for (std::size_t i = 0; i < groups.count(); ++i) {
             if (!wholePipeline && m_stageOfGpu[static_cast<std::size_t>(groups[i][0])] != s)
                 continue;
-            analyzeGroup(topo, groups[i], m_shape);
-            addCollectiveTraffic(planning,
-                                 topo,
+            analyzeGroup(m_topo, groups[i], m_shape);
+            addCollectiveTraffic(m_planning,
+                                 m_topo,
                                  m_shape,
                                  op,
-                                 planCache[static_cast<std::size_t>(m_groupPlan[i])].second.algorithm,
+                                 m_planCache[static_cast<std::size_t>(m_groupPlan[i])]
+                                         .second.algorithm,
                                  bytes,
                                  m_dispatchScale);
             any = true;
         }
         if (!any)
             continue;
-        planning.phaseTime();
-        planning.phaseBytes(out.stageBytes[static_cast<std::size_t>(s)]);
+        m_planning.phaseTime();
+        m_planning.phaseBytes(out.stageBytes[static_cast<std::size_t>(s)]);
     }
 }
 
@@ -166,7 +172,7 @@ DimPrice StepModel::priceSamePattern(const DimPrice &like, double bytes, double 
     static_cast<CollectiveCost &>(out) = samePatternCost(like, bytes);
     for (double &t : out.groupTimeS)
         t = like.latencyS + (t - like.latencyS) * scale;
-    traffic.repeatPhase(perStep * scale);
+    m_traffic.repeatPhase(perStep * scale);
     out.perStep = perStep;
     for (auto &stage : out.stageBytes)
         for (LinkShare &l : stage) {
@@ -180,29 +186,33 @@ void StepModel::priceCommunication()
 {
     // What each dimension sends and how often (stepcost.cpp, shared with the planner), priced
     // here on every group at once.
-    requestStepComm(setting, runs.data(), static_cast<int>(runs.size()), c);
+    requestStepComm(m_setting, m_runs.data(), static_cast<int>(m_runs.size()), m_comm);
     const DimPrice *last = nullptr;
-    for (int i = 0; i < c.requests; ++i) {
-        const CommRequest &r = c.request[static_cast<std::size_t>(i)];
-        DimPrice &out = c[r.slot];
+    for (int i = 0; i < m_comm.requests; ++i) {
+        const CommRequest &r = m_comm.request[static_cast<std::size_t>(i)];
+        DimPrice &out = m_comm[r.slot];
         if (r.samePattern && last) {
             out = priceSamePattern(*last, r.bytes, r.perStep);
         } else {
-            const Groups *groups[]
-                    = {&tpGroups, &cpGroups, &epGroups, &ppGroups, &dpGroups, &edpGroups};
+            const Groups *groups[] = {&m_tpGroups,
+                                      &m_cpGroups,
+                                      &m_epGroups,
+                                      &m_ppGroups,
+                                      &m_dpGroups,
+                                      &m_edpGroups};
             const Groups &g = *groups[static_cast<int>(r.groups)];
             if (r.deepEp && !g.empty()) {
                 GroupShape shape;
-                analyzeGroup(topo, g.front(), shape);
-                m_dispatchScale = deepEpDispatchScale(m, shape.domains);
+                analyzeGroup(m_topo, g.front(), shape);
+                m_dispatchScale = deepEpDispatchScale(m_dims, shape.domains);
             }
             out = price(g, r.op, r.bytes, r.perStep);
             m_dispatchScale = 1.0;
         }
-        c.cost[static_cast<std::size_t>(r.slot)] = out;
+        m_comm.cost[static_cast<std::size_t>(r.slot)] = out;
         last = &out;
     }
-    finishStepComm(setting, c);
+    finishStepComm(m_setting, m_comm);
 }
 
 } // namespace railyard::engine::detail

@@ -8,83 +8,85 @@ namespace railyard::engine::detail {
 
 void StepModel::composeStep()
 {
-    const StepTimes st = engine::composeStep(setting,
-                                             runs.data(),
-                                             static_cast<int>(runs.size()),
-                                             dense,
-                                             moe,
-                                             out,
-                                             c,
-                                             *cm);
-    e.exposed = st.exposed;
-    e.total = st.total;
-    e.stepTimeS = st.exposed.sum();
-    stageCompute = st.stageCompute;
+    const StepTimes st = engine::composeStep(m_setting,
+                                             m_runs.data(),
+                                             static_cast<int>(m_runs.size()),
+                                             m_dense,
+                                             m_moe,
+                                             m_out,
+                                             m_comm,
+                                             *m_compute);
+    m_result.exposed = st.exposed;
+    m_result.total = st.total;
+    m_result.stepTimeS = st.exposed.sum();
+    m_stageCompute = st.stageCompute;
 }
 
 void StepModel::throughput()
 {
-    const TrainingConfig &t = layout.training;
-    const GpuSpec &gpu = topo.gpuSpec();
-    const int gpus = topo.gpuCount();
-    e.tokensPerStep = double(t.globalBatch) * t.seqLen;
-    const double price = layout.cluster.pricePerGpuHour.value_or(gpu.pricePerGpuHour);
-    const StepThroughput rate = stepThroughput(e.tokensPerStep,
-                                               modelFlopsPerStep(m, e.tokensPerStep, t.seqLen),
-                                               e.stepTimeS,
+    const TrainingConfig &t = m_layout.training;
+    const GpuSpec &gpu = m_topo.gpuSpec();
+    const int gpus = m_topo.gpuCount();
+    m_result.tokensPerStep = double(t.globalBatch) * t.seqLen;
+    const double price = m_layout.cluster.pricePerGpuHour.value_or(gpu.pricePerGpuHour);
+    const StepThroughput rate = stepThroughput(m_result.tokensPerStep,
+                                               modelFlopsPerStep(m_dims,
+                                                                 m_result.tokensPerStep,
+                                                                 t.seqLen),
+                                               m_result.stepTimeS,
                                                gpus,
-                                               cm->bf16Peak(),
+                                               m_compute->bf16Peak(),
                                                price);
-    e.tokensPerS = rate.tokensPerS;
-    e.tokensPerSPerGpu = rate.tokensPerSPerGpu;
-    e.modelTflopsPerGpu = rate.modelTflopsPerGpu;
-    e.mfu = rate.mfu;
-    e.flopConvention = "model FLOPs as Megatron/NeMo (<= 25.07) count them: 6 x active "
-                       "parameters x tokens plus full s^2 attention (not halved for causal "
-                       "masks), no recomputation; MFU against the dense BF16 peak ("
-                       + formatNumber(gpu.bf16Tflops) + " TFLOP/s)";
-    e.costPerStep = rate.costPerStep;
-    e.costPerMillionTokens = rate.costPerMillionTokens;
+    m_result.tokensPerS = rate.tokensPerS;
+    m_result.tokensPerSPerGpu = rate.tokensPerSPerGpu;
+    m_result.modelTflopsPerGpu = rate.modelTflopsPerGpu;
+    m_result.mfu = rate.mfu;
+    m_result.flopConvention = "model FLOPs as Megatron/NeMo (<= 25.07) count them: 6 x active "
+                              "parameters x tokens plus full s^2 attention (not halved for causal "
+                              "masks), no recomputation; MFU against the dense BF16 peak ("
+                              + formatNumber(gpu.bf16Tflops) + " TFLOP/s)";
+    m_result.costPerStep = rate.costPerStep;
+    m_result.costPerMillionTokens = rate.costPerMillionTokens;
 }
 
 void StepModel::memory()
 {
     MemoryShape shape;
-    shape.tp = tp;
-    shape.cp = cp;
-    shape.pp = pp;
-    shape.vp = vp;
-    shape.dp = dp;
-    shape.ep = ep;
-    shape.etp = etp;
-    shape.sequenceParallel = sp;
-    shape.microBatches = micro;
-    shape.stageDense = stageDense;
-    shape.stageMoe = stageMoe;
-    shape.optimizerBytesPerParam = stack->optimizerBytesPerParam;
-    const std::vector<MemoryBreakdown> stages = stageMemory(m, layout.training, shape);
+    shape.tp = m_tp;
+    shape.cp = m_cp;
+    shape.pp = m_pp;
+    shape.vp = m_vp;
+    shape.dp = m_dp;
+    shape.ep = m_ep;
+    shape.etp = m_etp;
+    shape.sequenceParallel = m_sp;
+    shape.microBatches = m_micro;
+    shape.stageDense = m_stageDense;
+    shape.stageMoe = m_stageMoe;
+    shape.optimizerBytesPerParam = m_stack->optimizerBytesPerParam;
+    const std::vector<MemoryBreakdown> stages = stageMemory(m_dims, m_layout.training, shape);
     double worst = 0;
-    e.memoryGiBPerStage.assign(stages.size(), 0);
+    m_result.memoryGiBPerStage.assign(stages.size(), 0);
     for (std::size_t s = 0; s < stages.size(); ++s) {
-        e.memoryGiBPerStage[s] = stages[s].totalGiB();
+        m_result.memoryGiBPerStage[s] = stages[s].totalGiB();
         if (stages[s].totalGiB() > worst) {
             worst = stages[s].totalGiB();
-            e.memory = stages[s];
+            m_result.memory = stages[s];
         }
     }
-    e.hbmGiB = usableHbmGiB(topo.gpuSpec());
-    for (int s = 0; s < pp; ++s) {
-        const double used = e.memoryGiBPerStage[static_cast<std::size_t>(s)];
-        if (used > e.hbmGiB) {
+    m_result.hbmGiB = usableHbmGiB(m_topo.gpuSpec());
+    for (int s = 0; s < m_pp; ++s) {
+        const double used = m_result.memoryGiBPerStage[static_cast<std::size_t>(s)];
+        if (used > m_result.hbmGiB) {
             std::vector<int> gpus;
-            for (int r = 0; r < ranks->worldSize(); ++r)
-                if (ranks->coord(r, Dim::PP) == s)
-                    gpus.push_back(ranks->gpuOfRank(r));
+            for (int r = 0; r < m_ranks->worldSize(); ++r)
+                if (m_ranks->coord(r, Dim::PP) == s)
+                    gpus.push_back(m_ranks->gpuOfRank(r));
             warn(Severity::Error,
                  "out-of-memory",
-                 (pp > 1 ? "stage " + std::to_string(s) : std::string("every GPU"))
+                 (m_pp > 1 ? "stage " + std::to_string(s) : std::string("every GPU"))
                          + " is out of memory: " + formatNumber(used, 3) + " GiB needed, "
-                         + formatNumber(e.hbmGiB, 3) + " GiB of HBM",
+                         + formatNumber(m_result.hbmGiB, 3) + " GiB of HBM",
                  gpus);
         }
     }

@@ -120,29 +120,29 @@ private:
               std::vector<int> gpus = {},
               double cost = 0)
     {
-        e.warnings.push_back({s, std::move(code), std::move(message), std::move(gpus), cost});
+        m_result.warnings.push_back({s, std::move(code), std::move(message), std::move(gpus), cost});
     }
 
-    const Layout &layout;
-    const Topology &topo;
-    const EvaluateOptions &options;
-    EvaluationWorkspace &workspace;
-    LinkTraffic &traffic;  // the step's phases
-    LinkTraffic &planning; // scratch for choosing algorithms
-    Evaluation e;
-    ModelDims m;
-    const StackProfile *stack = nullptr;
-    std::unique_ptr<RankLayout> ranks;
-    std::unique_ptr<ComputeModel> cm;
-    int tp = 1, cp = 1, pp = 1, vp = 1, dp = 1, ep = 1, etp = 1, micro = 1;
-    bool sp = false;
-    Groups tpGroups, cpGroups, epGroups, ppGroups, dpGroups, edpGroups;
-    std::vector<int> stageDense, stageMoe;
-    LayerTimes dense, moe, out; // one micro-batch of one layer
-    PricedComm c;
-    StepSetting setting;        // the sizes, for the shared formulas (stepcost.h)
-    std::vector<StageRun> runs; // one per stage
-    double stageCompute = 0;    // the slowest stage, one micro-batch
+    const Layout &m_layout;
+    const Topology &m_topo;
+    const EvaluateOptions &m_options;
+    EvaluationWorkspace &m_workspace;
+    LinkTraffic &m_traffic;  // the step's phases
+    LinkTraffic &m_planning; // scratch for choosing algorithms
+    Evaluation m_result;
+    ModelDims m_dims;
+    const StackProfile *m_stack = nullptr;
+    std::unique_ptr<RankLayout> m_ranks;
+    std::unique_ptr<ComputeModel> m_compute;
+    int m_tp = 1, m_cp = 1, m_pp = 1, m_vp = 1, m_dp = 1, m_ep = 1, m_etp = 1, m_micro = 1;
+    bool m_sp = false;
+    Groups m_tpGroups, m_cpGroups, m_epGroups, m_ppGroups, m_dpGroups, m_edpGroups;
+    std::vector<int> m_stageDense, m_stageMoe;
+    LayerTimes m_dense, m_moe, m_out; // one micro-batch of one layer
+    PricedComm m_comm;
+    StepSetting m_setting;        // the sizes, for the shared formulas (stepcost.h)
+    std::vector<StageRun> m_runs; // one per stage
+    double m_stageCompute = 0;    // the slowest stage, one micro-batch
     struct PlanKey
     {
         CollectiveOp op;
@@ -151,7 +151,7 @@ private:
         double intra, net;
         bool operator==(const PlanKey &) const = default;
     };
-    std::vector<std::pair<PlanKey, CollectivePlan>> planCache;
+    std::vector<std::pair<PlanKey, CollectivePlan>> m_planCache;
     GroupShape m_shape;            // reused for every group
     std::vector<int> m_groupPlan;  // per group of the collective being priced: its plan
     std::vector<int> m_stageOfGpu; // pipeline stage of each GPU (-1: no rank)

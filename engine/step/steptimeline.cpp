@@ -25,7 +25,7 @@ std::string microBatchName(const char *what, int op, double perOp, int micro)
 // sorted by link, as a new pattern; -1 if they carry nothing.
 int StepModel::addPattern(PhaseKind kind, int stage, std::initializer_list<const DimPrice *> parts)
 {
-    const std::size_t n = static_cast<std::size_t>(topo.linkCount());
+    const std::size_t n = static_cast<std::size_t>(m_topo.linkCount());
     if (m_sum.size() != n)
         m_sum.assign(n, {});
     std::vector<int> touched;
@@ -55,8 +55,8 @@ int StepModel::addPattern(PhaseKind kind, int stage, std::initializer_list<const
             pattern.links.push_back({l, sum.up, sum.down});
         sum = {};
     }
-    e.timeline.patterns.push_back(std::move(pattern));
-    return static_cast<int>(e.timeline.patterns.size()) - 1;
+    m_result.timeline.patterns.push_back(std::move(pattern));
+    return static_cast<int>(m_result.timeline.patterns.size()) - 1;
 }
 
 // One step, stage by stage, as the step's breakdown prices it: the micro-batches in 1F1B order
@@ -69,25 +69,25 @@ int StepModel::addPattern(PhaseKind kind, int stage, std::initializer_list<const
 // wait ends, the parameter gather under the first forward.
 void StepModel::buildTimeline()
 {
-    StepTimeline &tl = e.timeline;
+    StepTimeline &tl = m_result.timeline;
     tl = {};
-    tl.stages = pp;
-    tl.stepS = e.stepTimeS;
-    const StepBreakdown &x = e.exposed;
-    const StepBreakdown &tot = e.total;
-    const TrainingConfig &t = layout.training;
-    const int ops = std::min(micro, kMaxOps);
-    const double perOp = double(micro) / ops;
-    const double work = x.compute + x.tp + x.cp + x.ep + x.ppP2p + (c.zero3 ? x.dp : 0.0);
+    tl.stages = m_pp;
+    tl.stepS = m_result.stepTimeS;
+    const StepBreakdown &x = m_result.exposed;
+    const StepBreakdown &tot = m_result.total;
+    const TrainingConfig &t = m_layout.training;
+    const int ops = std::min(m_micro, kMaxOps);
+    const double perOp = double(m_micro) / ops;
+    const double work = x.compute + x.tp + x.cp + x.ep + x.ppP2p + (m_comm.zero3 ? x.dp : 0.0);
     const double fwdLen = work / 3.0 / ops, bwdLen = 2.0 * fwdLen;
     // The forward's share of each collective's bytes (SP: per layer two all-gathers and two
     // reduce-scatters forward, of 10; without SP two all-reduces of 4; recomputation repeats the
     // forward's in the backward).
     const double rc = t.recompute == Recompute::Full ? 2.0 : 0.0;
-    const double tpFwd = sp ? 4.0 / (10.0 + 2.0 * rc) : 2.0 / (4.0 + rc);
+    const double tpFwd = m_sp ? 4.0 / (10.0 + 2.0 * rc) : 2.0 / (4.0 + rc);
     const double cpFwd = 1.0 / 3.0, epFwd = 0.5;
-    const std::string tpName = sp ? "TP all-gather / reduce-scatter" : "TP all-reduce";
-    const int ppPattern = addPattern(PhaseKind::PpP2p, -1, {&c.ppP2p});
+    const std::string tpName = m_sp ? "TP all-gather / reduce-scatter" : "TP all-reduce";
+    const int ppPattern = addPattern(PhaseKind::PpP2p, -1, {&m_comm.ppP2p});
 
     double clock = 0;
     int stage = 0;
@@ -118,33 +118,35 @@ void StepModel::buildTimeline()
         clock += std::max(0.0, len);
     };
 
-    for (stage = 0; stage < pp; ++stage) {
+    for (stage = 0; stage < m_pp; ++stage) {
         clock = 0;
-        const int tpP = addPattern(PhaseKind::Tp, stage, {&c.tpAg, &c.tpRs, &c.tpAr});
-        const int cpP = addPattern(PhaseKind::Cp, stage, {&c.cpRing});
-        const int epP = addPattern(PhaseKind::Ep, stage, {&c.epA2a});
-        const int gradP = c.zero3 ? addPattern(PhaseKind::Dp, stage, {&c.dpRs, &c.edpRs})
-                                  : addPattern(PhaseKind::Dp,
-                                               stage,
-                                               {&c.dpRs, &c.dpAr, &c.edpRs, &c.edpAr});
-        const int paramP = addPattern(PhaseKind::Dp, stage, {&c.dpAg, &c.edpAg});
+        const int tpP = addPattern(PhaseKind::Tp, stage, {&m_comm.tpAg, &m_comm.tpRs, &m_comm.tpAr});
+        const int cpP = addPattern(PhaseKind::Cp, stage, {&m_comm.cpRing});
+        const int epP = addPattern(PhaseKind::Ep, stage, {&m_comm.epA2a});
+        const int gradP
+                = m_comm.zero3
+                          ? addPattern(PhaseKind::Dp, stage, {&m_comm.dpRs, &m_comm.edpRs})
+                          : addPattern(PhaseKind::Dp,
+                                       stage,
+                                       {&m_comm.dpRs, &m_comm.dpAr, &m_comm.edpRs, &m_comm.edpAr});
+        const int paramP = addPattern(PhaseKind::Dp, stage, {&m_comm.dpAg, &m_comm.edpAg});
 
-        const double before = pp > 1 ? double(stage) / (pp - 1) : 0.0;
+        const double before = m_pp > 1 ? double(stage) / (m_pp - 1) : 0.0;
         const double lead = x.ppBubble * before / 3.0;
         const double tail = x.ppBubble * before * 2.0 / 3.0;
         const double middle = x.ppBubble - lead - tail;
         main("pipeline fill", PhaseKind::Bubble, lead);
-        if (!c.zero3 && paramP >= 0)
-            add(c.shardedGrads ? "DP parameter all-gather" : "DP parameters",
+        if (!m_comm.zero3 && paramP >= 0)
+            add(m_comm.shardedGrads ? "DP parameter all-gather" : "DP parameters",
                 PhaseKind::Dp,
                 false,
                 0.0,
-                c.dpParamS,
+                m_comm.dpParamS,
                 paramP,
                 1.0);
 
         // 1F1B order: warm-up forwards, then one forward one backward, then the backwards.
-        const int warm = std::min(ops, pp - 1 - stage);
+        const int warm = std::min(ops, m_pp - 1 - stage);
         std::vector<bool> forward;
         for (int i = 0; i < warm; ++i)
             forward.push_back(true);
@@ -160,7 +162,7 @@ void StepModel::buildTimeline()
                 main("pipeline bubble", PhaseKind::Bubble, middle);
             const bool fwd = forward[j];
             const double start = clock, len = fwd ? fwdLen : bwdLen;
-            main(microBatchName(fwd ? "forward" : "backward", fwd ? f : b, perOp, micro),
+            main(microBatchName(fwd ? "forward" : "backward", fwd ? f : b, perOp, m_micro),
                  PhaseKind::Compute,
                  len);
             const double share = 1.0 / ops;
@@ -185,13 +187,13 @@ void StepModel::buildTimeline()
                 tot.ep * (fwd ? epFwd : 1 - epFwd) / ops,
                 epP,
                 share * (fwd ? epFwd : 1 - epFwd));
-            if (c.zero3) {
-                const double layers = double(m.layers) / pp * perOp;
+            if (m_comm.zero3) {
+                const double layers = double(m_dims.layers) / m_pp * perOp;
                 add("ZeRO-3 parameter gather",
                     PhaseKind::Dp,
                     false,
                     start,
-                    layers * c.zeroFwdPerLayerS * (fwd ? 1.0 : 0.5),
+                    layers * m_comm.zeroFwdPerLayerS * (fwd ? 1.0 : 0.5),
                     paramP,
                     share / 2);
                 if (!fwd)
@@ -199,40 +201,40 @@ void StepModel::buildTimeline()
                         PhaseKind::Dp,
                         false,
                         start + len / 2,
-                        layers * c.zeroBwdPerLayerS / 2,
+                        layers * m_comm.zeroBwdPerLayerS / 2,
                         gradP,
                         share);
-            } else if (c.zero2 && !fwd) {
+            } else if (m_comm.zero2 && !fwd) {
                 add("DP gradient reduce-scatter",
                     PhaseKind::Dp,
                     false,
                     start,
-                    c.dpGradS / ops,
+                    m_comm.dpGradS / ops,
                     gradP,
                     share);
             }
             if (ppPattern >= 0) {
-                const double p2p = c.ppP2p.timeS * perOp * vp;
+                const double p2p = m_comm.ppP2p.timeS * perOp * m_vp;
                 add(fwd ? "PP send activations" : "PP send gradients",
                     PhaseKind::PpP2p,
                     false,
                     std::max(start, clock - p2p),
                     p2p,
                     ppPattern,
-                    share / (2.0 * pp));
+                    share / (2.0 * m_pp));
             }
             (fwd ? f : b)++;
         }
         main("pipeline drain", PhaseKind::Bubble, tail);
-        const double dpWait = c.zero3 ? 0.0 : x.dp;
-        if (!c.zero3 && !c.zero2 && gradP >= 0) {
+        const double dpWait = m_comm.zero3 ? 0.0 : x.dp;
+        if (!m_comm.zero3 && !m_comm.zero2 && gradP >= 0) {
             // The buckets reduce as the last backward fills them; what is left waits.
-            const double end = clock + std::min(dpWait, c.dpGradS);
-            add(c.shardedGrads ? "DP gradient reduce-scatter" : "DP gradient all-reduce",
+            const double end = clock + std::min(dpWait, m_comm.dpGradS);
+            add(m_comm.shardedGrads ? "DP gradient reduce-scatter" : "DP gradient all-reduce",
                 PhaseKind::Dp,
                 false,
-                std::max(0.0, end - c.dpGradS),
-                c.dpGradS,
+                std::max(0.0, end - m_comm.dpGradS),
+                m_comm.dpGradS,
                 gradP,
                 1.0);
         }
