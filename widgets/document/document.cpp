@@ -156,10 +156,12 @@ void Document::setLayout(const engine::Layout &layout)
 void Document::buildRanks()
 {
     m_ranks.reset();
+    m_ranksError.clear();
     try {
         m_ranks = std::make_unique<engine::RankLayout>(m_layout);
-    } catch (const engine::InputError &) {
+    } catch (const engine::InputError &e) {
         // Sizes that do not fill the cluster: no ranks (the evaluation says why).
+        m_ranksError = e.what();
     }
 }
 

@@ -56,6 +56,8 @@ public:
     // workload or the mapping change (ranksChanged); null when the parallel sizes do not
     // describe the cluster (the evaluation says why).
     const engine::RankLayout *ranks() const { return m_ranks.get(); }
+    // Why there are no ranks (the sizes against the GPU count); empty when ranks() is set.
+    const std::string &ranksError() const { return m_ranksError; }
     // The evaluation before the last change (an edit, an undo or a redo), to say what the change
     // did ("+41% step time"); null until something changed.
     const engine::Evaluation *previousEvaluation() const
@@ -109,8 +111,9 @@ public:
     void setDiskFingerprint(const QString &fingerprint);
 
 Q_SIGNALS:
-    void titleChanged();    // title or notes
-    void clusterChanged();  // the cluster, and so the topology
+    void titleChanged(); // title or notes
+    // The cluster, and so the topology; always followed by ranksChanged and evaluationChanged.
+    void clusterChanged();
     void workloadChanged(); // model, training or parallel sizes
     void mappingChanged();  // the rank -> GPU mapping
     // ranks() was rebuilt: a new cluster, workload or mapping. Emitted after clusterChanged
@@ -133,6 +136,7 @@ private:
     // not allocate it again. Previews from a const document use it too: it holds no state.
     mutable engine::EvaluationWorkspace m_workspace;
     std::unique_ptr<engine::RankLayout> m_ranks;
+    std::string m_ranksError;
     engine::Evaluation m_evaluation;
     std::optional<engine::Evaluation> m_previous;
     std::optional<Snapshot> m_pinned;

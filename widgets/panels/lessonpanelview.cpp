@@ -85,8 +85,9 @@ void LessonPanel::rebuildGroups()
         if (m_view && m_view->selectedGpus().size() >= 2)
             add(tr("The selected GPUs (%1)").arg(gpuListText(m_view->selectedGpus())),
                 m_view->selectedGpus());
-        try {
-            const engine::RankLayout ranks(m_document->layout());
+        // Sizes that do not describe the cluster have no ranks: no parallel groups to offer.
+        if (const engine::RankLayout *r = m_document->ranks()) {
+            const engine::RankLayout &ranks = *r;
             using engine::Dim;
             for (const auto &[dim, kind] : {std::pair{Dim::TP, GroupKind::Tp},
                                             std::pair{Dim::CP, GroupKind::Cp},
@@ -102,8 +103,6 @@ void LessonPanel::rebuildGroups()
                     add(label, std::move(gpus));
                 }
             }
-        } catch (const engine::InputError &) {
-            // Sizes that do not describe the cluster: no parallel groups to offer.
         }
         if (t.gpuCount() <= engine::kLessonMaxRanks && t.gpuCount() > 2 * perNode)
             add(tr("The whole cluster (%1 GPUs)").arg(t.gpuCount()), range(0, t.gpuCount()));

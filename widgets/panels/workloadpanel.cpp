@@ -479,8 +479,8 @@ void WorkloadPanel::syncParallel()
                                            : tr("Custom\u2026"));
 
     QString summary;
-    try {
-        const engine::RankLayout ranks(l);
+    if (const engine::RankLayout *r = m_document->ranks()) {
+        const engine::RankLayout &ranks = *r;
         summary = tr("%1 GPUs = TP %2 \u00d7 CP %3 \u00d7 PP %4 \u00d7 DP %5")
                           .arg(QLocale().toString(ranks.worldSize()))
                           .arg(p.tp)
@@ -498,9 +498,9 @@ void WorkloadPanel::syncParallel()
                                              "puts them.")
                                                   .arg(counted(moved, tr("rank"), tr("ranks")))
                                         : tr("Placed by the rank order."));
-    } catch (const std::exception &e) {
+    } else {
         summary = QStringLiteral("<span style='color:#b91c1c'>%1</span>")
-                          .arg(QString::fromStdString(e.what()).toHtmlEscaped());
+                          .arg(QString::fromStdString(m_document->ranksError()).toHtmlEscaped());
         m_placement->setText(tr("No ranks to place until the sizes fill the cluster."));
     }
     m_parallelSummary->setText(summary);

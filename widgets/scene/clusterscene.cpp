@@ -47,6 +47,7 @@ ClusterScene::ClusterScene(Document *document, QObject *parent)
         syncView(what.toInt());
     });
     rebuild();
+    syncRanks();
 }
 
 const engine::RankLayout *ClusterScene::ranks() const
@@ -100,8 +101,12 @@ void ClusterScene::rebuild()
     m_view->setSelectedGpus({});
     m_view->setSelectedLink(-1);
     m_view->setHoveredLink(-1);
-    syncRanks();
-    syncLoads();
+    // The document follows a new cluster with ranksChanged and evaluationChanged, which sync the
+    // ranks and the loads; until then no GPU has a rank (the old ranks were for other GPUs).
+    m_state.gpuRank.assign(static_cast<std::size_t>(m_document->topology().gpuCount()), -1);
+    m_state.gpuGroup.clear();
+    m_state.groupCount = 0;
+    m_state.loads = m_document->evaluation().links;
     syncLesson(); // a lesson's ids are for the old topology: it is shown no more
     syncView(kSelection | ViewState::Hover);
     syncGraph(true);
