@@ -10,7 +10,7 @@ packages=(
     cmake ninja-build g++ pkg-config
     qt6-base-dev qt6-base-dev-tools qt6-charts-dev qt6-svg-dev
     libqt6opengl6-dev libgl-dev # Qt Charts' CMake config needs Qt6OpenGL, which needs GL
-    libboost-dev libboost-graph-dev nlohmann-json3-dev
+    libboost-dev nlohmann-json3-dev # Boost.Math: the ECMP collision model (traffic.cpp)
     libexpat1-dev # the XML reader of the NCCL topology and graph importers
     # Run: the xcb platform plugin for a desktop, and a font for every label (the offscreen
     # platform of the tests draws text too)
