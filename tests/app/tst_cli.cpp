@@ -1,9 +1,9 @@
+#include "clirun.h"
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -36,31 +36,13 @@ class TestCli : public QObject
                    const QString &catalog = QString(),
                    rlim_t memoryLimit = 0)
     {
-        QProcess p;
-        if (memoryLimit > 0)
-            p.setChildProcessModifier([memoryLimit] {
-                const rlimit limit{memoryLimit, memoryLimit};
-                setrlimit(RLIMIT_AS, &limit);
-            });
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        for (const char *var : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"})
-            env.remove(QString::fromLatin1(var));
-        env.insert(QStringLiteral("XDG_CONFIG_HOME"), QStringLiteral("/nonexistent"));
-        if (catalog.isEmpty())
-            env.remove(QStringLiteral("RAILYARD_CATALOG"));
-        else
-            env.insert(QStringLiteral("RAILYARD_CATALOG"), catalog);
-        p.setProcessEnvironment(env);
-        p.start(QStringLiteral(RAILYARD_BINARY), args);
-        if (!p.waitForFinished(60000))
-            return {-1, {}, QStringLiteral("timed out")};
-        if (p.exitStatus() != QProcess::NormalExit) // a crash or an abort, never an answer
-            return {-2,
-                    {},
-                    QStringLiteral("crashed: ") + QString::fromUtf8(p.readAllStandardError())};
-        return {p.exitCode(),
-                QString::fromUtf8(p.readAllStandardOutput()),
-                QString::fromUtf8(p.readAllStandardError())};
+        railyard::test::CliOptions o;
+        if (!catalog.isEmpty())
+            o.env.insert(QStringLiteral("RAILYARD_CATALOG"), catalog);
+        o.memoryLimit = memoryLimit;
+        o.timeoutMs = 60000;
+        const railyard::test::CliRun r = railyard::test::runCli(args, o);
+        return {r.exitCode, r.outText(), r.errText()}; // -1: timed out, -2: crashed
     }
     static QString data(const char *name) { return QStringLiteral(RAILYARD_TEST_DATA "/") + name; }
 
@@ -836,18 +818,13 @@ private Q_SLOTS:
         QVERIFY(f.open(QIODevice::WriteOnly));
         f.write("{\"format\": 1e400}");
         f.close();
-        QProcess p;
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         // Headless (no display, no platform), where a bad FILE fails fast instead of opening
         // the window with the message.
-        for (const char *var : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"})
-            env.remove(QString::fromLatin1(var));
-        p.setProcessEnvironment(env);
-        p.setWorkingDirectory(dir.path());
-        p.start(QStringLiteral(RAILYARD_BINARY), {QStringLiteral("cluster")});
-        QVERIFY(p.waitForFinished(60000));
-        QCOMPARE(p.exitCode(), 1);
-        QVERIFY2(p.readAllStandardError().contains("cluster: line 1, column 12: the number 1e400"),
+        railyard::test::CliOptions o;
+        o.workingDirectory = dir.path();
+        const railyard::test::CliRun r = railyard::test::runCli({QStringLiteral("cluster")}, o);
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("cluster: line 1, column 12: the number 1e400"),
                  "not read as a file");
     }
     void importWritesAPricedLayout()

@@ -2,6 +2,7 @@
 // exit 0 / 1 (bad file, named) / 2 (usage).
 #include "exportcheck.h"
 
+#include "clirun.h"
 #include "comparenear.h"
 #include <QDir>
 #include <QFile>
@@ -11,7 +12,6 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 #include <QSet>
 #include <QTemporaryDir>
 #include <QTest>
@@ -35,22 +35,9 @@ class TestExportCli : public QObject
 
     static Run run(const QStringList &args)
     {
-        QProcess p;
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        for (const char *var : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"})
-            env.remove(QString::fromLatin1(var));
-        env.insert(QStringLiteral("XDG_CONFIG_HOME"), QStringLiteral("/nonexistent"));
-        p.setProcessEnvironment(env);
-        p.start(QStringLiteral(RAILYARD_BINARY), QStringList{QStringLiteral("export")} + args);
-        if (!p.waitForFinished(120000))
-            return {-1, {}, QStringLiteral("timed out")};
-        if (p.exitStatus() != QProcess::NormalExit)
-            return {-2,
-                    {},
-                    QStringLiteral("crashed: ") + QString::fromUtf8(p.readAllStandardError())};
-        return {p.exitCode(),
-                QString::fromUtf8(p.readAllStandardOutput()),
-                QString::fromUtf8(p.readAllStandardError())};
+        const railyard::test::CliRun r = railyard::test::runCli(
+                QStringList{QStringLiteral("export")} + args);
+        return {r.exitCode, r.outText(), r.errText()}; // -1: timed out, -2: crashed
     }
     static QString data(const char *name) { return QStringLiteral(RAILYARD_TEST_DATA "/") + name; }
     QString out(const char *name) const { return m_dir.filePath(QLatin1String(name)); }
@@ -62,15 +49,14 @@ class TestExportCli : public QObject
     // `evaluate --json --links all`: the reference for the exported reports.
     static QJsonObject evaluation(const char *file)
     {
-        QProcess p;
-        p.start(QStringLiteral(RAILYARD_BINARY),
-                {QStringLiteral("evaluate"),
-                 data(file),
-                 QStringLiteral("--json"),
-                 QStringLiteral("--links"),
-                 QStringLiteral("all")});
-        p.waitForFinished(120000);
-        return QJsonDocument::fromJson(p.readAllStandardOutput()).object();
+        const railyard::test::CliRun r = railyard::test::runCli({QStringLiteral("evaluate"),
+                                                                 data(file),
+                                                                 QStringLiteral("--json"),
+                                                                 QStringLiteral("--links"),
+                                                                 QStringLiteral("all")});
+        if (r.exitCode != 0)
+            qWarning("evaluate %s: %s", file, qPrintable(r.errText()));
+        return QJsonDocument::fromJson(r.out).object();
     }
 
 private Q_SLOTS:
@@ -426,16 +412,15 @@ private Q_SLOTS:
     void momentAt()
     {
         const char *layout = "gmi-h200-cluster.railyard.json";
-        QProcess p;
-        p.start(QStringLiteral(RAILYARD_BINARY),
+        const railyard::test::CliRun run = railyard::test::runCli(
                 {QStringLiteral("evaluate"),
                  data(layout),
                  QStringLiteral("--json"),
                  QStringLiteral("--timeline"),
                  QStringLiteral("--links"),
                  QStringLiteral("all")}); // every link of each phase, not its busiest
-        QVERIFY(p.waitForFinished(120000));
-        const QJsonObject e = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
+        QCOMPARE(run.exitCode, 0);
+        const QJsonObject e = QJsonDocument::fromJson(run.out).object();
         const double step = e.value(QStringLiteral("step_time_s")).toDouble();
         QVERIFY(step > 0);
         const QJsonArray phases = e.value(QStringLiteral("timeline")).toArray();

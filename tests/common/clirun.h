@@ -7,6 +7,8 @@
 #include <QString>
 #include <QStringList>
 
+#include <sys/resource.h>
+
 namespace railyard::test {
 
 struct CliRun
@@ -14,6 +16,7 @@ struct CliRun
     int exitCode = -1; // -1: timed out, -2: crashed
     QByteArray out;    // the bytes as written (a terminal would see these)
     QByteArray err;
+    QString outText() const { return QString::fromUtf8(out); }
     QString errText() const { return QString::fromUtf8(err); }
 };
 
@@ -28,12 +31,28 @@ inline QProcessEnvironment cliEnvironment()
     return env;
 }
 
-inline CliRun runCli(const QStringList &args, const QProcessEnvironment &env, int timeoutMs = 120000)
+// How to run it, beyond the arguments.
+struct CliOptions
+{
+    QProcessEnvironment env = cliEnvironment();
+    rlim_t memoryLimit = 0;   // the child's address-space limit in bytes (RLIMIT_AS), 0: none
+    QString workingDirectory; // empty: the test's
+    int timeoutMs = 120000;
+};
+
+inline CliRun runCli(const QStringList &args, const CliOptions &o)
 {
     QProcess p;
-    p.setProcessEnvironment(env);
+    p.setProcessEnvironment(o.env);
+    if (o.memoryLimit > 0)
+        p.setChildProcessModifier([limit = o.memoryLimit] {
+            const rlimit l{limit, limit};
+            setrlimit(RLIMIT_AS, &l);
+        });
+    if (!o.workingDirectory.isEmpty())
+        p.setWorkingDirectory(o.workingDirectory);
     p.start(QStringLiteral(RAILYARD_BINARY), args);
-    if (!p.waitForFinished(timeoutMs)) {
+    if (!p.waitForFinished(o.timeoutMs)) {
         p.kill();
         p.waitForFinished();
         return {-1, {}, "timed out"};
@@ -41,6 +60,14 @@ inline CliRun runCli(const QStringList &args, const QProcessEnvironment &env, in
     if (p.exitStatus() != QProcess::NormalExit)
         return {-2, {}, "crashed: " + p.readAllStandardError()};
     return {p.exitCode(), p.readAllStandardOutput(), p.readAllStandardError()};
+}
+
+inline CliRun runCli(const QStringList &args, const QProcessEnvironment &env, int timeoutMs = 120000)
+{
+    CliOptions o;
+    o.env = env;
+    o.timeoutMs = timeoutMs;
+    return runCli(args, o);
 }
 
 inline CliRun runCli(const QStringList &args, int timeoutMs = 120000)
