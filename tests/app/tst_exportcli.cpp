@@ -412,15 +412,15 @@ private Q_SLOTS:
     void momentAt()
     {
         const char *layout = "gmi-h200-cluster.railyard.json";
-        const railyard::test::CliRun run = railyard::test::runCli(
+        const railyard::test::CliRun evaluated = railyard::test::runCli(
                 {QStringLiteral("evaluate"),
                  data(layout),
                  QStringLiteral("--json"),
                  QStringLiteral("--timeline"),
                  QStringLiteral("--links"),
                  QStringLiteral("all")}); // every link of each phase, not its busiest
-        QCOMPARE(run.exitCode, 0);
-        const QJsonObject e = QJsonDocument::fromJson(run.out).object();
+        QCOMPARE(evaluated.exitCode, 0);
+        const QJsonObject e = QJsonDocument::fromJson(evaluated.out).object();
         const double step = e.value(QStringLiteral("step_time_s")).toDouble();
         QVERIFY(step > 0);
         const QJsonArray phases = e.value(QStringLiteral("timeline")).toArray();
