@@ -338,6 +338,9 @@ void finishStepComm(const StepSetting &s, StepComm &c)
                                    : 1.0;
     c.zeroFwdPerLayerS = units * agS;
     c.zeroBwdPerLayerS = units * (gathers * agS + rsS);
+    c.zeroGatherPerLayerS = units * agS;
+    c.zeroReducePerLayerS = units * rsS;
+    c.zeroBackwardGathers = gathers;
     // The embedding and output layer go the same way, on the first and last stages.
     if (s.dp * cp > 1 && dpAg.bytes > 0) {
         const double embed = m.layerParams().embedding / tp;

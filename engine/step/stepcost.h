@@ -148,6 +148,9 @@ struct StepComm
     // ZeRO-3 / FSDP: collectives per layer, and their seconds per layer and micro-batch.
     double zeroUnits = 0;
     double zeroFwdPerLayerS = 0, zeroBwdPerLayerS = 0;
+    // One layer's parameter gather and gradient reduce-scatter, and how many gathers the
+    // backward makes (2 where full recomputation gathers again).
+    double zeroGatherPerLayerS = 0, zeroReducePerLayerS = 0, zeroBackwardGathers = 1;
     double zeroEmbedS = 0; // the embedding's (first and last stage), per micro-batch
 };
 

@@ -91,6 +91,11 @@ void StepModel::buildTimeline()
 
     double clock = 0;
     int stage = 0;
+    // Where each pattern's last phase on this stage ends: one group's collectives run one after
+    // another on its stream (NCCL orders the operations of a communicator), so a phase that
+    // would start before the previous one of its pattern ends waits for it.
+    std::vector<double> patternFree;
+    bool chained = true; // false: the phase keeps the start it is given
     const auto add = [&](std::string name,
                          PhaseKind kind,
                          bool exposed,
@@ -100,6 +105,18 @@ void StepModel::buildTimeline()
                          double share) {
         if (len <= 0 && pattern < 0)
             return;
+        if (pattern >= 0 && chained) {
+            if (patternFree.size() <= static_cast<std::size_t>(pattern))
+                patternFree.resize(static_cast<std::size_t>(pattern) + 1, 0.0);
+            double &free = patternFree[static_cast<std::size_t>(pattern)];
+            // ... unless waiting would run it past the step's end: where the priced step
+            // leaves a stream too little time, its phases keep the start the schedule gives
+            // them and overlap (the link load shows more than the link's rate: the contention
+            // the step time does not price yet, issue 19).
+            if (free + std::max(0.0, len) <= tl.stepS)
+                start = std::max(start, free);
+            free = std::max(free, start + std::max(0.0, len));
+        }
         Phase p;
         p.name = std::move(name);
         p.kind = kind;
@@ -120,6 +137,7 @@ void StepModel::buildTimeline()
 
     for (stage = 0; stage < m_pp; ++stage) {
         clock = 0;
+        patternFree.assign(patternFree.size(), 0.0);
         const int tpP = addPattern(PhaseKind::Tp, stage, {&m_comm.tpAg, &m_comm.tpRs, &m_comm.tpAr});
         const int cpP = addPattern(PhaseKind::Cp, stage, {&m_comm.cpRing});
         const int epP = addPattern(PhaseKind::Ep, stage, {&m_comm.epA2a});
@@ -188,23 +206,30 @@ void StepModel::buildTimeline()
                 epP,
                 share * (fwd ? epFwd : 1 - epFwd));
             if (m_comm.zero3) {
+                // Each micro-batch gathers every layer's parameters once forward and
+                // `gathers` times backward (the pattern's bytes split the same way), and
+                // reduce-scatters every layer's gradients backward.
                 const double layers = double(m_dims.layers) / m_pp * perOp;
+                const double gathers = m_comm.zeroBackwardGathers;
                 add("ZeRO-3 parameter gather",
                     PhaseKind::Dp,
                     false,
                     start,
-                    layers * m_comm.zeroFwdPerLayerS * (fwd ? 1.0 : 0.5),
+                    layers * m_comm.zeroGatherPerLayerS * (fwd ? 1.0 : gathers),
                     paramP,
-                    share / 2);
+                    share * (fwd ? 1.0 : gathers) / (1.0 + gathers));
                 if (!fwd)
                     add("ZeRO-3 gradient reduce-scatter",
                         PhaseKind::Dp,
                         false,
                         start + len / 2,
-                        layers * m_comm.zeroBwdPerLayerS / 2,
+                        layers * m_comm.zeroReducePerLayerS,
                         gradP,
                         share);
             } else if (m_comm.zero2 && !fwd) {
+                // Priced as one collective overlapping the backward (stepcost.cpp), not as a
+                // chain: each keeps its backward's start.
+                chained = false;
                 add("DP gradient reduce-scatter",
                     PhaseKind::Dp,
                     false,
@@ -212,6 +237,7 @@ void StepModel::buildTimeline()
                     m_comm.dpGradS / ops,
                     gradP,
                     share);
+                chained = true;
             }
             if (ppPattern >= 0) {
                 const double p2p = m_comm.ppP2p.timeS * perOp * m_vp;
