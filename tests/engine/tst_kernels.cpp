@@ -59,6 +59,36 @@ std::vector<AttentionRow> readAttention()
     return rows;
 }
 
+struct GemmRow
+{
+    QString gpu, library, dtype;
+    double m = 0, n = 0, k = 0;
+    double measuredTflops = 0;
+};
+
+// The data rows of a CSV under tests/data/kernels (comments and the header skipped).
+QList<QStringList> readCsv(const QString &name, int columns)
+{
+    QList<QStringList> out;
+    QFile f(QStringLiteral(RAILYARD_TEST_DATA "/kernels/") + name);
+    if (!f.open(QIODevice::ReadOnly | QIODevice::Text))
+        return out;
+    bool header = true;
+    while (!f.atEnd()) {
+        const QString line = QString::fromUtf8(f.readLine()).trimmed();
+        if (line.isEmpty() || line.startsWith('#'))
+            continue;
+        if (header) {
+            header = false;
+            continue;
+        }
+        const QStringList c = line.split(',');
+        if (c.size() == columns)
+            out.push_back(c);
+    }
+    return out;
+}
+
 double median(std::vector<double> v)
 {
     if (v.empty())
@@ -75,6 +105,66 @@ class TestKernels : public QObject
     Q_OBJECT
 
 private Q_SLOTS:
+    // Dense GEMM: ComputeModel::gemm(m, n, k) (catalog gemmEfficiencyBf16 / Fp8, wave
+    // quantization over the SMs, a K-loop prologue, the HBM roofline, a launch tail).
+    void gemmForward()
+    {
+        const QList<QStringList> rows = readCsv(QStringLiteral("gemm.csv"), 7);
+        QCOMPARE(int(rows.size()), 4); // the rows of tests/data/kernels/gemm.csv
+        std::map<QString, std::vector<double>> absErrors;
+        qInfo("%-10s %-13s %-5s %6s %6s %6s %10s %10s %8s",
+              "gpu",
+              "library",
+              "dtype",
+              "m",
+              "n",
+              "k",
+              "engine TF",
+              "meas. TF",
+              "error");
+        for (const QStringList &c : rows) {
+            GemmRow r{c[0],
+                      c[1],
+                      c[2],
+                      c[3].toDouble(),
+                      c[4].toDouble(),
+                      c[5].toDouble(),
+                      c[6].toDouble()};
+            const GpuSpec *gpu = Catalog::builtin().gpu(r.gpu.toStdString());
+            QVERIFY2(gpu, qPrintable(r.gpu));
+            const bool fp8 = r.dtype == QLatin1String("fp8");
+            const ComputeModel model(*gpu, fp8 ? Precision::Fp8 : Precision::Bf16);
+            const double seconds = model.gemm(r.m, r.n, r.k, fp8);
+            QVERIFY(seconds > 0);
+            const double predicted = 2.0 * r.m * r.n * r.k / seconds / 1e12;
+            const double error = predicted / r.measuredTflops - 1.0; // + : engine too fast
+            absErrors[r.gpu + QLatin1Char('/') + r.dtype].push_back(std::abs(error));
+            qInfo("%-10s %-13s %-5s %6.0f %6.0f %6.0f %10.1f %10.1f %+7.1f%%",
+                  qPrintable(r.gpu),
+                  qPrintable(r.library),
+                  qPrintable(r.dtype),
+                  r.m,
+                  r.n,
+                  r.k,
+                  predicted,
+                  r.measuredTflops,
+                  100 * error);
+        }
+        // Today (catalog H100 gemmEfficiencyBf16 0.78): median |error| 5.2% (-8.8% .. +2.6%).
+        // Margin: 3 points.
+        const std::map<QString, double> bound = {{QStringLiteral("H100-SXM/bf16"), 0.082}};
+        for (const auto &[group, errs] : absErrors) {
+            const double med = median(errs);
+            qInfo("%s: %zu rows, median |error| %.1f%%", qPrintable(group), errs.size(), 100 * med);
+            QVERIFY2(bound.count(group), qPrintable(group + " has no stated bound"));
+            QVERIFY2(med <= bound.at(group),
+                     qPrintable(QStringLiteral("%1: median |error| %2 > %3")
+                                        .arg(group)
+                                        .arg(med)
+                                        .arg(bound.at(group))));
+        }
+    }
+
     // Flash attention forward: the engine prices it at attentionEfficiency x BF16 peak whatever
     // the shape (ComputeModel::attentionForward(flops)).
     void attentionForward()
