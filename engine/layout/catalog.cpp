@@ -260,6 +260,11 @@ void Catalog::merge(const Catalog &other)
         upsert(m_switches, s, [](const SwitchModel &e) { return e.id; });
 }
 
+void Catalog::setGpu(const GpuSpec &gpu)
+{
+    upsert(m_gpus, gpu, [](const GpuSpec &e) { return e.id; });
+}
+
 const GpuSpec *Catalog::gpu(const std::string &id) const
 {
     for (const auto &g : m_gpus)

@@ -93,6 +93,8 @@ public:
     static Catalog fromJsonText(const std::string &text, const std::string &file);
     // Adds the entries of `other`, replacing those with the same id.
     void merge(const Catalog &other);
+    // Adds `gpu`, replacing the one with its id (a what-if on one constant, or a refit of it).
+    void setGpu(const GpuSpec &gpu);
 
     const GpuSpec *gpu(const std::string &id) const;
     const NicModel *nic(const std::string &id) const;

@@ -16,6 +16,12 @@ constexpr std::size_t kMinRuns = 5;
 constexpr double kQuantile = 0.8;
 constexpr double kFloor = 0.05; // never claim better than 5%
 constexpr double kWiden = 1.5;  // no run of the regime's kind: half as wide again
+// A configuration no source measured sits further out than the residuals of the sources that
+// did, which cluster by source: the plain conformal band, taken from the other families only,
+// held 59 of the 80 published runs (74%) out of sample; 1.15 is the least factor that reaches
+// 80% (64 runs), 1.2 is taken for a margin (67 runs, 84%), as tst_throughput's bandCoverage
+// checks. One factor calibrated on that coverage, for all regimes.
+constexpr double kUnseenSource = 1.2;
 
 int scaleBucket(int gpus)
 {
@@ -27,15 +33,17 @@ const char *scaleWords(int gpus)
     return gpus <= 256 ? "up to 256 GPUs" : gpus <= 2048 ? "257 to 2,048 GPUs" : "over 2,048 GPUs";
 }
 
-double quantile(std::vector<double> v, double q)
+// The split-conformal quantile of n residuals: the ceil((n + 1) q)-th smallest (the largest
+// when that passes n). A band of that half-width holds a new run drawn like these at least a
+// fraction q of the time, where the plain q-quantile of n runs holds it less often when n is
+// small.
+double conformalQuantile(std::vector<double> v, double q)
 {
     if (v.empty())
         return 0;
     std::sort(v.begin(), v.end());
-    const double at = q * double(v.size() - 1);
-    const std::size_t i = static_cast<std::size_t>(std::floor(at));
-    const std::size_t j = std::min(v.size() - 1, i + 1);
-    return v[i] + (v[j] - v[i]) * (at - double(i));
+    const std::size_t k = static_cast<std::size_t>(std::ceil(double(v.size() + 1) * q));
+    return v[std::min(v.size(), std::max<std::size_t>(k, 1)) - 1];
 }
 
 std::string archWords(const std::string &a)
@@ -69,6 +77,7 @@ std::vector<ValidationRun> parseValidationRuns(const std::string &text, const st
         r.contextParallel = c.boolOr("context_parallel", false);
         r.heldOut = c.boolOr("held_out", false);
         r.error = c.at("error").toDouble(-10, 10);
+        r.fittedError = c.doubleOr("fitted_error", r.error, -10, 10);
         runs.push_back(std::move(r));
     }
     return runs;
@@ -123,10 +132,13 @@ UncertaintyBand uncertaintyBand(const Regime &g, const std::vector<ValidationRun
                 errors.push_back(std::abs(r.error));
         if (errors.size() < kMinRuns)
             continue;
-        band.fraction = std::max(kFloor, quantile(errors, kQuantile));
+        band.fraction = std::max(kFloor, kUnseenSource * conformalQuantile(errors, kQuantile));
         band.runs = static_cast<int>(errors.size());
-        band.basis = "the 80th percentile of |error| over the " + std::to_string(errors.size())
-                     + " published runs like this one (" + level.words + ")";
+        band.basis = "80% conformal band of the out-of-sample |error| over the "
+                     + std::to_string(errors.size()) + " published runs like this one ("
+                     + level.words
+                     + "), widened by a fifth for a configuration no source "
+                       "measured";
         break;
     }
     // Nothing measured of this architecture, or with these features: say so and widen.

@@ -6,7 +6,7 @@
 namespace railyard::engine {
 
 // How far the engine's step time has been from published measurements, by regime: the
-// residuals of every run in the validation set (tests/data/throughput/runs.txt), kept in
+// out-of-sample residuals of every run in the validation set (tests/data/throughput/runs.txt), kept in
 // resources/fidelity.json. Regenerate that file after any change to the model:
 //   RAILYARD_WRITE_RESIDUALS=resources/fidelity.json build/tests/engine/tst_throughput
 struct ValidationRun
@@ -19,7 +19,11 @@ struct ValidationRun
     bool zero3 = false; // ZeRO-3 or FSDP
     bool contextParallel = false;
     bool heldOut = false;
-    double error = 0; // (model - measured) / measured, tokens per second per GPU
+    // (model - measured) / measured, tokens per second per GPU, out of sample: priced with the
+    // fitted constants refit without the run's source family (leave-one-source-out). The band
+    // is taken from these.
+    double error = 0;
+    double fittedError = 0; // the same with the constants as built in (in sample)
 };
 
 // What an evaluation is: the regime its band is taken from.
@@ -37,7 +41,7 @@ struct UncertaintyBand
 {
     double fraction = 0; // half-width, as a fraction of the step time
     int runs = 0;        // validation runs it rests on
-    std::string basis;   // in words: which runs, and what was widened ("the 80th percentile ...")
+    std::string basis;   // in words: which runs, and what was widened ("80% conformal band ...")
 };
 
 // The built-in validation residuals.
@@ -45,10 +49,12 @@ const std::vector<ValidationRun> &validationRuns();
 // Parses a residual file (resources/fidelity.json's format); throws InputError.
 std::vector<ValidationRun> parseValidationRuns(const std::string &text, const std::string &file);
 
-// The band for `regime`: the 80th percentile of |error| over the validation runs of the most
-// specific matching group that holds at least five runs (architecture, precision and features,
-// then scale; then architecture and precision; then architecture; then all runs), widened by
-// half where no run shares the regime's architecture or features.
+// The band for `regime`: the 80% split-conformal quantile (the ceil((n + 1) 0.8)-th smallest)
+// of the out-of-sample |error| over the validation runs of the most specific matching group that
+// holds at least five runs (architecture, precision and features, then scale; then architecture
+// and precision; then architecture; then all runs), times 1.2 (a configuration no source
+// measured: the factor that makes the band hold 80% of the runs of families it never saw), and
+// widened by half where no run shares the regime's architecture or features.
 UncertaintyBand uncertaintyBand(const Regime &regime,
                                 const std::vector<ValidationRun> &runs = validationRuns());
 

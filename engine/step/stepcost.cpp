@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace railyard::engine {
 
@@ -494,10 +495,28 @@ StepTimes composeStep(const StepSetting &s,
             dpExposed = std::max(lastUnit, c.dpGradS - (busy - stageCompute / 3.0))
                         + std::max(0.0, c.dpParamS - stageCompute / 3.0);
     } else if (t.overlap.dp) {
-        const double lastBackward = stageCompute * 2.0 / 3.0;
-        const double firstForward = stageCompute / 3.0;
+        // Megatron-Core reduces each model chunk's gradients when its last micro-batch's
+        // backward fills them, bucket by bucket. With interleaving the last group of
+        // g = min(m, pp) micro-batches runs its backward chunk by chunk, from the last chunk to
+        // the first: after chunk k's last backward, k x g backward units of the chunks before it
+        // remain, and the chunks' reduce-scatters queue on the DP stream under them. The
+        // parameter gathers for the step run ahead of each chunk's first forward the same way
+        // (chunk k's first forward comes after k x g forward units). Without interleaving this
+        // is the last micro-batch's backward and the first one's forward.
+        const double unitBackward = stageCompute * 2.0 / 3.0 / vp; // one chunk, one micro-batch
+        const double unitForward = stageCompute / 3.0 / vp;
+        const double group = vp > 1 ? std::min(microBatches, double(pp)) : 1.0;
         const double lastBucket = (c.dpOps > 0 ? c.dpGradS / std::max(1.0, c.dpOps) : 0);
-        dpExposed = std::max(dpExposed - lastBackward - firstForward, lastBucket);
+        const double chunkGrad = c.dpGradS / vp, chunkParam = c.dpParamS / vp;
+        // Time from the end of the backward (0) at which the last chunk's reduction ends.
+        double gradDone = -std::numeric_limits<double>::infinity();
+        for (int k = vp - 1; k >= 0; --k)
+            gradDone = std::max(gradDone, -(k * group + 1) * unitBackward) + chunkGrad;
+        // How long the first forwards wait for the gathers (from the step's start).
+        double paramWait = 0;
+        for (int k = 0; k < vp; ++k)
+            paramWait = std::max(paramWait, (k + 1) * chunkParam - (k * group + 1) * unitForward);
+        dpExposed = std::max(gradDone, lastBucket) + paramWait;
     }
     x.dp = dpExposed;
     // Optimizer: Adam over this GPU's shard of FP32 master weights and moments, memory bound.

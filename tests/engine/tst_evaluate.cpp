@@ -505,7 +505,9 @@ private Q_SLOTS:
         Regime hopper{"hopper", "bf16", 64, false, false, false};
         const UncertaintyBand hb = railyard::engine::uncertaintyBand(hopper, runs);
         QCOMPARE(hb.runs, 6);
-        RAILYARD_COMPARE_ABS(hb.fraction, 0.10, 1e-9); // 80th percentile of 2..12%
+        // The 80% conformal band of 2..12%, the ceil(7 x 0.8) = 6th smallest of 6, widened by
+        // a fifth for a configuration no source measured.
+        RAILYARD_COMPARE_ABS(hb.fraction, 0.144, 1e-9);
         Regime blackwell{"blackwell", "bf16", 64, false, false, false};
         const UncertaintyBand bb = railyard::engine::uncertaintyBand(blackwell, runs);
         QCOMPARE(bb.runs, 12);

@@ -268,7 +268,12 @@ private Q_SLOTS:
         RAILYARD_COMPARE_ABS(ideal.busbwGBps, 94.7, 1.5);
         RAILYARD_COMPARE_ABS(single.busbwGBps, 94.7, 1.5);
         QVERIFY(ea.stepTimeS > eb.stepTimeS);
-        RAILYARD_COMPARE_ABS(ea.stepTimeS / eb.stepTimeS, 1.078, 0.02);
+        // The step barely moves: in this Megatron workload (VP 5, 8 micro-batches) the chunks'
+        // reduce-scatters and gathers queue under the interleaved backward and forward, so
+        // little of the DP traffic is exposed. NVIDIA's 1.09 -> 0.83 s implies an exposed
+        // all-gather (the same layout under ZeRO-3 goes 1.97 -> 1.32 s): the workload that
+        // matches both published numbers is issue 19's point 4, open.
+        RAILYARD_COMPARE_ABS(ea.stepTimeS / eb.stepTimeS, 1.017, 0.01);
         QVERIFY(ea.exposed.dp > eb.exposed.dp);
     }
 

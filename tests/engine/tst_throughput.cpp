@@ -1,13 +1,12 @@
-#include "layout/layout.h"
-#include "layout/softwarestack.h"
-#include "step/evaluate.h"
 #include "step/fidelity.h"
-#include "topology/topology.h"
+#include "throughput/crossvalidation.h"
+#include "throughput/publishedruns.h"
 
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QMap>
 #include <QTest>
 
 #include <algorithm>
@@ -17,227 +16,54 @@
 #include <vector>
 
 using namespace railyard::engine;
+using namespace railyard::test;
 
-// Every published run of the reference throughput.md, sections 3 and 3b, priced by the engine
-// and compared in tokens/s per GPU. The runs, their sources and the assumptions made where a
-// source is silent are in tests/data/throughput/runs.txt. A quarter of the runs are held out
-// (chosen by a hash of the run id, see tests/data/throughput/README.md): the engine's
-// constants were set without looking at them, and they are reported apart.
+// Every published run of the reference throughput.md, sections 3, 3b and 3d, priced by the
+// engine and compared in tokens/s per GPU. The runs, their sources and the assumptions made where
+// a source is silent are in tests/data/throughput/runs.txt. A quarter of the runs of sections 3
+// and 3b were held out (chosen by a hash of the run id, see tests/data/throughput/README.md);
+// section 3d was released after the engine was measured on it. The headline is out of sample:
+// each source family held out in turn, the fitted constants refit without it
+// (throughput/crossvalidation.h).
 namespace {
 
-struct Run
-{
-    QString id;
-    QChar family;
-    bool heldOut = false;
-    QString system, model;
-    int gpus = 0, seq = 0, gbs = 0, mbs = 0, tp = 1, pp = 1, vp = 1, dp = 1, cp = 1, ep = 1;
-    QString shard, recompute, precision, stack, measured;
-    bool sp = false;
-    QStringList flags;
-    double measuredTokens = 0; // tokens/s/GPU
-};
+// Which runs a summary covers.
+enum class Part { Fitted, HeldOut, Section3d, FamilyZ, All };
 
-struct Priced
+bool inPart(const Run &r, Part part)
 {
-    Evaluation e;
-    double err = 0; // (model - measured) / measured, tokens/s/GPU
-};
-
-[[noreturn]] void bad(const QString &line, const QString &why)
-{
-    qFatal("runs.txt: %s: %s", qPrintable(line), qPrintable(why));
-}
-
-ModelConfig modelFor(const QString &spec)
-{
-    ModelConfig m;
-    const QStringList parts = spec.split(QLatin1Char(':'));
-    if (parts[0] == QLatin1String("mg") || parts[0] == QLatin1String("mh")) {
-        m.layers = parts.value(1).toInt();
-        m.hidden = parts.value(2).toInt();
-        m.heads = parts.value(3).toInt();
-        m.ffn = 4 * *m.hidden;
-        m.vocab = parts[0] == QLatin1String("mg") ? 51200 : 131072;
-        m.gatedMlp = false;
-        return m;
+    const bool z = r.family == QLatin1Char('Z');
+    switch (part) {
+    case Part::Fitted: return !z && !r.heldOut && !r.section3d;
+    case Part::HeldOut: return !z && r.heldOut;
+    case Part::Section3d: return r.section3d;
+    case Part::FamilyZ: return z;
+    case Part::All: return !z;
     }
-    m.preset = parts[0].toStdString();
-    for (int i = 1; i < parts.size(); ++i) {
-        if (parts[i].startsWith(QLatin1Char('a')))
-            m.heads = parts[i].mid(1).toInt();
-        else if (parts[i].startsWith(QLatin1Char('v')))
-            m.vocab = parts[i].mid(1).toInt();
-    }
-    if (m.heads) {
-        m.kvHeads = *m.heads;
-        if (m.preset == "gpt3-175b")
-            m.headDim = 12288 / *m.heads;
-    }
-    return m;
-}
-
-// Measured tokens/s/GPU from what the source printed.
-double measuredTokens(const Run &r, const ModelConfig &m)
-{
-    const QString kind = r.measured.section(QLatin1Char(':'), 0, 0);
-    const double v = r.measured.section(QLatin1Char(':'), 1).toDouble();
-    const ModelDims d = resolveModel(m).dims;
-    const double l = d.layers, h = d.hidden, s = r.seq, V = d.vocab;
-    if (kind == QLatin1String("tok") || kind == QLatin1String("j"))
-        return v;
-    if (kind == QLatin1String("step"))
-        return double(r.gbs) * r.seq / (v * r.gpus);
-    if (kind == QLatin1String("nar")) // 96 B s l h^2 (1 + s/6h + V/16lh), with recompute
-        return v * 1e12 / (96.0 * l * h * h * (1 + s / (6 * h) + V / (16 * l * h)));
-    if (kind == QLatin1String("mc")) // 72 B s l h^2 (1 + s/6h + V/12lh)
-        return v * 1e12 / (72.0 * l * h * h * (1 + s / (6 * h) + V / (12 * l * h)));
-    bad(r.id, QStringLiteral("unknown measurement ") + r.measured);
-}
-
-QList<Run> readRuns()
-{
-    QFile f(QStringLiteral(RAILYARD_TEST_DATA "/throughput/runs.txt"));
-    if (!f.open(QIODevice::ReadOnly | QIODevice::Text))
-        qFatal("cannot read %s", qPrintable(f.fileName()));
-    QList<Run> runs;
-    while (!f.atEnd()) {
-        const QString line = QString::fromUtf8(f.readLine()).trimmed();
-        if (line.isEmpty() || line.startsWith(QLatin1Char('#')))
-            continue;
-        const QStringList c = line.split(QLatin1Char(' '), Qt::SkipEmptyParts);
-        if (c.size() != 21)
-            bad(line, QStringLiteral("expected 21 columns"));
-        Run r;
-        int i = 0;
-        r.id = c[i++];
-        r.family = r.id[0];
-        r.heldOut = c[i++] == QLatin1String("1");
-        r.system = c[i++];
-        r.model = c[i++];
-        for (int *v : {&r.gpus, &r.seq, &r.gbs, &r.mbs, &r.tp, &r.pp, &r.vp, &r.dp, &r.cp, &r.ep})
-            *v = c[i++].toInt();
-        r.shard = c[i++];
-        r.recompute = c[i++];
-        r.sp = c[i++] == QLatin1String("1");
-        r.precision = c[i++];
-        r.stack = c[i++];
-        r.measured = c[i++];
-        if (c[i] != QLatin1String("-"))
-            r.flags = c[i].split(QLatin1Char(','));
-        if (r.tp * r.pp * r.dp * r.cp != r.gpus)
-            bad(line, QStringLiteral("TP x PP x DP x CP is not the GPU count"));
-        r.measuredTokens = measuredTokens(r, modelFor(r.model));
-        runs << r;
-    }
-    return runs;
-}
-
-Layout layoutFor(const Run &r)
-{
-    Layout l;
-    ClusterConfig &c = l.cluster;
-    c.gpusPerNode = 8;
-    c.nvlinkDomain = 8;
-    c.nodes = r.gpus / 8;
-    c.nic.perGpu = 1;
-    if (r.system == QLatin1String("SEL") || r.system == QLatin1String("BDA")) {
-        c.gpu = "A100-SXM-80GB";
-        c.nic.gbitPerS = 200;
-        c.fabric.kind = FabricKind::ThreeTier;
-    } else {
-        c.gpu = "H100-SXM";
-        c.nic.gbitPerS = 400;
-        c.fabric.kind = FabricKind::RailOptimized;
-    }
-    if (r.system == QLatin1String("META"))
-        c.nic.model = "RoCE-400G";
-    if (r.system == QLatin1String("BDA"))
-        c.nic.model = "RoCE-200G";
-    l.model = modelFor(r.model);
-    TrainingConfig &t = l.training;
-    const StackProfile *stack = findStack(
-            r.stack == QLatin1String("generic") ? std::string() : r.stack.toStdString());
-    if (!stack)
-        bad(r.id, QStringLiteral("unknown stack ") + r.stack);
-    t.optimizer.fsdp = r.shard == QLatin1String("fsdp");
-    applyStackDefaults(t, *stack);
-    t.seqLen = r.seq;
-    t.globalBatch = r.gbs;
-    t.microBatch = r.mbs;
-    t.precision = r.precision == QLatin1String("fp8") ? Precision::Fp8 : Precision::Bf16;
-    t.recompute = r.recompute == QLatin1String("full")  ? Recompute::Full
-                  : r.recompute == QLatin1String("sel") ? Recompute::Selective
-                                                        : Recompute::None;
-    OptimizerConfig &o = t.optimizer;
-    o.distributed = r.shard != QLatin1String("ddp");
-    o.zeroStage = r.shard == QLatin1String("ddp")  ? 0
-                  : r.shard == QLatin1String("z2") ? 2
-                  : r.shard == QLatin1String("z3") ? 3
-                                                   : 1;
-    o.fsdp = r.shard == QLatin1String("fsdp");
-    t.overlap.ep = r.flags.contains(QLatin1String("ovep"));
-    if (r.flags.contains(QLatin1String("fp32grad")))
-        o.gradReduceFp32 = true;
-    t.moeDispatcher = r.flags.contains(QLatin1String("deepep")) ? MoeDispatcher::DeepEP
-                                                                : MoeDispatcher::AllToAll;
-    ParallelConfig &p = l.parallel;
-    p.tp = r.tp;
-    p.pp = r.pp;
-    p.vp = r.vp;
-    p.dp = r.dp;
-    p.cp = r.cp;
-    p.ep = r.ep;
-    p.sequenceParallel = r.sp;
-    if (r.flags.contains(QLatin1String("dpouter")))
-        p.order = "tp-cp-ep-pp-dp";
-    return l;
-}
-
-Priced price(const Run &r)
-{
-    const Layout l = layoutFor(r);
-    const Topology t = buildTopology(l.cluster, Catalog::builtin());
-    EvaluateOptions o;
-    o.linkLoads = false;
-    o.timeline = false;
-    Priced p;
-    p.e = evaluate(l, t, o);
-    if (!p.e.ok)
-        qFatal("%s: %s", qPrintable(r.id), p.e.error.c_str());
-    p.err = (p.e.tokensPerSPerGpu - r.measuredTokens) / r.measuredTokens;
-    return p;
-}
-
-bool outOfMemory(const Evaluation &e)
-{
-    return std::any_of(e.warnings.begin(), e.warnings.end(), [](const Warning &w) {
-        return w.code == "out-of-memory";
-    });
+    return false;
 }
 
 struct Summary
 {
     int n = 0;
-    double median = 0, within10 = 0, within15 = 0;
+    double median = 0, within10 = 0, within15 = 0, within20 = 0;
     double worst = 0; // signed: the error of the run furthest off
     QString worstId;
 };
 
-Summary summarize(const QList<Run> &runs, const QList<Priced> &priced, int part)
+// `error[i]`: run i's (model - measured) / measured; NaN: not counted.
+Summary summarize(const QList<Run> &runs, const QList<double> &error, Part part)
 {
-    // part: 0 fitted, 1 held out (both in sections 3/3b), 2 family Z, 3 all of 3/3b.
     QList<double> errs;
     Summary s;
     for (int i = 0; i < runs.size(); ++i) {
         const Run &r = runs[i];
-        const int p = r.family == QLatin1Char('Z') ? 2 : r.heldOut ? 1 : 0;
-        if (p != part && !(part == 3 && p != 2))
+        if (!inPart(r, part) || std::isnan(error[i]))
             continue;
-        const double a = std::abs(priced[i].err);
+        const double a = std::abs(error[i]);
         errs << a;
         if (a > std::abs(s.worst)) {
-            s.worst = priced[i].err;
+            s.worst = error[i];
             s.worstId = r.id;
         }
     }
@@ -250,11 +76,18 @@ Summary summarize(const QList<Run> &runs, const QList<Priced> &priced, int part)
     for (double a : errs) {
         s.within10 += a <= 0.10;
         s.within15 += a <= 0.15;
+        s.within20 += a <= 0.20;
     }
     s.within10 /= errs.size();
     s.within15 /= errs.size();
+    s.within20 /= errs.size();
     return s;
 }
+
+// Issue 19's measures on sections 3, 3b and 3d, guarded where they stand today.
+constexpr double kAllFittedMedian = 0.065;     // 6.0% today
+constexpr double kAllOutOfSampleMedian = 0.08; // 7.2% today
+constexpr double kBandCoverage = 0.80;         // the band's claim
 
 // resources/fidelity.json keeps four decimals of each error.
 constexpr double kResidualTolerance = 0.5e-4 + 1e-9;
@@ -286,6 +119,9 @@ std::string staleness(const std::vector<ValidationRun> &file,
         else if (!(std::abs(a.error - b.error) <= kResidualTolerance))
             out += "\n  " + b.id + ": error " + std::to_string(a.error) + " in the file, "
                    + std::to_string(b.error) + " from the model";
+        else if (!(std::abs(a.fittedError - b.fittedError) <= kResidualTolerance))
+            out += "\n  " + b.id + ": fitted error " + std::to_string(a.fittedError)
+                   + " in the file, " + std::to_string(b.fittedError) + " from the model";
     }
     return out;
 }
@@ -298,9 +134,15 @@ class TestThroughput : public QObject
 
     QList<Run> m_runs;
     QList<Priced> m_priced;
+    QList<double> m_fitted; // per run: the error with the built-in constants (in sample)
+    CrossValidation m_cv;   // per run: the out-of-sample error (families 3/3b/3d, not Z)
+    // Per key: the catalog's efficiency and the one that fits every run.
+    QMap<QString, std::pair<double, double>> m_allRunsFit;
 
-    // The residuals resources/fidelity.json holds, as the model gives them now (sections 3 and
-    // 3b; errors not rounded).
+    bool crossValidated(int i) const { return inPart(m_runs[i], Part::All); }
+
+    // The residuals resources/fidelity.json holds, as the model gives them now (sections 3, 3b
+    // and 3d; errors not rounded).
     std::vector<ValidationRun> residuals() const
     {
         std::vector<ValidationRun> out;
@@ -310,16 +152,15 @@ class TestThroughput : public QObject
                 continue;
             ValidationRun v;
             v.id = r.id.toStdString();
-            v.architecture = r.system == QLatin1String("SEL") || r.system == QLatin1String("BDA")
-                                     ? "ampere"
-                                     : "hopper";
+            v.architecture = Catalog::builtin().gpu(gpuFor(r))->architecture;
             v.precision = r.precision.toStdString();
             v.gpus = r.gpus;
             v.moe = r.ep > 1;
             v.zero3 = r.shard == QLatin1String("z3") || r.shard == QLatin1String("fsdp");
             v.contextParallel = r.cp > 1;
             v.heldOut = r.heldOut;
-            v.error = m_priced[i].err;
+            v.error = m_cv.error[i];
+            v.fittedError = m_fitted[i];
             out.push_back(std::move(v));
         }
         return out;
@@ -339,14 +180,17 @@ class TestThroughput : public QObject
             o[QStringLiteral("context_parallel")] = v.contextParallel;
             o[QStringLiteral("held_out")] = v.heldOut;
             o[QStringLiteral("error")] = std::round(v.error * 10000) / 10000;
+            o[QStringLiteral("fitted_error")] = std::round(v.fittedError * 10000) / 10000;
             runs.append(o);
         }
         QJsonObject doc;
         doc[QStringLiteral("format")] = QStringLiteral("railyard-fidelity");
         doc[QStringLiteral("notes")] = QStringLiteral(
                 "Residuals of the engine against every published run of the reference "
-                "throughput.md sections 3 and 3b (tests/data/throughput/runs.txt): error = "
-                "(model - measured) / measured tokens/s/GPU. Generated by "
+                "throughput.md sections 3, 3b and 3d (tests/data/throughput/runs.txt): error = "
+                "(model - measured) / measured tokens/s/GPU out of sample (the GEMM "
+                "efficiencies refit without the run's source family), fitted_error the same with "
+                "the catalog's constants. Generated by "
                 "RAILYARD_WRITE_RESIDUALS=resources/fidelity.json tst_throughput; regenerate "
                 "after any change to the model.");
         doc[QStringLiteral("runs")] = runs;
@@ -369,10 +213,24 @@ private Q_SLOTS:
     void initTestCase()
     {
         m_runs = readRuns();
-        for (const Run &r : m_runs)
+        for (const Run &r : m_runs) {
             m_priced << price(r);
+            m_fitted << m_priced.back().err;
+        }
+        const auto in = [this](int i) { return crossValidated(i); };
+        const EfficiencyCurves curves(m_runs, in);
+        m_cv = leaveOneSourceOut(m_runs, curves, in);
+        m_allRunsFit.clear();
+        for (int i = 0; i < m_runs.size(); ++i) {
+            if (!in(i))
+                continue;
+            const FitKey key = fitKey(m_runs[i]);
+            if (!m_allRunsFit.contains(key.name()))
+                m_allRunsFit[key.name()] = {builtInEfficiency(key),
+                                            fitEfficiency(m_runs, curves, key, in)};
+        }
         // RAILYARD_WRITE_RESIDUALS=resources/fidelity.json: write the residuals the engine's
-        // uncertainty band is taken from (sections 3 and 3b, fitted and held out).
+        // uncertainty band is taken from (sections 3, 3b and 3d, out of sample).
         const QByteArray out = qgetenv("RAILYARD_WRITE_RESIDUALS");
         if (!out.isEmpty())
             writeResiduals(QString::fromLocal8Bit(out));
@@ -392,16 +250,19 @@ private Q_SLOTS:
         const Evaluation &e = m_priced[index].e;
         const double err = m_priced[index].err;
         const StepBreakdown &x = e.exposed;
-        qInfo("%-8s %-9s tok/s/GPU %8.1f measured %8.1f error %+6.1f%% | step %7.3f s: compute "
+        qInfo("%-8s %-9s tok/s/GPU %8.1f measured %8.1f error %+6.1f%% (out of sample %+6.1f%%) "
+              "| step %7.3f s: compute "
               "%.3f tp %.3f cp %.3f ep %.3f bubble %.3f p2p %.3f dp %.3f opt %.3f | %.1f GiB of "
               "%.1f | MFU %.1f%%",
               qPrintable(r.id),
               r.family == QLatin1Char('Z') ? "(extra)"
               : r.heldOut                  ? "(held)"
+              : r.section3d                ? "(3d)"
                                            : "",
               e.tokensPerSPerGpu,
               r.measuredTokens,
               100 * err,
+              100 * m_cv.error[index],
               e.stepTimeS,
               x.compute,
               x.tp,
@@ -423,7 +284,10 @@ private Q_SLOTS:
         // engine does not price: a known miss (48% and 92% today), held to the fitted rows'
         // bound as an expected failure, so pricing them right (issue 19) shows as XPASS and
         // the expectation has to be lifted.
-        const double bound = r.heldOut ? 0.40 : 0.30;
+        // Section 3d: released after the engine was measured on it, with misses the issue
+        // names (K2/K3 priced 45% slow, the P rows' long-context attention 35-59% fast): a
+        // looser guard until their mechanisms are priced.
+        const double bound = r.section3d ? 0.60 : r.heldOut ? 0.40 : 0.30;
         if (r.family == QLatin1Char('Z'))
             QEXPECT_FAIL(QTest::currentDataTag(),
                          "family Z: MoE host-side dispatch per micro-batch is not priced",
@@ -431,35 +295,146 @@ private Q_SLOTS:
         QVERIFY2(std::abs(err) <= bound, qPrintable(QString::number(100 * err, 'f', 1) + "%"));
     }
 
-    // Median |error| and the share within 10% and 15%, fitted and held-out runs apart.
+    // Median |error| and the share within 10%, 15% and 20%, with the catalog's constants (in
+    // sample) and out of sample, by part.
     void summary()
     {
-        const char *names[] = {"fitted (3/3b)", "held out (3/3b)", "family Z (extra)", "all (3/3b)"};
-        Summary s[4];
-        for (int part = 0; part < 4; ++part) {
-            s[part] = summarize(m_runs, m_priced, part);
-            qInfo("%-18s %2d runs: median |error| %4.1f%%, within 10%% %3.0f%%, within 15%% "
-                  "%3.0f%%, worst %s %+.1f%%",
-                  names[part],
-                  s[part].n,
-                  100 * s[part].median,
-                  100 * s[part].within10,
-                  100 * s[part].within15,
-                  qPrintable(s[part].worstId),
-                  100 * s[part].worst);
+        const std::pair<Part, const char *> parts[] = {{Part::Fitted, "fitted (3/3b)"},
+                                                       {Part::HeldOut, "held out (3/3b)"},
+                                                       {Part::Section3d, "section 3d"},
+                                                       {Part::FamilyZ, "family Z (extra)"},
+                                                       {Part::All, "all (3/3b/3d)"}};
+        QMap<Part, Summary> in, out;
+        for (const auto &[part, name] : parts) {
+            in[part] = summarize(m_runs, m_fitted, part);
+            out[part] = summarize(m_runs, m_cv.error, part);
+            for (const auto &[kind, s] :
+                 {std::pair{"in sample", in[part]}, std::pair{"out of sample", out[part]}}) {
+                if (!s.n)
+                    continue;
+                qInfo("%-17s %-13s %2d runs: median |error| %4.1f%%, within 10%% %3.0f%%, 15%% "
+                      "%3.0f%%, 20%% %3.0f%%, worst %s %+.1f%%",
+                      name,
+                      kind,
+                      s.n,
+                      100 * s.median,
+                      100 * s.within10,
+                      100 * s.within15,
+                      100 * s.within20,
+                      qPrintable(s.worstId),
+                      100 * s.worst);
+            }
         }
-        QCOMPARE(s[0].n + s[1].n, 62);
-        // The issue's goals are median |error| at most 6% and 90% of runs within 15%, on all of
-        // sections 3 and 3b: reached (5.3%, 56 of 62). The fitted runs: 4.9%, 47 of 49 (E4 and
-        // I2 outside). The held-out runs (looked at once, at the end) reach a 6.0% median but
-        // only 9 of 13 within 15%: small dense models (E1, E2, F9) are priced fast. Asserted:
-        // what is reached, with a little room.
-        QVERIFY2(s[0].median <= 0.055, "fitted median");
-        QVERIFY2(s[0].within15 >= 0.93, "fitted share within 15%");
-        QVERIFY2(s[1].median <= 0.065, "held-out median");
-        QVERIFY2(s[1].within15 >= 0.69, "held-out share within 15%");
-        QVERIFY2(s[3].median <= 0.056, "median over all runs");
-        QVERIFY2(s[3].within15 >= 0.90, "share of all runs within 15%");
+        QCOMPARE(in[Part::Fitted].n + in[Part::HeldOut].n, 62);
+        QCOMPARE(in[Part::Section3d].n, 18);
+        // Sections 3 and 3b with the catalog's constants: the first goals (median at most 6%,
+        // 90% within 15%) reached, 5.3% and 56 of 62; the held-out runs 6.0% but 9 of 13 within
+        // 15% (small dense models E1, E2, F9 priced fast). Asserted: what is reached, with a
+        // little room.
+        QVERIFY2(in[Part::Fitted].median <= 0.055, "fitted median");
+        QVERIFY2(in[Part::Fitted].within15 >= 0.93, "fitted share within 15%");
+        QVERIFY2(in[Part::HeldOut].median <= 0.065, "held-out median");
+        QVERIFY2(in[Part::HeldOut].within15 >= 0.69, "held-out share within 15%");
+        // Issue 19's goals on 3, 3b and 3d together: median at most 6% fitted and 9% out of
+        // sample. Guarded at what is reached (see the closing note); the goals are not met.
+        QVERIFY2(in[Part::All].median <= kAllFittedMedian, "median over 3/3b/3d, in sample");
+        QVERIFY2(out[Part::All].median <= kAllOutOfSampleMedian,
+                 "median over 3/3b/3d, out of sample");
+    }
+
+    // Leave-one-source-out, family by family: the refit GEMM efficiencies and what the held
+    // family's runs are then off by; and the efficiencies every run together gives, beside the
+    // catalog's.
+    void crossValidation()
+    {
+        QMap<QChar, QList<int>> byFamily;
+        for (int i = 0; i < m_runs.size(); ++i)
+            if (crossValidated(i))
+                byFamily[m_runs[i].family] << i;
+        const auto median = [](QList<double> v) {
+            std::sort(v.begin(), v.end());
+            return v.isEmpty()    ? 0.0
+                   : v.size() % 2 ? v[v.size() / 2]
+                                  : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+        };
+        for (auto it = byFamily.cbegin(); it != byFamily.cend(); ++it) {
+            QList<double> in, out;
+            for (int i : it.value()) {
+                in << std::abs(m_fitted[i]);
+                out << std::abs(m_cv.error[i]);
+            }
+            QStringList refits;
+            const QMap<QString, double> &r = m_cv.refits.value(it.key());
+            for (auto k = r.cbegin(); k != r.cend(); ++k)
+                refits << QStringLiteral("%1 %2").arg(k.key()).arg(k.value(), 0, 'f', 3);
+            qInfo("family %c held out: %2lld runs, median |error| in sample %5.1f%%, out of "
+                  "sample %5.1f%%; refit without it: %s",
+                  it.key().toLatin1(),
+                  qint64(it.value().size()),
+                  100 * median(in),
+                  100 * median(out),
+                  qPrintable(refits.join(QStringLiteral(", "))));
+        }
+        for (auto it = m_allRunsFit.cbegin(); it != m_allRunsFit.cend(); ++it)
+            qInfo("%-16s catalog %.3f, every run fitted together %.3f",
+                  qPrintable(it.key()),
+                  it.value().first,
+                  it.value().second);
+        // Every cross-validated run has its out-of-sample error, from a refit on other families.
+        for (int i = 0; i < m_runs.size(); ++i) {
+            if (!crossValidated(i))
+                continue;
+            QVERIFY2(!std::isnan(m_cv.error[i]), qPrintable(m_runs[i].id));
+            QVERIFY2(m_cv.fromRest[i],
+                     qPrintable(m_runs[i].id + QStringLiteral(": no other family")));
+        }
+        // The refit is a fit: on every run together it lands within the grid, and pricing at
+        // the catalog's value through the curves gives the direct evaluation's error.
+        for (auto it = m_allRunsFit.cbegin(); it != m_allRunsFit.cend(); ++it) {
+            QVERIFY(it.value().second > EfficiencyCurves::kLow);
+            QVERIFY(it.value().second
+                    < EfficiencyCurves::kLow
+                              + (EfficiencyCurves::kPoints - 1) * EfficiencyCurves::kStep);
+        }
+    }
+
+    // The printed band must hold what it claims on runs it never saw: each run's band is taken
+    // from the out-of-sample residuals of the other families only, and it holds the run when
+    // the run's own out-of-sample |error| is inside it (|model - measured| / model step time
+    // equals |error| in tokens/s: measured step = model step x (1 + error)).
+    void bandCoverage()
+    {
+        const std::vector<ValidationRun> all = residuals();
+        int held = 0, n = 0;
+        QStringList missed;
+        for (const ValidationRun &v : all) {
+            std::vector<ValidationRun> others;
+            for (const ValidationRun &o : all)
+                if (o.id[0] != v.id[0])
+                    others.push_back(o);
+            Regime g;
+            g.architecture = v.architecture;
+            g.precision = v.precision;
+            g.gpus = v.gpus;
+            g.moe = v.moe;
+            g.zero3 = v.zero3;
+            g.contextParallel = v.contextParallel;
+            const UncertaintyBand band = uncertaintyBand(g, others);
+            ++n;
+            if (std::abs(v.error) <= band.fraction)
+                ++held;
+            else
+                missed << QStringLiteral("%1 %2% outside ±%3%")
+                                  .arg(QString::fromStdString(v.id))
+                                  .arg(100 * v.error, 0, 'f', 1)
+                                  .arg(100 * band.fraction, 0, 'f', 1);
+        }
+        qInfo("the band held %d of %d runs it never saw (%.0f%%); missed: %s",
+              held,
+              n,
+              100.0 * held / n,
+              qPrintable(missed.join(QStringLiteral("; "))));
+        QVERIFY2(double(held) / n >= kBandCoverage, "band coverage on unseen families");
     }
 
     // Every uncertainty band comes from resources/fidelity.json: it must hold what the model
@@ -468,7 +443,7 @@ private Q_SLOTS:
     void fidelityFileIsCurrent()
     {
         const std::vector<ValidationRun> model = residuals();
-        QCOMPARE(model.size(), std::size_t(62));
+        QCOMPARE(model.size(), std::size_t(80));
         const QString path = QStringLiteral(RAILYARD_SOURCE_DIR "/resources/fidelity.json");
         QFile f(path);
         QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(path));
@@ -492,7 +467,7 @@ private Q_SLOTS:
         QVERIFY(staleness(off, model).find(file[3].id + ": regime") != std::string::npos);
         off = file;
         off.pop_back();
-        QVERIFY(staleness(off, model).find("61 runs; the model prices 62") != std::string::npos);
+        QVERIFY(staleness(off, model).find("79 runs; the model prices 80") != std::string::npos);
     }
 
     // ZeRO-3 at scale: DeepSpeed's GPT-3 175B per-GPU throughput collapses as DP grows (B7-B9),

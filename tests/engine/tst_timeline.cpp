@@ -383,6 +383,8 @@ private Q_SLOTS:
         const std::map<QString, std::pair<double, const char *>> known = {
                 {"gb200-nvl72-rack", {1.37, "DP all-gather + EP on NVLink at the step's start"}},
                 {"gb200-nvl72-two-racks-ib", {1.98, "DP all-gather + TP + EP on NVLink"}},
+                // The chunks' reduce-scatters start in the interleaved cooldown, beside its sends.
+                {"dgx-h100-superpod-su", {1.12, "DP reduce-scatter + PP sends on a NIC"}},
                 {"gmi-h200-cluster", {1.18, "DP reduce-scatter + PP sends on a NIC"}},
                 {"llama3.1-405b-16k-h100",
                  {1.79, "ZeRO-2 reduce-scatters the step leaves too little time for"}},

@@ -1,0 +1,203 @@
+#include "publishedruns.h"
+
+#include "layout/softwarestack.h"
+#include "topology/topology.h"
+
+#include <QFile>
+
+#include <algorithm>
+
+namespace railyard::test {
+
+namespace {
+
+[[noreturn]] void bad(const QString &line, const QString &why)
+{
+    qFatal("runs.txt: %s: %s", qPrintable(line), qPrintable(why));
+}
+
+ModelConfig modelFor(const QString &spec)
+{
+    ModelConfig m;
+    const QStringList parts = spec.split(QLatin1Char(':'));
+    if (parts[0] == QLatin1String("mg") || parts[0] == QLatin1String("mh")) {
+        m.layers = parts.value(1).toInt();
+        m.hidden = parts.value(2).toInt();
+        m.heads = parts.value(3).toInt();
+        m.ffn = 4 * *m.hidden;
+        m.vocab = parts[0] == QLatin1String("mg") ? 51200 : 131072;
+        if (parts.size() > 4 && parts[4].startsWith(QLatin1Char('v')))
+            m.vocab = parts[4].mid(1).toInt();
+        m.gatedMlp = false;
+        return m;
+    }
+    m.preset = parts[0].toStdString();
+    for (int i = 1; i < parts.size(); ++i) {
+        if (parts[i].startsWith(QLatin1Char('a')))
+            m.heads = parts[i].mid(1).toInt();
+        else if (parts[i].startsWith(QLatin1Char('v')))
+            m.vocab = parts[i].mid(1).toInt();
+    }
+    if (m.heads) {
+        m.kvHeads = *m.heads;
+        if (m.preset == "gpt3-175b")
+            m.headDim = 12288 / *m.heads;
+    }
+    return m;
+}
+
+// Measured tokens/s/GPU from what the source printed.
+double measuredTokens(const Run &r, const ModelConfig &m)
+{
+    const QString kind = r.measured.section(QLatin1Char(':'), 0, 0);
+    const double v = r.measured.section(QLatin1Char(':'), 1).toDouble();
+    const ModelDims d = resolveModel(m).dims;
+    const double l = d.layers, h = d.hidden, s = r.seq, V = d.vocab;
+    if (kind == QLatin1String("tok") || kind == QLatin1String("j"))
+        return v;
+    if (kind == QLatin1String("step"))
+        return double(r.gbs) * r.seq / (v * r.gpus);
+    if (kind == QLatin1String("nar")) // 96 B s l h^2 (1 + s/6h + V/16lh), with recompute
+        return v * 1e12 / (96.0 * l * h * h * (1 + s / (6 * h) + V / (16 * l * h)));
+    if (kind == QLatin1String("mc")) // 72 B s l h^2 (1 + s/6h + V/12lh)
+        return v * 1e12 / (72.0 * l * h * h * (1 + s / (6 * h) + V / (12 * l * h)));
+    bad(r.id, QStringLiteral("unknown measurement ") + r.measured);
+}
+
+} // namespace
+
+QList<Run> readRuns()
+{
+    QFile f(QStringLiteral(RAILYARD_TEST_DATA "/throughput/runs.txt"));
+    if (!f.open(QIODevice::ReadOnly | QIODevice::Text))
+        qFatal("cannot read %s", qPrintable(f.fileName()));
+    QList<Run> runs;
+    while (!f.atEnd()) {
+        const QString line = QString::fromUtf8(f.readLine()).trimmed();
+        if (line.isEmpty() || line.startsWith(QLatin1Char('#')))
+            continue;
+        const QStringList c = line.split(QLatin1Char(' '), Qt::SkipEmptyParts);
+        if (c.size() != 21)
+            bad(line, QStringLiteral("expected 21 columns"));
+        Run r;
+        int i = 0;
+        r.id = c[i++];
+        r.family = r.id[0];
+        r.heldOut = c[i] == QLatin1String("1");
+        r.section3d = c[i++] == QLatin1String("d");
+        r.system = c[i++];
+        r.model = c[i++];
+        for (int *v : {&r.gpus, &r.seq, &r.gbs, &r.mbs, &r.tp, &r.pp, &r.vp, &r.dp, &r.cp, &r.ep})
+            *v = c[i++].toInt();
+        r.shard = c[i++];
+        r.recompute = c[i++];
+        r.sp = c[i++] == QLatin1String("1");
+        r.precision = c[i++];
+        r.stack = c[i++];
+        r.measured = c[i++];
+        if (c[i] != QLatin1String("-"))
+            r.flags = c[i].split(QLatin1Char(','));
+        if (r.tp * r.pp * r.dp * r.cp != r.gpus)
+            bad(line, QStringLiteral("TP x PP x DP x CP is not the GPU count"));
+        r.measuredTokens = measuredTokens(r, modelFor(r.model));
+        runs << r;
+    }
+    return runs;
+}
+
+Layout layoutFor(const Run &r)
+{
+    Layout l;
+    ClusterConfig &c = l.cluster;
+    c.gpusPerNode = 8;
+    c.nvlinkDomain = 8;
+    c.nodes = r.gpus / 8;
+    c.nic.perGpu = 1;
+    if (r.system == QLatin1String("SEL") || r.system == QLatin1String("BDA")) {
+        c.gpu = "A100-SXM-80GB";
+        c.nic.gbitPerS = 200;
+        c.fabric.kind = FabricKind::ThreeTier;
+    } else if (r.system == QLatin1String("JZ")) {
+        // Jean Zay's A100 partition: four 100 Gb/s Omni-Path adapters per 8-GPU node.
+        c.gpu = "A100-SXM-80GB";
+        c.nic.gbitPerS = 100;
+        c.nic.perGpu = 0.5;
+        c.nic.model = "OPA-100";
+        c.fabric.kind = FabricKind::ThreeTier;
+    } else {
+        c.gpu = "H100-SXM";
+        c.nic.gbitPerS = 400;
+        c.fabric.kind = FabricKind::RailOptimized;
+    }
+    if (r.system == QLatin1String("META"))
+        c.nic.model = "RoCE-400G";
+    if (r.system == QLatin1String("BDA"))
+        c.nic.model = "RoCE-200G";
+    l.model = modelFor(r.model);
+    TrainingConfig &t = l.training;
+    const StackProfile *stack = findStack(
+            r.stack == QLatin1String("generic") ? std::string() : r.stack.toStdString());
+    if (!stack)
+        bad(r.id, QStringLiteral("unknown stack ") + r.stack);
+    t.optimizer.fsdp = r.shard == QLatin1String("fsdp");
+    applyStackDefaults(t, *stack);
+    t.seqLen = r.seq;
+    t.globalBatch = r.gbs;
+    t.microBatch = r.mbs;
+    t.precision = r.precision == QLatin1String("fp8") ? Precision::Fp8 : Precision::Bf16;
+    t.recompute = r.recompute == QLatin1String("full")  ? Recompute::Full
+                  : r.recompute == QLatin1String("sel") ? Recompute::Selective
+                                                        : Recompute::None;
+    OptimizerConfig &o = t.optimizer;
+    o.distributed = r.shard != QLatin1String("ddp");
+    o.zeroStage = r.shard == QLatin1String("ddp")  ? 0
+                  : r.shard == QLatin1String("z2") ? 2
+                  : r.shard == QLatin1String("z3") ? 3
+                                                   : 1;
+    o.fsdp = r.shard == QLatin1String("fsdp");
+    t.overlap.ep = r.flags.contains(QLatin1String("ovep"));
+    if (r.flags.contains(QLatin1String("fp32grad")))
+        o.gradReduceFp32 = true;
+    t.moeDispatcher = r.flags.contains(QLatin1String("deepep")) ? MoeDispatcher::DeepEP
+                                                                : MoeDispatcher::AllToAll;
+    ParallelConfig &p = l.parallel;
+    p.tp = r.tp;
+    p.pp = r.pp;
+    p.vp = r.vp;
+    p.dp = r.dp;
+    p.cp = r.cp;
+    p.ep = r.ep;
+    p.sequenceParallel = r.sp;
+    if (r.flags.contains(QLatin1String("dpouter")))
+        p.order = "tp-cp-ep-pp-dp";
+    return l;
+}
+
+Priced price(const Run &r, const Catalog &catalog)
+{
+    const Layout l = layoutFor(r);
+    const Topology t = buildTopology(l.cluster, catalog);
+    EvaluateOptions o;
+    o.linkLoads = false;
+    o.timeline = false;
+    Priced p;
+    p.e = evaluate(l, t, o);
+    if (!p.e.ok)
+        qFatal("%s: %s", qPrintable(r.id), p.e.error.c_str());
+    p.err = (p.e.tokensPerSPerGpu - r.measuredTokens) / r.measuredTokens;
+    return p;
+}
+
+bool outOfMemory(const Evaluation &e)
+{
+    return std::any_of(e.warnings.begin(), e.warnings.end(), [](const Warning &w) {
+        return w.code == "out-of-memory";
+    });
+}
+
+std::string gpuFor(const Run &r)
+{
+    return layoutFor(r).cluster.gpu;
+}
+
+} // namespace railyard::test

@@ -1,0 +1,49 @@
+#pragma once
+
+#include "layout/catalog.h"
+#include "layout/layout.h"
+#include "step/evaluate.h"
+
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+#include <string>
+
+// The published training runs of tests/data/throughput/runs.txt (the reference throughput.md,
+// sections 3, 3b and 3d, and family Z), each as a layout the engine prices.
+namespace railyard::test {
+
+using namespace railyard::engine;
+
+struct Run
+{
+    QString id;
+    QChar family;
+    bool heldOut = false;
+    bool section3d = false; // released after the engine was measured on it; fitted from then
+    QString system, model;
+    int gpus = 0, seq = 0, gbs = 0, mbs = 0, tp = 1, pp = 1, vp = 1, dp = 1, cp = 1, ep = 1;
+    QString shard, recompute, precision, stack, measured;
+    bool sp = false;
+    QStringList flags;
+    double measuredTokens = 0; // tokens/s/GPU
+};
+
+struct Priced
+{
+    Evaluation e;
+    double err = 0; // (model - measured) / measured, tokens/s/GPU
+};
+
+// Every run of tests/data/throughput/runs.txt; a malformed line stops the test (qFatal).
+QList<Run> readRuns();
+// The run as a layout: its system's GPUs, NICs and fabric, its model, parallel sizes and stack.
+Layout layoutFor(const Run &r);
+// The catalog GPU id of the run's system.
+std::string gpuFor(const Run &r);
+// Prices the run on `catalog` (link loads and timeline off).
+Priced price(const Run &r, const Catalog &catalog = Catalog::builtin());
+bool outOfMemory(const Evaluation &e);
+
+} // namespace railyard::test
