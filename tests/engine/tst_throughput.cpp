@@ -51,6 +51,14 @@ struct Summary
     QString worstId;
 };
 
+double median(QList<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v.isEmpty()    ? 0.0
+           : v.size() % 2 ? v[v.size() / 2]
+                          : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
 // `error[i]`: run i's (model - measured) / measured; NaN: not counted.
 Summary summarize(const QList<Run> &runs, const QList<double> &error, Part part)
 {
@@ -70,9 +78,7 @@ Summary summarize(const QList<Run> &runs, const QList<double> &error, Part part)
     s.n = int(errs.size());
     if (errs.isEmpty())
         return s;
-    std::sort(errs.begin(), errs.end());
-    s.median = errs.size() % 2 ? errs[errs.size() / 2]
-                               : (errs[errs.size() / 2 - 1] + errs[errs.size() / 2]) / 2;
+    s.median = median(errs);
     for (double a : errs) {
         s.within10 += a <= 0.10;
         s.within15 += a <= 0.15;
@@ -351,12 +357,6 @@ private Q_SLOTS:
         for (int i = 0; i < m_runs.size(); ++i)
             if (crossValidated(i))
                 byFamily[m_runs[i].family] << i;
-        const auto median = [](QList<double> v) {
-            std::sort(v.begin(), v.end());
-            return v.isEmpty()    ? 0.0
-                   : v.size() % 2 ? v[v.size() / 2]
-                                  : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-        };
         for (auto it = byFamily.cbegin(); it != byFamily.cend(); ++it) {
             QList<double> in, out;
             for (int i : it.value()) {
