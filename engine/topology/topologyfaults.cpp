@@ -393,109 +393,119 @@ void Topology::assignNics(const std::vector<std::size_t> &linkCause)
         return cause == kNoCause ? std::size_t(0) : cause;
     };
 
-    for (int g = 0; g < gpus; ++g) {
-        if (gpuDown(g))
-            continue;
-        const auto [begin, end] = slots(g);
-        const bool hostOk = health(gpuHostLink(g)) > 0;
-        std::vector<int> working;
-        for (std::size_t s = begin; s < end; ++s)
-            if (works(m_gpuNics[s] - m_firstNic))
-                working.push_back(m_gpuNics[s]);
-        if (!working.empty() && hostOk) {
-            // Some of its NICs are left: its flows spread over those.
-            std::size_t k = 0;
+    // Two passes, as NCCL's search prefers what is nearest: GPUs with a working NIC under their
+    // own PCIe switch or CPU take it first; those that must go through another GPU (PXN) or up
+    // the PCIe tree then take the least used of what is left.
+    std::vector<std::uint8_t> placed(static_cast<std::size_t>(gpus), 0);
+    for (int pass = 0; pass < 2; ++pass)
+        for (int g = 0; g < gpus; ++g) {
+            if (gpuDown(g) || placed[static_cast<std::size_t>(g)])
+                continue;
+            const auto [begin, end] = slots(g);
+            const bool hostOk = health(gpuHostLink(g)) > 0;
+            std::vector<int> working;
             for (std::size_t s = begin; s < end; ++s)
-                if (!works(m_gpuNics[s] - m_firstNic)) {
-                    m_gpuNics[s] = working[k++ % working.size()];
-                    ++users[static_cast<std::size_t>(m_gpuNics[s] - m_firstNic)];
+                if (works(m_gpuNics[s] - m_firstNic))
+                    working.push_back(m_gpuNics[s]);
+            if (!working.empty() && hostOk) {
+                // Some of its NICs are left: its flows spread over those.
+                std::size_t k = 0;
+                for (std::size_t s = begin; s < end; ++s)
+                    if (!works(m_gpuNics[s] - m_firstNic)) {
+                        m_gpuNics[s] = working[k++ % working.size()];
+                        ++users[static_cast<std::size_t>(m_gpuNics[s] - m_firstNic)];
+                    }
+                placed[static_cast<std::size_t>(g)] = 1;
+                continue;
+            }
+            const int node = nodeOfGpu(g);
+            const int myHost = hostOf(gpuDevice(g), gpuHostLink(g));
+            const bool nvlink = !m_shape.pcieOnly && m_gpuNvRate[static_cast<std::size_t>(g)] > 0;
+            // The GPU beside a NIC (under its PCIe switch or CPU) that can forward to it: the
+            // NIC's own GPU if it can, else the first other.
+            const auto besideNic = [&](int nic) {
+                const int host = hostOf(nicDevice(nic), nicHostLink(nic));
+                int first = -1;
+                for (int k = 0; k < m_shape.gpusPerNode; ++k) {
+                    const int p = node * m_shape.gpusPerNode + k;
+                    if (p == g || gpuDown(p) || health(gpuHostLink(p)) <= 0
+                        || hostOf(gpuDevice(p), gpuHostLink(p)) != host
+                        || localDomainOfGpu(p) != localDomainOfGpu(g))
+                        continue;
+                    const auto own = gpuNics(p);
+                    if (std::find(own.begin(), own.end(), nicDevice(nic)) != own.end())
+                        return p;
+                    if (first < 0)
+                        first = p;
                 }
-            continue;
-        }
-        const int node = nodeOfGpu(g);
-        const int myHost = hostOf(gpuDevice(g), gpuHostLink(g));
-        const bool nvlink = !m_shape.pcieOnly && m_gpuNvRate[static_cast<std::size_t>(g)] > 0;
-        // The GPU beside a NIC (under its PCIe switch or CPU) that can forward to it: the
-        // NIC's own GPU if it can, else the first other.
-        const auto besideNic = [&](int nic) {
-            const int host = hostOf(nicDevice(nic), nicHostLink(nic));
-            int first = -1;
-            for (int k = 0; k < m_shape.gpusPerNode; ++k) {
-                const int p = node * m_shape.gpusPerNode + k;
-                if (p == g || gpuDown(p) || health(gpuHostLink(p)) <= 0
-                    || hostOf(gpuDevice(p), gpuHostLink(p)) != host
-                    || localDomainOfGpu(p) != localDomainOfGpu(g))
-                    continue;
-                const auto own = gpuNics(p);
-                if (std::find(own.begin(), own.end(), nicDevice(nic)) != own.end())
-                    return p;
-                if (first < 0)
-                    first = p;
+                return first;
+            };
+            int chosen = -1, proxy = g;
+            NetPath path = NetPath::Direct;
+            const auto consider = [&](int nic, NetPath how, int via) {
+                if (chosen < 0
+                    || users[static_cast<std::size_t>(nic)]
+                               < users[static_cast<std::size_t>(chosen)]) {
+                    chosen = nic;
+                    path = how;
+                    proxy = via;
+                }
+            };
+            if (!working.empty()) {
+                // Its NICs work but its own PCIe link is down: over NVLink to the GPU beside them.
+                if (nvlink)
+                    for (int nic : working)
+                        if (const int p = besideNic(nic - m_firstNic); p >= 0)
+                            consider(nic - m_firstNic, NetPath::Pxn, p);
+            } else {
+                const int first = node * perNode;
+                if (hostOk) // a NIC under its own PCIe switch or CPU: plain GPUDirect RDMA
+                    for (int n = first; n < first + perNode; ++n)
+                        if (works(n) && hostOf(nicDevice(n), nicHostLink(n)) == myHost)
+                            consider(n, NetPath::Direct, g);
+                if (chosen < 0 && pass == 0)
+                    continue;             // placed in the second pass
+                if (chosen < 0 && nvlink) // PXN: over NVLink to the GPU beside a working NIC
+                    for (int n = first; n < first + perNode; ++n)
+                        if (works(n))
+                            if (const int p = besideNic(n); p >= 0)
+                                consider(n, NetPath::Pxn, p);
+                if (chosen < 0 && hostOk) // up the PCIe tree, across the CPUs if need be
+                    for (int n = first; n < first + perNode; ++n)
+                        if (works(n))
+                            consider(n, NetPath::PcieTree, g);
             }
-            return first;
-        };
-        int chosen = -1, proxy = g;
-        NetPath path = NetPath::Direct;
-        const auto consider = [&](int nic, NetPath how, int via) {
-            if (chosen < 0
-                || users[static_cast<std::size_t>(nic)] < users[static_cast<std::size_t>(chosen)]) {
-                chosen = nic;
-                path = how;
-                proxy = via;
+            if (chosen < 0)
+                fail(causeOf(g),
+                     "",
+                     "GPU " + std::to_string(g) + " (server " + std::to_string(node)
+                             + ") has no working NIC it can reach"
+                             + (hostOk ? std::string(": every NIC of its server is down")
+                                       : std::string(": its PCIe link is down and no GPU beside a "
+                                                     "working NIC can forward for it"))
+                             + "; its traffic to other servers cannot be routed");
+            for (std::size_t s = begin; s < end; ++s)
+                m_gpuNics[s] = nicDevice(chosen);
+            ++users[static_cast<std::size_t>(chosen)];
+            placed[static_cast<std::size_t>(g)] = 1;
+            m_gpuNetProxy[static_cast<std::size_t>(g)] = proxy;
+            m_gpuNetPath[static_cast<std::size_t>(g)] = path;
+            const std::string nicName = deviceName(nicDevice(chosen));
+            switch (path) {
+            case NetPath::Direct:
+                note("GPU " + std::to_string(g) + " reaches " + nicName
+                     + " over PCIe (its own NIC is down)");
+                break;
+            case NetPath::Pxn:
+                note("GPU " + std::to_string(g) + " reaches " + nicName
+                     + " over NVLink through GPU " + std::to_string(proxy) + " (PXN)");
+                break;
+            case NetPath::PcieTree:
+                note("GPU " + std::to_string(g) + " reaches " + nicName
+                     + " up the PCIe tree, across its server's CPUs");
+                break;
             }
-        };
-        if (!working.empty()) {
-            // Its NICs work but its own PCIe link is down: over NVLink to the GPU beside them.
-            if (nvlink)
-                for (int nic : working)
-                    if (const int p = besideNic(nic - m_firstNic); p >= 0)
-                        consider(nic - m_firstNic, NetPath::Pxn, p);
-        } else {
-            const int first = node * perNode;
-            if (hostOk) // a NIC under its own PCIe switch or CPU: plain GPUDirect RDMA
-                for (int n = first; n < first + perNode; ++n)
-                    if (works(n) && hostOf(nicDevice(n), nicHostLink(n)) == myHost)
-                        consider(n, NetPath::Direct, g);
-            if (chosen < 0 && nvlink) // PXN: over NVLink to the GPU beside a working NIC
-                for (int n = first; n < first + perNode; ++n)
-                    if (works(n))
-                        if (const int p = besideNic(n); p >= 0)
-                            consider(n, NetPath::Pxn, p);
-            if (chosen < 0 && hostOk) // up the PCIe tree, across the CPUs if need be
-                for (int n = first; n < first + perNode; ++n)
-                    if (works(n))
-                        consider(n, NetPath::PcieTree, g);
         }
-        if (chosen < 0)
-            fail(causeOf(g),
-                 "",
-                 "GPU " + std::to_string(g) + " (server " + std::to_string(node)
-                         + ") has no working NIC it can reach"
-                         + (hostOk ? std::string(": every NIC of its server is down")
-                                   : std::string(": its PCIe link is down and no GPU beside a "
-                                                 "working NIC can forward for it"))
-                         + "; its traffic to other servers cannot be routed");
-        for (std::size_t s = begin; s < end; ++s)
-            m_gpuNics[s] = nicDevice(chosen);
-        ++users[static_cast<std::size_t>(chosen)];
-        m_gpuNetProxy[static_cast<std::size_t>(g)] = proxy;
-        m_gpuNetPath[static_cast<std::size_t>(g)] = path;
-        const std::string nicName = deviceName(nicDevice(chosen));
-        switch (path) {
-        case NetPath::Direct:
-            note("GPU " + std::to_string(g) + " reaches " + nicName
-                 + " over PCIe (its own NIC is down)");
-            break;
-        case NetPath::Pxn:
-            note("GPU " + std::to_string(g) + " reaches " + nicName + " over NVLink through GPU "
-                 + std::to_string(proxy) + " (PXN)");
-            break;
-        case NetPath::PcieTree:
-            note("GPU " + std::to_string(g) + " reaches " + nicName
-                 + " up the PCIe tree, across its server's CPUs");
-            break;
-        }
-    }
     if (more > 0)
         m_faultNotes.push_back("and " + std::to_string(more) + " more GPU" + (more == 1 ? "" : "s")
                                + " moved to another NIC");
