@@ -73,7 +73,11 @@ struct Search
                 r.price += "; $" + formatNumber(faulted.costPerMillionTokens, 3) + " -> $"
                            + formatNumber(e.costPerMillionTokens, 3) + " per million tokens";
         } else {
-            r.price = "none: the same GPUs, ranks placed differently (one edit of the mapping)";
+            r.price = r.kind == "rank-order"
+                              ? "none: the same GPUs in another rank order (one edit of "
+                                "parallel.order)"
+                              : "none: the same GPUs, ranks placed differently (one edit of "
+                                "the mapping)";
         }
         out.push_back(std::move(r));
     }

@@ -123,6 +123,19 @@ Json faultImpactJson(const FaultImpact &impact, const Topology &t)
         j["recovery"] = nullptr;
     if (!impact.recoveryNote.empty())
         j["recovery_note"] = impact.recoveryNote;
+    // The others that beat the faulted job, best first (without their layout changes).
+    Json others = Json::array();
+    for (std::size_t i = 1; i < impact.consideredRecoveries.size() && i <= 4; ++i) {
+        const Recovery &r = impact.consideredRecoveries[i];
+        others.push_back({{"kind", r.kind},
+                          {"summary", r.summary},
+                          {"step_time_s", r.stepTimeS},
+                          {"tokens_per_s", r.tokensPerS},
+                          {"recovered", r.recovered},
+                          {"idle_gpus", r.idleGpus},
+                          {"price", r.price}});
+    }
+    j["other_recoveries"] = others;
     return j;
 }
 

@@ -277,14 +277,23 @@ void StepModel::warnStragglers()
         if (m_tp > 1)
             text += "TP group " + std::to_string(m_ranks->groupOf(r, Dim::TP))
                     + " waits for it at every collective (+" + formatSeconds(perLayer)
-                    + " per layer and micro-batch), ";
-        text += (m_pp > 1 ? "stage " + std::to_string(stage)
-                                    + " runs at its pace, so the "
-                                      "pipeline's bubble grows, and "
-                          : std::string())
-                + (m_dp * m_cp > 1 ? "every replica waits for it at the DP reduction: "
-                                   : std::string("the step waits for it: "))
-                + describeChange(healthy.exposed.sum(), m_result.stepTimeS, "step time");
+                    + " per layer and micro-batch), so ";
+        const double extra = m_result.exposed.compute - healthy.exposed.compute;
+        text += (m_pp > 1 ? "stage " + std::to_string(stage) : std::string("the job"))
+                + " computes at its pace (+" + formatSeconds(extra) + " per step)";
+        if (m_pp > 1 || m_dp * m_cp > 1)
+            text += std::string("; ") + (m_pp > 1 ? "the pipeline" : "")
+                    + (m_pp > 1 && m_dp * m_cp > 1 ? " and " : "")
+                    + (m_dp * m_cp > 1 ? "every replica" : "") + " wait"
+                    + (m_pp > 1 && m_dp * m_cp <= 1 ? "s" : "") + " for it";
+        // Where the step waits on data-parallel traffic anyway, the slower compute hides under
+        // it.
+        const double stepDelta = m_result.stepTimeS - healthy.exposed.sum();
+        if (extra > 0 && stepDelta < 0.5 * extra && m_result.exposed.dp < healthy.exposed.dp)
+            text += ", but the step was waiting on its data-parallel traffic anyway (DP exposed "
+                    + formatSeconds(healthy.exposed.dp) + " -> "
+                    + formatSeconds(m_result.exposed.dp) + ")";
+        text += ": " + describeChange(healthy.exposed.sum(), m_result.stepTimeS, "step time");
         std::vector<int> gpus = {gpu};
         if (m_tp > 1)
             gpus = m_ranks->groupGpus(Dim::TP, m_ranks->groupOf(r, Dim::TP));
