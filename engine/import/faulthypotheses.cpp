@@ -12,6 +12,12 @@ namespace railyard::engine {
 
 namespace {
 
+// The sizes whose bus bandwidth a link's rate decides (NCCL's latency is a few percent of them).
+constexpr double kLargeBytes = 256.0 * 1024 * 1024;
+// The root mean square of log(modelled / measured) over the large sizes above which a
+// hypothesis does not explain the log: about 20% off on average.
+constexpr double kWorstFit = 0.2;
+
 Fault device(const std::string &name, std::optional<double> rate = std::nullopt)
 {
     Fault f;
@@ -67,6 +73,9 @@ std::vector<FaultHypothesis> faultHypotheses(const Layout &layout,
         return out;
     }
     const Pricer price{*healthy, op};
+    // Large sizes only: below them latency, not a link's bandwidth, sets the bus bandwidth.
+    if (ref.sizeBytes < kLargeBytes)
+        return out;
     const double base = price.busbw({}, ref.sizeBytes);
     if (base <= 0 || ref.busbwGBps <= 0 || ref.busbwGBps > 0.9 * base)
         return out;
@@ -150,7 +159,7 @@ std::vector<FaultHypothesis> faultHypotheses(const Layout &layout,
         double sum = 0;
         int n = 0;
         for (const MeasuredPoint &p : points) {
-            if (p.sizeBytes < 256.0 * 1024 * 1024 || p.busbwGBps <= 0)
+            if (p.sizeBytes < kLargeBytes || p.busbwGBps <= 0)
                 continue;
             const double m = p.sizeBytes == ref.sizeBytes ? h.modelledGBps
                                                           : price.busbw(faults, p.sizeBytes);
@@ -160,6 +169,10 @@ std::vector<FaultHypothesis> faultHypotheses(const Layout &layout,
             ++n;
         }
         h.fit = n > 0 ? std::sqrt(sum / n) : std::abs(std::log(h.modelledGBps / ref.busbwGBps));
+        // A fault that matches the largest size but not the others does not explain the log
+        // (a virtual machine's overheads, say, fall off differently with size).
+        if (h.fit > kWorstFit)
+            continue;
         out.push_back(std::move(h));
     }
     std::stable_sort(out.begin(), out.end(), [](const FaultHypothesis &a, const FaultHypothesis &b) {

@@ -36,8 +36,9 @@ struct MeasuredPoint
 // Hypotheses for `op` measured at `points` on `layout`'s cluster (the largest point is the
 // reference), closest first: the whole rails that, missing, would give the measured bus
 // bandwidth; one NIC's link at the rate that would; a leaf's uplink down; an NVLink bundle
-// with lanes missing. Those within 15% of the measurement at the reference size, at most
-// `limit`; empty when the log is not short of the model there by more than 10%.
+// with lanes missing. Those within 15% of the measurement at the reference size and within
+// 20% on average (RMS of the log ratio) over the sizes from 256 MiB, at most `limit`; empty
+// when the largest size is below 256 MiB or not short of the model by more than 10%.
 std::vector<FaultHypothesis> faultHypotheses(const Layout &layout,
                                              CollectiveOp op,
                                              const std::vector<MeasuredPoint> &points,
