@@ -75,7 +75,7 @@ void writeReport(const std::string &format,
     if (output != "-")
         checkOutputFile(output, {file});
     const Layout layout = readLayoutFile(file);
-    const Topology topology = buildTopology(layout.cluster, Catalog::builtin());
+    const Topology topology = detail::topologyOf(layout.cluster, file);
     EvaluateOptions options;
     options.linkLoads = true;
     options.timeline = at >= 0;

@@ -182,7 +182,7 @@ int plan(const Args &a, std::ostream &out, std::ostream &err)
         if (a.values.count(buyOnly))
             throw Usage(std::string("--") + buyOnly + " goes with --buy");
     const Layout layout = readLayoutFile(a.file);
-    const Topology topology = buildTopology(layout.cluster, Catalog::builtin());
+    const Topology topology = detail::topologyOf(layout.cluster, a.file);
     const PlanSearch s = searchPlans(layout, topology, options);
     if (!s.ok)
         throw InputError(a.file, "", "cannot plan: " + s.error);

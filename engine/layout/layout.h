@@ -3,6 +3,7 @@
 #include "base/jsoncursor.h"
 #include "base/outputfile.h"
 #include "layout/catalog.h"
+#include "layout/faults.h"
 #include "layout/servertemplate.h"
 #include "layout/transformer.h"
 
@@ -99,6 +100,8 @@ struct ClusterConfig
     // Format 2: every server's devices and links as written (absent: the generated shape).
     // With it, gpusPerNode, nvlinkDomain and nic.perGpu follow from its GPUs and NICs.
     std::optional<ServerTemplate> server;
+    // What is down or degraded (DESIGN.md, "Failures and degradation"); empty: all healthy.
+    std::vector<Fault> faults;
 
     int gpuCount() const { return nodes * gpusPerNode; }
     int nodesPerDomain() const { return nvlinkDomain / gpusPerNode; }

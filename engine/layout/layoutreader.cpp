@@ -160,6 +160,8 @@ ClusterConfig readCluster(const JsonCursor &c, const Catalog *catalog, std::int6
         k.tuning.adaptiveRouting = tuning->optBool("adaptive_routing");
     }
     k.pricePerGpuHour = c.optDouble("price_per_gpu_hour", 0, 1e4);
+    if (const auto faults = c.find("faults"))
+        k.faults = readFaults(*faults);
     return k;
 }
 

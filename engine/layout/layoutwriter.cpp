@@ -46,7 +46,9 @@ Json layoutToJson(const Layout &l)
     Json out = l.original.is_object() ? l.original : Json::object();
     out["format"] = "railyard-layout";
     // Format 1 while it says everything, so older Railyard builds still open the file.
-    out["version"] = l.cluster.server ? kLayoutFormatVersion : 1;
+    // Faults need a reader that knows them (one that ignored them would price a healthy
+    // cluster): format 2, which builds before it refuse.
+    out["version"] = l.cluster.server || !l.cluster.faults.empty() ? kLayoutFormatVersion : 1;
     if (!l.title.empty())
         out["title"] = l.title;
     else
@@ -84,6 +86,10 @@ Json layoutToJson(const Layout &l)
         c["server"] = serverTemplateToJson(*k.server);
     else
         c.erase("server");
+    if (!k.faults.empty())
+        c["faults"] = faultsToJson(k.faults);
+    else
+        c.erase("faults");
 
     if (l.model) {
         const ModelConfig &m = *l.model;

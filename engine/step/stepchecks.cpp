@@ -1,5 +1,6 @@
 #include "base/inputerror.h"
 #include "base/units.h"
+#include "step/evaluationdiff.h"
 #include "step/stepmodel_p.h"
 
 #include <algorithm>
@@ -119,8 +120,15 @@ bool StepModel::validate()
     forEachStage(m_dims, m_pp, [&](int s, int nd, int nm) {
         m_stageDense[static_cast<std::size_t>(s)] = nd;
         m_stageMoe[static_cast<std::size_t>(s)] = nm;
-        m_runs.push_back({s, 1, nd, nm});
+        m_runs.push_back({s, 1, nd, nm, 1.0});
     });
+    // A straggler (cluster.faults) paces its stage: its TP group waits for it at every
+    // collective, the pipeline at every hand-over, the other replicas at the DP reduction.
+    if (m_topo.hasStragglers())
+        for (int r = 0; r < m_ranks->worldSize(); ++r) {
+            StageRun &run = m_runs[static_cast<std::size_t>(m_ranks->coord(r, Dim::PP))];
+            run.slowdown = std::max(run.slowdown, m_topo.gpuSlowdown(m_ranks->gpuOfRank(r)));
+        }
     m_setting.model = &m_dims;
     m_setting.training = &m_layout.training;
     m_setting.stack = m_stack;
@@ -231,6 +239,72 @@ void StepModel::warnPlacement(const Groups &groups,
                          + " DP groups: their GPUs sit on different NIC rails, so the traffic "
                            "crosses the spine");
     }
+}
+
+void StepModel::warnStragglers()
+{
+    if (!m_topo.hasStragglers())
+        return;
+    // What the stragglers cost: the step composed again with every GPU at its own pace.
+    std::vector<StageRun> even = m_runs;
+    for (StageRun &r : even)
+        r.slowdown = 1;
+    const StepTimes healthy = engine::composeStep(m_setting,
+                                                  even.data(),
+                                                  static_cast<int>(even.size()),
+                                                  m_dense,
+                                                  m_moe,
+                                                  m_out,
+                                                  m_comm,
+                                                  *m_compute);
+    const double cost = m_result.stepTimeS - healthy.exposed.sum();
+    int reported = 0;
+    for (int r = 0; r < m_ranks->worldSize(); ++r) {
+        const int gpu = m_ranks->gpuOfRank(r);
+        const double slow = m_topo.gpuSlowdown(gpu);
+        if (slow <= 1)
+            continue;
+        if (reported++ >= 4)
+            continue;
+        const int stage = m_ranks->coord(r, Dim::PP);
+        const StageRun &run = m_runs[static_cast<std::size_t>(stage)];
+        // One layer's forward and backward for one micro-batch: what every TP collective of
+        // the layer waits for, in sum.
+        const LayerTimes &layer = run.moe > 0 && run.dense == 0 ? m_moe : m_dense;
+        const double perLayer = (slow - 1) * (layer.forward + layer.backward);
+        std::string text = "GPU " + std::to_string(gpu) + " runs " + formatNumber(slow, 3)
+                           + "x slower (a straggler): ";
+        if (m_tp > 1)
+            text += "TP group " + std::to_string(m_ranks->groupOf(r, Dim::TP))
+                    + " waits for it at every collective (+" + formatSeconds(perLayer)
+                    + " per layer and micro-batch), so ";
+        const double extra = m_result.exposed.compute - healthy.exposed.compute;
+        text += (m_pp > 1 ? "stage " + std::to_string(stage) : std::string("the job"))
+                + " computes at its pace (+" + formatSeconds(extra) + " per step)";
+        if (m_pp > 1 || m_dp * m_cp > 1)
+            text += std::string("; ") + (m_pp > 1 ? "the pipeline" : "")
+                    + (m_pp > 1 && m_dp * m_cp > 1 ? " and " : "")
+                    + (m_dp * m_cp > 1 ? "every replica" : "") + " wait"
+                    + (m_pp > 1 && m_dp * m_cp <= 1 ? "s" : "") + " for it";
+        // Where the step waits on data-parallel traffic anyway, the slower compute hides under
+        // it.
+        const double stepDelta = m_result.stepTimeS - healthy.exposed.sum();
+        if (extra > 0 && stepDelta < 0.5 * extra && m_result.exposed.dp < healthy.exposed.dp)
+            text += ", but the step was waiting on its data-parallel traffic anyway (DP exposed "
+                    + formatSeconds(healthy.exposed.dp) + " -> "
+                    + formatSeconds(m_result.exposed.dp) + ")";
+        text += ": " + describeChange(healthy.exposed.sum(), m_result.stepTimeS, "step time");
+        std::vector<int> gpus = {gpu};
+        if (m_tp > 1)
+            gpus = m_ranks->groupGpus(Dim::TP, m_ranks->groupOf(r, Dim::TP));
+        warn(Severity::Warning, "straggler", text, gpus, reported == 1 ? cost : 0);
+    }
+    if (reported > 4)
+        warn(Severity::Info,
+             "straggler-more",
+             std::to_string(reported - 4)
+                     + " more straggling GPUs (the slowest in each stage "
+                       "sets its pace)");
 }
 
 void StepModel::warnPlacements()

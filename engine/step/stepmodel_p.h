@@ -97,6 +97,7 @@ private:
                        double bytes,
                        double perStep);
     void warnPlacements();
+    void warnStragglers();
     // stepcomm.cpp
     void buildGroups();
     DimPrice price(const Groups &groups, CollectiveOp op, double bytes, double perStep);

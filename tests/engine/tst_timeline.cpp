@@ -386,7 +386,11 @@ private Q_SLOTS:
                 // The chunks' reduce-scatters start in the interleaved cooldown, beside its sends.
                 {"dgx-h100-superpod-su", {1.12, "DP reduce-scatter + PP sends on a NIC"}},
                 {"gmi-h200-cluster", {1.18, "DP reduce-scatter + PP sends on a NIC"}},
+                // Rail 3 down: NIC 2 carries both rails' reduce-scatters and sends.
+                {"gmi-h200-leaf-down", {1.22, "DP reduce-scatter + PP sends on a shared NIC"}},
                 {"llama3.1-405b-16k-h100",
+                 {1.79, "ZeRO-2 reduce-scatters the step leaves too little time for"}},
+                {"llama3.1-405b-16k-straggler",
                  {1.79, "ZeRO-2 reduce-scatters the step leaves too little time for"}},
                 {"moe-gb200-nvl72", {1.29, "DP all-gather + EP on NVLink"}},
                 {"moe-h200-ib", {1.46, "DP all-gather + EP on a NIC"}},
