@@ -2,12 +2,16 @@
 // File > Print: the files open in other programs (rsvg-convert, pdftoppm, pdftotext) and show
 // the cluster, its legend and its title.
 #include "base/safetext.h"
+#include "base/units.h"
+#include "commands/changeworkload.h"
 #include "document/document.h"
 #include "export/diagramexport.h"
+#include "export/reviewpdf.h"
 #include "exportcheck.h"
 #include "exportdialog.h"
 #include "mainwindow.h"
 #include "render/diagramrenderer.h"
+#include "report/reviewreport.h"
 #include "scene/clustergeometry.h"
 #include "scene/clusterscene.h"
 #include "scene/levelofdetail.h"
@@ -21,11 +25,16 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLineEdit>
+#include <QPageLayout>
+#include <QPageSize>
 #include <QPainter>
+#include <QPdfWriter>
 #include <QPlainTextEdit>
 #include <QPrinter>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QUndoStack>
 #include <QXmlStreamReader>
 
 #include <sys/stat.h>
@@ -250,6 +259,108 @@ private Q_SLOTS:
                 >= Detail::Devices);
     }
 
+    // At 16,384 GPUs the page is laid out to read at a document's page width: the SVG at most
+    // kCoarseVectorPageWidth wide with the scalable units named as text; a PNG at scale 2 is the
+    // picture of scale 1, sharper: downscaled to its size, it differs from it by 4% of the
+    // colour range on average (antialiasing), where one drawn as a page twice as large (names
+    // and lines half as large: the export before pixel ratios) differs by 8%.
+    void largeLayoutReadsAtPageSize()
+    {
+        QString error;
+        const auto doc = Document::load(QStringLiteral(
+                                                RAILYARD_SOURCE_DIR
+                                                "/layouts/llama3.1-405b-16k-h100.railyard.json"),
+                                        &error);
+        QVERIFY2(doc, qPrintable(error));
+        ClusterScene scene(doc.get());
+        applyLayoutView(scene);
+        QVERIFY2(exportDiagram(scene, out("big.svg"), options(), &error), qPrintable(error));
+        QVERIFY2(exportDiagram(scene, out("big.png"), options(2), &error), qPrintable(error));
+        QVERIFY2(exportDiagram(scene, out("big1.png"), options(1), &error), qPrintable(error));
+        QVERIFY(QFileInfo(out("big.svg")).size() < 10'000'000);
+        const QString text = xmlText(out("big.svg"), &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QVERIFY(text.split(QLatin1Char('\n')).contains(QStringLiteral("SU 63")));
+        // Rendered at its own size (a document's page width), the diagram has ink throughout.
+        const auto svg = runTool(QStringLiteral("rsvg-convert"),
+                                 {out("big.svg"), QStringLiteral("-o"), out("big.svg.png")});
+        QVERIFY2(svg.ok, qPrintable(svg.output));
+        const QImage page(out("big.svg.png"));
+        QVERIFY2(page.width() <= kCoarseVectorPageWidth + 1
+                         && page.width() >= 1000, // rsvg rounds up
+                 qPrintable(QString::number(page.width())));
+        const double pageInk = double(inkPixels(page)) / (double(page.width()) * page.height());
+        QVERIFY2(pageInk > 0.3, qPrintable(QString::number(pageInk)));
+        const QImage png(out("big.png")), one(out("big1.png"));
+        RAILYARD_COMPARE_ABS(one.width(), page.width(), 1);
+        RAILYARD_COMPARE_ABS(png.width(), 2 * one.width(), 2);
+        const QImage small = png.scaled(one.size(), Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
+        const double pngInk = double(inkPixels(small)) / (double(small.width()) * small.height());
+        const double oneInk = double(inkPixels(one)) / (double(one.width()) * one.height());
+        RAILYARD_COMPARE_NEAR(pngInk, oneInk, 0.1);
+        const QImage a = one.convertToFormat(QImage::Format_RGB32);
+        const QImage b = small.convertToFormat(QImage::Format_RGB32);
+        double diff = 0;
+        for (int y = 0; y < a.height(); ++y)
+            for (int x = 0; x < a.width(); ++x) {
+                const QRgb p = a.pixel(x, y), q = b.pixel(x, y);
+                diff += std::abs(qRed(p) - qRed(q)) + std::abs(qGreen(p) - qGreen(q))
+                        + std::abs(qBlue(p) - qBlue(q));
+            }
+        diff /= 3.0 * 255 * a.width() * a.height();
+        QVERIFY2(diff < 0.06, qPrintable(QString::number(diff)));
+    }
+
+    // --region: the part holding the named racks, servers, GPUs or scalable units, drawn at full
+    // detail (its devices named); an index the cluster lacks is an error naming what it has.
+    void regionDrawsThatPartInDetail()
+    {
+        QString error;
+        const auto doc = Document::load(QStringLiteral(
+                                                RAILYARD_SOURCE_DIR
+                                                "/layouts/llama3.1-405b-16k-h100.railyard.json"),
+                                        &error);
+        QVERIFY2(doc, qPrintable(error));
+        ClusterScene scene(doc.get());
+        applyLayoutView(scene);
+        const ClusterGeometry &g = scene.geometry();
+        DiagramRegion rack;
+        rack.kind = DiagramRegion::Kind::Racks;
+        rack.ranges = {{1, 1}};
+        rack.text = QStringLiteral("rack:1");
+        const QRectF r = regionRect(scene, rack, &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QVERIFY(r.contains(g.rackRect(1)));
+        QVERIFY(!r.intersects(g.rackRect(3)));
+        DiagramExportOptions o = options();
+        o.source = r;
+        QVERIFY2(exportDiagram(scene, out("rack1.svg"), o, &error), qPrintable(error));
+        const QStringList lines = xmlText(out("rack1.svg"), &error).split(QLatin1Char('\n'));
+        const int firstGpu = g.firstNodeOfRack(1) * 8;
+        QVERIFY2(lines.contains(QStringLiteral("GPU %1").arg(firstGpu)),
+                 qPrintable(lines.mid(0, 40).join(QLatin1Char('|'))));
+        QVERIFY(!lines.contains(QStringLiteral("GPU 0")));
+
+        DiagramRegion gpus;
+        gpus.kind = DiagramRegion::Kind::Gpus;
+        gpus.ranges = {{8, 15}, {40, 40}};
+        const QRectF gr = regionRect(scene, gpus, &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QVERIFY(gr.contains(g.deviceRect(doc->topology().gpuDevice(40))));
+        QVERIFY(gr.contains(g.deviceRect(doc->topology().gpuDevice(8))));
+
+        DiagramRegion none = rack;
+        none.ranges = {{0, 9999}};
+        QVERIFY(regionRect(scene, none, &error).isNull());
+        QVERIFY2(error.contains(QStringLiteral("512 racks")), qPrintable(error));
+        error.clear();
+        DiagramRegion far;
+        far.kind = DiagramRegion::Kind::Area;
+        far.area = QRectF(-1e7, -1e7, 10, 10);
+        QVERIFY(regionRect(scene, far, &error).isNull());
+        QVERIFY2(error.contains(QStringLiteral("outside the cluster")), qPrintable(error));
+    }
+
     // A title and notes of megabytes (a hostile file) are shown cut: the title block, the
     // window's panel (read-only, so no edit throws the rest away); the document keeps them.
     void hugeTitleAndNotesAreShownCut()
@@ -411,6 +522,90 @@ private Q_SLOTS:
         for (QWidget *top : QApplication::topLevelWidgets())
             if (top->inherits("QMessageBox"))
                 top->close();
+    }
+
+    // File > Export Review Report: the report of what the window shows, with A and B when A is
+    // pinned; the same content as Markdown with the diagram beside it.
+    void windowExportsTheReviewReport()
+    {
+        MainWindow w(nullptr, m_recovery.path());
+        QVERIFY(w.action(QStringLiteral("actionExportReviewReport")));
+        QVERIFY(w.openFile(layout()));
+        const double stepA = w.document()->evaluation().stepTimeS;
+        w.document()->pin();
+        engine::TrainingConfig training = w.document()->layout().training;
+        training.microBatch = 2;
+        w.document()->undoStack()->push(new ChangeWorkload(w.document(),
+                                                           w.document()->layout().model,
+                                                           training,
+                                                           QStringLiteral("micro-batch")));
+        const double stepB = w.document()->evaluation().stepTimeS;
+        QVERIFY(std::abs(stepA - stepB) > 0.01 * stepA);
+        QVERIFY2(w.exportReviewReport(out("review.pdf")), qPrintable(w.lastError()));
+        const auto text = runTool(QStringLiteral("pdftotext"),
+                                  {QStringLiteral("-layout"),
+                                   out("review.pdf"),
+                                   QStringLiteral("-")});
+        QVERIFY2(text.ok, qPrintable(text.output));
+        QVERIFY(text.output.contains(title()));
+        QVERIFY(text.output.contains(QStringLiteral("A/B comparison")));
+        QVERIFY(text.output.contains(QStringLiteral("the pinned state")));
+        for (double s : {stepA, stepB})
+            QVERIFY2(text.output.contains(QString::fromStdString(engine::formatSeconds(s))),
+                     qPrintable(QString::fromStdString(engine::formatSeconds(s))));
+        QVERIFY2(w.exportReviewReport(out("review.md")), qPrintable(w.lastError()));
+        QFile md(out("review.md"));
+        QVERIFY(md.open(QIODevice::ReadOnly));
+        const QByteArray markdown = md.readAll();
+        QVERIFY(markdown.contains("## A/B comparison"));
+        QVERIFY(markdown.contains("](<review-diagram.svg>)"));
+        QVERIFY(QFileInfo(out("review-diagram.svg")).size() > 1000);
+        // A name it cannot write: the message says why, the document stays as it was.
+        QVERIFY(!w.exportReviewReport(out("review.docx")));
+        QVERIFY(w.lastError().contains(QStringLiteral(".pdf or .md")));
+        QVERIFY(!w.exportReviewReport(m_dir.path()));
+        QVERIFY(w.lastError().contains(m_dir.path()));
+        for (QWidget *top : QApplication::topLevelWidgets())
+            if (top->inherits("QMessageBox"))
+                top->close();
+    }
+
+    // The PDF's layout: every section on a page, headings on the page of what follows them,
+    // more than one page for a long report, the charts drawn (the pages' ink).
+    void reviewPdfLayout()
+    {
+        engine::ReviewInput in;
+        in.layout = &m_doc->layout();
+        in.topology = &m_doc->topology();
+        in.evaluation = &m_doc->evaluation();
+        in.title = "Layout test";
+        in.date = "1 January 2027";
+        const engine::ReviewReport report = engine::makeReviewReport(in);
+        QPdfWriter pdf(out("layout.pdf"));
+        pdf.setResolution(96);
+        pdf.setPageLayout(
+                QPageLayout(QPageSize(QPageSize::A4), QPageLayout::Portrait, QMarginsF(0, 0, 0, 0)));
+        const ReviewPdf layout(report, {}, &pdf, QApplication::font(), QStringLiteral("footer"));
+        QVERIFY(layout.pageCount() >= 2);
+        const auto pages = layout.sectionPages();
+        QCOMPARE(int(pages.size()), int(report.sections.size()));
+        int previous = 1;
+        for (const engine::ReviewSection &s : report.sections) {
+            const int page = pages.at(s.heading);
+            QVERIFY2(page > 1, s.heading.c_str()); // after the title page
+            QVERIFY(page >= previous);
+            previous = page;
+        }
+        QPainter p;
+        QVERIFY(p.begin(&pdf));
+        QVERIFY(layout.paint(&pdf, &p));
+        QVERIFY(p.end());
+        const auto info = runTool(QStringLiteral("pdfinfo"), {out("layout.pdf")});
+        QVERIFY2(info.ok, qPrintable(info.output));
+        const QRegularExpressionMatch count = QRegularExpression(QStringLiteral("Pages:\\s+(\\d+)"))
+                                                      .match(info.output);
+        QVERIFY2(count.hasMatch(), qPrintable(info.output));
+        QCOMPARE(count.captured(1).toInt(), layout.pageCount());
     }
 
     void printGoesThroughTheRenderer()

@@ -13,6 +13,7 @@
 #include "layout/parallel.h"
 #include "render/diagramrenderer.h"
 #include "report/report.h"
+#include "scene/clustergeometry.h"
 #include "scene/clusterscene.h"
 
 #include <railyard/version.h>
@@ -55,20 +56,9 @@ QString describe(const QSaveFile &file)
                                         file.errorString());
 }
 
-// Where a file may be written (engine::checkOutputFile: a regular file or a new name, a
-// symlink followed only to one, never a device, a FIFO, a folder or one of `inputs`): the file
-// to hand QSaveFile, or empty with `error` set.
 QString checkedTarget(const QString &path, const QStringList &inputs, QString *error)
 {
-    std::vector<std::string> in;
-    for (const QString &i : inputs)
-        in.push_back(i.toStdString());
-    try {
-        return QString::fromStdString(engine::checkOutputFile(path.toStdString(), in).target);
-    } catch (const engine::InputError &e) {
-        *error = tr("Cannot write %1").arg(QString::fromStdString(e.what()));
-        return {};
-    }
+    return checkedExportTarget(path, inputs, error);
 }
 
 // Text from a file as it may go into a PDF's metadata or an SVG's <title>: one line, no
@@ -131,8 +121,16 @@ private:
     QIODevice *m_to;
 };
 
+QSize scaled(QSize size, double k)
+{
+    return QSize(std::max(1, int(std::lround(size.width() * k))),
+                 std::max(1, int(std::lround(size.height() * k))));
+}
+
 // Paints `draw` (a page of `page` units) into `path` as the format says, through a QSaveFile:
-// a vector page `output` units wide and high, or an image of `output` pixels.
+// a vector page `output` units wide and high, or an image of `output` pixels. An image with a
+// `pixelRatio` above 1 is drawn as a page of output / pixelRatio units, that many pixels to the
+// unit (as on a high-density screen: lines and names keep their size relative to the page).
 template<class Draw>
 bool writePage(const QString &path,
                ExportFormat format,
@@ -141,7 +139,8 @@ bool writePage(const QString &path,
                const QString &title,
                Draw draw,
                QString *error,
-               const QStringList &inputs = {})
+               const QStringList &inputs = {},
+               double pixelRatio = 1)
 {
     if (format == ExportFormat::Png
         && (output.isEmpty() || qint64(output.width()) * output.height() > kMaxPngPixels)) {
@@ -208,9 +207,10 @@ bool writePage(const QString &path,
         image.setDotsPerMeterX(qRound(kDpi * scale / 0.0254));
         image.setDotsPerMeterY(qRound(kDpi * scale / 0.0254));
         image.fill(Qt::white);
+        image.setDevicePixelRatio(pixelRatio);
         QPainter p;
         if ((painted = p.begin(&image))) {
-            draw(&p, QRectF(QPointF(0, 0), QSizeF(pixels)));
+            draw(&p, QRectF(QPointF(0, 0), QSizeF(pixels) / pixelRatio));
             p.end();
         }
         // Quality 80: a lighter zlib level than the default, which spends 3/4 of an 8,192-pixel
@@ -232,31 +232,42 @@ bool writePage(const QString &path,
     return true;
 }
 
-QSize scaled(QSize size, double k)
+// The size a page is written at, and for a PNG how many pixels make one unit of that size. A
+// page at full detail: its own size as a vector page; as a PNG `width` pixels wide, or the page
+// times the scale, within `maxSide`, each pixel one unit drawn (a larger image shows more
+// detail, as a closer zoom does). A page drawn coarser than every device (the element bound of
+// DiagramRenderer) is laid out to be read at a document's page width: at most
+// kCoarseVectorPageWidth units wide, where the scalable units' and racks' names and the links
+// keep the size they have on a screen of that width; its PNG is that page, sharper (`width`
+// pixels, or the scale times the page).
+struct PageOutput
 {
-    return QSize(std::max(1, int(std::lround(size.width() * k))),
-                 std::max(1, int(std::lround(size.height() * k))));
-}
+    QSize size;
+    double pixelRatio = 1;
+};
 
-// The size a page is written at. A PNG: `width` pixels wide, or the page times the scale,
-// within `maxSide`. A vector page: its own size, unless it is drawn coarser than every device
-// (the element bound of DiagramRenderer); then at most kCoarseVectorPageWidth wide, where its
-// scalable units' and racks' names read at the page's width.
-QSize outputSize(ExportFormat format, QSize page, Detail finest, const DiagramExportOptions &options)
+PageOutput outputSize(ExportFormat format,
+                      QSize page,
+                      Detail finest,
+                      const DiagramExportOptions &options)
 {
     if (page.isEmpty())
-        return page;
-    if (format != ExportFormat::Png) {
-        if (finest >= Detail::Devices || page.width() <= kCoarseVectorPageWidth)
-            return page;
-        return scaled(page, double(kCoarseVectorPageWidth) / page.width());
+        return {page, 1};
+    const bool coarse = finest < Detail::Devices && page.width() > kCoarseVectorPageWidth;
+    const QSize vector = coarse ? scaled(page, double(kCoarseVectorPageWidth) / page.width())
+                                : page;
+    if (format != ExportFormat::Png)
+        return {vector, 1};
+    QSize pixels;
+    if (options.width > 0) {
+        pixels = scaled(vector, double(options.width) / vector.width());
+    } else {
+        double k = options.scale;
+        if (options.maxSide > 0)
+            k = std::min(k, double(options.maxSide) / std::max(vector.width(), vector.height()));
+        pixels = scaled(vector, k);
     }
-    if (options.width > 0)
-        return scaled(page, double(options.width) / page.width());
-    double k = options.scale;
-    if (options.maxSide > 0)
-        k = std::min(k, double(options.maxSide) / std::max(page.width(), page.height()));
-    return scaled(page, k);
+    return {pixels, coarse ? double(pixels.width()) / vector.width() : 1.0};
 }
 
 QString outOfMemory(const QString &path, int gpus)
@@ -280,6 +291,86 @@ QString documentTitle(const Document &doc)
 }
 
 } // namespace
+
+QString checkedExportTarget(const QString &path, const QStringList &inputs, QString *error)
+{
+    std::vector<std::string> in;
+    for (const QString &i : inputs)
+        in.push_back(i.toStdString());
+    try {
+        return QString::fromStdString(engine::checkOutputFile(path.toStdString(), in).target);
+    } catch (const engine::InputError &e) {
+        *error = tr("Cannot write %1").arg(QString::fromStdString(e.what()));
+        return {};
+    }
+}
+
+QRectF regionRect(const ClusterScene &scene, const DiagramRegion &region, QString *error)
+{
+    using Kind = DiagramRegion::Kind;
+    if (region.kind == Kind::Whole)
+        return {};
+    const ClusterGeometry &g = scene.geometry();
+    const engine::Topology &t = g.topology();
+    const QString what = tr("--region %1").arg(region.text);
+    QRectF rect;
+    if (region.kind == Kind::Area) {
+        rect = region.area.intersected(g.bounds());
+        if (rect.isEmpty()) {
+            const QRectF b = g.bounds();
+            *error = tr("%1 lies outside the cluster, which covers x %2 to %3 and y %4 to %5")
+                             .arg(what)
+                             .arg(b.left(), 0, 'f', 0)
+                             .arg(b.right(), 0, 'f', 0)
+                             .arg(b.top(), 0, 'f', 0)
+                             .arg(b.bottom(), 0, 'f', 0);
+            return {};
+        }
+        return rect;
+    }
+    int count = 0;
+    QString noun;
+    switch (region.kind) {
+    case Kind::Gpus:
+        count = t.gpuCount();
+        noun = tr("GPUs");
+        break;
+    case Kind::Nodes:
+        count = g.nodeCount();
+        noun = t.shape().nodesPerDomain > 1 ? tr("trays") : tr("servers");
+        break;
+    case Kind::Racks:
+        count = g.rackCount();
+        noun = tr("racks");
+        break;
+    case Kind::ScalableUnits:
+        count = static_cast<int>(g.blocks().size());
+        noun = tr("scalable units");
+        break;
+    default: break;
+    }
+    for (const auto &[first, last] : region.ranges) {
+        if (last >= count) {
+            *error = count == 0 ? tr("%1: the cluster has no %2").arg(what, noun)
+                                : tr("%1: the cluster has %2 %3, numbered 0 to %4")
+                                          .arg(what, QLocale::c().toString(count), noun)
+                                          .arg(count - 1);
+            return {};
+        }
+        for (int i = first; i <= last; ++i) {
+            switch (region.kind) {
+            case Kind::Gpus: rect |= g.deviceRect(t.gpuDevice(i)); break;
+            case Kind::Nodes: rect |= g.nodeRect(i); break;
+            case Kind::Racks: rect |= g.rackPaintRect(i); break;
+            case Kind::ScalableUnits: rect |= g.blocks()[static_cast<std::size_t>(i)].rect; break;
+            default: break;
+            }
+        }
+    }
+    // A little room around what was asked for, so its edges are not cut.
+    constexpr double kRegionMargin = 16;
+    return rect.adjusted(-kRegionMargin, -kRegionMargin, kRegionMargin, kRegionMargin);
+}
 
 std::optional<ExportFormat> exportFormatForPath(const QString &path)
 {
@@ -339,14 +430,17 @@ static bool writeDiagram(ClusterScene &scene,
     o.footer = options.footer.isEmpty() ? defaultFooter() : options.footer;
     const render::DiagramRenderer renderer(scene, QGuiApplication::font(), o);
     const QSize page = renderer.size();
-    return writePage(path,
-                     format,
-                     page,
-                     outputSize(format, page, renderer.finestDetail(), options),
-                     documentTitle(*scene.document()),
-                     [&](QPainter *p, const QRectF &target) { renderer.paint(p, target); },
-                     error,
-                     {scene.document()->filePath()});
+    const PageOutput output = outputSize(format, page, renderer.finestDetail(), options);
+    return writePage(
+            path,
+            format,
+            page,
+            output.size,
+            documentTitle(*scene.document()),
+            [&](QPainter *p, const QRectF &target) { renderer.paint(p, target); },
+            error,
+            {scene.document()->filePath()},
+            output.pixelRatio);
 }
 
 bool exportReport(const Document &doc, const QString &path, QString *error)
@@ -434,6 +528,16 @@ void applyLayoutView(ClusterScene &scene)
         view->readLayoutView(saved);
 }
 
+void showBusyLinksWhenCoarse(ClusterScene &scene, const QRectF &source, bool namesLinkLoad)
+{
+    ViewState *view = scene.viewState();
+    if (!view || namesLinkLoad
+        || render::finestDetailWithin(scene, source, render::DiagramOptions::kDiagramElementBudget)
+                   >= Detail::Devices)
+        return;
+    view->setLinkLoad(true);
+}
+
 // The footer of a moment's diagram: when, and what stage 0 runs then (the view state's moment).
 static QString momentFooter(const engine::Evaluation &e, const engine::StepMoment &moment)
 {
@@ -493,6 +597,8 @@ static bool loadAndExport(const QString &layoutPath,
     std::unique_ptr<Document> doc = Document::load(layoutPath, error);
     if (!doc)
         return false;
+    const engine::Json &layoutView = doc->layout().view;
+    const bool namesLinkLoad = layoutView.is_object() && layoutView.contains("link_load");
     // The view state first: the scene colours through it, and it outlives the scene.
     ViewState view(doc.get());
     ClusterScene scene(doc.get());
@@ -517,6 +623,21 @@ static bool loadAndExport(const QString &layoutPath,
         view.setLinkLoad(true);
         options.footer = momentFooter(e, view.moment());
     }
+    if (options.region.kind != DiagramRegion::Kind::Whole) {
+        QString why;
+        options.source = regionRect(scene, options.region, &why);
+        if (!why.isEmpty()) {
+            *error = tr("%1: %2").arg(layoutPath, why);
+            return false;
+        }
+        options.footer = tr("Part of the cluster: %1")
+                                 .arg(QString::fromStdString(
+                                         engine::plainText(options.region.text.toStdString())))
+                         + QStringLiteral(" \u00b7 ")
+                         + (options.footer.isEmpty() ? defaultFooter() : options.footer);
+    }
+    if (at < 0)
+        showBusyLinksWhenCoarse(scene, options.source, namesLinkLoad);
     return exportDiagram(scene, out, options, error);
 }
 
