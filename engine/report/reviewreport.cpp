@@ -11,12 +11,11 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <filesystem>
 #include <ostream>
 #include <stdexcept>
 
-// The design-review report: what it says (makeReviewReport) and its Markdown (writeReviewMarkdown).
-// The PDF that lays out the same content is drawn by the widgets (reviewreportpdf.cpp).
+// The design-review report: what it says. Its Markdown is written by reviewmarkdown.cpp, its PDF
+// drawn by the widgets (widgets/export/reviewpdf.cpp).
 
 namespace railyard::engine {
 
@@ -462,25 +461,6 @@ ReviewSection assumptionsSection(const Evaluation &e)
     return s;
 }
 
-void writeTable(std::string &s, const ReviewTable &t)
-{
-    if (t.columns.empty())
-        return;
-    s += "|";
-    for (const std::string &c : t.columns)
-        s += " " + markdownText(c) + " |";
-    s += "\n|";
-    for (std::size_t i = 0; i < t.columns.size(); ++i)
-        s += i < t.numeric.size() && t.numeric[i] ? "---:|" : "---|";
-    s += "\n";
-    for (const auto &row : t.rows) {
-        s += "|";
-        for (std::size_t i = 0; i < t.columns.size(); ++i)
-            s += " " + (i < row.size() ? markdownText(row[i]) : std::string()) + " |";
-        s += "\n";
-    }
-}
-
 } // namespace
 
 std::vector<std::vector<std::string>> memoryStageRows(const std::vector<double> &gib, double hbm)
@@ -549,63 +529,6 @@ ReviewReport makeReviewReport(const ReviewInput &in)
         r.sections.push_back(comparisonSection(in));
     r.sections.push_back(assumptionsSection(e));
     return r;
-}
-
-void writeReviewMarkdown(std::ostream &out, const ReviewReport &r, const std::string &diagramFile)
-{
-    Buffered b(out);
-    std::string &s = b.text();
-    s += "# " + markdownText(r.title) + "\n\n";
-    s += "Design review";
-    if (!r.date.empty())
-        s += ", " + markdownText(r.date);
-    if (!r.source.empty())
-        s += ", of " + markdownText(r.source);
-    s += ".\n\n";
-    s += "- **Cluster**: " + markdownText(r.cluster) + "\n";
-    s += "- **Workload**: " + markdownText(r.workload) + "\n";
-    s += "- **Training**: " + markdownText(r.training) + "\n";
-    s += "- **Step time**: " + markdownText(r.stepTime) + " (" + markdownText(r.stepBand) + ")\n";
-    if (!r.comparedWith.empty())
-        s += "- **A/B**: " + markdownText(r.comparedWith) + "\n";
-    s += "\n";
-    writeTable(s, r.summary);
-    for (const ReviewSection &section : r.sections) {
-        s += "\n## " + markdownText(section.heading) + "\n";
-        for (const ReviewBlock &block : section.blocks) {
-            s += "\n";
-            switch (block.kind) {
-            case ReviewBlock::Kind::Paragraph: s += markdownText(block.text) + "\n"; break;
-            case ReviewBlock::Kind::Bullets:
-                for (const std::string &item : block.items)
-                    s += "- " + markdownText(item) + "\n";
-                break;
-            case ReviewBlock::Kind::Table:
-                if (!block.text.empty())
-                    s += markdownText(block.text) + "\n\n";
-                writeTable(s, block.table);
-                break;
-            case ReviewBlock::Kind::Figure:
-                if (block.figure == ReviewFigure::Diagram && !diagramFile.empty()) {
-                    // The file name as a link target: <...> keeps spaces, and escaping keeps it
-                    // one link.
-                    s += "![The cluster diagram](<" + markdownText(diagramFile) + ">)\n\n";
-                }
-                s += "*" + markdownText(block.text) + "*\n";
-                break;
-            }
-            b.maybeFlush();
-        }
-    }
-}
-
-std::string reviewDiagramPath(const std::string &markdownPath)
-{
-    std::string base = markdownPath;
-    const std::filesystem::path p(markdownPath);
-    if (p.extension() == ".md" || p.extension() == ".MD")
-        base.resize(base.size() - 3);
-    return base + "-diagram.svg";
 }
 
 } // namespace railyard::engine

@@ -12,7 +12,7 @@
 namespace railyard::engine {
 
 // A design-review report's content: every number and every sentence, for the two writers that
-// lay it out (the Markdown below, the A4 PDF of widgets/export/reviewreportpdf). Text from the
+// lay it out (the Markdown below, the A4 PDF of widgets/export/reviewpdf). Text from the
 // layout (its title, device names, messages that quote them) is held as plain one-line text
 // (plainText: no control characters); the Markdown writer escapes it, the PDF draws it as is.
 
