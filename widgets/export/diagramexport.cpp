@@ -6,14 +6,9 @@
 #include "base/showntext.h"
 #include "base/units.h"
 #include "document/document.h"
-#include "document/groupref.h"
 #include "document/safesave.h"
-#include "document/viewstate.h"
-#include "import/ncclgraphoverlay.h"
-#include "layout/parallel.h"
 #include "render/diagramrenderer.h"
 #include "report/report.h"
-#include "scene/clustergeometry.h"
 #include "scene/clusterscene.h"
 
 #include <railyard/version.h>
@@ -54,11 +49,6 @@ QString describe(const QSaveFile &file)
 {
     return QStringLiteral("%1: %2").arg(QFileInfo(file.fileName()).absoluteFilePath(),
                                         file.errorString());
-}
-
-QString checkedTarget(const QString &path, const QStringList &inputs, QString *error)
-{
-    return checkedExportTarget(path, inputs, error);
 }
 
 // Text from a file as it may go into a PDF's metadata or an SVG's <title>: one line, no
@@ -121,6 +111,73 @@ private:
     QIODevice *m_to;
 };
 
+// QSvgGenerator writes a cosmetic pen (the canvas's hairlines, drawn at a width in device
+// pixels whatever the zoom) as vector-effect="non-scaling-stroke" inside a group scaled to the
+// page. Renderers that ignore that attribute (librsvg 2.54, several document editors) then
+// draw a 16,384-GPU page's links 0.03 units wide: invisible. Each such group's stroke width and
+// dashes are written in its own units instead (divided by its scale), so every renderer draws
+// them as the page shows them. The generator's groups are flat (a group closes before the next
+// opens), and text holds no '<'.
+QByteArray resolveNonScalingStrokes(const QByteArray &svg)
+{
+    static const QByteArray kGroup("<g "), kEnd("</g>"),
+            kEffect(" vector-effect=\"non-scaling-stroke\""), kMatrix("transform=\"matrix(");
+    const auto attribute = [](const QByteArray &tag, const QByteArray &name, int *from, int *to) {
+        const int at = tag.indexOf(" " + name + "=\"");
+        if (at < 0)
+            return false;
+        *from = at + name.size() + 3;
+        *to = tag.indexOf('"', *from);
+        return *to > *from;
+    };
+    QByteArray out;
+    out.reserve(svg.size());
+    int pos = 0;
+    while (pos < svg.size()) {
+        const int group = svg.indexOf(kGroup, pos);
+        const int tagEnd = group < 0 ? -1 : svg.indexOf('>', group);
+        if (tagEnd < 0) {
+            out += svg.mid(pos);
+            break;
+        }
+        out += svg.mid(pos, group - pos);
+        int end = svg.size();
+        for (const QByteArray &next : {kGroup, kEnd})
+            if (const int at = svg.indexOf(next, tagEnd); at >= 0)
+                end = std::min(end, at);
+        QByteArray tag = svg.mid(group, tagEnd + 1 - group);
+        QByteArray body = svg.mid(tagEnd + 1, end - tagEnd - 1);
+        const int matrix = tag.indexOf(kMatrix);
+        if (body.contains(kEffect) && matrix >= 0) {
+            const QList<QByteArray> m = tag.mid(matrix + kMatrix.size(),
+                                                tag.indexOf(')', matrix) - matrix - kMatrix.size())
+                                                .split(',');
+            const double k = m.size() == 6
+                                     ? std::sqrt(std::abs(m[0].toDouble() * m[3].toDouble()
+                                                          - m[1].toDouble() * m[2].toDouble()))
+                                     : 0;
+            if (k > 0 && std::isfinite(k)) {
+                int from = 0, to = 0;
+                if (attribute(tag, "stroke-width", &from, &to))
+                    tag.replace(from,
+                                to - from,
+                                QByteArray::number(tag.mid(from, to - from).toDouble() / k, 'g', 6));
+                if (attribute(tag, "stroke-dasharray", &from, &to)) {
+                    QList<QByteArray> dashes = tag.mid(from, to - from).split(',');
+                    for (QByteArray &d : dashes)
+                        d = QByteArray::number(d.trimmed().toDouble() / k, 'g', 6);
+                    tag.replace(from, to - from, dashes.join(','));
+                }
+                body.replace(kEffect, QByteArray());
+            }
+        }
+        out += tag;
+        out += body;
+        pos = end;
+    }
+    return out;
+}
+
 QSize scaled(QSize size, double k)
 {
     return QSize(std::max(1, int(std::lround(size.width() * k))),
@@ -151,7 +208,7 @@ bool writePage(const QString &path,
                          .arg(output.height());
         return false;
     }
-    const QString target = checkedTarget(path, inputs, error);
+    const QString target = checkedExportTarget(path, inputs, error);
     if (target.isEmpty())
         return false;
     QSaveFile file(target);
@@ -161,7 +218,11 @@ bool writePage(const QString &path,
     }
     bool painted = false;
     if (format == ExportFormat::Svg) {
-        XmlSafeDevice safe(&file);
+        // Gathered whole (at most about 10 MB: the element bound), its hairlines resolved,
+        // then written.
+        QBuffer gathered;
+        gathered.open(QIODevice::WriteOnly);
+        XmlSafeDevice safe(&gathered);
         QSvgGenerator svg;
         svg.setOutputDevice(&safe);
         svg.setResolution(kDpi);
@@ -175,6 +236,8 @@ bool writePage(const QString &path,
             draw(&p, QRectF(QPointF(0, 0), output));
             p.end();
         }
+        const QByteArray text = resolveNonScalingStrokes(gathered.data());
+        painted = painted && file.write(text) == text.size();
     } else if (format == ExportFormat::Pdf) {
         QPdfWriter pdf(&file);
         pdf.setResolution(kDpi);
@@ -277,12 +340,16 @@ QString outOfMemory(const QString &path, int gpus)
             .arg(QFileInfo(path).absoluteFilePath(), QLocale::c().toString(gpus));
 }
 
-QString defaultFooter()
+} // namespace
+
+QString defaultExportFooter()
 {
     return tr("%1 \u00b7 Railyard %2")
             .arg(QLocale::c().toString(QDate::currentDate(), QStringLiteral("d MMMM yyyy")),
                  QStringLiteral(RAILYARD_VERSION));
 }
+
+namespace {
 
 QString documentTitle(const Document &doc)
 {
@@ -303,73 +370,6 @@ QString checkedExportTarget(const QString &path, const QStringList &inputs, QStr
         *error = tr("Cannot write %1").arg(QString::fromStdString(e.what()));
         return {};
     }
-}
-
-QRectF regionRect(const ClusterScene &scene, const DiagramRegion &region, QString *error)
-{
-    using Kind = DiagramRegion::Kind;
-    if (region.kind == Kind::Whole)
-        return {};
-    const ClusterGeometry &g = scene.geometry();
-    const engine::Topology &t = g.topology();
-    const QString what = tr("--region %1").arg(region.text);
-    QRectF rect;
-    if (region.kind == Kind::Area) {
-        rect = region.area.intersected(g.bounds());
-        if (rect.isEmpty()) {
-            const QRectF b = g.bounds();
-            *error = tr("%1 lies outside the cluster, which covers x %2 to %3 and y %4 to %5")
-                             .arg(what)
-                             .arg(b.left(), 0, 'f', 0)
-                             .arg(b.right(), 0, 'f', 0)
-                             .arg(b.top(), 0, 'f', 0)
-                             .arg(b.bottom(), 0, 'f', 0);
-            return {};
-        }
-        return rect;
-    }
-    int count = 0;
-    QString noun;
-    switch (region.kind) {
-    case Kind::Gpus:
-        count = t.gpuCount();
-        noun = tr("GPUs");
-        break;
-    case Kind::Nodes:
-        count = g.nodeCount();
-        noun = t.shape().nodesPerDomain > 1 ? tr("trays") : tr("servers");
-        break;
-    case Kind::Racks:
-        count = g.rackCount();
-        noun = tr("racks");
-        break;
-    case Kind::ScalableUnits:
-        count = static_cast<int>(g.blocks().size());
-        noun = tr("scalable units");
-        break;
-    default: break;
-    }
-    for (const auto &[first, last] : region.ranges) {
-        if (last >= count) {
-            *error = count == 0 ? tr("%1: the cluster has no %2").arg(what, noun)
-                                : tr("%1: the cluster has %2 %3, numbered 0 to %4")
-                                          .arg(what, QLocale::c().toString(count), noun)
-                                          .arg(count - 1);
-            return {};
-        }
-        for (int i = first; i <= last; ++i) {
-            switch (region.kind) {
-            case Kind::Gpus: rect |= g.deviceRect(t.gpuDevice(i)); break;
-            case Kind::Nodes: rect |= g.nodeRect(i); break;
-            case Kind::Racks: rect |= g.rackPaintRect(i); break;
-            case Kind::ScalableUnits: rect |= g.blocks()[static_cast<std::size_t>(i)].rect; break;
-            default: break;
-            }
-        }
-    }
-    // A little room around what was asked for, so its edges are not cut.
-    constexpr double kRegionMargin = 16;
-    return rect.adjusted(-kRegionMargin, -kRegionMargin, kRegionMargin, kRegionMargin);
 }
 
 std::optional<ExportFormat> exportFormatForPath(const QString &path)
@@ -427,7 +427,7 @@ static bool writeDiagram(ClusterScene &scene,
 {
     render::DiagramOptions o;
     o.source = options.source;
-    o.footer = options.footer.isEmpty() ? defaultFooter() : options.footer;
+    o.footer = options.footer.isEmpty() ? defaultExportFooter() : options.footer;
     const render::DiagramRenderer renderer(scene, QGuiApplication::font(), o);
     const QSize page = renderer.size();
     const PageOutput output = outputSize(format, page, renderer.finestDetail(), options);
@@ -467,7 +467,7 @@ bool exportReport(const Document &doc, const QString &path, QString *error)
         engine::writeLinkLoadsCsv(text, e, doc.topology());
     else
         engine::writeEvaluationJson(text, e, doc.topology(), report);
-    const QString target = checkedTarget(path, {doc.filePath()}, error);
+    const QString target = checkedExportTarget(path, {doc.filePath()}, error);
     if (target.isEmpty())
         return false;
     QString reason;
@@ -500,145 +500,6 @@ bool exportWidget(QWidget *widget, const QString &path, double scale, QString *e
                 p->restore();
             },
             error);
-}
-
-void applyLayoutView(ClusterScene &scene)
-{
-    // What the file says, before the default colouring below is kept in the document's view.
-    const engine::Json saved = scene.document()->layout().view;
-    if (const engine::RankLayout *ranks = scene.ranks()) {
-        for (GroupKind kind :
-             {GroupKind::Tp, GroupKind::Ep, GroupKind::Cp, GroupKind::PpStage, GroupKind::DpReplica})
-            if (ranks->size(dimOf(kind)) > 1) {
-                scene.setColourBy(kind);
-                break;
-            }
-    }
-    // A layout imported from an NCCL graph XML shows its graph, as the window does.
-    const engine::Json &original = scene.document()->layout().original;
-    if (const auto it = original.find("imported"); it != original.end() && scene.viewState()) {
-        ViewState::GraphOverlay overlay;
-        overlay.graphs = engine::graphsFromImported(*it);
-        if (const auto f = it->find("file"); f != it->end() && f->is_string())
-            overlay.file = QString::fromStdString(f->get<std::string>());
-        if (!overlay.graphs.empty())
-            scene.viewState()->setGraphOverlay(std::move(overlay));
-    }
-    if (ViewState *view = scene.viewState())
-        view->readLayoutView(saved);
-}
-
-void showBusyLinksWhenCoarse(ClusterScene &scene, const QRectF &source, bool namesLinkLoad)
-{
-    ViewState *view = scene.viewState();
-    if (!view || namesLinkLoad
-        || render::finestDetailWithin(scene, source, render::DiagramOptions::kDiagramElementBudget)
-                   >= Detail::Devices)
-        return;
-    view->setLinkLoad(true);
-}
-
-// The footer of a moment's diagram: when, and what stage 0 runs then (the view state's moment).
-static QString momentFooter(const engine::Evaluation &e, const engine::StepMoment &moment)
-{
-    const double at = moment.at;
-    // What stage 0 is doing then (the phases of the other stages are alike, shifted).
-    QStringList doing;
-    for (int i : moment.running) {
-        const engine::Phase &p = e.timeline.phases[static_cast<std::size_t>(i)];
-        if (p.stage == 0 || p.stage < 0)
-            doing << QString::fromStdString(p.name);
-    }
-    doing.removeDuplicates();
-    QString line = tr("Link load at %1 of the %2 step")
-                           .arg(QString::fromStdString(engine::formatSeconds(at)),
-                                QString::fromStdString(engine::formatSeconds(e.stepTimeS)));
-    if (!doing.isEmpty())
-        line += tr(" (stage 0: %1)").arg(doing.join(QStringLiteral("; ")));
-    return line + QStringLiteral(" \u00b7 ") + defaultFooter();
-}
-
-static bool loadAndExport(const QString &layoutPath,
-                          const QString &out,
-                          DiagramExportOptions options,
-                          double at,
-                          QString *error);
-
-bool exportLayoutDiagram(
-        const QString &layoutPath, const QString &out, double scale, double at, QString *error)
-{
-    DiagramExportOptions options;
-    options.scale = scale;
-    return exportLayoutDiagram(layoutPath, out, options, at, error);
-}
-
-bool exportLayoutDiagram(const QString &layoutPath,
-                         const QString &out,
-                         DiagramExportOptions options,
-                         double at,
-                         QString *error)
-{
-    try {
-        return loadAndExport(layoutPath, out, std::move(options), at, error);
-    } catch (const std::bad_alloc &) {
-        *error = tr("%1: out of memory while exporting the diagram of %2; try a smaller PNG "
-                    "(--width), a PNG instead of SVG or PDF, or a part of the cluster")
-                         .arg(QFileInfo(out).absoluteFilePath(), layoutPath);
-        return false;
-    }
-}
-
-static bool loadAndExport(const QString &layoutPath,
-                          const QString &out,
-                          DiagramExportOptions options,
-                          double at,
-                          QString *error)
-{
-    std::unique_ptr<Document> doc = Document::load(layoutPath, error);
-    if (!doc)
-        return false;
-    const engine::Json &layoutView = doc->layout().view;
-    const bool namesLinkLoad = layoutView.is_object() && layoutView.contains("link_load");
-    // The view state first: the scene colours through it, and it outlives the scene.
-    ViewState view(doc.get());
-    ClusterScene scene(doc.get());
-    scene.setViewState(&view);
-    applyLayoutView(scene);
-    if (at >= 0) {
-        const engine::Evaluation &e = doc->evaluation();
-        if (e.timeline.empty()) {
-            *error = tr("%1: the step has no timeline to take a moment from (%2)")
-                             .arg(layoutPath, QString::fromStdString(e.error));
-            return false;
-        }
-        if (at > e.stepTimeS) {
-            *error = tr("%1: --at %2 is past the end of the step, which lasts %3; give a time "
-                        "from 0 to the step time")
-                             .arg(layoutPath,
-                                  QString::fromStdString(engine::formatSeconds(at)),
-                                  QString::fromStdString(engine::formatSeconds(e.stepTimeS)));
-            return false;
-        }
-        view.setPlaybackTime(at);
-        view.setLinkLoad(true);
-        options.footer = momentFooter(e, view.moment());
-    }
-    if (options.region.kind != DiagramRegion::Kind::Whole) {
-        QString why;
-        options.source = regionRect(scene, options.region, &why);
-        if (!why.isEmpty()) {
-            *error = tr("%1: %2").arg(layoutPath, why);
-            return false;
-        }
-        options.footer = tr("Part of the cluster: %1")
-                                 .arg(QString::fromStdString(
-                                         engine::plainText(options.region.text.toStdString())))
-                         + QStringLiteral(" \u00b7 ")
-                         + (options.footer.isEmpty() ? defaultFooter() : options.footer);
-    }
-    if (at < 0)
-        showBusyLinksWhenCoarse(scene, options.source, namesLinkLoad);
-    return exportDiagram(scene, out, options, error);
 }
 
 } // namespace railyard

@@ -37,6 +37,9 @@ struct DiagramRegion
     QString text; // as the user wrote it, for messages
 };
 
+// The title block's last line of an export: today's date and the program.
+QString defaultExportFooter();
+
 // The part of the scene that holds `region` (with a small margin), or a null rectangle when
 // it is the whole cluster. An index the cluster does not have, or an area outside it, is an
 // error: returns a null rectangle and sets `error` (non-empty) to what the cluster has.
@@ -86,6 +89,8 @@ bool exportReport(const Document &document, const QString &path, QString *error)
 
 // Draws a widget (a Pricing chart) as SVG, PNG (at `scale`) or PDF.
 bool exportWidget(QWidget *widget, const QString &path, double scale, QString *error);
+
+// layoutexport.cpp: a layout read from a file for a headless export.
 
 // Colours the scene as the window opens it: by the first dimension that splits the job, unless
 // the layout's "view" names a colouring; the link-load view as the layout says.

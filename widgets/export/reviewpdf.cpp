@@ -228,7 +228,7 @@ void ReviewPdf::addTable(const engine::ReviewTable &table, const QString &captio
                 p->fillRect(QRectF(at, QSizeF(w, height)), header ? kHeaderFill : kStripe);
             p->setPen(QPen(header ? kMuted : kRule, header ? 1.0 : 0.6));
             p->drawLine(QPointF(at.x(), at.y() + height), QPointF(at.x() + w, at.y() + height));
-            p->setPen(header ? kText : kText);
+            p->setPen(kText);
             double x = at.x();
             for (std::size_t i = 0; i < wrapped.size(); ++i) {
                 wrapped[i].layout->draw(p, QPointF(x + pad, at.y() + pad));

@@ -1,7 +1,5 @@
 #include "reviewreport.h"
 
-#include "base/inputerror.h"
-#include "base/safetext.h"
 #include "base/showntext.h"
 #include "charts/memorychart.h"
 #include "charts/stepchart.h"
