@@ -147,6 +147,9 @@ public:
     // .csv or .json file is the report): returns false and shows the message on failure, the
     // document untouched. `what` is an ExportDialog::What.
     bool exportTo(const QString &path, int what = 0, double scale = 1);
+    // File > Export Review Report: the design review as a PDF or Markdown (from the suffix),
+    // with the A/B comparison when A is pinned. Returns false and shows why on failure.
+    bool exportReviewReport(const QString &path);
     // Where File > Export offers to write: beside the document, named after it.
     QString suggestedExportPath(const QString &suffix = QStringLiteral("svg")) const;
     // Prints the whole cluster with its legend and title on one page of `printer`.
@@ -214,6 +217,7 @@ private:
     GraphImport askGraphImport(const QString &path);
     // mainwindowexport.cpp
     void exportWithDialog();
+    void exportReviewWithDialog();
     void print();
     void importDialog();
     // mainwindow.cpp

@@ -91,6 +91,13 @@ void MainWindow::createActions()
     exportAct->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     exportAct->setStatusTip(tr("Write the diagram (SVG, PNG, PDF), a chart or the report "
                                "(Markdown, CSV, JSON)"));
+    QAction *reportAct = named(file->addAction(tr("Export &Review Report\u2026"),
+                                               this,
+                                               &MainWindow::exportReviewWithDialog),
+                               "actionExportReviewReport");
+    reportAct->setStatusTip(tr("Write a design-review report (PDF or Markdown): the step time "
+                               "with its band, the diagram, the charts, the hottest links, the "
+                               "warnings, the A/B comparison and the assumptions"));
     QAction *printAct = named(file->addAction(tr("&Print\u2026"), this, &MainWindow::print),
                               "actionPrint");
     printAct->setShortcut(QKeySequence::Print);
