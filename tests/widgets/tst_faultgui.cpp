@@ -1,6 +1,7 @@
 // Faults in the GUI (issue 22): the canvas's right-click Fail / Degrade / Restore, each one undo
 // step; failed and degraded elements drawn on the canvas and in exported diagrams; the Fault
 // dock's list, cost, recovery (applied as one undo step) and what-if sweep.
+#include "base/units.h"
 #include "canvasfixture.h"
 #include "commands/changefaults.h"
 #include "comparenear.h"
@@ -9,6 +10,7 @@
 #include "layout/layout.h"
 #include "panels/faultpanel.h"
 #include "render/diagramrenderer.h"
+#include "scene/clustergeometry.h"
 #include "scene/faultmenu.h"
 #include "scene/style.h"
 

@@ -240,6 +240,11 @@ FaultPanel::~FaultPanel()
         m_impactWorker.join();
 }
 
+const engine::FaultImpact *FaultPanel::impact() const
+{
+    return m_impact ? &m_impact->impact : nullptr;
+}
+
 void FaultPanel::joinSweep()
 {
     if (m_sweepWorker.joinable())

@@ -40,7 +40,7 @@ public:
 
     // The analysis shown (null while there are no faults, or before the first one finished),
     // and whether it describes the document as it is now.
-    const engine::FaultImpact *impact() const { return m_impact ? &m_impact->impact : nullptr; }
+    const engine::FaultImpact *impact() const;
     bool isAnalyzing() const { return m_analyzing; }
     bool isImpactCurrent() const { return m_impact && !m_impactStale; }
 
