@@ -9,6 +9,7 @@
 #include "layout/parallel.h"
 #include "palette/grouppalette.h"
 #include "panels/clusterpanel.h"
+#include "panels/faultpanel.h"
 #include "panels/hottestlinkspanel.h"
 #include "panels/inspectorpanel.h"
 #include "panels/lessonpanel.h"
@@ -144,6 +145,7 @@ MainWindow::MainWindow(QWidget *parent, const QString &recoveryDirectory)
     createTourDock();
     createPlannerDock();
     createLessonDock();
+    createFaultDock();
     createActions();
     createToolBar();
     createOverlayControls();
@@ -240,6 +242,7 @@ void MainWindow::setDocument(std::unique_ptr<Document> document)
     m_warnings->setDocument(doc);
     m_planner->setDocument(doc);
     m_lesson->setDocument(doc, m_viewState);
+    m_faults->setDocument(doc);
     connect(m_view, &ClusterView::message, this, &MainWindow::showMessage);
     m_autoSaver->setDocument(doc);
     watchFile();

@@ -30,6 +30,7 @@ class ClusterScene;
 class ClusterView;
 class DockLayout;
 class Document;
+class FaultPanel;
 class GroupPalette;
 class GuidedTourPanel;
 class PlannerPanel;
@@ -105,6 +106,8 @@ public:
     QDockWidget *plannerDock() const { return m_plannerDock; }
     LessonPanel *lessonPanel() const { return m_lesson; }
     QDockWidget *lessonDock() const { return m_lessonDock; }
+    FaultPanel *faultPanel() const { return m_faults; }
+    QDockWidget *faultDock() const { return m_faultDock; }
     DockLayout *dockLayout() const { return m_docks.get(); }
     QComboBox *colourBox() const { return m_colourBox; }
     QAction *linkLoadAction() const { return m_linkLoadAction; }
@@ -188,6 +191,8 @@ private:
     void createTourDock();
     // mainwindowplanner.cpp
     void createPlannerDock();
+    // mainwindowfaults.cpp
+    void createFaultDock();
     // mainwindowlesson.cpp
     void createLessonDock();
     void frameLesson();
@@ -247,6 +252,8 @@ private:
     QDockWidget *m_plannerDock = nullptr;
     LessonPanel *m_lesson = nullptr;
     QDockWidget *m_lessonDock = nullptr;
+    FaultPanel *m_faults = nullptr;
+    QDockWidget *m_faultDock = nullptr;
     std::unique_ptr<DockLayout> m_docks;
     QComboBox *m_colourBox = nullptr;
     QAction *m_linkLoadAction = nullptr;

@@ -226,6 +226,7 @@ void MainWindow::createActions()
     view->addAction(m_plannerDock->toggleViewAction());
     view->addAction(m_hottestDock->toggleViewAction());
     view->addAction(m_lessonDock->toggleViewAction());
+    view->addAction(m_faultDock->toggleViewAction());
     QMenu *lessonSteps = view->addMenu(tr("Lesson &Steps"));
     lessonSteps->setObjectName(QStringLiteral("menuLessonSteps"));
     lessonSteps->addActions(m_lesson->stepActions());

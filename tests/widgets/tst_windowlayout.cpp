@@ -212,7 +212,8 @@ private Q_SLOTS:
         QVERIFY(hottest && planner && tour);
         const QStringList hiddenByDefault{QStringLiteral("PlannerDock"),
                                           QStringLiteral("GuidedTourDock"),
-                                          QStringLiteral("CollectiveLessonDock")};
+                                          QStringLiteral("CollectiveLessonDock"),
+                                          QStringLiteral("FaultDock")};
         for (QDockWidget *d : w.dockLayout()->all()) {
             QVERIFY2(!d->isFloating(), qPrintable(d->objectName()));
             QCOMPARE(d->toggleViewAction()->isChecked(), !hiddenByDefault.contains(d->objectName()));

@@ -6,6 +6,7 @@
 #include "clusterscene.h"
 #include "document/document.h"
 #include "document/viewstate.h"
+#include "faultmenu.h"
 #include "layout/parallel.h"
 #include "levelofdetail.h"
 #include "palette/groupmime.h"
@@ -351,6 +352,13 @@ void ClusterView::contextMenuEvent(QContextMenuEvent *event)
             s->setSelectedDevice(-1);
         });
     }
+    // Fail, degrade, slow down or restore the device or link under the click (one undo step).
+    const int device = s->deviceAt(scenePos);
+    faultmenu::addFaultActions(&menu,
+                               s->document(),
+                               device,
+                               device < 0 ? linkAtViewport(event->pos()) : -1,
+                               this);
     menu.exec(event->globalPos());
 }
 
