@@ -182,6 +182,10 @@ void MainWindow::setDocument(std::unique_ptr<Document> document)
     ViewState *oldViewState = m_viewState;
     std::unique_ptr<Document> oldDocument = std::move(m_document);
     m_document = std::move(document);
+    // A pin outlives the document it was made in: A stays while B is another file (the tour's
+    // "open A, pin it, open B"), until Unpin.
+    if (oldDocument && oldDocument->pinned() && !m_document->pinned())
+        m_document->setPinned(*oldDocument->pinned());
     m_viewState = new ViewState(m_document.get(), this);
     m_scene = new ClusterScene(m_document.get(), this);
     m_scene->setViewState(m_viewState);

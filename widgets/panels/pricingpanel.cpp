@@ -142,6 +142,7 @@ PricingPanel::PricingPanel(QWidget *parent)
     , m_pin(new QPushButton(tr("Pin as A"), this))
     , m_restore(new QPushButton(tr("Restore A"), this))
     , m_unpin(new QPushButton(tr("Unpin"), this))
+    , m_source(new QLabel(this))
     , m_metrics(new QTableWidget(this))
     , m_stepChart(new StepChart(this))
     , m_memoryChart(new MemoryChart(this))
@@ -169,6 +170,10 @@ PricingPanel::PricingPanel(QWidget *parent)
     m_pin->setToolTip(tr("Keep the current numbers as A; edit, then compare A with B (now)"));
     m_restore->setToolTip(tr("Go back to A's workload and placement (undoable)"));
     m_unpin->setToolTip(tr("Stop comparing with A"));
+    m_source->setObjectName(QStringLiteral("pinnedSource"));
+    m_source->setWordWrap(true);
+    m_source->setStyleSheet(QStringLiteral("color: #5b6675;"));
+    m_source->hide();
     connect(m_pin, &QPushButton::clicked, this, &PricingPanel::pinA);
     connect(m_restore, &QPushButton::clicked, this, &PricingPanel::restoreA);
     connect(m_unpin, &QPushButton::clicked, this, &PricingPanel::unpin);
@@ -229,6 +234,7 @@ PricingPanel::PricingPanel(QWidget *parent)
     layout->addLayout(head);
     layout->addWidget(m_error);
     layout->addLayout(buttons);
+    layout->addWidget(m_source);
     layout->addWidget(m_metrics);
     layout->addWidget(m_stepChart);
     layout->addWidget(m_memoryChart);
@@ -265,6 +271,11 @@ QString PricingPanel::changeText() const
     return m_change->text();
 }
 
+QString PricingPanel::pinnedText() const
+{
+    return m_source->isVisibleTo(this) ? m_source->text() : QString();
+}
+
 void PricingPanel::pinA()
 {
     if (m_document)
@@ -299,6 +310,15 @@ void PricingPanel::sync()
     m_unpin->setVisible(pinned != nullptr);
     m_linksTitle->setVisible(pinned != nullptr);
     m_links->setVisible(pinned != nullptr);
+    m_source->setVisible(pinned != nullptr);
+    if (pinned) {
+        // A can come from another file than B: say which, with its title.
+        const QString title = QString::fromStdString(pinned->layout.title);
+        m_source->setText(title.isEmpty() || title == pinned->source
+                                  ? tr("A: %1").arg(pinned->source)
+                                  : tr("A: %1 (%2)").arg(pinned->source, title));
+        m_source->setToolTip(pinned->sourcePath.isEmpty() ? QString() : pinned->sourcePath);
+    }
     if (!haveDoc) {
         m_step->setText(tr("Step \u2014"));
         m_change->clear();
@@ -340,7 +360,8 @@ void PricingPanel::sync()
     // The numbers, baseline | now | change.
     m_metrics->setHorizontalHeaderLabels({base ? baseName : QString(), nowName, tr("Change")});
     m_metrics->horizontalHeaderItem(0)->setToolTip(
-            pinned ? tr("A: the state pinned with Compare > Pin") : tr("Before the last edit"));
+            pinned ? tr("A: the state pinned with Compare > Pin, from %1").arg(pinned->source)
+                   : tr("Before the last edit"));
     m_metrics->horizontalHeaderItem(1)->setToolTip(pinned ? tr("B: the state now") : QString());
     m_metrics->setColumnHidden(0, base == nullptr);
     m_metrics->setColumnHidden(2, base == nullptr);
@@ -395,13 +416,15 @@ void PricingPanel::sync()
     m_links->clear();
     if (pinned && now.ok) {
         const engine::Topology &t = m_document->topology();
-        const auto changes = engine::mostChangedLinks(pinned->evaluation, now, 12);
+        // Links are compared by their ids, which name the same links only on the same cluster.
+        const bool sameCluster = pinned->layout.cluster == m_document->layout().cluster;
+        const auto changes = sameCluster ? engine::mostChangedLinks(pinned->evaluation, now, 12)
+                                         : std::vector<engine::LinkChange>{};
         if (changes.empty()) {
             auto *item = new QTreeWidgetItem(m_links);
             item->setText(0,
-                          pinned->layout.cluster == m_document->layout().cluster
-                                  ? tr("No link's load changed")
-                                  : tr("A is another cluster: its links cannot be compared"));
+                          sameCluster ? tr("No link's load changed")
+                                      : tr("A is another cluster: its links cannot be compared"));
             item->setData(0, Qt::UserRole, -1);
         }
         for (const engine::LinkChange &c : changes) {

@@ -36,6 +36,8 @@ public:
     QTreeWidget *linkChanges() const { return m_links; }
     QPushButton *pinButton() const { return m_pin; }
     QPushButton *restoreButton() const { return m_restore; }
+    // "A: moe-gb200-nvl72.railyard.json (its title)": where the pinned state came from.
+    QString pinnedText() const;
 
 public Q_SLOTS:
     void pinA();
@@ -55,6 +57,7 @@ private:
     QPushButton *m_pin;
     QPushButton *m_restore;
     QPushButton *m_unpin;
+    QLabel *m_source; // where A came from
     QTableWidget *m_metrics;
     StepChart *m_stepChart;
     MemoryChart *m_memoryChart;
