@@ -16,6 +16,7 @@
 #include "panels/pricingpanel.h"
 #include "panels/timelinepanel.h"
 #include "panels/warningspanel.h"
+#include "panels/wheelguard.h"
 #include "panels/workloadpanel.h"
 #include "scene/clusterscene.h"
 #include "scene/clusterview.h"
@@ -144,6 +145,9 @@ MainWindow::MainWindow(QWidget *parent, const QString &recoveryDirectory)
     createTourDock();
     createPlannerDock();
     createLessonDock();
+    // Rolling the wheel down a dock scrolls it; it steps a field only once the user is in it.
+    for (QDockWidget *d : findChildren<QDockWidget *>())
+        WheelGuard::install(d->widget());
     createActions();
     createToolBar();
     createOverlayControls();

@@ -12,6 +12,7 @@
 #include "mainwindow.h"
 #include "panels/pricingpanel.h"
 #include "panels/warningspanel.h"
+#include "panels/workloadpanel.h"
 #include "quickguide.h"
 #include "scene/clusterscene.h"
 #include "scene/clusterview.h"
@@ -21,6 +22,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
 #include <QMenuBar>
@@ -29,6 +31,7 @@
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSettings>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -37,6 +40,7 @@
 #include <QTimer>
 #include <QTreeWidget>
 #include <QUndoStack>
+#include <QWheelEvent>
 
 #include "comparenear.h"
 #include <functional>
@@ -466,6 +470,72 @@ private Q_SLOTS:
         const int rows = links->viewport()->height() / links->sizeHintForRow(0);
         QVERIFY2(rows >= 6, qPrintable(QString::number(rows)));
         shoot(w, QStringLiteral("pinned-1280x800-gmi-h200-cluster"));
+        w.document()->undoStack()->setClean();
+    }
+
+    // The mouse wheel rolled down the Workload dock scrolls the dock; it does not step the
+    // spin boxes and combo boxes it passes over (three notches took Global batch from 128 to
+    // 32 and the step from 5.32 s to 1.35 s). Once the user is in a field, the wheel steps it.
+    void wheelOverADockScrollsIt()
+    {
+        MainWindow w(nullptr, m_recovery.path());
+        w.resize(1280, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openFile(layoutPath("llama3.1-405b-16k-h100.railyard.json")));
+        settle();
+        WorkloadPanel *workload = w.workloadPanel();
+        auto *scroll = qobject_cast<QScrollArea *>(w.dockLayout()->docks().workload->widget());
+        QVERIFY(scroll);
+        QScrollBar *bar = scroll->verticalScrollBar();
+        QVERIFY2(bar->maximum() > 0, "the Workload dock does not scroll at 1280x800");
+        const double step = w.document()->evaluation().stepTimeS;
+        const int undo = w.document()->undoStack()->count();
+        const auto wheel = [](QWidget *field, int notches) {
+            const QPointF at = QRectF(field->rect()).center();
+            for (int i = 0; i < std::abs(notches); ++i) {
+                QWheelEvent e(at,
+                              field->mapToGlobal(at),
+                              QPoint(),
+                              QPoint(0, notches < 0 ? -120 : 120),
+                              Qt::NoButton,
+                              Qt::NoModifier,
+                              Qt::NoScrollPhase,
+                              false);
+                QApplication::sendEvent(field, &e);
+            }
+        };
+        QSpinBox *batch = workload->globalBatchBox();
+        QComboBox *precision = workload->precisionBox();
+        QComboBox *tp = workload->sizeBox(engine::Dim::TP);
+        const int batchBefore = batch->value();
+        const int precisionBefore = precision->currentIndex();
+        const int tpBefore = tp->currentIndex();
+        bar->setValue(0);
+        wheel(batch, -3);
+        QCOMPARE(batch->value(), batchBefore);
+        QVERIFY2(bar->value() > 0, "the dock did not scroll");
+        const int scrolled = bar->value();
+        wheel(precision, -2);
+        wheel(tp, -2);
+        QCOMPARE(precision->currentIndex(), precisionBefore);
+        QCOMPARE(tp->currentIndex(), tpBefore);
+        QVERIFY(bar->value() > scrolled || bar->value() == bar->maximum());
+        QVERIFY(!batch->hasFocus());
+        QCOMPARE(w.document()->evaluation().stepTimeS, step);
+        QCOMPARE(w.document()->undoStack()->count(), undo);
+        // The fields no longer take the focus from the wheel, but from a click or Tab.
+        for (QWidget *field : std::initializer_list<QWidget *>{batch, precision, tp})
+            QCOMPARE(field->focusPolicy(), Qt::StrongFocus);
+
+        // In the field (clicked or tabbed into), the wheel steps it, one undo step per value.
+        w.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        batch->setFocus(Qt::MouseFocusReason);
+        QVERIFY(batch->hasFocus());
+        wheel(batch, 1);
+        QCOMPARE(batch->value(), batchBefore + batch->singleStep());
+        QVERIFY(w.document()->undoStack()->count() > undo);
         w.document()->undoStack()->setClean();
     }
 };
