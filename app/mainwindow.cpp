@@ -24,9 +24,11 @@
 #include <QAction>
 #include <QCloseEvent>
 #include <QDockWidget>
+#include <QEvent>
 #include <QLabel>
 #include <QLocale>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSlider>
 #include <QStatusBar>
@@ -34,6 +36,7 @@
 #include <QUndoStack>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 namespace railyard {
@@ -59,6 +62,36 @@ QScrollArea *scrolled(QWidget *w)
     scroll->setFrameShape(QFrame::NoFrame);
     return scroll;
 }
+
+// A panel that scrolls up and down, never sideways: the dock is at least as wide as the panel's
+// least width (Pricing's numbers), so nothing in it is cut at the dock's right edge.
+class WidthKeepingScrollArea : public QScrollArea
+{
+public:
+    explicit WidthKeepingScrollArea(QWidget *panel)
+    {
+        setWidget(panel);
+        setWidgetResizable(true);
+        setFrameShape(QFrame::NoFrame);
+        setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+        panel->installEventFilter(this);
+    }
+    QSize minimumSizeHint() const override
+    {
+        const QSize base = QScrollArea::minimumSizeHint();
+        const int bar = verticalScrollBar()->sizeHint().width();
+        return {std::max(base.width(), widget()->minimumSizeHint().width() + bar), base.height()};
+    }
+
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override
+    {
+        // The panel's least width changed (a column came or went): the dock hears of it.
+        if (watched == widget() && event->type() == QEvent::LayoutRequest)
+            updateGeometry();
+        return QScrollArea::eventFilter(watched, event);
+    }
+};
 
 } // namespace
 
@@ -100,7 +133,7 @@ MainWindow::MainWindow(QWidget *parent, const QString &recoveryDirectory)
     docks.cluster = dock(tr("Cluster"), "ClusterDock", scrolled(m_clusterPanel));
     docks.groups = dock(tr("Groups"), "GroupsDock", m_palette);
     docks.inspector = dock(tr("Inspector"), "InspectorDock", m_inspector);
-    docks.pricing = dock(tr("Pricing"), "PricingDock", scrolled(m_pricing));
+    docks.pricing = dock(tr("Pricing"), "PricingDock", new WidthKeepingScrollArea(m_pricing));
     docks.warnings = dock(tr("Warnings"), "WarningsDock", m_warnings);
     m_docks = std::make_unique<DockLayout>(this, docks);
     // The busiest links, a tab beside Pricing (the warnings keep their own place).

@@ -273,6 +273,41 @@ private Q_SLOTS:
                                     .arg(ph.end)
                                     .arg(QString::fromStdString(ph.name))));
     }
+
+    // The line beside Play names the running phases in the room it has: a long one is elided,
+    // whole in its tip, and never widens the panel.
+    void statusLineNeverWidensThePanel()
+    {
+        auto doc = test::openLayout("llama3.1-405b-16k-h100.railyard.json");
+        QVERIFY(doc);
+        ViewState view(doc.get());
+        TimelinePanel panel(doc.get(), &view);
+        panel.resize(700, 170);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        const int minimum = panel.minimumSizeHint().width();
+        const engine::StepTimeline &tl = doc->evaluation().timeline;
+        // The moment with the longest line.
+        double longest = 0;
+        int most = 0;
+        const std::size_t every = std::max<std::size_t>(1, tl.phases.size() / 200);
+        for (std::size_t i = 0; i < tl.phases.size(); i += every) {
+            const engine::Phase &p = tl.phases[i];
+            view.setPlaybackTime((p.start + p.end) / 2);
+            if (panel.statusText().size() > most) {
+                most = int(panel.statusText().size());
+                longest = (p.start + p.end) / 2;
+            }
+        }
+        view.setPlaybackTime(longest);
+        QApplication::processEvents();
+        QLabel *label = panel.statusLabel();
+        QVERIFY(label->fontMetrics().horizontalAdvance(panel.statusText()) > label->width());
+        QVERIFY(label->fontMetrics().horizontalAdvance(label->text()) <= label->width());
+        QCOMPARE(label->toolTip(), panel.statusText());
+        QCOMPARE(panel.minimumSizeHint().width(), minimum);
+        QVERIFY(panel.minimumSizeHint().width() <= 700);
+    }
 };
 
 QTEST_MAIN(TestPlayback)

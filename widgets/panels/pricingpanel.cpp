@@ -13,11 +13,13 @@
 #include <QLabel>
 #include <QLocale>
 #include <QPushButton>
+#include <QStyle>
 #include <QTableWidget>
 #include <QTreeWidget>
 #include <QUndoStack>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -221,9 +223,9 @@ PricingPanel::PricingPanel(QWidget *parent)
     m_note->setWordWrap(true);
     m_note->setStyleSheet(QStringLiteral("color: #5b6675; font-size: 11px;"));
 
-    auto *head = new QHBoxLayout;
-    head->addWidget(m_step);
-    head->addWidget(m_change, 1);
+    m_head = new QBoxLayout(QBoxLayout::LeftToRight);
+    m_head->addWidget(m_step);
+    m_head->addWidget(m_change, 1);
     auto *buttons = new QHBoxLayout;
     buttons->addWidget(m_pin);
     buttons->addWidget(m_restore);
@@ -231,7 +233,7 @@ PricingPanel::PricingPanel(QWidget *parent)
     buttons->addStretch(1);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 6, 6, 6); // the dock is narrow: room for the numbers
-    layout->addLayout(head);
+    layout->addLayout(m_head);
     layout->addWidget(m_error);
     layout->addLayout(buttons);
     layout->addWidget(m_source);
@@ -246,6 +248,23 @@ PricingPanel::PricingPanel(QWidget *parent)
 
     setEnabled(false);
     sync();
+}
+
+void PricingPanel::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    arrangeHead();
+}
+
+void PricingPanel::arrangeHead()
+{
+    // What changed goes under the step when beside it would leave it less than a few words: the
+    // dock stays as narrow as the numbers, not as the step and its change side by side.
+    const int room = contentsRect().width() - m_step->sizeHint().width();
+    const QBoxLayout::Direction want = room >= 130 ? QBoxLayout::LeftToRight
+                                                   : QBoxLayout::TopToBottom;
+    if (m_head->direction() != want)
+        m_head->setDirection(want);
 }
 
 void PricingPanel::setDocument(Document *document)
@@ -390,6 +409,22 @@ void PricingPanel::sync()
     }
     m_metrics->setMaximumHeight(m_metrics->horizontalHeader()->height()
                                 + m_metrics->rowCount() * kRowH + 4);
+    // As wide as its numbers at least: squeezed, the table cut them (to one digit in a narrow
+    // dock); the dock keeps this width instead (it never scrolls sideways).
+    const int cellMargin = 2 * (m_metrics->style()->pixelMetric(QStyle::PM_FocusFrameHMargin) + 1)
+                           + 2;
+    int contentW = m_metrics->verticalHeader()->sizeHint().width() + 2 * m_metrics->frameWidth();
+    for (int c = 0; c < m_metrics->columnCount(); ++c) {
+        if (m_metrics->isColumnHidden(c))
+            continue;
+        int w = m_metrics->horizontalHeader()->sectionSizeHint(c);
+        for (int r = 0; r < m_metrics->rowCount(); ++r)
+            w = std::max(w,
+                         m_metrics->fontMetrics().horizontalAdvance(m_metrics->item(r, c)->text())
+                                 + cellMargin);
+        contentW += w;
+    }
+    m_metrics->setMinimumWidth(contentW);
 
     std::vector<StepChart::Row> rows;
     if (base)
@@ -450,6 +485,7 @@ void PricingPanel::sync()
                    : list[3].tip);
     m_note->setText(now.ok ? tr("Hover MFU for how FLOPs are counted; hover a link for its bytes.")
                            : QString());
+    arrangeHead();
 }
 
 } // namespace railyard

@@ -3,6 +3,7 @@
 #include <QPointer>
 #include <QWidget>
 
+class QBoxLayout;
 class QLabel;
 class QPushButton;
 class QTableWidget;
@@ -49,10 +50,16 @@ Q_SIGNALS:
     // A link in the changed-links list was clicked.
     void linkActivated(int link);
 
+protected:
+    void resizeEvent(QResizeEvent *event) override;
+
 private:
+    void arrangeHead();
+
     QPointer<Document> m_document;
     QLabel *m_step;
     QLabel *m_change;
+    QBoxLayout *m_head; // the step, and beside it (under it when narrow) what changed
     QLabel *m_error;
     QPushButton *m_pin;
     QPushButton *m_restore;

@@ -48,7 +48,10 @@ TimelinePanel::TimelinePanel(Document *document, ViewState *view, QWidget *paren
     for (double s : {0.25, 0.5, 1.0, 2.0, 4.0})
         m_speed->addItem(QString::number(s) + QStringLiteral("\u00d7"), s);
     m_speed->setCurrentIndex(2);
+    // The running phases can be a long line at scale: the label takes the room it is given and
+    // elides the rest (it once widened the window past the screen while playing).
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     m_scroll->setObjectName("TimelineScroll");
     m_scroll->setToolTip(tr("Pan the zoomed timeline (wheel over the chart zooms, 0 fits)"));
     m_scroll->hide();
@@ -123,7 +126,8 @@ void TimelinePanel::syncPlayback()
 
 void TimelinePanel::showStatus()
 {
-    m_status->setText(m_statusText);
+    const int room = std::max(0, m_status->contentsRect().width());
+    m_status->setText(m_status->fontMetrics().elidedText(m_statusText, Qt::ElideRight, room));
     m_status->setToolTip(m_status->text() == m_statusText ? QString() : m_statusText);
 }
 
