@@ -31,6 +31,7 @@
 
 #include <QTest>
 #include <QToolTip>
+#include <QWheelEvent>
 
 #include "comparenear.h"
 #include <map>
@@ -420,6 +421,67 @@ private Q_SLOTS:
         QCOMPARE(c.scene.selectedDevice(), -1); // a pan is not a click
         QTest::keyClick(c.view.viewport(), Qt::Key_0);
         QCOMPARE(c.view.zoom(), c.view.fitZoom());
+    }
+
+    // Zoomed in on the canvas a 1280x800 window leaves (about 680x560), the title block, the
+    // legend and the overview map would cover a third of it: they fold to a title line, a
+    // "Legend" tab and a smaller map. A click on the tab unfolds them, another folds them, and
+    // fitting the cluster shows them whole again.
+    void overlaysFoldWhenTheyWouldCrowdAZoomedCanvas()
+    {
+        auto doc = openLayout("llama3.1-405b-16k-h100.railyard.json");
+        QVERIFY(doc);
+        test::Canvas c(doc.get(), {.size = {680, 560}, .scrollBars = false});
+        ClusterView &view = c.view;
+        const double vp = 680.0 * 560.0;
+        const auto share = [&] {
+            double a = 0;
+            for (const QRect &r : {view.titleBlockRect(), view.legendRect(), view.overviewRect()})
+                a += double(r.width()) * r.height();
+            return a / vp;
+        };
+        // Fitted: whole, beside the cluster (the fit leaves room for them).
+        QVERIFY(!view.overlaysFolded());
+        const QRect fullTitle = view.titleBlockRect();
+        const QRect fullLegend = view.legendRect();
+        QVERIFY(!fullLegend.isNull());
+        // Zoomed in with the wheel.
+        const QPointF at(340, 280);
+        for (int i = 0; i < 5; ++i) {
+            QWheelEvent wheel(at,
+                              view.viewport()->mapToGlobal(at),
+                              QPoint(),
+                              QPoint(0, 120),
+                              Qt::NoButton,
+                              Qt::NoModifier,
+                              Qt::NoScrollPhase,
+                              false);
+            QApplication::sendEvent(view.viewport(), &wheel);
+        }
+        QVERIFY(!view.overviewRect().isNull());
+        QVERIFY(view.overlaysFolded());
+        QVERIFY2(share() <= 0.1, qPrintable(QString::number(share())));
+        QVERIFY(view.titleBlockRect().height() < fullTitle.height());
+        QVERIFY(view.legendRect().height() < fullLegend.height());
+        QVERIFY(view.legendRect().width() < 150);
+        // The folded overlays are drawn where they say: the title's card at the top left.
+        const QImage folded = c.render();
+        QVERIFY(folded.pixelColor(view.titleBlockRect().center()).lightness() > 200);
+        // A click on the Legend tab unfolds them; a click on the legend folds them again.
+        QTest::mouseClick(view.viewport(), Qt::LeftButton, {}, view.legendRect().center());
+        QVERIFY(!view.overlaysFolded());
+        QCOMPARE(view.legendRect().size(), fullLegend.size());
+        QTest::mouseClick(view.viewport(), Qt::LeftButton, {}, view.legendRect().center());
+        QVERIFY(view.overlaysFolded());
+        // Fitted again: whole.
+        QTest::keyClick(view.viewport(), Qt::Key_0);
+        QVERIFY(!view.overlaysFolded());
+        QCOMPARE(view.titleBlockRect(), fullTitle);
+        // On a large canvas, zoomed in, they take little room and stay whole.
+        test::Canvas big(doc.get(), {.size = {2400, 1500}, .scrollBars = false});
+        big.view.setZoom(big.view.fitZoom() * 2);
+        QVERIFY(!big.view.overviewRect().isNull());
+        QVERIFY(!big.view.overlaysFolded());
     }
 
     void searchCentresAndSelects_data()
