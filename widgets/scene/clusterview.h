@@ -118,6 +118,7 @@ protected:
     void dropEvent(QDropEvent *event) override;
     bool viewportEvent(QEvent *event) override;
     void drawForeground(QPainter *painter, const QRectF &rect) override;
+    void scrollContentsBy(int dx, int dy) override;
 
 private:
     enum class Tone { Ok, Refused, Hint };

@@ -99,6 +99,18 @@ void ClusterView::drawFoldedLegend(QPainter *painter, const QRect &box)
     drawFoldedCard(painter, box, font(), tr("Legend"));
 }
 
+void ClusterView::scrollContentsBy(int dx, int dy)
+{
+    // QGraphicsView scrolls by moving the viewport's pixels and painting the strip that comes
+    // into view. The overlays stay put on the viewport while the cluster moves under them, so
+    // the moved pixels hold copies of them in the wrong place (the title block dragged over the
+    // cluster, the legend's lines across GPU labels), and the overview map shows the old view:
+    // paint the viewport afresh.
+    QGraphicsView::scrollContentsBy(dx, dy);
+    if (dx != 0 || dy != 0)
+        viewport()->update();
+}
+
 void ClusterView::drawDragCaption(QPainter *painter)
 {
     // A card beside the cursor: where the drop goes and what it costs, or why it cannot.
