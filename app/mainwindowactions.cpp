@@ -164,8 +164,10 @@ void MainWindow::createActions()
                                             this,
                                             [this] {
                                                 m_pricing->pinA();
-                                                showMessage(tr("Pinned as A: edit, and the Pricing "
-                                                               "panel compares A with now (B)"),
+                                                showMessage(tr("Pinned %1 as A: edit it or open "
+                                                               "another layout, and the Pricing "
+                                                               "panel compares A with now (B)")
+                                                                    .arg(m_document->displayName()),
                                                             false);
                                             }),
                          "actionPin");

@@ -84,13 +84,15 @@ void ClusterView::showCue(const QString &caption,
 
 void ClusterView::centreOnOverview(const QPoint &pos)
 {
-    const QRect box = overviewRect();
+    const Overlays o = overlays();
+    const QRect box = o.overview;
     if (box.isNull())
         return;
     const render::Overview overview(clusterScene()->geometry(),
                                     mapToScene(viewport()->rect()).boundingRect(),
                                     locationText(),
-                                    font());
+                                    font(),
+                                    o.overviewWidth);
     m_autoFit = false;
     centerOn(overview.sceneAt(QPointF(pos - box.topLeft())));
     viewport()->update();
@@ -101,6 +103,18 @@ void ClusterView::mousePressEvent(QMouseEvent *event)
     m_pressPos = event->position().toPoint();
     m_pressGpu = -1;
     m_pressSmallGpu = -1;
+    if (event->button() == Qt::LeftButton && event->modifiers() == Qt::NoModifier && m_legend) {
+        // A click on a folded title or legend unfolds them (until the next fit); on them
+        // unfolded, where they would fold, folds them again.
+        const Overlays o = overlays();
+        const bool onThem = o.title.contains(m_pressPos) || o.legend.contains(m_pressPos);
+        if (onThem && (o.folded || m_unfolded)) {
+            m_unfolded = o.folded;
+            viewport()->update();
+            event->accept();
+            return;
+        }
+    }
     if (event->button() == Qt::LeftButton && overviewRect().contains(m_pressPos)) {
         // The overview map: the view jumps to where it was clicked, and follows a drag.
         m_overviewDrag = true;
