@@ -6,7 +6,7 @@
 #include "document/document.h"
 #include "document/safesave.h"
 #include "document/viewstate.h"
-#include "panels/timelinepanel.h"
+#include "panels/ganttview.h"
 #include "render/diagramrenderer.h"
 #include "render/legend.h"
 #include "report/reviewreport.h"
