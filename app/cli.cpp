@@ -9,6 +9,8 @@
 #include "layout/layout.h"
 #include "report/collectivereport.h"
 #include "report/report.h"
+#include "report/servingreport.h"
+#include "serving/servingevaluate.h"
 #include "step/evaluate.h"
 #include "topology/topology.h"
 
@@ -218,7 +220,10 @@ const char *kEvaluateHelp
           "its\n"
           "breakdown (exposed seconds), tokens/s, MFU, memory per GPU, cost, the load on the "
           "links\n"
-          "(a summary per tier: NVLink, PCIe, NIC-leaf, leaf-spine, ...) and warnings.\n"
+          "(a summary per tier: NVLink, PCIe, NIC-leaf, leaf-spine, ...) and warnings. A layout "
+          "with\n"
+          "\"serving\" is priced as inference: TTFT, TPOT, output tokens/s per GPU and per user,\n"
+          "memory and the concurrency the KV cache holds, bytes per decode step and per request.\n"
           "  --json          print one JSON object (the keys of DESIGN.md's command-line "
           "contract)\n"
           "  --links WHICH   busiest (default): the per-tier summary and the busiest links;\n"
@@ -267,6 +272,22 @@ int evaluateFile(const Options &o, const std::string &file, std::ostream &out)
 
     const Layout layout = readLayoutFile(file);
     const Topology topology = buildTopology(layout.cluster, Catalog::builtin());
+    report.title = layout.title.empty() ? file : layout.title;
+    if (layout.isServing()) {
+        ServingOptions options;
+        options.linkLoads = report.links != LinkListing::None;
+        options.timeline = report.timeline;
+        EvaluationWorkspace workspace;
+        const ServingEvaluation e = evaluateServing(layout, topology, workspace, options);
+        if (!e.ok)
+            throw InputError(file, "", "cannot price this serving workload: " + e.error);
+        workspace = EvaluationWorkspace();
+        if (o.flag("json"))
+            writeServingJson(out, e, topology, report);
+        else
+            writeServingText(out, e, topology, report);
+        return 0;
+    }
     EvaluateOptions options;
     options.linkLoads = report.links != LinkListing::None;
     options.timeline = report.timeline;
@@ -275,7 +296,6 @@ int evaluateFile(const Options &o, const std::string &file, std::ostream &out)
     if (!e.ok)
         throw InputError(file, "", "cannot price this step: " + e.error);
     workspace = EvaluationWorkspace(); // its buffers are not needed to write the report
-    report.title = layout.title.empty() ? file : layout.title;
     if (o.flag("json"))
         writeEvaluationJson(out, e, topology, report);
     else

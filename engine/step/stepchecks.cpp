@@ -14,6 +14,11 @@ std::string pct(double x)
 
 bool StepModel::validate()
 {
+    if (m_layout.serving) {
+        m_result.error = "the layout describes a serving workload (\"serving\"), not a training "
+                         "step: price it with the serving model (railyard evaluate)";
+        return false;
+    }
     if (!m_layout.model) {
         m_result.error
                 = "the layout has no model: add \"model\": {\"preset\": ...} to price a step";
