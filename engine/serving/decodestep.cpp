@@ -191,7 +191,8 @@ PassCost decodeStep(const ServingSetup &setup,
     pass.context = context;
     pass.contextSliding = m.slidingWindow > 0 ? std::min(context, double(m.slidingWindow))
                                               : context;
-    const bool graphs = setup.cudaGraphs && micro * (1 + draft) <= setup.stack->cudaGraphMaxBatch;
+    // Each GPU replays its own batch's graph: an attention-DP rank its own requests.
+    const bool graphs = setup.cudaGraphs && perRank * (1 + draft) <= setup.stack->cudaGraphMaxBatch;
     PassCost cost;
     for (int stage = 0; stage < p.pp; ++stage) {
         const StageLayers s = stageLayers(m, p.pp, stage);

@@ -11,9 +11,9 @@ const std::vector<PartError> &servingPartErrors()
     static const std::vector<PartError> table = {
             {ServingPart::Compute,
              "compute-bound GEMMs",
-             0.089,
+             0.10,
              4,
-             "cuBLAS BF16 GEMMs on H100 (tests/data/kernels/gemm.csv, tst_kernels)"},
+             "cuBLAS BF16 GEMMs on H100 (tests/data/kernels/gemm.csv)"},
             {ServingPart::WeightsRead,
              "weights read from HBM",
              0.05,
@@ -22,23 +22,29 @@ const std::vector<PartError> &servingPartErrors()
              "(tests/data/serving-parts/hbm.csv)"},
             {ServingPart::PrefillAttention,
              "prefill attention",
-             0.19,
+             0.21,
              6,
-             "FlashAttention-3 forward on H100 (tests/data/kernels/attention.csv, tst_kernels)"},
+             "FlashAttention-3 forward on H100 (tests/data/kernels/attention.csv)"},
             {ServingPart::DecodeAttention,
              "decode attention (KV cache reads)",
-             0.50,
+             0.48,
              1,
              "paged KV-cache reads on H100 at 1.4 TB/s (tests/data/serving-parts/hbm.csv)"},
             {ServingPart::Tp,
-             "TP all-reduce (small messages)",
-             0.30,
-             10,
-             "vLLM's all-reduce benchmark on H100 with CUDA graphs and nccl-tests small sizes "
-             "(tests/data/serving-parts/allreduce.csv)"},
+             "TP all-reduce inside an NVLink domain",
+             0.33,
+             37,
+             "NCCL and one-/two-shot all-reduce of 1 KB-4 MiB on H100, with and without CUDA "
+             "graphs (tests/data/serving-parts/allreduce.csv)"},
+            {ServingPart::TpAcrossDomains,
+             "TP all-reduce across NVLink domains",
+             0.77,
+             1,
+             "an 8-byte NVLSTree all-reduce over two Hopper servers "
+             "(tests/data/serving-parts/allreduce.csv, N1)"},
             {ServingPart::Ep,
              "MoE dispatch and combine",
-             0.25,
+             0.15,
              10,
              "DeepEP's low-latency kernels at EP 16-256 on H800 "
              "(tests/data/serving-parts/deepep.csv)"},
@@ -60,20 +66,22 @@ const PartError &servingPartError(ServingPart part)
 ServingBandResult servingBand(const ServingBreakdown &decode,
                               double decodeShare,
                               const ServingBreakdown &prefill,
-                              double prefillShare)
+                              double prefillShare,
+                              bool tpAcross)
 {
     struct Piece
     {
         ServingPart part;
         double seconds; // weighted
     };
-    const auto pieces = [](const ServingBreakdown &b, bool isDecode, double w) {
+    const ServingPart tp = tpAcross ? ServingPart::TpAcrossDomains : ServingPart::Tp;
+    const auto pieces = [tp](const ServingBreakdown &b, bool isDecode, double w) {
         return std::vector<Piece>{
                 {ServingPart::Compute, b.compute * w},
                 {ServingPart::WeightsRead, b.weightsRead * w},
                 {isDecode ? ServingPart::DecodeAttention : ServingPart::PrefillAttention,
                  b.attention * w},
-                {ServingPart::Tp, b.tp * w},
+                {tp, b.tp * w},
                 {ServingPart::Ep, b.ep * w},
                 {ServingPart::Pp, b.pp * w},
                 {ServingPart::KvTransfer, b.kvTransfer * w},

@@ -18,7 +18,8 @@ enum class ServingPart {
     WeightsRead,
     PrefillAttention,
     DecodeAttention,
-    Tp,
+    Tp,              // TP all-reduces inside one NVLink domain
+    TpAcrossDomains, // ... across domains
     Ep,
     Pp,
     KvTransfer,
@@ -40,7 +41,7 @@ const PartError &servingPartError(ServingPart part);
 
 // The band of a latency made of `decode` (decode-step parts, weighted by `decodeShare` of the
 // latency) and `prefill` (weighted by `prefillShare`): the half-width as a fraction of the
-// latency, and its basis in words.
+// latency, and its basis in words. `tpAcross`: the TP all-reduces leave an NVLink domain.
 struct ServingBandResult
 {
     double fraction = 0;
@@ -49,6 +50,7 @@ struct ServingBandResult
 ServingBandResult servingBand(const ServingBreakdown &decode,
                               double decodeShare,
                               const ServingBreakdown &prefill,
-                              double prefillShare);
+                              double prefillShare,
+                              bool tpAcross);
 
 } // namespace railyard::engine

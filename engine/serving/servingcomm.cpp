@@ -3,6 +3,7 @@
 #include "collectives/traffic.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace railyard::engine {
@@ -81,6 +82,21 @@ CollectivePricer build(const Topology &t,
         if (p.curve.algorithm[static_cast<std::size_t>(i)] == Algorithm::Direct)
             p.directIndex = i;
     p.deepEp = deepEp && op == CollectiveOp::AllToAll && p.directIndex >= 0;
+    if (p.deepEp) {
+        p.deepEpLatencyS = kDeepEpLatencyS;
+        if (widest.domains == 1) {
+            // Inside one NVLink domain: the fastest direct-send candidate's latency, less the
+            // host launch NCCL's model adds.
+            double best = std::numeric_limits<double>::infinity();
+            for (int i = 0; i < p.curve.candidates; ++i) {
+                const CollectiveCandidate &c = p.curve.candidate[static_cast<std::size_t>(i)];
+                if (c.algorithm == Algorithm::Direct)
+                    best = std::min(best, c.latencyS - ncclLaunchOverheadS());
+            }
+            if (std::isfinite(best))
+                p.deepEpLatencyS = best;
+        }
+    }
     p.oneShot = op == CollectiveOp::AllReduce && stack.customAllReduceMaxBytes > 0
                 && p.n <= stack.customAllReduceMaxRanks && widest.domains == 1 && !widest.pcieOnly;
     if (p.oneShot) {
@@ -108,25 +124,38 @@ CollectivePricer build(const Topology &t,
 
 } // namespace
 
+double CollectivePricer::ncclTimeS(double bytes) const
+{
+    const int k = valid() ? chooseCandidate(curve, bytes) : -1;
+    if (k < 0)
+        return std::numeric_limits<double>::infinity();
+    const CollectiveCandidate &c = curve.candidate[static_cast<std::size_t>(k)];
+    return candidateLatency(curve, c, bytes) - launchCutS + candidateBwTime(curve, c, bytes);
+}
+
+double CollectivePricer::oneShotTimeS(double bytes) const
+{
+    if (!oneShot || bytes > oneShotMaxBytes)
+        return std::numeric_limits<double>::infinity();
+    return kOneShotLatencyS + eagerLaunch(launchCutS > 0) + oneShotPerByteS * bytes;
+}
+
+double CollectivePricer::twoShotTimeS(double bytes) const
+{
+    if (!oneShot || bytes > oneShotMaxBytes)
+        return std::numeric_limits<double>::infinity();
+    return 2 * (kOneShotLatencyS + eagerLaunch(launchCutS > 0)) + twoShotPerByteS * bytes;
+}
+
 CollectiveMethod CollectivePricer::method(double bytes) const
 {
     if (!valid() || bytes <= 0)
         return CollectiveMethod::None;
     if (deepEp)
         return CollectiveMethod::DeepEP;
-    if (oneShot && bytes <= oneShotMaxBytes) {
-        const int k = chooseCandidate(curve, bytes);
-        const double nccl = k < 0 ? std::numeric_limits<double>::infinity()
-                                  : candidateLatency(curve, curve.candidate[std::size_t(k)], bytes)
-                                            - launchCutS
-                                            + candidateBwTime(curve,
-                                                              curve.candidate[std::size_t(k)],
-                                                              bytes);
-        const double one = kOneShotLatencyS + oneShotPerByteS * bytes;
-        const double two = 2 * kOneShotLatencyS + twoShotPerByteS * bytes;
-        if (std::min(one, two) < nccl)
-            return one <= two ? CollectiveMethod::OneShot : CollectiveMethod::TwoShot;
-    }
+    const double nccl = ncclTimeS(bytes), one = oneShotTimeS(bytes), two = twoShotTimeS(bytes);
+    if (std::min(one, two) < nccl)
+        return one <= two ? CollectiveMethod::OneShot : CollectiveMethod::TwoShot;
     return CollectiveMethod::Nccl;
 }
 
@@ -135,19 +164,13 @@ double CollectivePricer::timeS(double bytes) const
     switch (method(bytes)) {
     case CollectiveMethod::None: return 0;
     case CollectiveMethod::DeepEP:
-        return kDeepEpLatencyS + eagerLaunch(launchCutS > 0)
+        return deepEpLatencyS + eagerLaunch(launchCutS > 0)
                + curve.bwPerByte[static_cast<std::size_t>(directIndex)] * bytes;
-    case CollectiveMethod::OneShot:
-        return kOneShotLatencyS + eagerLaunch(launchCutS > 0) + oneShotPerByteS * bytes;
-    case CollectiveMethod::TwoShot:
-        return 2 * (kOneShotLatencyS + eagerLaunch(launchCutS > 0)) + twoShotPerByteS * bytes;
+    case CollectiveMethod::OneShot: return oneShotTimeS(bytes);
+    case CollectiveMethod::TwoShot: return twoShotTimeS(bytes);
     case CollectiveMethod::Nccl: break;
     }
-    const int k = chooseCandidate(curve, bytes);
-    if (k < 0)
-        return std::numeric_limits<double>::infinity();
-    const CollectiveCandidate &c = curve.candidate[static_cast<std::size_t>(k)];
-    return candidateLatency(curve, c, bytes) - launchCutS + candidateBwTime(curve, c, bytes);
+    return ncclTimeS(bytes);
 }
 
 Algorithm CollectivePricer::ncclAlgorithm(double bytes) const

@@ -33,6 +33,9 @@ inline constexpr double kOneShotLatencyS = 6.0e-6;
 // DeepEP's V1 table (docs/legacy.md, "Low-latency kernels with pure RDMA": H800, CX7 400 Gb/s,
 // 128 tokens, hidden 7168, top-8) gives 118-194 us for dispatch at EP 16-256; at the NIC's
 // achieved 46 GB/s the bytes take 83-165 us: about 30 us more. tst_servingparts checks every row.
+// The latency is RDMA's (GPU-initiated sends, completion flags over the network): an EP group
+// inside one NVLink domain stores to its peers over NVLink and pays NCCL's NVLink point-to-point
+// latency instead.
 inline constexpr double kDeepEpLatencyS = 30e-6;
 
 enum class CollectiveMethod { None, Nccl, OneShot, TwoShot, DeepEP };
@@ -55,11 +58,17 @@ struct CollectivePricer
     double oneShotMaxBytes = 0;
     double oneShotPerByteS = 0; // every group's NVLink ports at once
     double twoShotPerByteS = 0;
-    bool deepEp = false;  // DeepEP low-latency dispatch / combine instead of NCCL
-    int directIndex = -1; // the all-to-all's entry in curve.bwPerByte
+    bool deepEp = false;       // DeepEP low-latency dispatch / combine instead of NCCL
+    double deepEpLatencyS = 0; // RDMA's across NVLink domains, NVLink's inside one
+    int directIndex = -1;      // the all-to-all's entry in curve.bwPerByte
 
-    // Seconds for one collective of `bytes` (nccl-tests' size) on every group at once.
+    // Seconds for one collective of `bytes` (nccl-tests' size) on every group at once: the
+    // fastest method the stack has.
     double timeS(double bytes) const;
+    // Each method on its own (infinity where it cannot run).
+    double ncclTimeS(double bytes) const;
+    double oneShotTimeS(double bytes) const;
+    double twoShotTimeS(double bytes) const;
     CollectiveMethod method(double bytes) const;
     // "nccl ring/ll", "one-shot", "deepep": what runs at `bytes`.
     std::string describe(double bytes) const;

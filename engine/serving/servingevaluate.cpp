@@ -265,7 +265,9 @@ void ServingModel::fillResult()
     // The band: TPOT rests on the decode step (and, aggregated, the prefill chunks sharing its
     // time); TTFT on the prefill, the KV transfer and the decode steps its chunks ride.
     const double share = t.prefillShare;
-    const ServingBandResult tpot = servingBand(r.decode, 1.0 - share, r.prefill, share);
+    const bool across = m_decodeComm.attentionAr.domains > 1 || m_decodeComm.tpAr.domains > 1
+                        || m_prefillComm.attentionAr.domains > 1;
+    const ServingBandResult tpot = servingBand(r.decode, 1.0 - share, r.prefill, share, across);
     ServingBreakdown ttftPrefill = r.prefill;
     const double chunkSteps = m_setup.disaggregated ? 0.0
                                                     : std::ceil(double(c.inputTokens)
@@ -276,7 +278,8 @@ void ServingModel::fillResult()
                                                        ? chunkSteps * t.decodeStepS / r.decode.sum()
                                                        : 0.0,
                                                ttftPrefill,
-                                               1.0);
+                                               1.0,
+                                               across);
     r.tpotBand = {t.tpotS * (1 - tpot.fraction), t.tpotS * (1 + tpot.fraction), tpot.fraction};
     // Waiting is the queueing model's, not a measured part: outside the band, named in it.
     const double waitShare = t.ttftS > 0 ? t.waitS / t.ttftS : 0;

@@ -169,12 +169,14 @@ void ServingModel::warnLoad()
                      + std::to_string(m_setup.clusterGpus) + " GPUs serve nothing (" + key
                      + " sizes use " + std::to_string(m_setup.gpus) + ")");
     const int draft = c.speculative ? c.speculative->draftTokens : 0;
-    const double micro = std::max(1.0, t.decodeBatch / m_setup.decode.pp) * (1 + draft);
+    const double micro = std::max(1.0,
+                                  t.decodeBatch / m_setup.decode.pp / m_setup.decode.attentionDp)
+                         * (1 + draft);
     if (m_step.overhead > m_setup.stack->stepOverheadS * 1.0001 && c.phase != ServingPhase::Prefill)
         warn(Severity::Warning,
              "decode-eager",
              std::string(m_setup.cudaGraphs
-                                 ? "the decode batch (" + formatNumber(micro, 4)
+                                 ? "the decode batch on each GPU (" + formatNumber(micro, 4)
                                            + " tokens) is past the stack's largest CUDA graph ("
                                            + std::to_string(m_setup.stack->cudaGraphMaxBatch) + ")"
                                  : "CUDA graphs are off")

@@ -16,7 +16,8 @@ bool StepModel::validate()
 {
     if (m_layout.serving) {
         m_result.error = "the layout describes a serving workload (\"serving\"), not a training "
-                         "step: price it with the serving model (railyard evaluate)";
+                         "step: serving workloads are priced in the command line (railyard "
+                         "evaluate FILE); the panels come next";
         return false;
     }
     if (!m_layout.model) {
