@@ -134,8 +134,9 @@ void experts(const ModelDims &m,
     addGemm(c, cm, s.tokens, m.experts, h, false);
     // The routed copies spread over the EP ranks; each rank's experts that get any, each on
     // its own copies (expert TP splits their width).
-    const double local = double(m.experts) / p.ep;
-    const double copies = s.routedCopies / p.ep;
+    // An EP size that does not divide the experts leaves some GPUs one more (the slowest).
+    const double local = std::ceil(double(m.experts) / p.ep);
+    const double copies = s.routedCopies * local / m.experts;
     const double active = local * activeExpertShare(m, s.routedCopies / std::max(1, m.topK));
     if (copies > 0 && active > 0) {
         const double perExpert = copies / active;

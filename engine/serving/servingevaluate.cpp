@@ -216,7 +216,11 @@ void ServingModel::fillResult()
                      : decodeOnly ? m_setup.decode.gpus()
                                   : m_setup.gpus;
     r.gpus = gpus;
-    r.outputTokensPerS = t.requestsPerS * (prefillOnly ? 1.0 : double(c.outputTokens));
+    // A decode pool measured alone makes every token but the first (the prefill makes that one).
+    const double tokensPerRequest = prefillOnly  ? 1.0
+                                    : decodeOnly ? std::max(0.0, double(c.outputTokens) - 1)
+                                                 : double(c.outputTokens);
+    r.outputTokensPerS = t.requestsPerS * tokensPerRequest;
     r.outputTokensPerSPerGpu = gpus > 0 ? r.outputTokensPerS / gpus : 0;
     r.inputTokensPerSPerGpu = gpus > 0 && !decodeOnly ? t.requestsPerS * c.inputTokens / gpus : 0;
     r.tokensPerSPerUser = t.tpotS > 0 ? 1.0 / t.tpotS : 0;

@@ -64,7 +64,10 @@ double stageWeightBytes(const ModelDims &m,
     double values = attentionValues(m, p.attentionTp()) * s.count;
     values += m.mlpParamsPerLayer(m.ffn) / p.mlpTp() * s.dense;
     if (m.isMoe()) {
-        const double routed = m.mlpParamsPerLayer(m.expertFfn) * m.experts / p.tp;
+        // Experts split EP x expert-TP = TP ways; an EP size that does not divide them leaves
+        // some GPUs one more.
+        const double routed = m.mlpParamsPerLayer(m.expertFfn) * std::ceil(double(m.experts) / p.ep)
+                              / p.etp();
         const double shared = m.mlpParamsPerLayer(m.expertFfn) * m.sharedExperts / p.mlpTp();
         values += (routed + shared) * s.moe;
     }
