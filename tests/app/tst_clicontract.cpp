@@ -250,6 +250,82 @@ private Q_SLOTS:
                  qPrintable(md.errText()));
     }
 
+    // `plan` on a serving layout: the Pareto front under --ttft / --tpot limits, as JSON; the
+    // training planner's options are refused for it, the limits for a training layout.
+    void servingPlan()
+    {
+        const QString layout = QStringLiteral(RAILYARD_SOURCE_DIR
+                                              "/layouts/serving-llama70b-tp8-h100.railyard.json");
+        const auto run = runCli({QStringLiteral("plan"),
+                                 layout,
+                                 QStringLiteral("--json"),
+                                 QStringLiteral("--ttft"),
+                                 QStringLiteral("200ms"),
+                                 QStringLiteral("--tpot"),
+                                 QStringLiteral("0.012")});
+        QVERIFY2(run.exitCode == 0, qPrintable(run.errText()));
+        const QJsonObject e = json(run);
+        QCOMPARE(e.value(QStringLiteral("workload")).toString(), QStringLiteral("serving"));
+        QCOMPARE(e.value(QStringLiteral("limits"))
+                         .toObject()
+                         .value(QStringLiteral("ttft_s"))
+                         .toDouble(),
+                 0.2);
+        QCOMPARE(e.value(QStringLiteral("limits"))
+                         .toObject()
+                         .value(QStringLiteral("tpot_s"))
+                         .toDouble(),
+                 0.012);
+        QVERIFY(e.value(QStringLiteral("evaluated")).toDouble() > 0);
+        const QJsonArray front = e.value(QStringLiteral("front")).toArray();
+        QVERIFY(!front.isEmpty());
+        for (const QJsonValue &v : front) {
+            const QJsonObject p = v.toObject();
+            for (const char *key : {"concurrency",
+                                    "gpus",
+                                    "output_tokens_per_s_per_gpu",
+                                    "tokens_per_s_per_user",
+                                    "ttft_s",
+                                    "tpot_s",
+                                    "requests_per_s",
+                                    "memory_gib_per_gpu",
+                                    "max_concurrency"})
+                QVERIFY2(p.value(QLatin1String(key)).toDouble() > 0, key);
+            QVERIFY(p.value(QStringLiteral("ttft_s")).toDouble() <= 0.2);
+            QVERIFY(p.value(QStringLiteral("tpot_s")).toDouble() <= 0.012);
+            const QJsonObject pool = p.value(p.value(QStringLiteral("disaggregated")).toBool()
+                                                     ? QStringLiteral("decode")
+                                                     : QStringLiteral("parallel"))
+                                             .toObject();
+            QCOMPARE(pool.keys(), (QStringList{"attention_dp", "ep", "pp", "replicas", "tp"}));
+        }
+        const auto text = runCli({QStringLiteral("plan"), layout});
+        QVERIFY2(text.exitCode == 0, qPrintable(text.errText()));
+        QVERIFY(text.out.contains("Pareto front"));
+        const auto impossible = runCli(
+                {QStringLiteral("plan"), layout, QStringLiteral("--tpot"), QStringLiteral("1e-6")});
+        QCOMPARE(impossible.exitCode, 1);
+        QVERIFY2(impossible.errText().contains(QStringLiteral("meets the limits")),
+                 qPrintable(impossible.errText()));
+        const auto objective = runCli({QStringLiteral("plan"),
+                                       layout,
+                                       QStringLiteral("--objective"),
+                                       QStringLiteral("cost")});
+        QCOMPARE(objective.exitCode, 2);
+        const auto badTime = runCli(
+                {QStringLiteral("plan"), layout, QStringLiteral("--ttft"), QStringLiteral("soon")});
+        QCOMPARE(badTime.exitCode, 2);
+        QVERIFY(badTime.errText().contains(QStringLiteral("--ttft")));
+        const auto training = runCli(
+                {QStringLiteral("plan"),
+                 QStringLiteral(RAILYARD_TEST_DATA "/seed-1-server.railyard.json"),
+                 QStringLiteral("--tpot"),
+                 QStringLiteral("50ms")});
+        QCOMPARE(training.exitCode, 2);
+        QVERIFY2(training.errText().contains(QStringLiteral("serving")),
+                 qPrintable(training.errText()));
+    }
+
     // The CLI library without a DiagramWriter (a GUI-less build's): a diagram is a usage error
     // that says which build draws it, found before the file is read; reports still work.
     void diagramsNeedTheGuiBuild_data()
