@@ -12,6 +12,8 @@
 #include "layout/layout.h"
 #include "report/collectivereport.h"
 #include "report/report.h"
+#include "report/servingreport.h"
+#include "serving/servingevaluate.h"
 #include "step/evaluate.h"
 #include "topology/topology.h"
 
@@ -255,7 +257,10 @@ const char *kEvaluateHelp
           "links\n"
           "(a summary per tier: NVLink, PCIe, NIC-leaf, leaf-spine, ...) and warnings. With "
           "cluster.faults,\n"
-          "also what they cost against the healthy cluster and what recovers most of it.\n"
+          "also what they cost against the healthy cluster and what recovers most of it. A layout "
+          "with\n"
+          "\"serving\" is priced as inference: TTFT, TPOT, output tokens/s per GPU and per user,\n"
+          "memory and the concurrency the KV cache holds, bytes per decode step and per request.\n"
           "  --json          print one JSON object (the keys of DESIGN.md's command-line "
           "contract)\n"
           "  --links WHICH   busiest (default): the per-tier summary and the busiest links;\n"
@@ -364,6 +369,22 @@ int evaluateFile(const Options &o, const std::string &file, std::ostream &out)
         healthy = topologyOf(withoutFaults(layout).cluster, file);
     const Topology topology = healthy ? topologyWithFaults(*healthy, layout.cluster.faults, file)
                                       : topologyOf(layout.cluster, file);
+    report.title = layout.title.empty() ? file : layout.title;
+    if (layout.isServing()) {
+        ServingOptions options;
+        options.linkLoads = report.links != LinkListing::None;
+        options.timeline = report.timeline;
+        EvaluationWorkspace workspace;
+        const ServingEvaluation e = evaluateServing(layout, topology, workspace, options);
+        if (!e.ok)
+            throw InputError(file, "", "cannot price this serving workload: " + e.error);
+        workspace = EvaluationWorkspace();
+        if (o.flag("json"))
+            writeServingJson(out, e, topology, report);
+        else
+            writeServingText(out, e, topology, report);
+        return 0;
+    }
     EvaluateOptions options;
     options.linkLoads = report.links != LinkListing::None;
     options.timeline = report.timeline;
@@ -372,7 +393,6 @@ int evaluateFile(const Options &o, const std::string &file, std::ostream &out)
     if (!e.ok)
         throw InputError(file, "", "cannot price this step: " + e.error);
     workspace = EvaluationWorkspace(); // its buffers are not needed to write the report
-    report.title = layout.title.empty() ? file : layout.title;
     std::optional<FaultImpact> impact;
     if (healthy) {
         ImpactOptions io;

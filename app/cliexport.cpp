@@ -10,6 +10,8 @@
 #include "layout/layout.h"
 #include "report/report.h"
 #include "report/reviewreport.h"
+#include "report/servingreport.h"
+#include "serving/servingevaluate.h"
 #include "step/evaluate.h"
 #include "topology/topology.h"
 
@@ -129,6 +131,30 @@ void writeReport(const std::string &format,
         checkOutputFile(output, {file});
     const Layout layout = readLayoutFile(file);
     const Topology topology = detail::topologyOf(layout.cluster, file);
+    if (layout.isServing()) {
+        // Serving: the JSON report (evaluate --json's) with every link; Markdown, CSV and
+        // moments of a serving timeline come next.
+        if (format != "json" || at >= 0)
+            throw InputError(file,
+                             "",
+                             "a serving workload is exported as .json for now (railyard "
+                             "evaluate FILE --json prints the same); .md, .csv and --at come next");
+        const ServingEvaluation e = evaluateServing(layout, topology);
+        if (!e.ok)
+            throw InputError(file, "", "cannot price this serving workload: " + e.error);
+        ReportOptions report;
+        report.title = layout.title.empty() ? file : layout.title;
+        report.links = LinkListing::All;
+        const auto write = [&](std::ostream &s) { writeServingJson(s, e, topology, report); };
+        if (output == "-") {
+            write(out);
+            return;
+        }
+        const OutputTarget written = writeOutputFile(output, write, {file});
+        if (written.followedSymlink)
+            err << "railyard export: " << written.notice() << "\n";
+        return;
+    }
     EvaluateOptions options;
     options.linkLoads = true;
     options.timeline = at >= 0;

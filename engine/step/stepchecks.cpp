@@ -14,6 +14,12 @@ std::string pct(double x)
 
 bool StepModel::validate()
 {
+    if (m_layout.serving) {
+        m_result.error = "the layout describes a serving workload (\"serving\"), not a training "
+                         "step: serving workloads are priced in the command line (railyard "
+                         "evaluate FILE); the panels come next";
+        return false;
+    }
     if (!m_layout.model) {
         m_result.error
                 = "the layout has no model: add \"model\": {\"preset\": ...} to price a step";
