@@ -5,12 +5,14 @@
 // Reset Layout and View > Panels, the docks remembered between sessions and checked, and Help's
 // shortcut list and guide. With RAILYARD_SHOTS_DIR set, the example rows save what the window
 // shows as PNGs there.
+#include "charts/paretochart.h"
 #include "commands/changemapping.h"
 #include "docklayout.h"
 #include "document/document.h"
 #include "document/viewstate.h"
 #include "layout/placement.h"
 #include "mainwindow.h"
+#include "panels/plannerpanel.h"
 #include "panels/pricingpanel.h"
 #include "panels/timelinepanel.h"
 #include "panels/warningspanel.h"
@@ -35,6 +37,7 @@
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSettings>
+#include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QStyle>
@@ -645,6 +648,61 @@ private Q_SLOTS:
         QCOMPARE(batch->value(), batchBefore + batch->singleStep());
         QVERIFY(w.document()->undoStack()->count() > undo);
         w.document()->undoStack()->setClean();
+    }
+    // The Planner dock at 1280x800 (a tab beside Pricing, over the Warnings): after a search on
+    // the 16k preset (six lines of status over the table), the chart was squeezed and its key
+    // and note cut off: the panel is taller than the dock. The dock scrolls instead; the chart
+    // keeps its height, and scrolled to them the key and the note show whole.
+    void plannerShowsWholeAt1280x800()
+    {
+        MainWindow w(nullptr, m_recovery.path());
+        w.resize(1280, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openFile(layoutPath("llama3.1-405b-16k-h100.railyard.json")));
+        menuAction(w, {QStringLiteral("View"), QStringLiteral("Planner")})->trigger();
+        settle();
+        PlannerPanel *planner = w.plannerPanel();
+        QVERIFY(planner->isVisible());
+        QSignalSpy done(planner, &PlannerPanel::searchFinished);
+        planner->search();
+        QVERIFY(done.count() == 1 || done.wait(120000));
+        settle();
+        // The chart keeps its least height (it was squeezed to under half of it).
+        ParetoChart *chart = planner->chart();
+        QVERIFY2(chart->height() >= chart->minimumSizeHint().height(),
+                 qPrintable(QStringLiteral("the chart is %1 px tall and needs %2")
+                                    .arg(chart->height())
+                                    .arg(chart->minimumSizeHint().height())));
+        // What the dock shows: its scroll area's viewport (scrolled to the label), else the
+        // panel itself.
+        QWidget *contents = w.plannerDock()->widget();
+        auto *scroll = qobject_cast<QScrollArea *>(contents);
+        QWidget *shownIn = scroll ? scroll->viewport() : contents;
+        for (QLabel *label :
+             {planner->chart()->keyLabel(),
+              planner->chart()->findChild<QLabel *>(QStringLiteral("paretoNote"))}) {
+            QVERIFY(label && label->isVisible());
+            if (scroll)
+                scroll->ensureWidgetVisible(label, 0, 0);
+            settle();
+            const QRect shown = QRect(label->mapTo(shownIn, QPoint(0, 0)), label->size());
+            // As tall as its wrapped text at its width: a squeezed label shows a strip of it.
+            QVERIFY2(label->height() >= label->heightForWidth(label->width()),
+                     qPrintable(QStringLiteral("%1 is %2 px tall, its text %3")
+                                        .arg(label->objectName())
+                                        .arg(label->height())
+                                        .arg(label->heightForWidth(label->width()))));
+            QVERIFY2(shownIn->rect().contains(shown),
+                     qPrintable(QStringLiteral("%1 at %2,%3 %4x%5 in a %6x%7 dock")
+                                        .arg(label->objectName())
+                                        .arg(shown.x())
+                                        .arg(shown.y())
+                                        .arg(shown.width())
+                                        .arg(shown.height())
+                                        .arg(shownIn->width())
+                                        .arg(shownIn->height())));
+        }
     }
 };
 
