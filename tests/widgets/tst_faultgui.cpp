@@ -386,6 +386,13 @@ private Q_SLOTS:
         QVERIFY(panel.recoveryLabel()->text().contains(
                 QString::fromStdString(impact->recovery->summary)));
         QVERIFY(panel.applyButton()->isEnabled());
+        // With RAILYARD_SHOTS_DIR set, save what the dock shows, to look at.
+        if (const QString dir = qEnvironmentVariable("RAILYARD_SHOTS_DIR"); !dir.isEmpty()) {
+            panel.resize(420, 1100);
+            panel.show();
+            QTest::qWait(50);
+            panel.grab().save(dir + QStringLiteral("/fault-dock.png"));
+        }
 
         const QByteArray faultedText = doc->toText();
         panel.applyButton()->click();
