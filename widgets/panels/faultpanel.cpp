@@ -500,6 +500,7 @@ void FaultPanel::showImpact()
         ++row;
     }
     fitHeight(m_links, 10);
+    m_links->setVisible(m_links->rowCount() > 0); // a straggler moves no bytes
 
     if (a.recovery) {
         const engine::Recovery &r = *a.recovery;
@@ -639,7 +640,7 @@ void FaultPanel::showSweep()
     if (!s.ok) {
         if (!s.error.empty())
             m_sweepStatus->setText(tr("Cannot sweep: %1").arg(text(s.error)));
-        fitHeight(m_ranked, 0);
+        m_ranked->hide();
         return;
     }
     QString status = tr("Baseline step %1; %2 candidates, %3 priced in %4%5.")
@@ -678,6 +679,7 @@ void FaultPanel::showSweep()
         }
     }
     fitHeight(m_ranked, kSweepRows);
+    m_ranked->setVisible(rows > 0);
 }
 
 bool FaultPanel::failSweepRow(int row)
