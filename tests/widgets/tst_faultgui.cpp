@@ -144,6 +144,21 @@ int nicUplink(const engine::Topology &t)
     return -1;
 }
 
+// The point halfway along a route, where the cross goes.
+QPointF midpoint(const QPolygonF &path)
+{
+    double left = 0;
+    for (int i = 1; i < path.size(); ++i)
+        left += QLineF(path[i - 1], path[i]).length() / 2;
+    for (int i = 1; i < path.size(); ++i) {
+        const QLineF seg(path[i - 1], path[i]);
+        if (seg.length() >= left && seg.length() > 0)
+            return seg.pointAt(left / seg.length());
+        left -= seg.length();
+    }
+    return path.isEmpty() ? QPointF() : path.back();
+}
+
 FaultMarksItem *faultMarks(const ClusterScene &scene)
 {
     for (QGraphicsItem *item : scene.items())
@@ -313,8 +328,13 @@ private Q_SLOTS:
         c.view.centerOn(c.scene.geometry().linkPath(link).boundingRect().center());
         const QImage after = c.render();
         QCOMPARE(after.size(), before.size());
-        const QPoint mid = c.onScreen(c.scene.geometry().linkPath(link).boundingRect().center());
+        const QPoint mid = c.onScreen(midpoint(c.scene.geometry().linkPath(link)));
         const QRect around(mid - QPoint(12, 12), QSize(25, 25));
+        if (const QString dir = qEnvironmentVariable("RAILYARD_SHOTS_DIR"); !dir.isEmpty()) {
+            before.save(dir + QStringLiteral("/fault-link-before.png"));
+            after.save(dir + QStringLiteral("/fault-link-after.png"));
+            qInfo("link %d mid %d,%d", link, mid.x(), mid.y());
+        }
         const int changed = changedPixels(before, after, around);
         QVERIFY2(changed > 40, qPrintable(QStringLiteral("%1 pixels changed").arg(changed)));
         QVERIFY(countColour(after, style::kFaultDown, 30, around)
@@ -366,6 +386,13 @@ private Q_SLOTS:
         QVERIFY(panel.recoveryLabel()->text().contains(
                 QString::fromStdString(impact->recovery->summary)));
         QVERIFY(panel.applyButton()->isEnabled());
+        // With RAILYARD_SHOTS_DIR set, save what the dock shows, to look at.
+        if (const QString dir = qEnvironmentVariable("RAILYARD_SHOTS_DIR"); !dir.isEmpty()) {
+            panel.resize(420, 1100);
+            panel.show();
+            QTest::qWait(50);
+            panel.grab().save(dir + QStringLiteral("/fault-dock.png"));
+        }
 
         const QByteArray faultedText = doc->toText();
         panel.applyButton()->click();
@@ -430,12 +457,16 @@ private Q_SLOTS:
         QVERIFY(worstSpine.costFraction > worstNic.costFraction);
 
         // Double-click the worst NIC: it fails, one undo step.
-        QTest::mouseDClick(panel.sweepTable()->viewport(),
-                           Qt::LeftButton,
-                           {},
-                           panel.sweepTable()
-                                   ->visualItemRect(panel.sweepTable()->item(0, 1))
-                                   .center());
+        panel.resize(480, 1100);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        QTableWidget *table = panel.sweepTable();
+        const QPoint at = table->visualItemRect(table->item(0, 1)).center();
+        QVERIFY(table->viewport()->rect().contains(at));
+        // The first click selects the row; the double-click (the item view wants its press first)
+        // fails the element.
+        QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, at);
+        QTest::mouseDClick(table->viewport(), Qt::LeftButton, {}, at);
         QCOMPARE(doc->undoStack()->count(), 1);
         QCOMPARE(doc->layout().cluster.faults.size(), std::size_t(1));
         QCOMPARE(doc->layout().cluster.faults.front(), worstNic.fault);

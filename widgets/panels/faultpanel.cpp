@@ -122,7 +122,7 @@ FaultPanel::FaultPanel(QWidget *parent)
     , m_faults(makeTable(2, {tr("Fault"), QString()}, this))
     , m_restoreAll(new QPushButton(tr("Restore &All"), this))
     , m_summary(new QLabel(this))
-    , m_breakdown(makeTable(4, {tr("Exposed"), tr("Healthy"), tr("Faulted"), tr("Change")}, this))
+    , m_breakdown(makeTable(4, {tr("Exposed"), tr("Healthy"), tr("Faulted"), tr("\u0394")}, this))
     , m_links(makeTable(3, {tr("Link"), tr("Utilization"), tr("Bytes per step")}, this))
     , m_recovery(new QLabel(this))
     , m_apply(new QPushButton(tr("A&pply Recovery"), this))
@@ -133,6 +133,13 @@ FaultPanel::FaultPanel(QWidget *parent)
     , m_sweepStatus(new QLabel(this))
     , m_ranked(makeTable(4, {tr("#"), tr("Fails"), tr("Step"), tr("Throughput")}, this))
 {
+    // The name column takes what the numbers leave, so the table fits a narrow dock.
+    for (const auto &[table, stretch] :
+         {std::pair{m_breakdown, 0}, std::pair{m_links, 0}, std::pair{m_ranked, 1}}) {
+        table->horizontalHeader()->setStretchLastSection(false);
+        table->horizontalHeader()->setSectionResizeMode(stretch, QHeaderView::Stretch);
+    }
+    m_links->setTextElideMode(Qt::ElideMiddle);
     m_faults->setObjectName(QStringLiteral("faultTable"));
     m_faults->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
     m_faults->horizontalHeader()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
@@ -409,6 +416,7 @@ void FaultPanel::showImpact()
     m_breakdown->setRowCount(0);
     m_links->setRowCount(0);
     m_apply->setEnabled(false);
+    m_summary->setToolTip(QString());
     const bool faults = m_document && !m_document->layout().cluster.faults.empty();
     m_breakdown->setVisible(faults);
     m_links->setVisible(faults);
@@ -444,9 +452,18 @@ void FaultPanel::showImpact()
                               metricValue(m.key, m.before),
                               metricValue(m.key, m.after),
                               text(engine::describeChange(m.before, m.after, "")));
+    // A rail down reroutes a GPU in every server: the first few, the rest in the tooltip.
+    constexpr std::size_t kReroutedShown = 3;
+    QStringList rerouted;
     for (const std::string &r : a.rerouted)
-        lines << tr("Rerouted: %1").arg(text(r));
+        rerouted << text(r);
+    for (std::size_t i = 0; i < a.rerouted.size() && i < kReroutedShown; ++i)
+        lines << tr("Rerouted: %1").arg(rerouted[static_cast<qsizetype>(i)]);
+    if (a.rerouted.size() > kReroutedShown)
+        lines << tr("\u2026 and %1 more rerouted (hover to read them)")
+                         .arg(a.rerouted.size() - kReroutedShown);
     m_summary->setText(lines.join(QLatin1Char('\n')));
+    m_summary->setToolTip(rerouted.join(QLatin1Char('\n')));
 
     int row = 0;
     for (const engine::BreakdownChange &b : a.breakdown) {
@@ -483,6 +500,7 @@ void FaultPanel::showImpact()
         ++row;
     }
     fitHeight(m_links, 10);
+    m_links->setVisible(m_links->rowCount() > 0); // a straggler moves no bytes
 
     if (a.recovery) {
         const engine::Recovery &r = *a.recovery;
@@ -622,7 +640,7 @@ void FaultPanel::showSweep()
     if (!s.ok) {
         if (!s.error.empty())
             m_sweepStatus->setText(tr("Cannot sweep: %1").arg(text(s.error)));
-        fitHeight(m_ranked, 0);
+        m_ranked->hide();
         return;
     }
     QString status = tr("Baseline step %1; %2 candidates, %3 priced in %4%5.")
@@ -661,6 +679,7 @@ void FaultPanel::showSweep()
         }
     }
     fitHeight(m_ranked, kSweepRows);
+    m_ranked->setVisible(rows > 0);
 }
 
 bool FaultPanel::failSweepRow(int row)
