@@ -196,6 +196,7 @@ private Q_SLOTS:
         QTest::newRow("report (JSON)") << QStringLiteral("report.json");
         QTest::newRow("diagram (SVG)") << QStringLiteral("diagram.svg");
         QTest::newRow("diagram (PNG)") << QStringLiteral("diagram.png");
+        QTest::newRow("diagram (PDF)") << QStringLiteral("diagram.pdf");
         QTest::newRow("review report (PDF)") << QStringLiteral("review.pdf");
         QTest::newRow("review report (Markdown)") << QStringLiteral("review.md");
     }
@@ -231,6 +232,39 @@ private Q_SLOTS:
         QStringList expected{name, QStringLiteral("filler")};
         expected.sort();
         QCOMPARE(disk.entries(), expected);
+    }
+
+    // Room for part of the file only: the PDF and SVG writers do not look at their device's
+    // write() results, so the document is drawn in memory and written with a checked write (a
+    // 64 KiB disk once kept a 64 KiB head of a 189 KB review PDF and reported success).
+    void exportsLargerThanTheRoomLeftFail_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::newRow("diagram (PDF)") << QStringLiteral("diagram.pdf");
+        QTest::newRow("diagram (SVG)") << QStringLiteral("diagram.svg");
+        QTest::newRow("review report (PDF)") << QStringLiteral("review.pdf");
+    }
+
+    void exportsLargerThanTheRoomLeftFail()
+    {
+        QFETCH(QString, name);
+        SmallDisk disk;
+        if (!disk.mounted())
+            QSKIP(qPrintable(disk.why()));
+        const QString layout = layoutPath("llama3.1-405b-16k-h100.railyard.json");
+        const QString out = disk.filePath(name);
+        QString error;
+        const bool written = name.startsWith(QStringLiteral("review"))
+                                     ? exportLayoutReviewReport(layout,
+                                                                out,
+                                                                QString(),
+                                                                DiagramRegion(),
+                                                                &error)
+                                     : exportLayoutDiagram(layout, out, 1, -1, &error);
+        QVERIFY(!written);
+        QVERIFY2(error.contains(kNoSpace), qPrintable(error));
+        QVERIFY2(error.contains(out), qPrintable(error));
+        QCOMPARE(disk.entries(), QStringList());
     }
 
     // A read-only folder (a file system mounted read-only: root writes through a folder's

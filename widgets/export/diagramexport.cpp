@@ -217,6 +217,10 @@ bool writePage(const QString &path,
         return false;
     }
     bool painted = false;
+    // SVG and PDF are drawn into memory, then written with a checked write (neither
+    // QSvgGenerator nor QPdfWriter looks at its device's write() results: a full disk left a
+    // truncated file and success).
+    QByteArray drawn;
     if (format == ExportFormat::Svg) {
         // Gathered whole (at most about 10 MB: the element bound), its hairlines resolved,
         // then written.
@@ -236,24 +240,28 @@ bool writePage(const QString &path,
             draw(&p, QRectF(QPointF(0, 0), output));
             p.end();
         }
-        const QByteArray text = resolveNonScalingStrokes(gathered.data());
-        painted = painted && file.write(text) == text.size();
+        drawn = resolveNonScalingStrokes(gathered.data());
     } else if (format == ExportFormat::Pdf) {
-        QPdfWriter pdf(&file);
-        pdf.setResolution(kDpi);
-        pdf.setTitle(metadataText(title));
-        pdf.setCreator(QStringLiteral("Railyard %1").arg(QStringLiteral(RAILYARD_VERSION)));
-        // One page the size of the diagram (72 points to the inch), no margins.
-        pdf.setPageSize(QPageSize(QSizeF(output) * 72.0 / kDpi,
-                                  QPageSize::Point,
-                                  metadataText(title),
-                                  QPageSize::ExactMatch));
-        pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
-        QPainter p;
-        if ((painted = p.begin(&pdf))) {
-            draw(&p, QRectF(QPointF(0, 0), QSizeF(pdf.width(), pdf.height())));
-            p.end();
+        QBuffer gathered;
+        gathered.open(QIODevice::WriteOnly);
+        {
+            QPdfWriter pdf(&gathered);
+            pdf.setResolution(kDpi);
+            pdf.setTitle(metadataText(title));
+            pdf.setCreator(QStringLiteral("Railyard %1").arg(QStringLiteral(RAILYARD_VERSION)));
+            // One page the size of the diagram (72 points to the inch), no margins.
+            pdf.setPageSize(QPageSize(QSizeF(output) * 72.0 / kDpi,
+                                      QPageSize::Point,
+                                      metadataText(title),
+                                      QPageSize::ExactMatch));
+            pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
+            QPainter p;
+            if ((painted = p.begin(&pdf))) {
+                draw(&p, QRectF(QPointF(0, 0), QSizeF(pdf.width(), pdf.height())));
+                painted = p.end();
+            }
         }
+        drawn = gathered.data();
     } else {
         const QSize pixels = output;
         // Opaque (the page is white): a PNG of RGB, not RGBA, is a quarter smaller and quicker.
@@ -288,7 +296,8 @@ bool writePage(const QString &path,
     // A write that failed while drawing (a full disk) is reported as such: the reason, not
     // "cannot draw".
     QString reason;
-    if (!commitSaveFile(file, &reason)) {
+    if (!(format == ExportFormat::Png ? commitSaveFile(file, &reason)
+                                      : writeAndCommitSaveFile(file, drawn, &reason))) {
         *error = tr("Cannot write %1: %2").arg(QFileInfo(path).absoluteFilePath(), reason);
         return false;
     }

@@ -15,6 +15,7 @@
 
 #include <railyard/version.h>
 
+#include <QBuffer>
 #include <QCoreApplication>
 #include <QDate>
 #include <QFileInfo>
@@ -199,8 +200,12 @@ bool writePdf(ClusterScene &scene,
     }
     const QString title = QString::fromStdString(report.title);
     bool painted = false;
+    // Drawn into memory, then written with a checked write: QPdfWriter does not look at its
+    // device's write() results, so a full disk left a truncated report and success.
+    QBuffer gathered;
+    gathered.open(QIODevice::WriteOnly);
     {
-        QPdfWriter pdf(&file);
+        QPdfWriter pdf(&gathered);
         pdf.setResolution(kDpi);
         pdf.setTitle(title);
         pdf.setCreator(QStringLiteral("Railyard %1").arg(QStringLiteral(RAILYARD_VERSION)));
@@ -225,7 +230,7 @@ bool writePdf(ClusterScene &scene,
         return false;
     }
     QString reason;
-    if (!commitSaveFile(file, &reason)) {
+    if (!writeAndCommitSaveFile(file, gathered.data(), &reason)) {
         *error = tr("Cannot write %1: %2").arg(QFileInfo(path).absoluteFilePath(), reason);
         return false;
     }
