@@ -118,6 +118,24 @@ std::vector<std::string> split(const std::string &text, char by)
     }
 }
 
+// Writes a report to standard output ("-") or to `output` as a regular file, saying when a
+// symbolic link was followed.
+template<typename Write>
+void writeToOutput(const std::string &output,
+                   const std::string &file,
+                   std::ostream &out,
+                   std::ostream &err,
+                   const Write &write)
+{
+    if (output == "-") {
+        write(out);
+        return;
+    }
+    const OutputTarget written = writeOutputFile(output, write, {file});
+    if (written.followedSymlink)
+        err << "railyard export: " << written.notice() << "\n";
+}
+
 void writeReport(const std::string &format,
                  const std::string &file,
                  const std::string &output,
@@ -145,14 +163,9 @@ void writeReport(const std::string &format,
         ReportOptions report;
         report.title = layout.title.empty() ? file : layout.title;
         report.links = LinkListing::All;
-        const auto write = [&](std::ostream &s) { writeServingJson(s, e, topology, report); };
-        if (output == "-") {
-            write(out);
-            return;
-        }
-        const OutputTarget written = writeOutputFile(output, write, {file});
-        if (written.followedSymlink)
-            err << "railyard export: " << written.notice() << "\n";
+        writeToOutput(output, file, out, err, [&](std::ostream &s) {
+            writeServingJson(s, e, topology, report);
+        });
         return;
     }
     EvaluateOptions options;
@@ -176,13 +189,7 @@ void writeReport(const std::string &format,
         else
             writeEvaluationJson(s, e, topology, report);
     };
-    if (output == "-") {
-        write(out);
-        return;
-    }
-    const OutputTarget written = writeOutputFile(output, write, {file});
-    if (written.followedSymlink)
-        err << "railyard export: " << written.notice() << "\n";
+    writeToOutput(output, file, out, err, write);
 }
 
 } // namespace
