@@ -81,6 +81,11 @@ inline double log2Nodes(int domains)
     return std::log2(std::max(1, domains));
 }
 
+// The network's post overhead per message (x3 for Simple, tuning.cc getNetOverhead).
+double netOverheadUs(Protocol proto);
+// One network hop of an algorithm (NCCL's hardware latency row for NET, plus the post
+// overhead) and the NIC's cost per message beyond NCCL's InfiniBand-calibrated model.
+double netHopUs(const GroupShape &g, const LatencyRow &row, Protocol proto);
 // NCCL's latency of one collective in microseconds (its tuning model, before kernel launch):
 // `bytes` matters only for the ring's plateau correction.
 double latencyUs(const GroupShape &g, CollectiveOp op, Algorithm algo, Protocol proto, double bytes);
