@@ -50,6 +50,7 @@ const char *toString(Algorithm algo)
     case Algorithm::Sharp: return "sharp";
     case Algorithm::Hierarchical: return "hierarchical";
     case Algorithm::FlatRing: return "flat-ring";
+    case Algorithm::Pat: return "pat";
     }
     return "auto";
 }
@@ -75,7 +76,8 @@ std::optional<Algorithm> algorithmFromString(const std::string &s)
                         Algorithm::Nvls,
                         Algorithm::Sharp,
                         Algorithm::Hierarchical,
-                        Algorithm::FlatRing})
+                        Algorithm::FlatRing,
+                        Algorithm::Pat})
         if (s == toString(a))
             return a;
     return std::nullopt;
@@ -214,6 +216,10 @@ std::vector<Candidate> candidates(const GroupShape &g,
         }
     };
     const bool ar = op == CollectiveOp::AllReduce;
+    const bool gatherOrScatter = op == CollectiveOp::AllGather || op == CollectiveOp::ReduceScatter;
+    // PAT (NCCL 2.23 on): all-gather and reduce-scatter with one GPU in each NVLink domain,
+    // Simple protocol only (tuning.cc ncclPatEnable: "PAT only supports 1 GPU per node").
+    const bool patOk = gatherOrScatter && g.ppn == 1 && g.domains > 1;
     const bool nvlsOn = g.nvls && t.gpuSpec().nvls;
     const auto fail = [&](const std::string &why) {
         throw InputError(std::string("algorithm \"") + toString(requested) + "\" cannot run "
@@ -240,6 +246,8 @@ std::vector<Candidate> candidates(const GroupShape &g,
             withProtocols(g.domains > 1 ? Algorithm::NvlsTree : Algorithm::Nvls);
         if (ar && g.sharp)
             withProtocols(Algorithm::Sharp);
+        if (patOk)
+            withProtocols(Algorithm::Pat);
         break;
     case Algorithm::Ring: withProtocols(Algorithm::Ring); break;
     case Algorithm::Tree:
@@ -268,6 +276,13 @@ std::vector<Candidate> candidates(const GroupShape &g,
         if (g.domains < 2)
             fail("SHARP reduces in the network switches: the GPUs must span NVLink domains");
         withProtocols(Algorithm::Sharp);
+        break;
+    case Algorithm::Pat:
+        if (!gatherOrScatter)
+            fail("PAT runs all-gather and reduce-scatter only");
+        if (!patOk)
+            fail("PAT needs one GPU in each of at least two NVLink domains");
+        withProtocols(Algorithm::Pat);
         break;
     case Algorithm::Hierarchical:
         if (op != CollectiveOp::AllReduce && op != CollectiveOp::AllGather
@@ -331,6 +346,8 @@ CollectiveCurve collectiveCurve(const Topology &t,
         case Protocol::Simple:
             if (treeLike || c.algo == Algorithm::Sharp)
                 k.efficiency = kTreeEfficiency;
+            if (c.algo == Algorithm::Pat)
+                k.efficiency = kPatEfficiency;
             if (treeLike)
                 k.capBusGBps = channels * kPerChMaxTree[arch][bucket];
             if (c.algo == Algorithm::NvlsTree)
@@ -352,6 +369,24 @@ CollectiveCurve collectiveCurve(const Topology &t,
                             * 1e-6;
         k.nvlinkScale = (c.algo == Algorithm::Nvls || c.algo == Algorithm::NvlsTree) ? nvlsEff
                                                                                      : 1.0;
+        if (c.algo == Algorithm::Ring && c.proto == Protocol::Simple) {
+            // The ring's step floor: each of its steps waits for the piece it forwards, and
+            // when a piece is no larger than a slice nothing of the next step overlaps the
+            // hop's latency (the slowest hop's: the network's when the ring leaves a domain).
+            // Measured: 32 nodes of 8 H100, all-gather 2 GiB at 200 GB/s against all-reduce
+            // (tree) at 340 (nccl#1218, collectives.md Y6).
+            const double steps = op == CollectiveOp::AllReduce ? 2.0 * (g.n - 1)
+                                 : op == CollectiveOp::AllGather
+                                                 || op == CollectiveOp::ReduceScatter
+                                         ? g.n - 1.0
+                                         : 0.0;
+            if (steps > 0) {
+                const double hop = g.domains > 1 ? netHopUs(g, kNetRing, Protocol::Simple)
+                                                 : (g.pcieOnly ? kPciRing : kNvlinkRing).v[kSimple];
+                k.stepFloorS = (kBaseRing.v[kSimple] + steps * hop + kLaunchUs) * 1e-6;
+                k.sliceBytes = kSimpleSliceBytes * g.n * channels;
+            }
+        }
         if (curve.candidates < static_cast<int>(curve.candidate.size()))
             curve.candidate[static_cast<std::size_t>(curve.candidates++)] = k;
     }
@@ -373,7 +408,9 @@ CollectivePlan choosePlan(const CollectiveCurve &curve, double bytes)
     best.nvlinkScale = k.nvlinkScale;
     best.capBusGBps = k.capBusGBps;
     best.bwTimeS = candidateBwTime(curve, k, bytes);
-    best.timeS = best.latencyS + best.bwTimeS;
+    best.stepFloorS = k.stepFloorS;
+    best.sliceBytes = k.sliceBytes;
+    best.timeS = collectiveTime(best.latencyS, best.bwTimeS, k.stepFloorS, k.sliceBytes, bytes);
     return best;
 }
 

@@ -81,6 +81,10 @@ double latencyUs(const GroupShape &g, CollectiveOp op, Algorithm algo, Protocol 
     case Algorithm::Sharp:
         return 2.0 * (std::min(1, g.ppn - 1) * kCollNetIntraUs + 0.4 * (g.ppn - 1)) + kCollNetNetUs
                + netOverheadUs(proto) + g.netMessageUs;
+    case Algorithm::Pat:
+        // One GPU per node: NCCL takes the tree's network latency (fully exposed), a log part
+        // and a part linear in the ranks (tuning.cc: "still a linear part").
+        return kBasePat + log2Nodes(N) * netHopUs(g, kNetTree, proto) / 3.5 + 2.8 * g.n;
     case Algorithm::Direct:
     case Algorithm::P2p: {
         // Grouped point-to-point sends: one step, plus a little per peer to post.
