@@ -55,8 +55,8 @@ private Q_SLOTS:
     {
         GuidedTourPanel p;
         QVERIFY2(p.errorText().isEmpty(), qPrintable(p.errorText()));
-        QCOMPARE(p.scenarioCount(), 8);
-        QCOMPARE(p.list()->count(), 8);
+        QCOMPARE(p.scenarioCount(), 9);
+        QCOMPARE(p.list()->count(), 9);
         QVERIFY(p.list()->item(0)->text().startsWith(QStringLiteral("1. ")));
         // Every layout a scenario names is among the shipped examples.
         const QStringList examples = MainWindow::exampleLayouts();
