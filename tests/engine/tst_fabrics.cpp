@@ -92,6 +92,19 @@ struct Priced
     double error() const { return (model - measured) / measured; }
 };
 
+// A sweep's layout, read once: the fits price every sweep hundreds of times.
+const Layout &layoutOf(const QString &name)
+{
+    static std::map<QString, Layout> cache;
+    auto it = cache.find(name);
+    if (it == cache.end())
+        it = cache.emplace(name,
+                           readLayoutFile(std::string(RAILYARD_TEST_DATA "/collectives/")
+                                          + name.toStdString() + ".railyard.json"))
+                     .first;
+    return it->second;
+}
+
 std::vector<Priced> price(const std::vector<Sweep> &sweeps,
                           const Catalog &catalog,
                           const std::set<QString> &only = {})
@@ -100,9 +113,7 @@ std::vector<Priced> price(const std::vector<Sweep> &sweeps,
     for (const Sweep &s : sweeps) {
         if (!only.empty() && !only.count(s.source))
             continue;
-        const Layout l = readLayoutFile(std::string(RAILYARD_TEST_DATA "/collectives/")
-                                        + s.layout.toStdString() + ".railyard.json");
-        const Topology t = buildTopology(l.cluster, catalog);
+        const Topology t = buildTopology(layoutOf(s.layout).cluster, catalog);
         for (const Point &p : s.points) {
             CollectiveRequest req;
             req.op = opOf(s.op);
@@ -146,9 +157,7 @@ struct Fabric
 
 Fabric fabricOf(const Sweep &s, const Catalog &catalog)
 {
-    const Layout l = readLayoutFile(std::string(RAILYARD_TEST_DATA "/collectives/")
-                                    + s.layout.toStdString() + ".railyard.json");
-    const Topology t = buildTopology(l.cluster, catalog);
+    const Topology t = buildTopology(layoutOf(s.layout).cluster, catalog);
     if (t.localDomainCount() <= 1 || s.fabric == QLatin1String("nvlink"))
         return {QStringLiteral("nvlink"), {}};
     return {QString::fromStdString(t.nicModel().transport), t.nicModel().id};
