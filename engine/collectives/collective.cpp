@@ -369,24 +369,6 @@ CollectiveCurve collectiveCurve(const Topology &t,
                             * 1e-6;
         k.nvlinkScale = (c.algo == Algorithm::Nvls || c.algo == Algorithm::NvlsTree) ? nvlsEff
                                                                                      : 1.0;
-        if (c.algo == Algorithm::Ring && c.proto == Protocol::Simple) {
-            // The ring's step floor: each of its steps waits for the piece it forwards, and
-            // when a piece is no larger than a slice nothing of the next step overlaps the
-            // hop's latency (the slowest hop's: the network's when the ring leaves a domain).
-            // Measured: 32 nodes of 8 H100, all-gather 2 GiB at 200 GB/s against all-reduce
-            // (tree) at 340 (nccl#1218, collectives.md Y6).
-            const double steps = op == CollectiveOp::AllReduce ? 2.0 * (g.n - 1)
-                                 : op == CollectiveOp::AllGather
-                                                 || op == CollectiveOp::ReduceScatter
-                                         ? g.n - 1.0
-                                         : 0.0;
-            if (steps > 0) {
-                const double hop = g.domains > 1 ? netHopUs(g, kNetRing, Protocol::Simple)
-                                                 : (g.pcieOnly ? kPciRing : kNvlinkRing).v[kSimple];
-                k.stepFloorS = (kBaseRing.v[kSimple] + steps * hop + kLaunchUs) * 1e-6;
-                k.sliceBytes = kSimpleSliceBytes * g.n * channels;
-            }
-        }
         if (curve.candidates < static_cast<int>(curve.candidate.size()))
             curve.candidate[static_cast<std::size_t>(curve.candidates++)] = k;
     }
@@ -408,9 +390,7 @@ CollectivePlan choosePlan(const CollectiveCurve &curve, double bytes)
     best.nvlinkScale = k.nvlinkScale;
     best.capBusGBps = k.capBusGBps;
     best.bwTimeS = candidateBwTime(curve, k, bytes);
-    best.stepFloorS = k.stepFloorS;
-    best.sliceBytes = k.sliceBytes;
-    best.timeS = collectiveTime(best.latencyS, best.bwTimeS, k.stepFloorS, k.sliceBytes, bytes);
+    best.timeS = best.latencyS + best.bwTimeS;
     return best;
 }
 

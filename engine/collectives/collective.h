@@ -137,8 +137,6 @@ struct CollectivePlan
     double efficiency = 1;  // the share of the links' achieved rate the algorithm gets
     double nvlinkScale = 1; // NVLS: the NVSwitch's multicast efficiency on NVLink
     double capBusGBps = 0;  // NCCL's per-channel ceiling on bus bandwidth (0: none)
-    double stepFloorS = 0;  // a Simple ring's steps, each waiting for the one before
-    double sliceBytes = 0;  // with its pieces no larger than a slice below this size
     double timeS = 0;       // for the group alone
     double bwTimeS = 0;     // its bandwidth part
 };
@@ -154,12 +152,6 @@ struct CollectiveCandidate
     double latencyS = 0;        // below CollectiveCurve::plateauBytes
     double plateauLatencyS = 0; // from plateauBytes on (NCCL's large multi-node ring)
     double nvlinkScale = 1;     // NVLS: the NVSwitch's multicast efficiency on NVLink
-    // A Simple ring moves each rank's piece one hop per step, and a step cannot start before
-    // the piece it forwards has arrived: when a piece is no larger than a slice (NCCL's unit of
-    // pipelining), every step costs its hop's latency on top of its transfer. The floor below
-    // which the ring cannot go: stepFloorS + min(1, sliceBytes / bytes) x the bandwidth time.
-    double stepFloorS = 0;
-    double sliceBytes = 0;
 };
 
 // A collective on one group as a function of its size: every candidate NCCL would weigh, with
@@ -183,16 +175,6 @@ inline double candidateLatency(const CollectiveCurve &c, const CollectiveCandida
 {
     return bytes >= c.plateauBytes ? k.plateauLatencyS : k.latencyS;
 }
-// The time of a collective from its latency and bandwidth parts: their sum, or the Simple ring's
-// step floor when that is longer (see CollectiveCandidate::stepFloorS).
-inline double collectiveTime(
-        double latencyS, double bwTimeS, double stepFloorS, double sliceBytes, double bytes)
-{
-    const double t = latencyS + bwTimeS;
-    if (stepFloorS <= 0)
-        return t;
-    return std::max(t, stepFloorS + std::min(1.0, sliceBytes / bytes) * bwTimeS);
-}
 // The bandwidth part given the link-bound seconds `linkS` (the group alone, or all groups at
 // once): the algorithm's efficiency, then NCCL's per-channel ceiling.
 inline double candidateBwTime(const CollectiveCurve &c,
@@ -207,16 +189,13 @@ inline double candidateBwTime(const CollectiveCurve &c, const CollectiveCandidat
 {
     return candidateBwTime(c, k, bytes, c.bwPerByte[static_cast<std::size_t>(k.bwIndex)] * bytes);
 }
-// The candidate NCCL picks at `bytes` (the fastest for the group alone by NCCL's own tuning
-// model); -1 if none.
+// The candidate NCCL picks at `bytes` (the fastest for the group alone); -1 if none.
 inline int chooseCandidate(const CollectiveCurve &c, double bytes)
 {
     int best = -1;
     double bestS = std::numeric_limits<double>::infinity();
     for (int i = 0; i < c.candidates; ++i) {
         const CollectiveCandidate &k = c.candidate[static_cast<std::size_t>(i)];
-        // NCCL's own tuning model decides (latency plus bandwidth time); the step floor
-        // prices what it chose, it does not take part in the choice.
         const double t = candidateLatency(c, k, bytes) + candidateBwTime(c, k, bytes);
         if (t < bestS) {
             bestS = t;

@@ -32,7 +32,7 @@ CollectiveResult estimateConcurrentCollective(const Topology &t,
     r.op = op;
     r.bytes = bytes;
     r.ranks = static_cast<int>(n);
-    double nvScale = 1, worstEff = 1, worstLatency = 0, cap = 0, floorS = 0, sliceBytes = 0;
+    double nvScale = 1, worstEff = 1, worstLatency = 0, cap = 0;
     bool first = true;
     for (const auto &members : groups) {
         const GroupShape g = analyzeGroup(t, members);
@@ -46,10 +46,6 @@ CollectiveResult estimateConcurrentCollective(const Topology &t,
         nvScale = std::min(nvScale, p.nvlinkScale);
         worstEff = std::min(worstEff, p.efficiency);
         worstLatency = std::max(worstLatency, p.latencyS);
-        if (p.stepFloorS > floorS) {
-            floorS = p.stepFloorS;
-            sliceBytes = p.sliceBytes;
-        }
         if (p.capBusGBps > 0)
             cap = cap > 0 ? std::min(cap, p.capBusGBps) : p.capBusGBps;
         addCollectiveTraffic(traffic, t, g, op, p.algorithm, bytes);
@@ -61,7 +57,7 @@ CollectiveResult estimateConcurrentCollective(const Topology &t,
     if (cap > 0)
         bwTime = std::max(bwTime, factor * bytes / (cap * 1e9));
     r.latencyS = worstLatency;
-    r.timeS = collectiveTime(worstLatency, bwTime, floorS, sliceBytes, bytes);
+    r.timeS = worstLatency + bwTime;
     r.algbwGBps = bytes / r.timeS / 1e9;
     r.busbwGBps = r.algbwGBps * factor;
     if (const int bl = traffic.phaseBottleneck(); bl >= 0) {

@@ -38,10 +38,6 @@ inline constexpr double kNvlsTreeIntraUs = 25.0, kNvlsTreeNetUs = 20.9;
 inline constexpr double kCollNetIntraUs = 3.7, kCollNetNetUs = 31.0;
 inline constexpr double kNetOverheadUs = 1.0; // Intel hosts; x3 for Simple
 inline constexpr double kBasePat = 8.0;       // PAT's base latency (all protocols)
-// NCCL's Simple protocol moves a ring's data in slices of NCCL_STEPS / 4 steps of its 4 MiB
-// buffer's eight (src/include/collectives.h: ALLREDUCE_SLICESTEPS, ALLGATHER_SLICESTEPS,
-// REDUCESCATTER_SLICESTEPS; src/init.cc: DEFAULT_BUFFSIZE): 1 MiB.
-inline constexpr double kSimpleSliceBytes = 2.0 * (4.0 * 1024 * 1024) / 8;
 // PAT's bus bandwidth is three quarters of the channels' (tuning.cc).
 inline constexpr double kPatEfficiency = 0.75;
 

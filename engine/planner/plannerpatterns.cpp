@@ -346,7 +346,7 @@ CollectiveCost CollectivePatterns::price(int index, double bytes)
     if (index < 0 || bytes <= 0)
         return {};
     Pattern &p = m_patterns[static_cast<std::size_t>(index)];
-    double worstLat = 0, worstEff = 1, cap = 0, nvScale = 1, floorS = 0, sliceBytes = 0;
+    double worstLat = 0, worstEff = 1, cap = 0, nvScale = 1;
     std::array<Algorithm, 4> algorithms{};
     int bwIndex = 0;
     const std::size_t classes = std::min<std::size_t>(p.classes.size(), 4);
@@ -358,10 +358,6 @@ CollectiveCost CollectivePatterns::price(int index, double bytes)
         const CollectiveCandidate &cand = curve.candidate[static_cast<std::size_t>(k)];
         worstLat = std::max(worstLat, candidateLatency(curve, cand, bytes));
         worstEff = std::min(worstEff, cand.efficiency);
-        if (cand.stepFloorS > floorS) {
-            floorS = cand.stepFloorS;
-            sliceBytes = cand.sliceBytes;
-        }
         if (cand.capBusGBps > 0)
             cap = cap > 0 ? std::min(cap, cand.capBusGBps) : cand.capBusGBps;
         nvScale = std::min(nvScale, cand.nvlinkScale);
@@ -383,7 +379,7 @@ CollectiveCost CollectivePatterns::price(int index, double bytes)
                           first,
                           p.maxDomains);
     }
-    return groupsCost(p.op, p.n, bytes, linkS, worstLat, worstEff, cap, first, floorS, sliceBytes);
+    return groupsCost(p.op, p.n, bytes, linkS, worstLat, worstEff, cap, first);
 }
 
 } // namespace railyard::engine

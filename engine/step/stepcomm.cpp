@@ -71,7 +71,7 @@ DimPrice StepModel::price(const Groups &groups, CollectiveOp op, double bytes, d
     out.groupDomains.resize(groups.count());
     m_groupPlan.resize(groups.count());
     m_traffic.beginPhase(perStep);
-    double nvScale = 1, worstEff = 1, worstLat = 0, cap = 0, floorS = 0, sliceBytes = 0;
+    double nvScale = 1, worstEff = 1, worstLat = 0, cap = 0;
     out.bestGroupS = std::numeric_limits<double>::infinity();
     int firstPlan = -1;
     GroupShape &g = m_shape;
@@ -108,10 +108,6 @@ DimPrice StepModel::price(const Groups &groups, CollectiveOp op, double bytes, d
         nvScale = std::min(nvScale, p.nvlinkScale);
         worstEff = std::min(worstEff, p.efficiency);
         worstLat = std::max(worstLat, p.latencyS);
-        if (p.stepFloorS > floorS) {
-            floorS = p.stepFloorS;
-            sliceBytes = p.sliceBytes;
-        }
         if (p.capBusGBps > 0)
             cap = cap > 0 ? std::min(cap, p.capBusGBps) : p.capBusGBps;
         out.bestGroupS = std::min(out.bestGroupS, p.timeS);
@@ -126,7 +122,7 @@ DimPrice StepModel::price(const Groups &groups, CollectiveOp op, double bytes, d
     const double bw = stageTime(m_traffic, algorithm, maxDomains);
     const int n = static_cast<int>(groups.front().size());
     static_cast<CollectiveCost &>(out)
-            = groupsCost(op, n, bytes, bw, worstLat, worstEff, cap, algorithm, floorS, sliceBytes);
+            = groupsCost(op, n, bytes, bw, worstLat, worstEff, cap, algorithm);
     if (m_options.timeline) {
         out.perStep = perStep;
         recordStages(groups, op, bytes, &groups == &m_ppGroups, out);

@@ -35,18 +35,14 @@ CollectiveCost groupsCost(CollectiveOp op,
                           double worstLatencyS,
                           double worstEfficiency,
                           double capBusGBps,
-                          Algorithm algorithm,
-                          double stepFloorS,
-                          double sliceBytes)
+                          Algorithm algorithm)
 {
     CollectiveCost out;
     out.bwTimeS = linkS / worstEfficiency;
     if (capBusGBps > 0)
         out.bwTimeS = std::max(out.bwTimeS, busBandwidthFactor(op, n) * bytes / (capBusGBps * 1e9));
     out.latencyS = worstLatencyS;
-    out.stepFloorS = stepFloorS;
-    out.sliceBytes = sliceBytes;
-    out.timeS = collectiveTime(worstLatencyS, out.bwTimeS, stepFloorS, sliceBytes, bytes);
+    out.timeS = worstLatencyS + out.bwTimeS;
     out.bytes = bytes;
     out.algorithm = algorithm;
     return out;
@@ -60,7 +56,7 @@ CollectiveCost samePatternCost(const CollectiveCost &like, double bytes)
     const double scale = bytes / like.bytes;
     out.bytes = bytes;
     out.bwTimeS = like.bwTimeS * scale;
-    out.timeS = collectiveTime(like.latencyS, out.bwTimeS, like.stepFloorS, like.sliceBytes, bytes);
+    out.timeS = like.latencyS + out.bwTimeS;
     return out;
 }
 

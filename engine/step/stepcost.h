@@ -95,10 +95,6 @@ struct CollectiveCost
     double bytes = 0;
     double timeS = 0; // one instance
     Algorithm algorithm = Algorithm::Ring;
-    // A Simple ring's step floor (CollectiveCandidate::stepFloorS): timeS is the longer of
-    // latencyS + bwTimeS and the floor.
-    double stepFloorS = 0;
-    double sliceBytes = 0;
 };
 // The cost of all groups at once: the slowest group's latency, and the link-bound seconds of
 // every group's bytes together (`linkS`) at the worst efficiency and ceiling of their plans.
@@ -109,9 +105,7 @@ CollectiveCost groupsCost(CollectiveOp op,
                           double worstLatencyS,
                           double worstEfficiency,
                           double capBusGBps,
-                          Algorithm algorithm,
-                          double stepFloorS = 0,
-                          double sliceBytes = 0);
+                          Algorithm algorithm);
 // A collective with the same traffic as `like` (a reduce-scatter after an all-gather on the same
 // groups): its bandwidth part scales with the bytes, its latency stays.
 CollectiveCost samePatternCost(const CollectiveCost &like, double bytes);

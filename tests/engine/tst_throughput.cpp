@@ -293,21 +293,10 @@ private Q_SLOTS:
         // Section 3d: released after the engine was measured on it, with misses the issue
         // names (K2/K3 priced 45% slow, the P rows' long-context attention 35-59% fast): a
         // looser guard until their mechanisms are priced.
-        // B9: DeepSpeed ZeRO-3 at 1,536 GPUs gathers each parameter tensor over all 1,536
-        // ranks, and the engine splits a layer into equal tensors (zeroUnits): pieces of ~24 KB
-        // per ring step, so the ring's step floor (collectives.md Y6) makes each gather wait
-        // 1,535 network hops, 48% slow. GPT-3's real tensors are a few large ones (the 21 GB/s
-        // cap bounds those) and small ones (run as LL, no floor): a known miss of the equal
-        // split, not of the floor.
         const double bound = r.section3d ? 0.60 : r.heldOut ? 0.40 : 0.30;
         if (r.family == QLatin1Char('Z'))
             QEXPECT_FAIL(QTest::currentDataTag(),
                          "family Z: MoE host-side dispatch per micro-batch is not priced",
-                         Continue);
-        if (r.id == QLatin1String("B9"))
-            QEXPECT_FAIL(QTest::currentDataTag(),
-                         "B9: ZeRO-3's per-tensor gathers split into equal tensors meet the "
-                         "ring's step floor at 1,536 ranks",
                          Continue);
         QVERIFY2(std::abs(err) <= bound, qPrintable(QString::number(100 * err, 'f', 1) + "%"));
     }

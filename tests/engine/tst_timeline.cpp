@@ -386,8 +386,9 @@ private Q_SLOTS:
                 // The chunks' reduce-scatters start in the interleaved cooldown, beside its sends.
                 {"dgx-h100-superpod-su", {1.12, "DP reduce-scatter + PP sends on a NIC"}},
                 {"gmi-h200-cluster", {1.18, "DP reduce-scatter + PP sends on a NIC"}},
-                // 1.79 before the NIC model and the ring's step floor (RoCE at its fitted 0.82
-                // of line rate, not 0.85); the rise was not traced further.
+                // 1.79 before the NIC model (RoCE at its fitted 0.82 of line rate, not 0.85)
+                // and PAT; 2.53 with or without a ring step floor, so the rise came with those
+                // two; not traced further.
                 {"llama3.1-405b-16k-h100",
                  {2.53, "ZeRO-2 reduce-scatters the step leaves too little time for"}},
                 {"mlperf5-llama405b-h100-512", {1.46, "DP gathers beside CP at the step's start"}},
