@@ -94,9 +94,14 @@ NicModel readNic(const JsonCursor &c)
     n.id = readId(c);
     n.name = c.stringOr("name", n.id);
     n.fabric = c.at("fabric").toChoice({"ib", "ethernet"});
+    n.transport = c.find("transport")
+                          ? c.at("transport").toChoice({"ib", "roce", "efa", "opa", "tcpxo"})
+                          : (n.fabric == "ib" ? "ib" : "roce");
     n.gbitPerS = rate(c.at("gbit_per_s"), 1e5, "Gb/s");
     n.efficiency = c.at("efficiency").toDouble(0.01, 1);
     n.latencyUs = c.doubleOr("latency_us", 1.0, 0, 1e4);
+    n.messageUs = c.doubleOr("message_us", 0, 0, 1e4);
+    n.multipath = c.boolOr("multipath", false);
     return n;
 }
 

@@ -48,14 +48,23 @@ struct GpuSpec
     double memoryEfficiency = 0.8;
 };
 
+// A NIC as NCCL drives it. `fabric` picks the switches; `transport` is the protocol NCCL's
+// network plugin speaks, which sets what each network message costs beyond the wire.
 struct NicModel
 {
     std::string id;
     std::string name;
-    std::string fabric; // "ib" or "ethernet"
+    std::string fabric;    // "ib" or "ethernet": the switch family
+    std::string transport; // "ib", "roce", "efa", "opa", "tcpxo"
     double gbitPerS = 0;
-    double efficiency = 0;
-    double latencyUs = 0;
+    double efficiency = 0; // achieved fraction of the line rate on large messages
+    double latencyUs = 0;  // the NIC's own latency (the link's, shown on the canvas)
+    // What one network message (an NCCL step) costs beyond NCCL's own InfiniBand-calibrated
+    // tuning model: the transport's host path (libfabric and SRD for EFA, the receive daemon of
+    // GPUDirect-TCPXO). 0 for InfiniBand and RoCE, which that model describes.
+    double messageUs = 0;
+    // Packets of one flow sprayed over every path (EFA's SRD): no ECMP collisions.
+    bool multipath = false;
     double gbPerS() const { return gbitPerS / 8.0; }
 };
 
