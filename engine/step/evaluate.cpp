@@ -30,7 +30,9 @@ Evaluation StepModel::run()
     buildGroups();
     const TrainingConfig &t = m_layout.training;
     const GpuSpec &gpu = m_topo.gpuSpec();
-    m_compute = std::make_unique<ComputeModel>(gpu, t.precision);
+    m_compute = std::make_unique<ComputeModel>(gpu,
+                                               t.precision,
+                                               kernelChoice(*m_stack, t.attention, gpu));
     if (t.precision == Precision::Fp8 && gpu.fp8Tflops <= 0)
         warn(Severity::Warning, "no-fp8", gpu.id + " has no FP8 tensor cores; priced in BF16");
 
