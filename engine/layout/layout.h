@@ -146,6 +146,10 @@ struct TrainingConfig
     Recompute recompute = Recompute::Selective;
     AttentionKernel attention = AttentionKernel::Flash;
     MoeDispatcher moeDispatcher = MoeDispatcher::AllToAll;
+    // Megatron's --moe-router-force-load-balancing (benchmark runs: every expert gets its
+    // share); false: dropless routing, whose busiest expert-parallel rank gets more than its
+    // share (StackProfile::moeDroplessImbalance).
+    bool moeForceBalance = false;
     OptimizerConfig optimizer;
     OverlapConfig overlap;
     bool operator==(const TrainingConfig &) const = default;

@@ -127,6 +127,8 @@ Json layoutToJson(const Layout &l)
     tj["recompute"] = toString(t.recompute);
     tj["attention"] = toString(t.attention);
     tj["moe_dispatcher"] = toString(t.moeDispatcher);
+    if (t.moeForceBalance)
+        tj["moe_force_balance"] = true;
     Json &opt = child(tj, "optimizer");
     opt["distributed"] = t.optimizer.distributed;
     opt["zero_stage"] = t.optimizer.zeroStage;

@@ -80,6 +80,10 @@ std::vector<StackProfile> buildStacks()
         // and its DeepSeek-V3 example script) adds --grad-reduce-in-bf16: every micro-batch
         // reduce-scatters its gradients, so their type sets most of FSDP's traffic.
         p.fsdpGradReduceFp32 = false;
+        // Dropless routing against --moe-router-force-load-balancing on the same Qwen3-235B
+        // runs (yanring/Megatron-MoE-ModelZoo best_practice/qwen3/readme.md, "Long Context"):
+        // chosen so the engine gives their four throughput ratios (tst_throughput).
+        p.moeDroplessImbalance = 1.95;
         s.push_back(p);
     }
     {
@@ -93,6 +97,10 @@ std::vector<StackProfile> buildStacks()
         p.optimizerBytesPerParam = 8;
         p.flashAmpere = AttentionKernel::FlashAttention2;
         p.flashHopperPlus = AttentionKernel::Cudnn;
+        // Dropless routing against --moe-router-force-load-balancing on the same Qwen3-235B
+        // runs (yanring/Megatron-MoE-ModelZoo best_practice/qwen3/readme.md, "Long Context"):
+        // chosen so the engine gives their four throughput ratios (tst_throughput).
+        p.moeDroplessImbalance = 1.95;
         s.push_back(p);
     }
     {

@@ -44,6 +44,9 @@ struct StackProfile
     // al., PPoPP 2023, arXiv 2301.03598; in CUTLASS from 2.11, November 2022); false: the
     // CUDA 11 libraries of 2021-2022 stacks, whose partial waves idle SMs.
     bool streamK = true;
+    // Dropless MoE routing (no forced balance): the busiest expert-parallel rank's share of
+    // the routed tokens against the mean, which its expert GEMMs run on.
+    double moeDroplessImbalance = 1.0;
     // ZeRO-3 / FSDP: parameters fetched per all-gather (and reduced per reduce-scatter); 0 =
     // one transformer layer per collective (FSDP wrapping each block).
     double zeroGatherParams = 0;

@@ -231,6 +231,7 @@ struct PlanPricer::Impl
             shard.seqLen = t.seqLen;
             shard.recompute = c.recompute;
             shard.attention = t.attention;
+            shard.expertImbalance = t.moeForceBalance ? 1.0 : stack->moeDroplessImbalance;
             shard.tpOverlap = t.overlap.tp;
             Layers l;
             l.dense = layerTimes(m, false, shard, cm);

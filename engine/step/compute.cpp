@@ -298,7 +298,8 @@ void moeBlock(const ModelDims &m, const LayerShard &s, const ComputeModel &c, Pa
     addGemm(p, c, s, tokensHere, m.experts, h, false, false);
     // Routed experts, balanced: each rank gets its share of the top-k token copies of its EP
     // group, gathered over expert-TP, for its experts.
-    const double copies = tokensHere * m.topK * s.etp;
+    // Dropless routing loads the busiest rank's experts above their share.
+    const double copies = tokensHere * m.topK * s.etp * s.expertImbalance;
     const double localExperts = std::max(1.0, double(m.experts) / s.ep);
     const double perExpert = copies / localExperts;
     const double w = double(m.expertFfn) / s.etp;

@@ -92,6 +92,8 @@ struct LayerShard
     int seqLen = 4096;
     Recompute recompute = Recompute::Selective;
     AttentionKernel attention = AttentionKernel::Flash;
+    // The busiest expert-parallel rank's routed tokens against its share (1: balanced).
+    double expertImbalance = 1.0;
     // TP communication overlapped with the GEMMs beside it (Transformer Engine's userbuffers,
     // with sequence parallelism): each such GEMM runs as TP chunks of the tokens, each chunk's
     // GEMM beside the next chunk's transfer.

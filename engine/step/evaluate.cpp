@@ -46,6 +46,7 @@ Evaluation StepModel::run()
     shard.seqLen = t.seqLen;
     shard.recompute = t.recompute;
     shard.attention = t.attention;
+    shard.expertImbalance = t.moeForceBalance ? 1.0 : m_stack->moeDroplessImbalance;
     shard.tpOverlap = t.overlap.tp;
     m_dense = layerTimes(m_dims, false, shard, *m_compute);
     m_moe = m_dims.isMoe() ? layerTimes(m_dims, true, shard, *m_compute) : LayerTimes{};
