@@ -122,6 +122,45 @@ std::vector<StackProfile> buildStacks()
         p.elementwiseBackward = 0.45;
         s.push_back(p);
     }
+    {
+        StackProfile p;
+        p.id = "composer";
+        p.description = "MosaicML Composer with llm-foundry (PyTorch FSDP1, FULL_SHARD): "
+                        "FlashAttention-2, PyTorch's own norms, one FSDP unit per block, "
+                        "BACKWARD_POST prefetch (backward gathers wait), gradients reduced in "
+                        "BF16 (mixed_precision PURE); not validated against measured runs";
+        p.overlap = overlap(true, false, false, false);
+        // llm-foundry's yamls (scripts/train/yamls/pretrain/mpt-7b.yaml: fsdp_config
+        // mixed_precision PURE, i.e. parameters, gradients and buffers in BF16).
+        p.gradReduceFp32 = false;
+        // attn_impl: flash runs the flash-attn package (FlashAttention-2).
+        p.flashAmpere = AttentionKernel::FlashAttention2;
+        p.flashHopperPlus = AttentionKernel::FlashAttention2;
+        p.elementwiseForward = 0.8; // PyTorch's own norms (see torchtitan)
+        p.elementwiseBackward = 0.45;
+        // Composer's FSDPConfig defaults (composer/utils/parallelism.py): backward_prefetch
+        // BACKWARD_POST, forward_prefetch False with limit_all_gathers True (the forward's next
+        // gather is issued as the CPU runs ahead of the GPU, so it still overlaps).
+        p.zeroBackwardPrefetch = false;
+        s.push_back(p);
+    }
+    {
+        StackProfile p;
+        p.id = "deepspeed";
+        p.description = "DeepSpeed ZeRO (0.14 and later) under Hugging Face Transformers: "
+                        "FlashAttention-2 (attn_implementation flash_attention_2), PyTorch's own "
+                        "norms, ZeRO-3 gathers per submodule with prefetch and overlapped "
+                        "reduce-scatters; recomputation gathers again; not validated against "
+                        "measured runs";
+        p.overlap = overlap(true, false, false, false);
+        p.flashAmpere = AttentionKernel::FlashAttention2;
+        p.flashHopperPlus = AttentionKernel::FlashAttention2;
+        p.elementwiseForward = 0.8;
+        p.elementwiseBackward = 0.45;
+        p.zeroGatherParams = -1; // submodule by submodule
+        p.zeroRegatherForRecompute = true;
+        s.push_back(p);
+    }
     return s;
 }
 

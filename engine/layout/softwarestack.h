@@ -53,6 +53,10 @@ struct StackProfile
     // ZeRO-3 / FSDP: the gathers are prefetched and the reduce-scatters run asynchronously, so
     // they hide behind the compute of the same micro-batch; false: each collective waits.
     bool zeroPrefetch = true;
+    // ZeRO-3 / FSDP: the backward's gathers are prefetched too; false: a unit's parameters are
+    // requested only after the next unit's gradients are computed (PyTorch FSDP1's
+    // BACKWARD_POST), so each backward gather waits.
+    bool zeroBackwardPrefetch = true;
     // ZeRO-3 / FSDP: the most bytes per second one GPU's parameter gathers and gradient
     // reduce-scatters move, whatever the links (0: the links alone bound them). DeepSpeed's
     // 2021 partitioned collectives went through per-rank tensor lists, flattened and copied
