@@ -94,6 +94,7 @@ void coreAttention(const ModelDims &m,
     const double heads = double(m.heads) / p.attentionTp();
     const double perToken = kvBytesPerTokenPerLayer(m, p.attentionTp(), kv);
     double flops = 0, bytes = 0;
+    double keys = 0; // keys each query tile sweeps
     if (s.decode) {
         const double context = sliding ? s.contextSliding : s.context;
         const double queries = s.requests > 0 ? s.tokens / s.requests : 0;
@@ -102,16 +103,18 @@ void coreAttention(const ModelDims &m,
         const double perKey = m.isMla() ? 2.0 * (2.0 * m.kvLoraRank + m.qkRopeDim)
                                         : 2.0 * (m.headDim + m.valueHeadDim());
         flops = s.requests * queries * context * heads * perKey;
+        keys = context;
         bytes = s.requests * context * perToken;
     } else {
         const double pairs = sliding ? s.keyPairsSliding : s.keyPairs;
         flops = 2.0 * heads * pairs * (m.headDim + m.qkRopeDim + m.valueHeadDim());
+        keys = s.tokens > 0 ? pairs / s.tokens : 0;
         bytes = s.prefixTokens * perToken;
     }
     if (flops <= 0 && bytes <= 0)
         return;
-    c.attention += std::max(cm.attentionForward(flops),
-                            cm.memory(bytes) + ComputeModel::kernelOverheadS());
+    c.attention += std::max(cm.attentionForward(flops, keys, !s.decode),
+                            cm.memory(bytes) + ComputeModel::kKernelLaunchS);
     c.kvBytes += bytes;
     ++c.kernels;
 }
@@ -188,7 +191,7 @@ LayerCost servingLayerCost(const ModelDims &m,
     // activation function, activation quantization: about ten passes over the hidden state.
     const double elementBytes = s.tokens * m.hidden * 2.0 * 10.0;
     constexpr int kElementKernels = 6;
-    c.compute += cm.memory(elementBytes) + kElementKernels * ComputeModel::kernelOverheadS();
+    c.compute += cm.memory(elementBytes) + kElementKernels * ComputeModel::kKernelLaunchS;
     c.kernels += kElementKernels;
     return c;
 }
@@ -205,7 +208,7 @@ LayerCost servingOutputCost(const ModelDims &m,
     // Final norm; softmax and sampling over the vocabulary shard in FP32.
     c.compute += cm.memory(tokens * m.hidden * 4.0
                            + tokens * double(m.vocab) / p.mlpTp() * 4.0 * 3.0)
-                 + 3 * ComputeModel::kernelOverheadS();
+                 + 3 * ComputeModel::kKernelLaunchS;
     c.kernels += 3;
     return c;
 }
