@@ -396,7 +396,7 @@ private Q_SLOTS:
                 {"llama3.1-405b-16k-straggler",
                  {2.53, "ZeRO-2 reduce-scatters the step leaves too little time for"}},
                 {"mlperf5-llama405b-h100-512", {1.46, "DP gathers beside CP at the step's start"}},
-                {"mlperf5-llama405b-gb200-512", {1.12, "DP gathers beside TP and CP on NVLink"}},
+                {"mlperf5-llama405b-gb200-512", {1.17, "DP gathers beside TP and CP on NVLink"}},
                 {"moe-gb200-nvl72", {1.29, "DP all-gather + EP on NVLink"}},
                 {"moe-h200-ib", {1.46, "DP all-gather + EP on a NIC"}},
                 {"oversubscribed-spine", {1.74, "DP all-gather + EP on a spine uplink"}},
