@@ -66,7 +66,7 @@ std::vector<QStringList> servingRows(const char *name)
 
 // Medians of |error| the serving-data part checks hold (measured when they were added).
 constexpr double kAllReduceSmallMedian = 0.33; // measured 31.9% (396 rows)
-constexpr double kAllToAllMedian = 0.30;       // measured 29.6% (246 rows)
+constexpr double kAllToAllMedian = 0.14; // measured 13.9% (246 rows; 29.6% before the in-domain floor)
 
 Layout cluster(const QString &gpu, int nodes, int gpusPerNode)
 {
