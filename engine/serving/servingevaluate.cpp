@@ -196,16 +196,13 @@ void ServingModel::solve()
     in.maxConcurrency = m_decodeMemory.maxConcurrency;
     in.concurrency = c.concurrency.value_or(0);
     in.requestRate = c.requestRate.value_or(0);
-    // Decode steps priced on a geometric grid of batches up to what the KV cache holds (and
-    // the concurrency asked for, when more), then interpolated.
-    constexpr int kGrid = 24;
+    // Decode steps priced on a grid of batches, a factor of 2^(1/4) apart from 1 (the same
+    // points whatever the top, so a plan's configurations share them: servingcache.h), up to
+    // what the KV cache holds (and the concurrency asked for, when more), then interpolated.
     const double top = std::max({1.0, double(m_decodeMemory.maxConcurrency), in.concurrency});
     m_gridBatch.clear();
     m_gridTime.clear();
-    for (int i = 0; i < kGrid; ++i) {
-        const double b = std::round(std::pow(top, double(i) / (kGrid - 1)) * 16.0) / 16.0;
-        if (!m_gridBatch.empty() && b <= m_gridBatch.back())
-            continue;
+    const auto price = [&](double b) {
         m_gridBatch.push_back(b);
         const auto step = [&] {
             return decodeStep(m_setup, m_setup.decode, m_decodeComm, *m_compute, b, m_context)
@@ -219,7 +216,15 @@ void ServingModel::solve()
         } else {
             m_gridTime.push_back(step());
         }
+    };
+    const double last = std::round(top * 16.0) / 16.0;
+    for (int k = 0;; ++k) {
+        const double b = std::round(std::pow(2.0, 0.25 * k) * 16.0) / 16.0;
+        if (b >= last)
+            break;
+        price(b);
     }
+    price(last);
     in.decodeStepS = [this](double b) { return decodeTimeAt(b); };
     if (!m_kv.empty()) {
         const bool layerwise = m_setup.stack->kvLayerwise;
