@@ -29,9 +29,12 @@ Layout llama8b(ClusterConfig cluster, int tp, int dp, int globalBatch)
 
 // A data-parallel-heavy job on an oversubscribed fabric: 52 A100 servers with 200G HDR NICs
 // under 40-port switches at 2:1 (two scalable units of 26 servers, each leaf 13 lanes up to 6
-// spines), TP8 in each server, DP52 across, DP not overlapped, and the replicas placed
-// alternately in the two units (as a scheduler that scatters nodes would): every DP ring step
-// crosses the spine, so the leaves' uplinks, not the NICs, bound the gradient reduction.
+// spines), TP4 (two TP groups in each server), DP104 across, DP not overlapped, and the servers of
+// consecutive replica pairs alternating between the two units (as a scheduler that scatters
+// nodes would): every DP ring step between servers crosses the spine, so the leaves' uplinks,
+// not the NICs, bound the gradient reduction. (With TP8, one GPU per server in each DP group,
+// NCCL runs PAT, whose exchanges at even distances stay inside a unit with this placement: the
+// spine would hardly matter.)
 Layout dpHeavy()
 {
     ClusterConfig c;
@@ -39,11 +42,11 @@ Layout dpHeavy()
     c.nodes = 52;
     c.nic.gbitPerS = 200;
     c.fabric.oversubscription = 2;
-    Layout l = llama8b(c, 8, 52, 104);
+    Layout l = llama8b(c, 4, 104, 104);
     l.training.overlap.dp = false;
-    for (int dp = 0; dp < 52; ++dp)
-        for (int tp = 0; tp < 8; ++tp)
-            l.mapping.push_back(((dp % 2) * 26 + dp / 2) * 8 + tp);
+    for (int dp = 0; dp < 104; ++dp)
+        for (int tp = 0; tp < 4; ++tp)
+            l.mapping.push_back((((dp / 2) % 2) * 26 + dp / 4) * 8 + (dp % 2) * 4 + tp);
     return l;
 }
 

@@ -77,11 +77,13 @@ engine::Layout dpHeavy()
     c.nodes = 52;
     c.nic.gbitPerS = 200;
     c.fabric.oversubscription = 2;
-    engine::Layout l = llama8b(c, 8, 52, 104);
+    // TP4 and replica pairs' servers alternating between the two units: every DP ring step
+    // between servers crosses the spine (tst_faultsweep's dpHeavy says why not TP8).
+    engine::Layout l = llama8b(c, 4, 104, 104);
     l.training.overlap.dp = false;
-    for (int dp = 0; dp < 52; ++dp)
-        for (int tp = 0; tp < 8; ++tp)
-            l.mapping.push_back(((dp % 2) * 26 + dp / 2) * 8 + tp);
+    for (int dp = 0; dp < 104; ++dp)
+        for (int tp = 0; tp < 4; ++tp)
+            l.mapping.push_back((((dp / 2) % 2) * 26 + dp / 4) * 8 + (dp % 2) * 4 + tp);
     return l;
 }
 
