@@ -86,14 +86,19 @@ DiagramRenderer::DiagramRenderer(ClusterScene &scene,
     const int contentW = std::max(diagram.width(), kMinContentWidth);
     m_overlayScale = std::max(1.0, contentW / kOverlayReferenceWidth);
     const int overlayW = int(contentW / m_overlayScale);
-    int y = kMargin;
+    // The margins and gaps grow with the title block and the legend: a wide page is shown
+    // shrunk, and the names and links the scene draws at its edges (in device pixels, whatever
+    // the scale) must keep clear of the title block above and the legend below.
+    const int margin = int(std::ceil(kMargin * m_overlayScale));
+    const int gap = int(std::ceil(kGap * m_overlayScale));
+    int y = margin;
     if (options.titleBlock) {
         m_title = std::make_unique<TitleBlock>(*scene.document(), font, overlayW, options.footer);
-        m_titleRect = scaled(QPoint(kMargin, y), m_title->size(), m_overlayScale);
-        y += m_titleRect.height() + kGap;
+        m_titleRect = scaled(QPoint(margin, y), m_title->size(), m_overlayScale);
+        y += m_titleRect.height() + gap;
     }
     // The diagram is centred in the content width when the page is wider than the cluster.
-    m_diagram = QRect(QPoint(kMargin + (contentW - diagram.width()) / 2, y), diagram);
+    m_diagram = QRect(QPoint(margin + (contentW - diagram.width()) / 2, y), diagram);
     y += diagram.height();
     if (options.legend) {
         m_legend = std::make_unique<Legend>(scene.document()->topology(),
@@ -103,12 +108,12 @@ DiagramRenderer::DiagramRenderer(ClusterScene &scene,
         if (m_legend->isEmpty()) {
             m_legend.reset();
         } else {
-            y += kGap;
-            m_legendRect = scaled(QPoint(kMargin, y), m_legend->size(), m_overlayScale);
+            y += gap;
+            m_legendRect = scaled(QPoint(margin, y), m_legend->size(), m_overlayScale);
             y += m_legendRect.height();
         }
     }
-    m_size = QSize(contentW + 2 * kMargin, y + kMargin);
+    m_size = QSize(contentW + 2 * margin, y + margin);
 }
 
 DiagramRenderer::~DiagramRenderer() = default;
