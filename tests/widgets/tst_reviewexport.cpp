@@ -4,6 +4,7 @@
 #include "commands/changeworkload.h"
 #include "document/document.h"
 #include "export/reviewpdf.h"
+#include "export/reviewreport.h"
 #include "exportcheck.h"
 #include "mainwindow.h"
 #include "report/reviewreport.h"
@@ -91,6 +92,28 @@ private Q_SLOTS:
         for (QWidget *top : QApplication::topLevelWidgets())
             if (top->inherits("QMessageBox"))
                 top->close();
+    }
+
+    // The review report's diagram of 16,384 GPUs, a page wide: each scalable unit named with
+    // its racks under it ("racks 0-7"), as the PNG and SVG diagrams name them.
+    void largeLayoutReviewNamesTheRacks()
+    {
+        QString error;
+        QVERIFY2(exportLayoutReviewReport(QStringLiteral(
+                                                  RAILYARD_SOURCE_DIR
+                                                  "/layouts/llama3.1-405b-16k-h100.railyard.json"),
+                                          out("big-review.pdf"),
+                                          QString(),
+                                          DiagramRegion(),
+                                          &error),
+                 qPrintable(error));
+        const auto text = runTool(QStringLiteral("pdftotext"),
+                                  {out("big-review.pdf"), QStringLiteral("-")});
+        QVERIFY2(text.ok, qPrintable(text.output));
+        for (int unit : {0, 30, 63}) {
+            const QString racks = QStringLiteral("racks %1\u2013%2").arg(8 * unit).arg(8 * unit + 7);
+            QVERIFY2(text.output.contains(racks), qPrintable(racks));
+        }
     }
 
     // The PDF's layout: every section on a page, headings on the page of what follows them,

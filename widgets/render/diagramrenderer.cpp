@@ -6,6 +6,7 @@
 #include "scene/clusterscene.h"
 #include "scene/style.h"
 
+#include <QFontMetricsF>
 #include <QPainter>
 
 #include <algorithm>
@@ -177,20 +178,35 @@ void DiagramRenderer::paintRackRanges(QPainter *painter) const
     const double pixels = painter->worldTransform().m11(); // device pixels per scene unit
     paint::Plates::Cache cache;
     paint::Plates plates(painter, &cache);
+    QFont bold = painter->font();
+    bold.setBold(true);
     for (const ClusterGeometry::Block &b : g.blocks()) {
-        // Where the scalable unit's own name fits (LocationLabelsItem), its racks go under it.
-        if (b.rackCount < 1 || b.rect.width() * pixels < 90 || !b.rect.intersects(m_source))
+        // Where the scalable unit's own name is drawn (LocationLabelsItem: 50 pixels wide), its
+        // racks go under it, at 9 pixels or, on a narrow block (a page-wide figure of 64 units),
+        // 8; not when the plate would be wider than the block.
+        if (b.rackCount < 1 || b.rect.width() * pixels < 50 || !b.rect.intersects(m_source))
             continue;
         const QString racks = b.rackCount == 1 ? QStringLiteral("rack %1").arg(b.firstRack)
                                                : QStringLiteral("racks %1\u2013%2")
                                                          .arg(b.firstRack)
                                                          .arg(b.firstRack + b.rackCount - 1);
+        int px = 0;
+        for (int size : {9, 8}) {
+            bold.setPixelSize(size);
+            // The plate is the text plus 10 pixels (paint::Plates).
+            if (QFontMetricsF(bold).horizontalAdvance(racks) + 10 <= b.rect.width() * pixels) {
+                px = size;
+                break;
+            }
+        }
+        if (px == 0)
+            continue;
         plates.draw(b.rect.center(),
                     racks,
-                    9,
+                    px,
                     Qt::AlignHCenter | Qt::AlignTop,
                     paint::Plates::Style::Light,
-                    QPointF(0, 10));
+                    QPointF(0, px + 1));
     }
     painter->restore();
 }
