@@ -18,6 +18,7 @@
 #include "panels/warningspanel.h"
 #include "panels/workloadpanel.h"
 #include "quickguide.h"
+#include "scene/clustergeometry.h"
 #include "scene/clusterscene.h"
 #include "scene/clusterview.h"
 #include "shortcutsdialog.h"
@@ -446,6 +447,66 @@ private Q_SLOTS:
         }
         QSettings().clear();
     }
+    // Fit (Ctrl+0) leaves the cluster clear of the title block above it and the legend under
+    // it: no rack, switch or server under either, for every shipped layout, at 1600x1000 and
+    // 1280x800, with Link Load off and on (its scale makes the legend taller).
+    void fitLeavesRoomForTheOverlays()
+    {
+        const QStringList names = QDir(QStringLiteral(RAILYARD_SOURCE_DIR "/layouts"))
+                                          .entryList({QStringLiteral("*.railyard.json")});
+        QVERIFY(!names.isEmpty());
+        MainWindow w(nullptr, m_recovery.path());
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        for (const QString &name : names) {
+            QVERIFY2(w.openFile(QStringLiteral(RAILYARD_SOURCE_DIR "/layouts/") + name),
+                     qPrintable(name));
+            for (const QSize size : {QSize(1600, 1000), QSize(1280, 800)})
+                for (const bool load : {false, true}) {
+                    w.resize(size);
+                    if (w.action(QStringLiteral("actionLinkLoad"))->isChecked() != load)
+                        w.action(QStringLiteral("actionLinkLoad"))->trigger();
+                    settle();
+                    w.action(QStringLiteral("actionFit"))->trigger();
+                    settle();
+                    ClusterView *view = w.view();
+                    const QRect title = view->titleBlockRect(), legend = view->legendRect();
+                    const ClusterGeometry &g = static_cast<ClusterScene *>(view->scene())->geometry();
+                    const engine::Topology &t = w.document()->topology();
+                    std::vector<QRectF> parts;
+                    for (int r = 0; r < g.rackCount(); ++r)
+                        parts.push_back(g.rackRect(r));
+                    for (int d = 0; d < t.deviceCount(); ++d) {
+                        const auto kind = t.devices()[std::size_t(d)].kind;
+                        if (kind == engine::DeviceKind::Leaf || kind == engine::DeviceKind::Spine
+                            || kind == engine::DeviceKind::Core || g.rackCount() == 0)
+                            parts.push_back(g.deviceRect(d));
+                    }
+                    for (const QRectF &part : parts) {
+                        const QRect at = view->mapFromScene(part).boundingRect();
+                        const QString where = QStringLiteral("%1 at %2x%3%4: %5,%6 %7x%8 under the "
+                                                             "%9")
+                                                      .arg(name)
+                                                      .arg(size.width())
+                                                      .arg(size.height())
+                                                      .arg(load ? QStringLiteral(", link load")
+                                                                : QString())
+                                                      .arg(at.x())
+                                                      .arg(at.y())
+                                                      .arg(at.width())
+                                                      .arg(at.height());
+                        QVERIFY2(!at.intersects(title),
+                                 qPrintable(where.arg(QStringLiteral("title"))));
+                        QVERIFY2(!at.intersects(legend),
+                                 qPrintable(where.arg(QStringLiteral("legend"))));
+                    }
+                }
+            if (w.action(QStringLiteral("actionLinkLoad"))->isChecked())
+                w.action(QStringLiteral("actionLinkLoad"))->trigger();
+        }
+        closeMessageBoxes();
+    }
+
     // Compare > Pin, then an edit: the Pricing dock shows A beside B and the links whose load
     // changed, several rows of them, not one.
     void pinnedComparisonShowsTheChangedLinks()
