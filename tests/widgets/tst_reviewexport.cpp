@@ -8,6 +8,7 @@
 #include "exportcheck.h"
 #include "mainwindow.h"
 #include "report/reviewreport.h"
+#include "scene/faultmenu.h"
 
 #include <QAction>
 #include <QApplication>
@@ -89,6 +90,56 @@ private Q_SLOTS:
         QVERIFY(w.lastError().contains(QStringLiteral(".pdf or .md")));
         QVERIFY(!w.exportReviewReport(m_dir.path()));
         QVERIFY(w.lastError().contains(m_dir.path()));
+        for (QWidget *top : QApplication::topLevelWidgets())
+            if (top->inherits("QMessageBox"))
+                top->close();
+    }
+
+    // A layout with faults: the report says what is down or slow and what it costs (the step
+    // healthy and with the faults), in the PDF and in the Markdown.
+    void reviewReportListsTheFaults()
+    {
+        MainWindow w(nullptr, m_recovery.path());
+        QVERIFY(w.openFile(QStringLiteral(RAILYARD_TEST_DATA "/gmi-h200-cluster.railyard.json")));
+        Document *doc = w.document();
+        const double healthy = doc->evaluation().stepTimeS;
+        QVERIFY2(w.exportReviewReport(out("healthy.md")), qPrintable(w.lastError()));
+        QFile plain(out("healthy.md"));
+        QVERIFY(plain.open(QIODevice::ReadOnly));
+        QVERIFY(!plain.readAll().contains("## Faults"));
+        engine::Fault leaf;
+        leaf.device = "leaf 3";
+        engine::Fault slow;
+        slow.device = "GPU 9";
+        slow.state = engine::FaultState::Degraded;
+        slow.slowdown = 1.1;
+        QVERIFY(faultmenu::applyFaults(doc, {leaf, slow}, QStringLiteral("Fail"), &w));
+        const double faulted = doc->evaluation().stepTimeS;
+        QVERIFY(faulted > healthy);
+        QVERIFY2(w.exportReviewReport(out("faults.pdf")), qPrintable(w.lastError()));
+        const auto text = runTool(QStringLiteral("pdftotext"),
+                                  {QStringLiteral("-layout"),
+                                   out("faults.pdf"),
+                                   QStringLiteral("-")});
+        QVERIFY2(text.ok, qPrintable(text.output));
+        QVERIFY2(w.exportReviewReport(out("faults.md")), qPrintable(w.lastError()));
+        QFile md(out("faults.md"));
+        QVERIFY(md.open(QIODevice::ReadOnly));
+        const QString markdown = QString::fromUtf8(md.readAll());
+        const QString before = QString::fromStdString(engine::formatSeconds(healthy));
+        const QString after = QString::fromStdString(engine::formatSeconds(faulted));
+        for (const QString &report : {text.output, markdown}) {
+            QVERIFY2(report.contains(QStringLiteral("Faults")), qPrintable(report));
+            const QString sentence = QStringLiteral(
+                                             "The step takes %1 on the healthy cluster and %2 "
+                                             "with the faults")
+                                             .arg(before, after);
+            QVERIFY2(report.simplified().contains(sentence), qPrintable(report));
+            QVERIFY(report.contains(QStringLiteral("leaf 3")));
+            QVERIFY(report.contains(QStringLiteral("down")));
+            QVERIFY2(report.contains(QStringLiteral("runs 10% slow")), qPrintable(report));
+        }
+        QVERIFY(markdown.contains(QStringLiteral("## Faults")));
         for (QWidget *top : QApplication::topLevelWidgets())
             if (top->inherits("QMessageBox"))
                 top->close();
