@@ -53,6 +53,7 @@
 
 #include "comparenear.h"
 #include <functional>
+#include <map>
 
 using namespace railyard;
 using namespace railyard::test;
@@ -507,6 +508,76 @@ private Q_SLOTS:
         closeMessageBoxes();
     }
 
+    void dockSetChangesBumpTheStateVersion()
+    {
+        // The docks each saved-state version holds: a dock added or removed without a new
+        // version would have an older session's state restored over a set it does not know.
+        const std::map<int, QStringList> docksOfVersion{
+                {3,
+                 {"WorkloadDock",
+                  "ClusterDock",
+                  "GroupsDock",
+                  "InspectorDock",
+                  "PricingDock",
+                  "WarningsDock",
+                  "HottestLinksDock",
+                  "PlannerDock",
+                  "GuidedTourDock"}},
+                {4,
+                 {"WorkloadDock",
+                  "ClusterDock",
+                  "GroupsDock",
+                  "InspectorDock",
+                  "PricingDock",
+                  "WarningsDock",
+                  "HottestLinksDock",
+                  "PlannerDock",
+                  "GuidedTourDock",
+                  "CollectiveLessonDock",
+                  "FaultDock"}},
+        };
+        QSettings().clear();
+        QByteArray older;
+        {
+            MainWindow w(nullptr, m_recovery.path());
+            w.resize(1600, 1000);
+            w.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&w));
+            QStringList names;
+            for (QDockWidget *d : w.findChildren<QDockWidget *>())
+                names << d->objectName();
+            QStringList known = docksOfVersion.count(DockLayout::kStateVersion)
+                                        ? docksOfVersion.at(DockLayout::kStateVersion)
+                                        : QStringList();
+            names.sort();
+            known.sort();
+            QCOMPARE(names, known);
+            // A session of version 3 (no Lesson, no Faults dock), its Warnings moved left.
+            const DockLayout::Docks docks = w.dockLayout()->docks();
+            w.removeDockWidget(w.findChild<QDockWidget *>(QStringLiteral("FaultDock")));
+            w.removeDockWidget(w.findChild<QDockWidget *>(QStringLiteral("CollectiveLessonDock")));
+            w.removeDockWidget(docks.warnings);
+            w.addDockWidget(Qt::LeftDockWidgetArea, docks.warnings);
+            docks.warnings->show();
+            settle();
+            older = w.saveState(3);
+        }
+        QSettings().setValue(QStringLiteral("window/state"), older);
+        {
+            // Ignored: the default arrangement, the Faults dock in its place with Pricing.
+            MainWindow w(nullptr, m_recovery.path());
+            w.restoreSession();
+            w.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&w));
+            settle();
+            const DockLayout::Docks docks = w.dockLayout()->docks();
+            QCOMPARE(w.dockWidgetArea(docks.warnings), Qt::RightDockWidgetArea);
+            auto *faults = w.findChild<QDockWidget *>(QStringLiteral("FaultDock"));
+            QVERIFY(faults);
+            QCOMPARE(w.dockWidgetArea(faults), w.dockWidgetArea(docks.pricing));
+        }
+        QSettings().clear();
+    }
     // Compare > Pin, then an edit: the Pricing dock shows A beside B and the links whose load
     // changed, several rows of them, not one.
     void pinnedComparisonShowsTheChangedLinks()
