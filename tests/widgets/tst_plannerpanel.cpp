@@ -39,6 +39,16 @@ private Q_SLOTS:
         QCOMPARE(chart->stepAxisMin(), 0.0);
         QVERIFY2(chart->stepAxisMax() >= 1, qPrintable(QString::number(chart->stepAxisMax())));
         QVERIFY(chart->placeholderLabel()->isVisible());
+        // Drawn over the plot (not under the chart view): the panel's picture has its text.
+        const QLabel *placeholder = chart->placeholderLabel();
+        const QImage shown = panel.grab().toImage();
+        const QRect at(placeholder->mapTo(&panel, QPoint(0, 0)), placeholder->size());
+        int dark = 0;
+        const QImage there = shown.copy(at); // offscreen: one pixel a unit
+        for (int y = 0; y < there.height(); ++y)
+            for (int x = 0; x < there.width(); ++x)
+                dark += qGray(there.pixel(x, y)) < 160;
+        QVERIFY2(dark > 50, qPrintable(QString::number(dark)));
         QVERIFY(chart->placeholderLabel()->text().startsWith(QStringLiteral("Run a search")));
         if (const QString dir = qEnvironmentVariable("RAILYARD_SHOTS_DIR"); !dir.isEmpty())
             panel.grab().save(dir + QStringLiteral("/planner-before-search.png"));

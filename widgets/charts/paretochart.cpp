@@ -95,6 +95,7 @@ ParetoChart::ParetoChart(QWidget *parent)
     layout->setSpacing(2);
     layout->addWidget(m_view, 0, 0);
     layout->addWidget(m_placeholder, 0, 0, Qt::AlignCenter); // over the empty plot
+    m_placeholder->raise();                                  // above the chart view, made after it
     layout->addWidget(m_key, 1, 0);
     layout->addWidget(m_note, 2, 0);
     layout->setRowStretch(0, 1);
