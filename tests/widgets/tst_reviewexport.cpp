@@ -146,7 +146,8 @@ private Q_SLOTS:
     }
 
     // The review report's diagram of 16,384 GPUs, a page wide: each scalable unit named with
-    // its racks under it ("racks 0-7"), as the PNG and SVG diagrams name them.
+    // its racks under it ("racks 0-7", or "240-247" where the longer name does not fit the
+    // unit), as the PNG and SVG diagrams name them.
     void largeLayoutReviewNamesTheRacks()
     {
         QString error;
@@ -161,8 +162,10 @@ private Q_SLOTS:
         const auto text = runTool(QStringLiteral("pdftotext"),
                                   {out("big-review.pdf"), QStringLiteral("-")});
         QVERIFY2(text.ok, qPrintable(text.output));
-        for (int unit : {0, 30, 63}) {
-            const QString racks = QStringLiteral("racks %1\u2013%2").arg(8 * unit).arg(8 * unit + 7);
+        // "racks 0-7" fits unit 0; the wider names elsewhere leave the range alone.
+        QVERIFY(text.output.contains(QStringLiteral("racks 0\u20137")));
+        for (int unit : {30, 63}) {
+            const QString racks = QStringLiteral("%1\u2013%2").arg(8 * unit).arg(8 * unit + 7);
             QVERIFY2(text.output.contains(racks), qPrintable(racks));
         }
     }

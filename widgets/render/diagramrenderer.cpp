@@ -182,27 +182,38 @@ void DiagramRenderer::paintRackRanges(QPainter *painter) const
     bold.setBold(true);
     for (const ClusterGeometry::Block &b : g.blocks()) {
         // Where the scalable unit's own name is drawn (LocationLabelsItem: 50 pixels wide), its
-        // racks go under it, at 9 pixels or, on a narrow block (a page-wide figure of 64 units),
-        // 8; not when the plate would be wider than the block.
+        // racks go under it, at 9 pixels or 8; not when the plate would be wider than the block.
         if (b.rackCount < 1 || b.rect.width() * pixels < 50 || !b.rect.intersects(m_source))
             continue;
         const QString racks = b.rackCount == 1 ? QStringLiteral("rack %1").arg(b.firstRack)
                                                : QStringLiteral("racks %1\u2013%2")
                                                          .arg(b.firstRack)
                                                          .arg(b.firstRack + b.rackCount - 1);
+        // A unit too narrow for "racks 240-247" (a page-wide figure of 64 units: 62 pixels
+        // each) gets the range alone, "240-247", under its name.
+        const QString range = b.rackCount == 1 ? QString::number(b.firstRack)
+                                               : QStringLiteral("%1\u2013%2")
+                                                         .arg(b.firstRack)
+                                                         .arg(b.firstRack + b.rackCount - 1);
         int px = 0;
-        for (int size : {9, 8}) {
-            bold.setPixelSize(size);
-            // The plate is the text plus 10 pixels (paint::Plates).
-            if (QFontMetricsF(bold).horizontalAdvance(racks) + 10 <= b.rect.width() * pixels) {
-                px = size;
-                break;
+        QString text;
+        for (const QString &t : {racks, range}) {
+            for (int size : {9, 8}) {
+                bold.setPixelSize(size);
+                // The plate is the text plus 10 pixels (paint::Plates).
+                if (QFontMetricsF(bold).horizontalAdvance(t) + 10 <= b.rect.width() * pixels) {
+                    px = size;
+                    text = t;
+                    break;
+                }
             }
+            if (px > 0)
+                break;
         }
         if (px == 0)
             continue;
         plates.draw(b.rect.center(),
-                    racks,
+                    text,
                     px,
                     Qt::AlignHCenter | Qt::AlignTop,
                     paint::Plates::Style::Light,
