@@ -134,6 +134,10 @@ double ClusterView::minZoom() const
 
 void ClusterView::applyZoom(double z)
 {
+    // Zoomed from a fit: the view scrolls over the cluster again, not the fitted viewport's
+    // area around it (fitToCluster), so panning stops at the cluster's edges.
+    if (sceneRect() != clusterScene()->sceneRect())
+        setSceneRect(QRectF());
     z = std::clamp(z, minZoom(), maxZoom());
     const double f = z / zoom();
     if (std::abs(f - 1.0) < 1e-9)
