@@ -6,6 +6,7 @@
 #include <QObject>
 
 #include <algorithm>
+#include <cmath>
 
 namespace railyard {
 
@@ -68,6 +69,8 @@ LinkFacts linkFacts(const engine::Topology &t,
     f.title = linkTitle(t, link);
     f.kind = style::linkKindName(l.kind);
     f.gbPerS = l.gbPerS;
+    f.health = l.health;
+    f.lanes = l.lanes;
     f.now = now;
     const std::size_t i = static_cast<std::size_t>(link);
     if (e.links && i < e.links->size()) {
@@ -131,13 +134,32 @@ QString kindsText(unsigned kinds)
     return out.join(QStringLiteral(", "));
 }
 
+QString linkFaultText(const LinkFacts &f)
+{
+    if (f.link < 0 || f.health >= 1)
+        return {};
+    if (f.health <= 0)
+        return QObject::tr("Down");
+    QString text = QObject::tr("Degraded to %1 of its rate").arg(percent(f.health));
+    const double left = f.lanes * f.health;
+    if (f.lanes > 1 && std::abs(left - std::round(left)) < 1e-9)
+        text += QObject::tr(" (%1 of %2 lanes left)")
+                        .arg(std::lround(left))
+                        .arg(std::lround(f.lanes));
+    return text;
+}
+
 QString linkTooltip(const LinkFacts &f)
 {
     if (f.link < 0)
         return {};
-    QString html = QStringLiteral("<b>%1</b><br>%2, %3 GB/s per direction")
-                           .arg(f.title.toHtmlEscaped(), f.kind)
-                           .arg(f.gbPerS, 0, 'f', f.gbPerS < 100 ? 1 : 0);
+    QString html = QStringLiteral("<b>%1</b>").arg(f.title.toHtmlEscaped());
+    if (const QString fault = linkFaultText(f); !fault.isEmpty())
+        html += QStringLiteral("<br><b style=\"color:%1\">%2</b>")
+                        .arg(style::kFaultDown.name(), fault.toHtmlEscaped());
+    html += QStringLiteral("<br>%1, %2 GB/s per direction")
+                    .arg(f.kind)
+                    .arg(f.gbPerS, 0, 'f', f.gbPerS < 100 ? 1 : 0);
     html += QStringLiteral("<br>") + QObject::tr("Bytes: %1").arg(bytesText(f));
     html += QStringLiteral("<br>") + QObject::tr("Utilization: %1").arg(utilizationText(f));
     if (const QString groups = crossingText(f); !groups.isEmpty())
