@@ -128,7 +128,7 @@ void TimelinePanel::syncPlayback()
     m_play->setText(m_view->isPlaying() ? tr("Pause") : tr("Play"));
     m_play->setEnabled(m_view->stepLength() > 0);
     const double t = m_view->playbackTime();
-    const bool serving = m_document->isServing();
+    const bool serving = m_document && m_document->isServing();
     const bool request = serving
                          && m_view->servingTimeline() == ViewState::ServingTimeline::Request;
     m_average->setText(serving ? tr("Average") : tr("Step average"));
