@@ -293,6 +293,8 @@ void MainWindow::createToolBar()
     auto *colourLabel = new QLabel(tr(" Colour by "), bar);
     bar->addWidget(colourLabel);
     m_colourBox = new QComboBox(bar);
+    // Its names change with the layout (a serving layout's pools): as wide as they are.
+    m_colourBox->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     m_colourBox->addItem(tr("Device kind"), -1);
     for (GroupKind kind : kAllGroupKinds)
         m_colourBox->addItem(kindNoun(kind), static_cast<int>(kind));

@@ -194,6 +194,22 @@ void GroupPalette::sync()
         return;
     }
     const GroupKind kind = m_model->kind();
+    // A serving layout's chips are its ranks' groups only where they are the serving engine's:
+    // one pool without pipeline stages, TP, EP and replicas. Its pools, or the groups of a
+    // disaggregated or pipelined deployment, are sized in the Workload dock.
+    const engine::Layout &layout = m_scene->document()->layout();
+    const bool servingChips = !layout.serving
+                              || (!layout.serving->disaggregated && layout.parallel.pp == 1
+                                  && kind != GroupKind::Cp && kind != GroupKind::PpStage);
+    m_chips->setVisible(servingChips);
+    m_buttons[static_cast<std::size_t>(GroupKind::Cp)]->setText(
+            layout.serving ? servingKindLabel(GroupKind::Cp) : kindLabel(GroupKind::Cp));
+    if (!servingChips) {
+        m_summary->setText(tr("The canvas shows the serving %1s; their sizes are set in the "
+                              "Workload dock. Drag a GPU onto another to swap their ranks.")
+                                   .arg(servingKindLabel(kind)));
+        return;
+    }
     const int count = groupCount(*ranks, kind);
     const int size = static_cast<int>(groupRanks(*ranks, GroupRef{kind, 0}).size());
     m_summary->setText(tr("<b>%1</b> of %2 each")

@@ -99,8 +99,8 @@ ServingForm::ServingForm(QWidget *parent)
                                  "weights are FP8 or FP4, else BF16)"));
     m_input->setToolTip(tr("Input (prompt) tokens per request"));
     m_output->setToolTip(tr("Output tokens per request"));
-    m_load->addItem(tr("Requests in flight"));
-    m_load->addItem(tr("Request rate"));
+    m_load->addItem(tr("In flight"));
+    m_load->addItem(tr("Rate"));
     m_load->setToolTip(tr("Closed loop (a fixed number of requests in flight per replica, as "
                           "benchmarks sweep) or open loop (requests/s offered to the cluster)"));
     m_concurrency->setToolTip(tr("Requests in flight per (decode) replica: the decode batch"));

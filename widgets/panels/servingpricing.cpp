@@ -190,8 +190,9 @@ ServingPricing::ServingPricing(QWidget *parent)
         for (int c = 0; c < 3; ++c)
             m_metrics->setItem(r, c, cell());
     }
-    m_metrics->setMaximumHeight(m_metrics->horizontalHeader()->sizeHint().height()
-                                + m_metrics->rowCount() * kRowH + 4);
+    // All its rows, always: the dock scrolls rather than cutting the table.
+    m_metrics->setFixedHeight(m_metrics->horizontalHeader()->sizeHint().height()
+                              + m_metrics->rowCount() * kRowH + 2 * m_metrics->frameWidth() + 2);
 
     m_breakdownTitle->setText(tr("<b>Where the time goes</b>"));
     setupTable(m_breakdown);
@@ -210,8 +211,9 @@ ServingPricing::ServingPricing(QWidget *parent)
         for (int c = 0; c < 2; ++c)
             m_breakdown->setItem(r, c, cell());
     }
-    m_breakdown->setMaximumHeight(m_breakdown->horizontalHeader()->sizeHint().height()
-                                  + m_breakdown->rowCount() * kRowH + 4);
+    m_breakdown->setFixedHeight(m_breakdown->horizontalHeader()->sizeHint().height()
+                                + m_breakdown->rowCount() * kRowH + 2 * m_breakdown->frameWidth()
+                                + 2);
 
     m_memory->setObjectName(QStringLiteral("servingMemory"));
     m_memory->setWordWrap(true);

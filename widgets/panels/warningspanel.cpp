@@ -142,6 +142,8 @@ void WarningsPanel::sync()
     const bool priced = m_document->isPriced();
     const std::vector<engine::Warning> &all = serving ? serving->warnings : e.warnings;
     const std::vector<std::string> &assumptions = serving ? serving->assumptions : e.assumptions;
+    // A serving warning's cost is per output token or of the time to first token.
+    m_list->setHeaderLabels({tr("Warning"), serving ? tr("Cost") : tr("Cost per step")});
     const QString refusal = serving ? tr("The serving workload cannot be priced: %1")
                                     : tr("The step cannot be priced: %1");
     if (!priced) {
