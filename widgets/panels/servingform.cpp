@@ -36,15 +36,17 @@ QSpinBox *spin(QWidget *parent, int lo, int hi)
     return s;
 }
 
-const char *const kColumnNames[] = {"TP", "EP", "PP", "Replicas", "Attn DP"};
+// Short, so five columns fit a narrow dock; the tips say them in full.
+const char *const kColumnNames[] = {"TP", "EP", "PP", "\u00d7", "ADP"};
+const char *const kColumnWords[] = {"TP", "EP", "PP", "replicas", "attention DP"};
 const char *const kColumnTips[]
         = {"Tensor parallel: every layer's matrices split over the GPUs of an instance; two "
            "all-reduces per layer on every token's critical path (keep it inside NVLink)",
            "Expert parallel: the MoE experts spread over the instance's GPUs; a dispatch and a "
            "combine per MoE layer",
            "Pipeline parallel: the layers split into stages; a send between stages",
-           "Instances of the model, each serving its own requests",
-           "Attention data parallel: attention runs at TP / this many ranks, each on its own "
+           "Replicas: instances of the model, each serving its own requests",
+           "Attention data parallel (ADP): attention runs at TP / this many ranks, each on its own "
            "requests (SGLang's --enable-dp-attention, TensorRT-LLM's enable_attention_dp)"};
 
 engine::Precision precisionAt(int index)
@@ -72,7 +74,7 @@ ServingForm::ServingForm(QWidget *parent)
     , m_concurrency(spin(this, 1, 1 << 24))
     , m_rate(new QDoubleSpinBox(this))
     , m_maxPrefill(spin(this, 1, kMaxTokens))
-    , m_disaggregated(new QCheckBox(tr("Separate prefill and decode pools"), this))
+    , m_disaggregated(new QCheckBox(tr("Separate prefill and decode"), this))
     , m_pools(new QGridLayout)
     , m_summary(new QLabel(this))
     , m_error(new QLabel(this))
@@ -142,12 +144,14 @@ ServingForm::ServingForm(QWidget *parent)
         for (int c = 0; c < PoolColumnCount; ++c) {
             QSpinBox *s = spin(this, 1, kMaxSize);
             s->setToolTip(tr(kColumnTips[c]));
-            s->setMinimumWidth(36);
+            // Five to a row in a narrow dock: the width it is given, not its largest value's.
+            s->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
+            s->setMinimumWidth(32);
             m_pool[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)] = s;
             m_pools->addWidget(s, r + 1, c + 1);
             const QString key = QStringLiteral("pool-%1-%2").arg(r).arg(c);
             const QString what = QStringLiteral("%1 %2").arg(tr(rowNames[r]).toLower(),
-                                                             tr(kColumnNames[c]));
+                                                             tr(kColumnWords[c]));
             connect(s, &QSpinBox::valueChanged, this, [this, key, what] {
                 if (!m_syncing)
                     edited(what, key);
