@@ -61,6 +61,16 @@ LinkFacts linkFacts(const engine::Topology &t,
                     int link,
                     double now)
 {
+    return linkFacts(t, e.links.get(), e.timeline, ranks, link, now);
+}
+
+LinkFacts linkFacts(const engine::Topology &t,
+                    const engine::LinkLoads *loads,
+                    const engine::StepTimeline &timeline,
+                    const engine::RankLayout *ranks,
+                    int link,
+                    double now)
+{
     LinkFacts f;
     if (link < 0 || link >= t.linkCount())
         return f;
@@ -73,18 +83,18 @@ LinkFacts linkFacts(const engine::Topology &t,
     f.lanes = l.lanes;
     f.now = now;
     const std::size_t i = static_cast<std::size_t>(link);
-    if (e.links && i < e.links->size()) {
-        f.bytesUp = e.links->bytesUp[i];
-        f.bytesDown = e.links->bytesDown[i];
-        f.utilization = e.links->utilization[i];
+    if (loads && i < loads->size()) {
+        f.bytesUp = loads->bytesUp[i];
+        f.bytesDown = loads->bytesDown[i];
+        f.utilization = loads->utilization[i];
     }
-    f.kinds = e.timeline.empty() ? 0u : engine::kindsOnLink(e.timeline, link);
+    f.kinds = timeline.empty() ? 0u : engine::kindsOnLink(timeline, link);
     if (ranks)
         f.crossings = engine::groupsCrossingLink(t,
                                                  *ranks,
                                                  link,
-                                                 e.timeline.empty() ? nullptr : &e.timeline,
-                                                 e.links.get());
+                                                 timeline.empty() ? nullptr : &timeline,
+                                                 loads);
     return f;
 }
 

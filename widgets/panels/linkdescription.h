@@ -42,6 +42,14 @@ LinkFacts linkFacts(const engine::Topology &topology,
                     int link,
                     double now = -1);
 
+// The same from the loads and the timeline alone (a serving layout's decode step, say).
+LinkFacts linkFacts(const engine::Topology &topology,
+                    const engine::LinkLoads *loads,
+                    const engine::StepTimeline &timeline,
+                    const engine::RankLayout *ranks,
+                    int link,
+                    double now = -1);
+
 // "NIC 17.3 \u2194 leaf 3"
 QString linkTitle(const engine::Topology &topology, int link);
 // "12.4 GB per step (8.1 GB up, 4.3 GB down)"

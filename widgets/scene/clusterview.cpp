@@ -293,10 +293,17 @@ bool ClusterView::apply(const DropPlan &plan)
         return true;
     }
     Document *doc = clusterScene()->document();
-    const double before = doc->evaluation().ok ? doc->evaluation().stepTimeS : 0;
+    // What the move did: to the step time, or to a serving layout's time per output token.
+    const auto time = [doc] {
+        if (const engine::ServingEvaluation *s = doc->servingEvaluation())
+            return s->ok ? s->tpotS : 0.0;
+        return doc->evaluation().ok ? doc->evaluation().stepTimeS : 0.0;
+    };
+    const double before = time();
     doc->undoStack()->push(new ChangeMapping(doc, plan.mapping, plan.commandText));
-    const double after = doc->evaluation().ok ? doc->evaluation().stepTimeS : 0;
-    const QString change = stepChangeText(before, after);
+    const double after = time();
+    const QString change = doc->isServing() ? tpotChangeText(before, after)
+                                            : stepChangeText(before, after);
     Q_EMIT message(change.isEmpty() ? plan.message : plan.message + QStringLiteral(": ") + change,
                    false);
     return true;
@@ -319,7 +326,13 @@ QString ClusterView::toolTipAt(const QPoint &pos) const
         return {};
     const CanvasState &state = s->canvasState();
     const double now = state.moment().empty() ? -1.0 : state.load(link);
-    return linkTooltip(linkFacts(t, s->document()->evaluation(), s->ranks(), link, now));
+    const Document *doc = s->document();
+    if (doc->isServing()) {
+        // One decode step's loads; the training ranks do not name the serving groups.
+        const auto loads = doc->linkLoads();
+        return linkTooltip(linkFacts(t, loads.get(), doc->timeline(), nullptr, link, now));
+    }
+    return linkTooltip(linkFacts(t, doc->evaluation(), s->ranks(), link, now));
 }
 
 int ClusterView::linkAtViewport(const QPoint &pos) const
