@@ -282,10 +282,12 @@ NicFit fitTransport(const std::vector<Sweep> &sweeps,
                     0,
                     250,
                     10);
-        for (auto &[id, eff] : fit.efficiency) {
+        for (auto &entry : fit.efficiency) {
+            // A named copy: clang (C++20) does not let a lambda capture a structured binding.
+            const auto id = entry.first;
             if (!nicsMeasured.count(id))
                 continue;
-            eff = scanMin(
+            entry.second = scanMin(
                     [&](double e) {
                         NicFit f = fit;
                         f.efficiency[id] = e;
