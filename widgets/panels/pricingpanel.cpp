@@ -5,6 +5,7 @@
 #include "charts/stepchart.h"
 #include "commands/restoresnapshot.h"
 #include "document/document.h"
+#include "pricingformat.h"
 #include "scene/style.h"
 #include "servingpricing.h"
 #include "step/evaluationdiff.h"
@@ -30,25 +31,12 @@ namespace {
 
 constexpr int kRowH = 20;
 
-QString seconds(double s)
-{
-    return QString::fromStdString(engine::formatSeconds(s));
-}
-
-QString number(double v, int decimals = 0)
-{
-    return QLocale().toString(v, 'f', decimals);
-}
-
-// Large counts in three figures ("1.82 M", "112 k", "95.6 k"): the exact number is in the
-// cell's tip.
+using pricingformat::number;
+using pricingformat::seconds;
+// Large counts in three figures: the exact number is in the cell's tip.
 QString compact(double v)
 {
-    if (v >= 1e6)
-        return QObject::tr("%1 M").arg(QLocale().toString(v / 1e6, 'f', v < 1e7 ? 2 : 1));
-    if (v >= 1e4)
-        return QObject::tr("%1 k").arg(QLocale().toString(v / 1e3, 'f', v < 1e5 ? 1 : 0));
-    return number(v);
+    return pricingformat::compact(v);
 }
 
 QString money(double v)

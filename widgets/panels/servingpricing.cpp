@@ -1,5 +1,7 @@
 #include "servingpricing.h"
 
+#include "pricingformat.h"
+
 #include "base/units.h"
 #include "scene/style.h"
 #include "serving/servingevaluate.h"
@@ -26,21 +28,14 @@ using Eval = engine::ServingEvaluation;
 // Serving latencies are milliseconds: "12.4 ms", "1.92 s".
 QString latency(double s)
 {
-    return QString::fromStdString(engine::formatSeconds(s));
+    return pricingformat::seconds(s);
 }
 
-QString number(double v, int decimals = 0)
-{
-    return QLocale().toString(v, 'f', decimals);
-}
+using pricingformat::number;
 
 QString rate(double v)
 {
-    if (v >= 1e6)
-        return QObject::tr("%1 M").arg(QLocale().toString(v / 1e6, 'f', v < 1e7 ? 2 : 1));
-    if (v >= 1e4)
-        return QObject::tr("%1 k").arg(QLocale().toString(v / 1e3, 'f', v < 1e5 ? 1 : 0));
-    return number(v, v < 10 ? 2 : (v < 100 ? 1 : 0));
+    return pricingformat::compact(v, v < 10 ? 2 : (v < 100 ? 1 : 0));
 }
 
 QString money(double v)
