@@ -213,33 +213,29 @@ void requestStepComm(const StepSetting &s, const StageRun *runs, int nRuns, Step
         // all-reduced, once a step, bucket by bucket. ZeRO-2 shards the gradients too: each
         // micro-batch's are reduce-scattered as its backward produces them, layer by layer,
         // into this rank's shard.
-        const auto data = [&](bool has,
-                              CommGroups g,
-                              double params,
-                              CommSlot rs,
-                              CommSlot ag,
-                              CommSlot ar) {
-            if (!has || params <= 0)
-                return 0.0;
-            const double bucket = s.stack->dpBucketParams;
-            double ops = bucket > 0 ? std::max(1.0, std::ceil(params / bucket)) : 1.0;
-            if (c.zero2) {
-                ops = layersPerStage * units;
-                add(c,
-                    rs,
-                    g,
-                    CollectiveOp::ReduceScatter,
-                    params / ops * c.gradBytes,
-                    ops * microBatches);
-                addSame(c, ag, g, CollectiveOp::AllGather, params / ops * 2.0, ops / microBatches);
-            } else if (c.shardedGrads) {
-                add(c, rs, g, CollectiveOp::ReduceScatter, params / ops * c.gradBytes, ops);
-                addSame(c, ag, g, CollectiveOp::AllGather, params / ops * 2.0, ops);
-            } else {
-                add(c, ar, g, CollectiveOp::AllReduce, params / ops * c.gradBytes, ops);
-            }
-            return ops;
-        };
+        const auto data =
+                [&](bool has, CommGroups g, double params, CommSlot rs, CommSlot ag, CommSlot ar) {
+                    if (!has || params <= 0)
+                        return 0.0;
+                    const double bucket = s.stack->dpBucketParams;
+                    double ops = bucket > 0 ? std::max(1.0, std::ceil(params / bucket)) : 1.0;
+                    if (c.zero2) {
+                        ops = layersPerStage * units;
+                        add(c,
+                            rs,
+                            g,
+                            CollectiveOp::ReduceScatter,
+                            params / ops * c.gradBytes,
+                            ops * microBatches);
+                        addSame(c, ag, g, CollectiveOp::AllGather, params / ops * 2.0, ops);
+                    } else if (c.shardedGrads) {
+                        add(c, rs, g, CollectiveOp::ReduceScatter, params / ops * c.gradBytes, ops);
+                        addSame(c, ag, g, CollectiveOp::AllGather, params / ops * 2.0, ops);
+                    } else {
+                        add(c, ar, g, CollectiveOp::AllReduce, params / ops * c.gradBytes, ops);
+                    }
+                    return ops;
+                };
         c.dpOps = data(dpGroups,
                        CommGroups::Dp,
                        c.denseParamsGpu,
