@@ -57,6 +57,8 @@ CollectiveCost samePatternCost(const CollectiveCost &like, double bytes)
     out.bytes = bytes;
     out.bwTimeS = like.bwTimeS * scale;
     out.timeS = like.latencyS + out.bwTimeS;
+    out.nvlinkBusyS = like.nvlinkBusyS * scale;
+    out.networkBusyS = like.networkBusyS * scale;
     return out;
 }
 

@@ -95,6 +95,10 @@ struct CollectiveCost
     double bytes = 0;
     double timeS = 0; // one instance
     Algorithm algorithm = Algorithm::Ring;
+    // How long one instance keeps its busiest NVLink (at the link's own rate, before NVLS's
+    // multicast efficiency) and its busiest other link busy: its demand on the links while it
+    // runs (stepschedule.h).
+    double nvlinkBusyS = 0, networkBusyS = 0;
 };
 // The cost of all groups at once: the slowest group's latency, and the link-bound seconds of
 // every group's bytes together (`linkS`) at the worst efficiency and ceiling of their plans.
