@@ -84,8 +84,10 @@ const Phase *firstPhase(const StepTimeline &tl, int stage, PhaseKind kind)
     return nullptr;
 }
 
-// The highest utilization of any link at any moment of the step: the moments where phases start
-// (a link's load only rises when a phase starts), and the link and moment where it is reached.
+// The highest utilization of any link at any moment of the step, as the app shows a moment (the
+// Hottest Links list and the canvas read moveMoment()): at the moments where phases start and
+// where a collective's rate changes (a link's load only rises then), and the link and moment
+// where it is reached.
 struct Peak
 {
     double utilization = 0;
@@ -99,15 +101,21 @@ Peak peakUtilization(const Priced &p)
     for (const Phase &ph : p.e.timeline.phases)
         if (ph.pattern >= 0)
             starts.push_back(ph.start);
+    for (const PhaseSegment &g : p.e.timeline.segments)
+        starts.push_back(g.start);
     std::sort(starts.begin(), starts.end());
     starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
     Peak peak;
-    std::vector<float> u;
+    StepMoment m;
     for (const double t : starts) {
-        utilizationAt(p.e.timeline, p.topology, t, u);
-        for (std::size_t i = 0; i < u.size(); ++i)
-            if (u[i] > peak.utilization)
-                peak = {u[i], static_cast<int>(i), t};
+        moveMoment(m, p.e.timeline, p.topology, t, 20);
+        // The list's first entry is the moment's busiest link.
+        if (!m.busiest.empty()) {
+            const int l = m.busiest.front();
+            const float u = m.utilization[static_cast<std::size_t>(l)];
+            if (u > peak.utilization)
+                peak = {u, l, t};
+        }
     }
     return peak;
 }
@@ -298,6 +306,46 @@ private Q_SLOTS:
         QVERIFY(!moveMoment(m, tl, p.topology, -1, 5));
         QVERIFY(!moveMoment(m, StepTimeline{}, p.topology, at, 5));
         QVERIFY(m.empty());
+    }
+
+    // A collective that shares its links runs slower for a stretch of its phase: the moment's
+    // loads follow its rate, and are recomputed when it moves into another stretch even if the
+    // same phases run.
+    void aMomentFollowsARateChangeInsideAPhase()
+    {
+        const Priced p = price(twoServers(4));
+        QVERIFY2(p.e.ok, p.e.error.c_str());
+        StepTimeline tl;
+        tl.stepS = 1.0;
+        TrafficPattern pattern;
+        const int link = p.topology.gpuNvlinks(0).front();
+        const double rate = p.topology.links()[std::size_t(link)].effectiveGbPerS() * 1e9;
+        pattern.links.push_back({link, float(rate), 0.0f}); // a second at the link's rate
+        tl.patterns.push_back(pattern);
+        Phase ph;
+        ph.kind = PhaseKind::Dp;
+        ph.end = 1.0;
+        ph.pattern = 0;
+        ph.share = 1.0;
+        ph.firstSegment = 0;
+        ph.segments = 2;
+        tl.phases.push_back(ph);
+        // A quarter of its bytes in the first half (shared), three quarters in the second.
+        tl.segments.push_back({0.0, 0.5, 0.25});
+        tl.segments.push_back({0.5, 1.0, 0.75});
+        QCOMPARE(tl.segmentAt(tl.phases.front(), 0.2), 0);
+        QCOMPARE(tl.segmentAt(tl.phases.front(), 0.7), 1);
+        StepMoment m;
+        QVERIFY(moveMoment(m, tl, p.topology, 0.2, 3));
+        RAILYARD_COMPARE_NEAR(m.utilization[std::size_t(link)], 0.5, 1e-6);
+        QVERIFY(moveMoment(m, tl, p.topology, 0.7, 3)); // the same phase, another rate
+        RAILYARD_COMPARE_NEAR(m.utilization[std::size_t(link)], 1.5, 1e-6);
+        QVERIFY(!moveMoment(m, tl, p.topology, 0.8, 3));
+        // Without stretches the bytes spread evenly.
+        tl.phases.front().segments = 0;
+        QCOMPARE(tl.segmentAt(tl.phases.front(), 0.2), -1);
+        QVERIFY(moveMoment(m, tl, p.topology, 0.2, 3, true));
+        RAILYARD_COMPARE_NEAR(m.utilization[std::size_t(link)], 1.0, 1e-6);
     }
 
     void nicLeafUtilizationShowsATpGroupSplitAcrossServers()
