@@ -9,6 +9,7 @@
 #include "step/fidelity.h"
 #include "step/memory.h"
 #include "step/stepcost.h"
+#include "step/stepschedule.h"
 
 #include <algorithm>
 #include <chrono>
@@ -144,6 +145,8 @@ struct PlanPricer::Impl
     TrainingConfig t; // the layout's, varied in place
     CollectivePatterns patterns;
     ComputeModel cm;
+    StepScheduler scheduler; // the collectives that run at once share the links
+    StepSchedule schedule;
     double hbm = 0, gpuHourPrice = 0, flopsPerStep = 0, tokensPerStep = 0;
     int gpus = 0;
 
@@ -351,8 +354,9 @@ struct PlanPricer::Impl
         finishStepComm(s, comm);
         const StepTimes st
                 = composeStep(s, stageRunsHere, nRunsHere, l.dense, l.moe, l.out, comm, cm);
-        out.exposed = st.exposed;
-        out.stepTimeS = st.exposed.sum();
+        scheduler.run(s, comm, st, schedule, false);
+        out.exposed = schedule.exposed;
+        out.stepTimeS = schedule.stepS;
         const StepThroughput rate = stepThroughput(tokensPerStep,
                                                    flopsPerStep,
                                                    out.stepTimeS,
