@@ -68,13 +68,21 @@ std::vector<int> StepModel::addPipelinePatterns()
     std::vector<TrafficPattern> &patterns = m_result.timeline.patterns;
     const TrafficPattern all = std::move(patterns[static_cast<std::size_t>(whole)]);
     patterns.pop_back();
-    // Each link's stage: -1 none, -2 more than one.
-    std::vector<int> owner(static_cast<std::size_t>(m_topo.linkCount()), -1);
+    // Each of the pattern's links' stage: -1 none, -2 more than one (kOff: a link the sends do
+    // not cross). Kept between evaluations, only the pattern's entries set and reset: a dense
+    // array of a million links is not filled for each one.
+    constexpr int kOff = -3;
+    static thread_local std::vector<int> owner;
+    if (owner.size() != static_cast<std::size_t>(m_topo.linkCount()))
+        owner.assign(static_cast<std::size_t>(m_topo.linkCount()), kOff);
+    for (const LinkShare &l : all.links)
+        owner[static_cast<std::size_t>(l.link)] = -1;
     const auto claim = [&](int link, int stage) {
         if (link < 0)
             return;
         int &o = owner[static_cast<std::size_t>(link)];
-        o = o == -1 || o == stage ? stage : -2;
+        if (o != kOff)
+            o = o == -1 || o == stage ? stage : -2;
     };
     for (int g = 0; g < m_topo.gpuCount(); ++g) {
         const int s = m_stageOfGpu[static_cast<std::size_t>(g)];
@@ -89,20 +97,25 @@ std::vector<int> StepModel::addPipelinePatterns()
             claim(m_topo.nicUplink(i), s);
         }
     }
+    // One pass: a stage's own links to it, the others' share to every stage (in link order).
+    std::vector<TrafficPattern> stages(static_cast<std::size_t>(m_pp));
     const float spread = 1.0f / static_cast<float>(m_pp);
-    for (int stage = 0; stage < m_pp; ++stage) {
-        TrafficPattern p;
-        p.kind = PhaseKind::PpP2p;
-        p.stage = stage;
-        for (const LinkShare &l : all.links) {
-            const int o = owner[static_cast<std::size_t>(l.link)];
-            if (o == stage)
-                p.links.push_back(l);
-            else if (o < 0)
+    for (const LinkShare &l : all.links) {
+        int &o = owner[static_cast<std::size_t>(l.link)];
+        if (o >= 0) {
+            stages[static_cast<std::size_t>(o)].links.push_back(l);
+        } else {
+            for (TrafficPattern &p : stages)
                 p.links.push_back({l.link, l.up * spread, l.down * spread});
         }
+        o = kOff;
+    }
+    for (int stage = 0; stage < m_pp; ++stage) {
+        TrafficPattern &p = stages[static_cast<std::size_t>(stage)];
         if (p.links.empty())
             continue;
+        p.kind = PhaseKind::PpP2p;
+        p.stage = stage;
         out[static_cast<std::size_t>(stage)] = static_cast<int>(patterns.size());
         patterns.push_back(std::move(p));
     }
