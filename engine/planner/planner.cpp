@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <unordered_map>
 
 namespace railyard::engine {
@@ -123,6 +124,7 @@ namespace {
 // priceAlone()'s step is the exposed parts' sum less this share: below the schedule's step
 // whatever order each adds its terms in (a few hundred terms: ~1e-14 apart at most).
 constexpr double kAloneMargin = 1e-12;
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
 std::uint64_t layerKey(int tp, int cp, int ep, int mb, Recompute r)
 {
@@ -371,14 +373,15 @@ struct PlanPricer::Impl
             setStep(out, lastTimes.exposed.sum() * (1 - kAloneMargin));
             return out;
         }
-        return shareLinks(out);
+        return *shareLinks(out, kInf);
     }
 
     // The configuration price() last priced (`out`: its price with every collective alone), with
-    // the links shared.
-    PlanPrice shareLinks(PlanPrice out)
+    // the links shared; none once its step is known to be longer than `giveUpAbove`.
+    std::optional<PlanPrice> shareLinks(PlanPrice out, double giveUpAbove)
     {
-        scheduler.run(lastSetting, comm, lastTimes, schedule, false);
+        if (!scheduler.run(lastSetting, comm, lastTimes, schedule, false, true, giveUpAbove))
+            return std::nullopt;
         out.exposed = schedule.exposed;
         setStep(out, schedule.stepS);
         return out;
@@ -530,9 +533,9 @@ PlanPrice PlanPricer::priceAlone(const PlanChoice &choice, bool always)
     return d->price(choice, always, false);
 }
 
-PlanPrice PlanPricer::shareLinks(const PlanPrice &alone)
+std::optional<PlanPrice> PlanPricer::shareLinks(const PlanPrice &alone, double giveUpAbove)
 {
-    return d->shareLinks(alone);
+    return d->shareLinks(alone, giveUpAbove);
 }
 
 bool planBefore(const PlanPrice &a, const PlanPrice &b, PlanObjective objective)

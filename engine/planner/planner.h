@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -96,8 +97,10 @@ public:
     // only stretches collectives), at a small share of its cost.
     PlanPrice priceAlone(const PlanChoice &choice, bool always = false);
     // price() of the configuration priceAlone() last priced, from its `alone` price (only the
-    // schedule runs again).
-    PlanPrice shareLinks(const PlanPrice &alone);
+    // step schedule runs again); none as soon as its step is known to be longer than
+    // `giveUpAbove` (one pipeline stage ends later).
+    std::optional<PlanPrice> shareLinks(
+            const PlanPrice &alone, double giveUpAbove = std::numeric_limits<double>::infinity());
 
     double hbmGiB() const;
     double pricePerGpuHour() const; // the layout's, else the catalog's (0: none)

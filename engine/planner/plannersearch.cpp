@@ -8,11 +8,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <optional>
 
 namespace railyard::engine {
 
 namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kRoundingMargin = 1e-9;
 
 std::vector<int> divisorsOf(int n)
 {
@@ -48,6 +52,14 @@ public:
     {
         return static_cast<int>(m_heap.size()) < m_top
                || planBefore(p, m_heap.front().price, m_objective);
+    }
+    // A step time past which offer() refuses any plan (for now): the worst plan's, and a
+    // hair more (cost and tokens per dollar follow step time up to their rounding).
+    double refusesAbove() const
+    {
+        return static_cast<int>(m_heap.size()) < m_top
+                       ? kInf
+                       : m_heap.front().price.stepTimeS * (1 + kRoundingMargin);
     }
     void offer(const PlanChoice &c, const PlanPrice &p)
     {
@@ -102,6 +114,17 @@ public:
     bool wouldTake(const PlanPrice &p) const
     {
         return place<ConstIterator>(m_front.begin(), m_front.end(), p).has_value();
+    }
+    // A step time past which offer() refuses any plan of `memoryGiB` (for now): the shortest
+    // step of the plans with no more memory.
+    double refusesAbove(double memoryGiB) const
+    {
+        const auto byMemory = [](double memory, const Plan &a) {
+            return memory < a.price.memoryGiB;
+        };
+        // The first plan with more memory; the one before has the shortest step of the rest.
+        auto after = std::upper_bound(m_front.begin(), m_front.end(), memoryGiB, byMemory);
+        return after == m_front.begin() ? kInf : std::prev(after)->price.stepTimeS;
     }
     void offer(const PlanChoice &c, const PlanPrice &p)
     {
@@ -221,9 +244,19 @@ PlanSearch searchPlans(const Layout &layout, const Topology &topology, const Pla
                                 if (options.boundFirst) {
                                     if (!top.wouldTake(p) && !(options.pareto && front.wouldTake(p)))
                                         continue;
-                                    p = pricer.shareLinks(p);
+                                    // Given up as soon as a stage shows neither would.
+                                    ++out.scheduled;
+                                    double above = top.refusesAbove();
+                                    if (options.pareto)
+                                        above = std::max(above, front.refusesAbove(p.memoryGiB));
+                                    const std::optional<PlanPrice> shared = pricer.shareLinks(p,
+                                                                                              above);
+                                    if (!shared)
+                                        continue;
+                                    p = *shared;
+                                } else {
+                                    ++out.scheduled;
                                 }
-                                ++out.scheduled;
                                 top.offer(c, p);
                                 if (options.pareto)
                                     front.offer(c, p);

@@ -115,12 +115,13 @@ void StepScheduler::setTerms(const StepSetting &s, const StepComm &c, const Step
     }
 }
 
-void StepScheduler::run(const StepSetting &s,
+bool StepScheduler::run(const StepSetting &s,
                         const StepComm &c,
                         const StepTimes &times,
                         StepSchedule &out,
                         bool keepPhases,
-                        bool sharing)
+                        bool sharing,
+                        double giveUpAbove)
 {
     m_sharing = sharing;
     m_keep = keepPhases;
@@ -139,6 +140,10 @@ void StepScheduler::run(const StepSetting &s,
         std::array<double, 8> grown{};
         const double end = simulate(grown);
         m_stageEnds[static_cast<std::size_t>(stage)] = end;
+        if (!keepPhases && end > giveUpAbove) {
+            out.stepS = end;
+            return false;
+        }
         if (end > last) {
             last = end;
             lastGrown = grown;
@@ -154,7 +159,7 @@ void StepScheduler::run(const StepSetting &s,
         out.sharedLinksS += lastGrown[static_cast<std::size_t>(i)];
     }
     if (!keepPhases)
-        return;
+        return true;
     for (int stage = 0; stage < s.pp; ++stage) {
         const double end = m_stageEnds[static_cast<std::size_t>(stage)];
         if (end >= last)
@@ -167,6 +172,7 @@ void StepScheduler::run(const StepSetting &s,
         p.end = last;
         out.phases.push_back(p);
     }
+    return true;
 }
 
 void StepScheduler::plan(int stage)

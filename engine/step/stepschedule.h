@@ -26,6 +26,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace railyard::engine {
@@ -94,13 +95,16 @@ class StepScheduler
 public:
     // `times` is composeStep()'s step with every collective alone. With `sharing` off every
     // collective gets its own rate (the step as composeStep() prices it, where the streams fit
-    // in it). With `keepPhases` the phases are kept in `out.phases` (the timeline).
-    void run(const StepSetting &setting,
+    // in it). With `keepPhases` the phases are kept in `out.phases` (the timeline). Without
+    // them, the run stops as soon as a stage ends after `giveUpAbove` and returns false (`out`
+    // then holds that stage's end in `stepS`, below the step, and nothing else).
+    bool run(const StepSetting &setting,
              const StepComm &comm,
              const StepTimes &times,
              StepSchedule &out,
              bool keepPhases,
-             bool sharing = true);
+             bool sharing = true,
+             double giveUpAbove = std::numeric_limits<double>::infinity());
 
 private:
     // What waits for a collective.

@@ -527,7 +527,7 @@ private Q_SLOTS:
                 QVERIFY(alone.costPerStep <= shared.costPerStep);
                 QCOMPARE(alone.memoryGiB, shared.memoryGiB);
                 // shareLinks() from the bound gives price()'s answer.
-                QCOMPARE(pricer.shareLinks(pricer.priceAlone(c, true)).stepTimeS, shared.stepTimeS);
+                QCOMPARE(pricer.shareLinks(pricer.priceAlone(c, true))->stepTimeS, shared.stepTimeS);
                 longer += alone.stepTimeS < shared.stepTimeS * (1 - 1e-6) ? 1 : 0;
             }
             QVERIFY2(longer > 0, name);
