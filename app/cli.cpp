@@ -6,9 +6,14 @@
 #include "base/inputerror.h"
 #include "base/units.h"
 #include "collectives/collective.h"
+#include "faults/faultimpact.h"
+#include "faults/faultreport.h"
+#include "faults/faultsweep.h"
 #include "layout/layout.h"
 #include "report/collectivereport.h"
 #include "report/report.h"
+#include "report/servingreport.h"
+#include "serving/servingevaluate.h"
 #include "step/evaluate.h"
 #include "topology/topology.h"
 
@@ -85,6 +90,34 @@ const std::string &oneFile(const Options &o, const char *subcommand)
     return o.positional[0];
 }
 
+namespace {
+
+template<class F>
+engine::Topology naming(const std::string &file, F build)
+{
+    try {
+        return build();
+    } catch (const InputError &e) {
+        if (!e.file().empty())
+            throw;
+        throw InputError(file, e.where(), e.message());
+    }
+}
+
+} // namespace
+
+engine::Topology topologyOf(const engine::ClusterConfig &cluster, const std::string &file)
+{
+    return naming(file, [&] { return buildTopology(cluster, Catalog::builtin()); });
+}
+
+engine::Topology topologyWithFaults(const engine::Topology &healthy,
+                                    const std::vector<engine::Fault> &faults,
+                                    const std::string &file)
+{
+    return naming(file, [&] { return withFaults(healthy, faults); });
+}
+
 } // namespace detail
 
 namespace {
@@ -94,6 +127,8 @@ using detail::oneFile;
 using detail::Options;
 using detail::OutOfMemory;
 using detail::parseOptions;
+using detail::topologyOf;
+using detail::topologyWithFaults;
 using detail::UsageError;
 
 const char *kCollectiveHelp
@@ -163,7 +198,7 @@ int collective(const Options &o, const std::string &file, std::ostream &out)
         efficiency = v;
     }
     const Layout layout = readLayoutFile(file);
-    const Topology topology = buildTopology(layout.cluster, Catalog::builtin());
+    const Topology topology = topologyOf(layout.cluster, file);
     if (gpus) {
         // Well formed, but this cluster's GPUs are what it must name: a problem of the file.
         try {
@@ -213,12 +248,19 @@ int runCollective(const std::vector<std::string> &args, std::ostream &out)
 const char *kEvaluateHelp
         = "usage: railyard evaluate FILE [--json] [--links busiest|all] [--top-links N] "
           "[--no-links] [--timeline]\n"
+          "       railyard evaluate FILE --what-if leaves|spines|nics|links|gpus [--top N] "
+          "[--threads N] [--json]\n"
           "\n"
           "Prices one training step of the layout FILE's workload on its cluster: step time and "
           "its\n"
           "breakdown (exposed seconds), tokens/s, MFU, memory per GPU, cost, the load on the "
           "links\n"
-          "(a summary per tier: NVLink, PCIe, NIC-leaf, leaf-spine, ...) and warnings.\n"
+          "(a summary per tier: NVLink, PCIe, NIC-leaf, leaf-spine, ...) and warnings. With "
+          "cluster.faults,\n"
+          "also what they cost against the healthy cluster and what recovers most of it. A layout "
+          "with\n"
+          "\"serving\" is priced as inference: TTFT, TPOT, output tokens/s per GPU and per user,\n"
+          "memory and the concurrency the KV cache holds, bytes per decode step and per request.\n"
           "  --json          print one JSON object (the keys of DESIGN.md's command-line "
           "contract)\n"
           "  --links WHICH   busiest (default): the per-tier summary and the busiest links;\n"
@@ -231,7 +273,12 @@ const char *kEvaluateHelp
           "N per\n"
           "                  phase, and how many links and bytes were left out); with --links "
           "all\n"
-          "                  on every link (streamed)\n";
+          "                  on every link (streamed)\n"
+          "  --what-if KIND  fail every element of KIND in turn (leaves, spines, nics, links: the\n"
+          "                  network's, gpus: each GPU out), on top of the layout's own faults,\n"
+          "                  and rank them by what they cost the job\n"
+          "  --top N         with --what-if: how many to list (default 10)\n"
+          "  --threads N     with --what-if: worker threads (default: one per hardware thread)\n";
 
 int evaluateFile(const Options &o, const std::string &file, std::ostream &out)
 {
@@ -264,9 +311,80 @@ int evaluateFile(const Options &o, const std::string &file, std::ostream &out)
     report.timeline = o.flag("timeline");
     if (report.timeline && !o.flag("json"))
         throw UsageError("--timeline is part of the JSON report: add --json");
+    const auto whole = [&](const char *name, long min, long fallback) {
+        const auto v = o.value(name);
+        if (!v)
+            return fallback;
+        long n = -1;
+        try {
+            std::size_t used = 0;
+            n = std::stol(*v, &used);
+            if (used != v->size() || n < min)
+                throw std::invalid_argument("");
+        } catch (...) {
+            throw UsageError(std::string("--") + name + " needs a whole number >= "
+                             + std::to_string(min) + ", got '" + echo(*v) + "'");
+        }
+        return n;
+    };
+    if (const auto what = o.value("what-if")) {
+        const auto kind = sweepKindFromString(*what);
+        if (!kind)
+            throw UsageError("--what-if takes leaves, spines, nics, links or gpus, got '"
+                             + echo(*what) + "'");
+        for (const char *other : {"links", "top-links"})
+            if (o.value(other))
+                throw UsageError(std::string("--") + other
+                                 + " lists a step's links; --what-if "
+                                   "ranks failures");
+        if (report.timeline || o.flag("no-links"))
+            throw UsageError("--what-if ranks failures: it takes --top, --threads and --json");
+        const std::size_t top = static_cast<std::size_t>(whole("top", 0, 10));
+        SweepOptions sweep;
+        sweep.threads = static_cast<int>(std::min(whole("threads", 1, 0), 1024L));
+        const Layout layout = readLayoutFile(file);
+        const Topology healthy = topologyOf(withoutFaults(layout).cluster, file);
+        SweepResult r;
+        try {
+            r = sweepFaults(layout, healthy, *kind, sweep);
+        } catch (const InputError &e) {
+            throw InputError(file, e.where(), e.message());
+        }
+        if (!r.ok)
+            throw InputError(file, "", "cannot price this step: " + r.error);
+        if (o.flag("json"))
+            out << jsonDocument(sweepJson(r, top));
+        else
+            writeSweepText(out, r, top);
+        return 0;
+    }
+    for (const char *sweepOnly : {"top", "threads"})
+        if (o.value(sweepOnly))
+            throw UsageError(std::string("--") + sweepOnly + " goes with --what-if");
 
     const Layout layout = readLayoutFile(file);
-    const Topology topology = buildTopology(layout.cluster, Catalog::builtin());
+    // With faults: the healthy cluster too, to say what they cost.
+    std::optional<Topology> healthy;
+    if (!layout.cluster.faults.empty())
+        healthy = topologyOf(withoutFaults(layout).cluster, file);
+    const Topology topology = healthy ? topologyWithFaults(*healthy, layout.cluster.faults, file)
+                                      : topologyOf(layout.cluster, file);
+    report.title = layout.title.empty() ? file : layout.title;
+    if (layout.isServing()) {
+        ServingOptions options;
+        options.linkLoads = report.links != LinkListing::None;
+        options.timeline = report.timeline;
+        EvaluationWorkspace workspace;
+        const ServingEvaluation e = evaluateServing(layout, topology, workspace, options);
+        if (!e.ok)
+            throw InputError(file, "", "cannot price this serving workload: " + e.error);
+        workspace = EvaluationWorkspace();
+        if (o.flag("json"))
+            writeServingJson(out, e, topology, report);
+        else
+            writeServingText(out, e, topology, report);
+        return 0;
+    }
     EvaluateOptions options;
     options.linkLoads = report.links != LinkListing::None;
     options.timeline = report.timeline;
@@ -275,11 +393,21 @@ int evaluateFile(const Options &o, const std::string &file, std::ostream &out)
     if (!e.ok)
         throw InputError(file, "", "cannot price this step: " + e.error);
     workspace = EvaluationWorkspace(); // its buffers are not needed to write the report
-    report.title = layout.title.empty() ? file : layout.title;
-    if (o.flag("json"))
+    std::optional<FaultImpact> impact;
+    if (healthy) {
+        ImpactOptions io;
+        io.links = std::max<std::size_t>(report.busiest, 10);
+        impact = analyzeFaults(layout, *healthy, topology, io);
+        if (o.flag("json"))
+            report.extra["faults"] = faultImpactJson(*impact, topology);
+    }
+    if (o.flag("json")) {
         writeEvaluationJson(out, e, topology, report);
-    else
+    } else {
         writeEvaluationText(out, e, topology, report);
+        if (impact)
+            writeFaultImpactText(out, *impact, topology);
+    }
     return 0;
 }
 
@@ -287,7 +415,7 @@ int runEvaluate(const std::vector<std::string> &args, std::ostream &out)
 {
     const Options o = parseOptions(args,
                                    2,
-                                   {"top-links", "links"},
+                                   {"top-links", "links", "what-if", "top", "threads"},
                                    {"json", "no-links", "timeline", "help"});
     if (o.flag("help")) {
         out << kEvaluateHelp;

@@ -3,6 +3,7 @@
 #include <functional>
 #include <iosfwd>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace railyard::cli {
@@ -16,7 +17,20 @@ struct Outcome
     std::string guiFile; // when not handled: the layout FILE to open (empty: the default one)
 };
 
-// A diagram `railyard export` asks for (SVG, PNG or PDF). Drawing needs Qt, which this layer
+// The part of the cluster a diagram shows (`export --region`): the smallest rectangle that holds
+// the GPUs, servers, racks or scalable units named (indices as the canvas numbers them, from 0),
+// or an area of the canvas. The syntax is checked here; whether the indices exist is checked
+// against the cluster when it is drawn.
+struct DiagramRegion
+{
+    enum class Kind { Whole, Gpus, Nodes, Racks, ScalableUnits, Area };
+    Kind kind = Kind::Whole;
+    std::vector<std::pair<int, int>> ranges;    // first and last index (inclusive); not for Area
+    double x = 0, y = 0, width = 0, height = 0; // Area: canvas units from the canvas's origin
+    std::string text;                           // as given, for messages
+};
+
+// A diagram `railyard export` asks for (SVG, PNG or PDF), or a review report (PDF or Markdown). Drawing needs Qt, which this layer
 // does not use: the executable supplies a DiagramWriter (main.cpp), which throws
 // engine::InputError or std::runtime_error with a message naming the file on failure.
 struct DiagramRequest
@@ -28,6 +42,11 @@ struct DiagramRequest
     double at = -1;          // >= 0: the link load at that moment of the step, not the average
     bool scaleGiven = false; // --scale given: as given; otherwise the PNG fits 8,192 pixels
     int width = 0;           // PNG: --width in pixels (0: from the scale)
+    DiagramRegion region;    // the part of the cluster to draw (Whole: all of it)
+    // A design-review report (`--report`: format "pdf" or "md") rather than a diagram; `compare`
+    // is the layout pinned as A beside it (empty: no A/B comparison).
+    bool report = false;
+    std::string compare;
 };
 using DiagramWriter = std::function<void(const DiagramRequest &)>;
 

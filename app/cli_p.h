@@ -4,6 +4,8 @@
 
 #include "cli.h"
 
+#include "topology/topology.h"
+
 #include <functional>
 #include <map>
 #include <new>
@@ -65,6 +67,14 @@ Options parseOptions(const std::vector<std::string> &args,
 
 // The one layout FILE a subcommand takes (usage error otherwise).
 const std::string &oneFile(const Options &o, const char *subcommand);
+
+// buildTopology(cluster), an error in the cluster (a fault naming nothing, traffic that cannot
+// be routed) naming `file` as well as the JSON path.
+engine::Topology topologyOf(const engine::ClusterConfig &cluster, const std::string &file);
+// `healthy` with `faults` applied, errors naming `file` the same way.
+engine::Topology topologyWithFaults(const engine::Topology &healthy,
+                                    const std::vector<engine::Fault> &faults,
+                                    const std::string &file);
 
 // `railyard export` (cliexport.cpp).
 int runExport(const std::vector<std::string> &args,

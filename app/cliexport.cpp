@@ -9,11 +9,15 @@
 #include "base/units.h"
 #include "layout/layout.h"
 #include "report/report.h"
+#include "report/reviewreport.h"
+#include "report/servingreport.h"
+#include "serving/servingevaluate.h"
 #include "step/evaluate.h"
 #include "topology/topology.h"
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <ostream>
@@ -25,8 +29,9 @@ using namespace railyard::engine;
 namespace {
 
 const char *kExportHelp
-        = "usage: railyard export FILE -o OUT [--scale S | --width N] [--all-links] [--at "
-          "SECONDS]\n"
+        = "usage: railyard export FILE -o OUT [--region PART] [--scale S | --width N]\n"
+          "                       [--all-links] [--at SECONDS]\n"
+          "       railyard export FILE -o OUT.pdf|OUT.md --report [--compare A_FILE]\n"
           "\n"
           "Writes the layout FILE as a diagram or a report; the format is OUT's suffix:\n"
           "  .svg .pdf        the whole cluster with its legend and title block (text stays "
@@ -34,20 +39,39 @@ const char *kExportHelp
           "  .png             the same as an image, at most 8,192 pixels wide and high\n"
           "A diagram too large to draw every device legibly (16,384 GPUs) shows scalable units "
           "and\n"
-          "racks with their names and the fabric instead.\n"
+          "racks with their names and the load on the links, on a page 1,400 units wide that "
+          "reads\n"
+          "at a document's width (its PNG --scale or --width times sharper); --region draws a "
+          "part\n"
+          "of it at full detail.\n"
           "  .md              the priced step as a Markdown report (numbers, breakdown, links, "
           "warnings)\n"
           "  .csv             the load on every link with traffic, one row per link\n"
           "  .json            every number (evaluate --json with every link)\n"
           "With -o - the Markdown report goes to standard output.\n"
           "  -o, --output OUT  the file to write (replaced whole, never left half written)\n"
+          "  --region PART     a diagram of part of the cluster: the smallest rectangle holding\n"
+          "                      gpu:0-63          GPUs (as the canvas numbers them, from 0)\n"
+          "                      node:16-31,40     servers (trays on NVL72 racks)\n"
+          "                      rack:2-3          racks\n"
+          "                      su:0              scalable units (the blocks under one set of "
+          "leaves)\n"
+          "                      area:X,Y,W,H      canvas units (1 = one pixel at 100% zoom)\n"
           "  --scale S         PNG only: 0.1 to 8 pixels per diagram unit (2 doubles the width "
           "and\n"
           "                    height), not bounded to 8,192 pixels\n"
           "  --width N         PNG only: N pixels wide (16 to 32768), the height in proportion\n"
           "  --all-links       Markdown and CSV: every link, idle ones included\n"
           "  --at SECONDS      the link load at that moment of the step: a diagram draws it, a\n"
-          "                    report adds utilization_at per link (JSON also at_s)\n";
+          "                    report adds utilization_at per link (JSON also at_s)\n"
+          "  --report          a design-review report: an A4 PDF (title page, the diagram, the "
+          "step\n"
+          "                    breakdown, timeline and memory per stage, the hottest links, the\n"
+          "                    warnings with their cost, the assumptions and where the model is\n"
+          "                    unsure), or the same as Markdown (.md), which links the diagram\n"
+          "                    written beside it as OUT-diagram.svg\n"
+          "  --compare A_FILE  with --report: the layout A_FILE as A of an A/B comparison, FILE "
+          "as B\n";
 
 std::string momentPastStep(double at, double stepS)
 {
@@ -63,6 +87,55 @@ std::string lower(std::string s)
     return s;
 }
 
+bool parseWhole(const std::string &text, int &value)
+{
+    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    return !text.empty() && ec == std::errc() && ptr == text.data() + text.size() && value >= 0;
+}
+
+bool parseReal(const std::string &text, double &value)
+{
+    std::size_t used = 0;
+    try {
+        value = std::stod(text, &used);
+    } catch (...) {
+        return false;
+    }
+    return used == text.size() && std::isfinite(value);
+}
+
+std::vector<std::string> split(const std::string &text, char by)
+{
+    std::vector<std::string> parts;
+    std::size_t pos = 0;
+    while (true) {
+        const std::size_t next = text.find(by, pos);
+        parts.push_back(
+                text.substr(pos, next == std::string::npos ? std::string::npos : next - pos));
+        if (next == std::string::npos)
+            return parts;
+        pos = next + 1;
+    }
+}
+
+// Writes a report to standard output ("-") or to `output` as a regular file, saying when a
+// symbolic link was followed.
+template<typename Write>
+void writeToOutput(const std::string &output,
+                   const std::string &file,
+                   std::ostream &out,
+                   std::ostream &err,
+                   const Write &write)
+{
+    if (output == "-") {
+        write(out);
+        return;
+    }
+    const OutputTarget written = writeOutputFile(output, write, {file});
+    if (written.followedSymlink)
+        err << "railyard export: " << written.notice() << "\n";
+}
+
 void writeReport(const std::string &format,
                  const std::string &file,
                  const std::string &output,
@@ -75,7 +148,26 @@ void writeReport(const std::string &format,
     if (output != "-")
         checkOutputFile(output, {file});
     const Layout layout = readLayoutFile(file);
-    const Topology topology = buildTopology(layout.cluster, Catalog::builtin());
+    const Topology topology = detail::topologyOf(layout.cluster, file);
+    if (layout.isServing()) {
+        // Serving: the JSON report (evaluate --json's) with every link; Markdown, CSV and
+        // moments of a serving timeline come next.
+        if (format != "json" || at >= 0)
+            throw InputError(file,
+                             "",
+                             "a serving workload is exported as .json for now (railyard "
+                             "evaluate FILE --json prints the same); .md, .csv and --at come next");
+        const ServingEvaluation e = evaluateServing(layout, topology);
+        if (!e.ok)
+            throw InputError(file, "", "cannot price this serving workload: " + e.error);
+        ReportOptions report;
+        report.title = layout.title.empty() ? file : layout.title;
+        report.links = LinkListing::All;
+        writeToOutput(output, file, out, err, [&](std::ostream &s) {
+            writeServingJson(s, e, topology, report);
+        });
+        return;
+    }
     EvaluateOptions options;
     options.linkLoads = true;
     options.timeline = at >= 0;
@@ -97,16 +189,107 @@ void writeReport(const std::string &format,
         else
             writeEvaluationJson(s, e, topology, report);
     };
-    if (output == "-") {
-        write(out);
-        return;
-    }
-    const OutputTarget written = writeOutputFile(output, write, {file});
-    if (written.followedSymlink)
-        err << "railyard export: " << written.notice() << "\n";
+    writeToOutput(output, file, out, err, write);
 }
 
 } // namespace
+
+DiagramRegion parseRegion(const std::string &text)
+{
+    const auto bad = [&](const std::string &why) {
+        return UsageError("--region '" + echo(text) + "': " + why
+                          + " (expected gpu:0-63, node:16-31,40, rack:2, su:0 or area:X,Y,W,H)");
+    };
+    DiagramRegion region;
+    region.text = text;
+    const std::size_t colon = text.find(':');
+    if (colon == std::string::npos)
+        throw bad("no kind before a colon");
+    const std::string kind = lower(text.substr(0, colon));
+    const std::string list = text.substr(colon + 1);
+    using Kind = DiagramRegion::Kind;
+    if (kind == "gpu" || kind == "gpus")
+        region.kind = Kind::Gpus;
+    else if (kind == "node" || kind == "nodes" || kind == "server" || kind == "servers"
+             || kind == "tray" || kind == "trays")
+        region.kind = Kind::Nodes;
+    else if (kind == "rack" || kind == "racks")
+        region.kind = Kind::Racks;
+    else if (kind == "su" || kind == "sus")
+        region.kind = Kind::ScalableUnits;
+    else if (kind == "area")
+        region.kind = Kind::Area;
+    else
+        throw bad("unknown kind '" + echo(kind) + "'");
+    if (region.kind == Kind::Area) {
+        const std::vector<std::string> parts = split(list, ',');
+        double v[4] = {};
+        if (parts.size() != 4)
+            throw bad("an area is four numbers X,Y,W,H");
+        for (std::size_t i = 0; i < 4; ++i)
+            if (!parseReal(parts[i], v[i]))
+                throw bad("'" + echo(parts[i]) + "' is not a number");
+        if (v[2] <= 0 || v[3] <= 0)
+            throw bad("an area's width and height are above 0");
+        region.x = v[0];
+        region.y = v[1];
+        region.width = v[2];
+        region.height = v[3];
+        return region;
+    }
+    for (const std::string &item : split(list, ',')) {
+        const std::size_t dash = item.find('-');
+        int first = 0, last = 0;
+        if (dash == std::string::npos) {
+            if (!parseWhole(item, first))
+                throw bad("'" + echo(item) + "' is not an index (a whole number from 0)");
+            last = first;
+        } else if (!parseWhole(item.substr(0, dash), first)
+                   || !parseWhole(item.substr(dash + 1), last)) {
+            throw bad("'" + echo(item) + "' is not a range of indices such as 16-31");
+        } else if (last < first) {
+            throw bad("the range '" + echo(item) + "' runs backwards");
+        }
+        region.ranges.emplace_back(first, last);
+    }
+    return region;
+}
+
+// `--report`: the review report, drawn by Qt like a diagram. The outputs are checked before
+// the work (the Markdown's diagram beside it too): a refused one fails fast and writes nothing.
+int writeReviewReport(const std::string &file,
+                      const std::string &output,
+                      const std::string &format,
+                      const std::string &compare,
+                      const DiagramRegion &region,
+                      std::ostream &err,
+                      const DiagramWriter &diagram)
+{
+    if (!diagram)
+        throw UsageError("'" + echo(output)
+                         + "': review reports are drawn by the GUI build of railyard; this one "
+                           "was built without it (-DRAILYARD_BUILD_GUI=OFF). The reports (.md, "
+                           ".csv, .json) work here");
+    std::vector<std::string> inputs = {file};
+    if (!compare.empty())
+        inputs.push_back(compare);
+    const OutputTarget target = checkOutputFile(output, inputs);
+    if (format == "md")
+        checkOutputFile(reviewDiagramPath(output), inputs);
+    return guardMemory(output + ": out of memory while writing the review report of " + file, [&] {
+        DiagramRequest request;
+        request.file = file;
+        request.output = target.target;
+        request.format = format;
+        request.region = region;
+        request.report = true;
+        request.compare = compare;
+        diagram(request);
+        if (target.followedSymlink)
+            err << "railyard export: " << target.notice() << "\n";
+        return 0;
+    });
+}
 
 int runExport(const std::vector<std::string> &argsIn,
               std::ostream &out,
@@ -119,8 +302,8 @@ int runExport(const std::vector<std::string> &argsIn,
             args[i] = "--output";
     const Options o = parseOptions(args,
                                    2,
-                                   {"output", "scale", "width", "at"},
-                                   {"all-links", "help"});
+                                   {"output", "scale", "width", "at", "region", "compare"},
+                                   {"all-links", "help", "report"});
     if (o.flag("help")) {
         out << kExportHelp;
         return 0;
@@ -169,9 +352,28 @@ int runExport(const std::vector<std::string> &argsIn,
             throw UsageError("--width and --scale both set the PNG's size: give one");
         width = static_cast<int>(n);
     }
-    if (o.flag("all-links") && isDiagram)
-        throw UsageError(
-                "--all-links lists links in a report (.md, .csv); a diagram shows them all");
+    const bool review = o.flag("report");
+    if (review && format != "pdf" && format != "md")
+        throw UsageError("--report writes a review report as .pdf or .md, not '" + echo(*output)
+                         + "'");
+    if (o.value("compare") && !review)
+        throw UsageError("--compare A_FILE pins A for the A/B comparison of a review report: "
+                         "give --report too");
+    if (o.flag("all-links") && (isDiagram || review))
+        throw UsageError(review ? "--all-links lists links in a report (.md, .csv); a review "
+                                  "report lists the busiest"
+                                : "--all-links lists links in a report (.md, .csv); a diagram "
+                                  "shows them all");
+    if (review && o.value("at"))
+        throw UsageError("--at draws one moment of the step; a review report shows the whole "
+                         "step (its timeline included)");
+    DiagramRegion region;
+    if (const auto r = o.value("region")) {
+        if (!isDiagram && !review)
+            throw UsageError("--region chooses the part of the cluster a diagram shows; "
+                             + echo(*output) + " is not a diagram (.svg, .png, .pdf)");
+        region = parseRegion(*r);
+    }
     double at = -1;
     if (const auto atText = o.value("at")) {
         std::size_t used = 0;
@@ -187,6 +389,14 @@ int runExport(const std::vector<std::string> &argsIn,
         at = t;
     }
 
+    if (review)
+        return writeReviewReport(file,
+                                 *output,
+                                 format,
+                                 o.value("compare").value_or(""),
+                                 region,
+                                 err,
+                                 diagram);
     if (*output == "-") {
         if (isDiagram)
             throw UsageError("a diagram goes to a file: -o OUT.svg, .png or .pdf");
@@ -212,13 +422,16 @@ int runExport(const std::vector<std::string> &argsIn,
     return guardMemory(*output + ": out of memory while exporting the diagram of " + file
                                + "; try --width, or a PNG instead of SVG or PDF",
                        [&] {
-                           diagram(DiagramRequest{file,
-                                                  target.target,
-                                                  format,
-                                                  scale,
-                                                  at,
-                                                  o.value("scale").has_value(),
-                                                  width});
+                           DiagramRequest request;
+                           request.file = file;
+                           request.output = target.target;
+                           request.format = format;
+                           request.scale = scale;
+                           request.at = at;
+                           request.scaleGiven = o.value("scale").has_value();
+                           request.width = width;
+                           request.region = region;
+                           diagram(request);
                            if (target.followedSymlink)
                                err << "railyard export: " << target.notice() << "\n";
                            return 0;

@@ -85,7 +85,13 @@ int runImport(const std::vector<std::string> &args, std::ostream &out, std::ostr
         err << "railyard import: " << written.notice() << "\n";
 
     if (json) {
-        out << jsonDocument(importSummary(machine));
+        Json summary = importSummary(machine);
+        // Which fault would explain a log short of the model (import/faulthypotheses.h).
+        const Json &imported = layout.original.value("imported", Json::object());
+        if (imported.is_object() && imported.contains("calibration")
+            && imported["calibration"].contains("fault_hypotheses"))
+            summary["fault_hypotheses"] = imported["calibration"]["fault_hypotheses"];
+        out << jsonDocument(summary);
     } else {
         const auto counts = machine.linkCounts();
         std::string links;

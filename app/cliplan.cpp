@@ -10,6 +10,7 @@
 #include "planner/planner.h"
 #include "planner/plannerbuy.h"
 #include "planner/planreport.h"
+#include "planner/servingplan.h"
 #include "report/report.h"
 #include "topology/topology.h"
 
@@ -47,6 +48,15 @@ const char *kPlanHelp
           "that\n"
           "                    trains the model on --tokens (e.g. 15e12) within --deadline-days\n"
           "  --max-gpus N      the largest cluster --buy considers (default 32768)\n"
+          "On a serving layout (one with \"serving\"): searches TP, EP, PP, replicas, attention "
+          "DP,\n"
+          "disaggregated prefill/decode splits and requests in flight, and prints the Pareto "
+          "front\n"
+          "of output tokens/s per GPU against tokens/s per user (`front` with --json):\n"
+          "  --ttft T          drop configurations whose time to first token is over T "
+          "(2s, 500ms)\n"
+          "  --tpot T          drop configurations whose time per output token is over T "
+          "(50ms)\n"
           "Exit status: 0 plans found, 1 bad input or nothing fits, 2 usage error.\n";
 
 using Usage = detail::UsageError;
@@ -60,11 +70,11 @@ struct Args
 
 Args parse(const std::vector<std::string> &args)
 {
-    const detail::Options o
-            = detail::parseOptions(args,
-                                   2,
-                                   {"top", "objective", "tokens", "deadline-days", "max-gpus"},
-                                   {"json", "buy", "help"});
+    const detail::Options o = detail::parseOptions(
+            args,
+            2,
+            {"top", "objective", "tokens", "deadline-days", "max-gpus", "ttft", "tpot"},
+            {"json", "buy", "help"});
     Args a{{}, o.values, o.flags};
     if (!o.flag("help"))
         a.file = detail::oneFile(o, "plan");
@@ -166,6 +176,90 @@ void bandNotes(std::ostream &out, const PlanSearch &s)
             << "%: " << terminalText(s.bandBases[std::size_t(basis)]) << "\n";
 }
 
+// A time limit: seconds, or a number with s or ms.
+double seconds(const Args &a, const std::string &name)
+{
+    std::string text = a.values.at(name);
+    double scale = 1;
+    if (text.size() > 2 && text.compare(text.size() - 2, 2, "ms") == 0) {
+        scale = 1e-3;
+        text.resize(text.size() - 2);
+    } else if (text.size() > 1 && text.back() == 's') {
+        text.pop_back();
+    }
+    double v = 0;
+    try {
+        std::size_t used = 0;
+        v = std::stod(text, &used);
+        if (used != text.size())
+            throw std::invalid_argument("");
+    } catch (...) {
+        throw Usage("--" + name + " needs a time (2s, 50ms), got '" + echo(a.values.at(name)) + "'");
+    }
+    if (!(v > 0 && v * scale <= 86400))
+        throw Usage("--" + name + " must be more than 0 and at most a day, got '"
+                    + echo(a.values.at(name)) + "'");
+    return v * scale;
+}
+
+std::string poolText(const ServingPool &p)
+{
+    std::string s = "TP" + std::to_string(p.tp);
+    if (p.ep > 1)
+        s += " EP" + std::to_string(p.ep);
+    if (p.pp > 1)
+        s += " PP" + std::to_string(p.pp);
+    if (p.attentionDp.value_or(1) > 1)
+        s += " ADP" + std::to_string(*p.attentionDp);
+    return s + " x" + std::to_string(p.replicas);
+}
+
+int planServingLayout(const Args &a,
+                      const Layout &layout,
+                      const Topology &topology,
+                      std::ostream &out,
+                      std::ostream &err)
+{
+    for (const char *trainingOnly : {"top", "objective"})
+        if (a.values.count(trainingOnly))
+            throw Usage(std::string("--") + trainingOnly
+                        + " ranks training plans; a serving layout gets the Pareto front");
+    ServingPlanOptions options;
+    if (a.values.count("ttft"))
+        options.ttftLimitS = seconds(a, "ttft");
+    if (a.values.count("tpot"))
+        options.tpotLimitS = seconds(a, "tpot");
+    const ServingPlanResult r = planServing(layout, topology, options);
+    if (!r.ok)
+        throw InputError(a.file, "", "cannot plan: " + r.error);
+    if (a.flags.count("json")) {
+        out << jsonDocument(servingPlanJson(r, options, a.file));
+    } else {
+        out << terminalText(layout.title.empty() ? a.file : shownTitle(layout.title)) << ": "
+            << r.gpus << " x " << terminalText(topology.gpuSpec().id) << "\n"
+            << count(r.evaluated) << " configurations priced in " << fixed(r.elapsedS, 2) << " s, "
+            << count(r.infeasible) << " do not fit, " << count(r.overLimits)
+            << " past the limits; the Pareto front of output tokens/s per GPU against tokens/s "
+               "per user:\n\n";
+        out << "  tok/s/user  tok/s/GPU    TTFT s   TPOT ms  in flight  GPUs  configuration\n";
+        for (const ServingPlanPoint &p : r.front)
+            out << padded(fixed(p.tokensPerSPerUser, 1), 12)
+                << padded(fixed(p.outputTokensPerSPerGpu, 1), 11) << padded(fixed(p.ttftS, 3), 10)
+                << padded(fixed(1e3 * p.tpotS, 2), 10) << padded(std::to_string(p.concurrency), 11)
+                << padded(std::to_string(p.gpus), 6) << "  "
+                << (p.disaggregated
+                            ? "prefill " + poolText(p.prefill) + ", decode " + poolText(p.decode)
+                            : poolText(p.serving))
+                << "\n";
+    }
+    if (r.front.empty()) {
+        err << "railyard: " << echo(a.file) << ": no serving configuration "
+            << (r.overLimits > 0 ? "meets the limits" : "fits") << "\n";
+        return 1;
+    }
+    return 0;
+}
+
 int plan(const Args &a, std::ostream &out, std::ostream &err)
 {
     PlanOptions options;
@@ -182,7 +276,12 @@ int plan(const Args &a, std::ostream &out, std::ostream &err)
         if (a.values.count(buyOnly))
             throw Usage(std::string("--") + buyOnly + " goes with --buy");
     const Layout layout = readLayoutFile(a.file);
-    const Topology topology = buildTopology(layout.cluster, Catalog::builtin());
+    const Topology topology = detail::topologyOf(layout.cluster, a.file);
+    if (layout.isServing())
+        return planServingLayout(a, layout, topology, out, err);
+    for (const char *servingOnly : {"ttft", "tpot"})
+        if (a.values.count(servingOnly))
+            throw Usage(std::string("--") + servingOnly + " limits a serving layout's plans");
     const PlanSearch s = searchPlans(layout, topology, options);
     if (!s.ok)
         throw InputError(a.file, "", "cannot plan: " + s.error);
@@ -222,7 +321,7 @@ int buy(const Args &a, std::ostream &out, std::ostream &err)
 {
     if (!a.values.count("tokens") || !a.values.count("deadline-days"))
         throw Usage("--buy needs --tokens and --deadline-days");
-    for (const char *planOnly : {"top", "objective"})
+    for (const char *planOnly : {"top", "objective", "ttft", "tpot"})
         if (a.values.count(planOnly))
             throw Usage(std::string("--") + planOnly + " does not go with --buy");
     BuyOptions options;

@@ -2,6 +2,7 @@
 #include "base/safetext.h"
 #include "cli.h"
 #include "export/diagramexport.h"
+#include "export/reviewreport.h"
 #include "layout/catalog.h"
 #include "layout/layout.h"
 #include "mainwindow.h"
@@ -52,7 +53,26 @@ void keepQtMessage(QtMsgType type, const QMessageLogContext &context, const QStr
         g_qtMessages << message;
 }
 
-// `railyard export FILE -o OUT.svg|png|pdf`: drawing needs a QApplication but no window;
+railyard::DiagramRegion regionOf(const railyard::cli::DiagramRegion &r)
+{
+    using From = railyard::cli::DiagramRegion::Kind;
+    using To = railyard::DiagramRegion::Kind;
+    railyard::DiagramRegion region;
+    switch (r.kind) {
+    case From::Whole: region.kind = To::Whole; break;
+    case From::Gpus: region.kind = To::Gpus; break;
+    case From::Nodes: region.kind = To::Nodes; break;
+    case From::Racks: region.kind = To::Racks; break;
+    case From::ScalableUnits: region.kind = To::ScalableUnits; break;
+    case From::Area: region.kind = To::Area; break;
+    }
+    region.ranges = r.ranges;
+    region.area = QRectF(r.x, r.y, r.width, r.height);
+    region.text = QString::fromStdString(r.text);
+    return region;
+}
+
+// `railyard export FILE -o OUT.svg|png|pdf` (or a review report): drawing needs a QApplication but no window;
 // without a display it draws on Qt's offscreen platform. On failure, the message names the
 // file; what Qt said, if anything, follows it.
 void writeDiagram(int argc, char **argv, const railyard::cli::DiagramRequest &request)
@@ -66,16 +86,27 @@ void writeDiagram(int argc, char **argv, const railyard::cli::DiagramRequest &re
     {
         int qtArgc = 1;                 // Qt sees no arguments: they were the subcommand's
         QApplication app(qtArgc, argv); // the scene (Qt Widgets) needs a QApplication
-        railyard::DiagramExportOptions options;
-        options.scale = request.scale;
-        options.width = request.width;
-        // Without --scale or --width a PNG fits 8,192 pixels: a 16,384-GPU page is 42,000 wide.
-        options.maxSide = request.scaleGiven ? 0 : railyard::kDefaultMaxPngSide;
-        ok = railyard::exportLayoutDiagram(QString::fromStdString(request.file),
-                                           QString::fromStdString(request.output),
-                                           options,
-                                           request.at,
-                                           &error);
+        const railyard::DiagramRegion region = regionOf(request.region);
+        if (request.report) {
+            ok = railyard::exportLayoutReviewReport(QString::fromStdString(request.file),
+                                                    QString::fromStdString(request.output),
+                                                    QString::fromStdString(request.compare),
+                                                    region,
+                                                    &error);
+        } else {
+            railyard::DiagramExportOptions options;
+            options.scale = request.scale;
+            options.width = request.width;
+            // Without --scale or --width a PNG fits 8,192 pixels: a 16,384-GPU page is 42,000
+            // wide.
+            options.maxSide = request.scaleGiven ? 0 : railyard::kDefaultMaxPngSide;
+            options.region = region;
+            ok = railyard::exportLayoutDiagram(QString::fromStdString(request.file),
+                                               QString::fromStdString(request.output),
+                                               options,
+                                               request.at,
+                                               &error);
+        }
     }
     qInstallMessageHandler(previous);
     if (ok)

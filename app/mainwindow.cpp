@@ -9,6 +9,7 @@
 #include "layout/parallel.h"
 #include "palette/grouppalette.h"
 #include "panels/clusterpanel.h"
+#include "panels/faultpanel.h"
 #include "panels/hottestlinkspanel.h"
 #include "panels/inspectorpanel.h"
 #include "panels/lessonpanel.h"
@@ -16,6 +17,7 @@
 #include "panels/pricingpanel.h"
 #include "panels/timelinepanel.h"
 #include "panels/warningspanel.h"
+#include "panels/wheelguard.h"
 #include "panels/workloadpanel.h"
 #include "scene/clusterscene.h"
 #include "scene/clusterview.h"
@@ -23,9 +25,11 @@
 #include <QAction>
 #include <QCloseEvent>
 #include <QDockWidget>
+#include <QEvent>
 #include <QLabel>
 #include <QLocale>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSlider>
 #include <QStatusBar>
@@ -33,6 +37,7 @@
 #include <QUndoStack>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 namespace railyard {
@@ -58,6 +63,36 @@ QScrollArea *scrolled(QWidget *w)
     scroll->setFrameShape(QFrame::NoFrame);
     return scroll;
 }
+
+// A panel that scrolls up and down, never sideways: the dock is at least as wide as the panel's
+// least width (Pricing's numbers), so nothing in it is cut at the dock's right edge.
+class WidthKeepingScrollArea : public QScrollArea
+{
+public:
+    explicit WidthKeepingScrollArea(QWidget *panel)
+    {
+        setWidget(panel);
+        setWidgetResizable(true);
+        setFrameShape(QFrame::NoFrame);
+        setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+        panel->installEventFilter(this);
+    }
+    QSize minimumSizeHint() const override
+    {
+        const QSize base = QScrollArea::minimumSizeHint();
+        const int bar = verticalScrollBar()->sizeHint().width();
+        return {std::max(base.width(), widget()->minimumSizeHint().width() + bar), base.height()};
+    }
+
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override
+    {
+        // The panel's least width changed (a column came or went): the dock hears of it.
+        if (watched == widget() && event->type() == QEvent::LayoutRequest)
+            updateGeometry();
+        return QScrollArea::eventFilter(watched, event);
+    }
+};
 
 } // namespace
 
@@ -99,7 +134,7 @@ MainWindow::MainWindow(QWidget *parent, const QString &recoveryDirectory)
     docks.cluster = dock(tr("Cluster"), "ClusterDock", scrolled(m_clusterPanel));
     docks.groups = dock(tr("Groups"), "GroupsDock", m_palette);
     docks.inspector = dock(tr("Inspector"), "InspectorDock", m_inspector);
-    docks.pricing = dock(tr("Pricing"), "PricingDock", scrolled(m_pricing));
+    docks.pricing = dock(tr("Pricing"), "PricingDock", new WidthKeepingScrollArea(m_pricing));
     docks.warnings = dock(tr("Warnings"), "WarningsDock", m_warnings);
     m_docks = std::make_unique<DockLayout>(this, docks);
     // The busiest links, a tab beside Pricing (the warnings keep their own place).
@@ -144,6 +179,10 @@ MainWindow::MainWindow(QWidget *parent, const QString &recoveryDirectory)
     createTourDock();
     createPlannerDock();
     createLessonDock();
+    createFaultDock();
+    // Rolling the wheel down a dock scrolls it; it steps a field only once the user is in it.
+    for (QDockWidget *d : findChildren<QDockWidget *>())
+        WheelGuard::install(d->widget());
     createActions();
     createToolBar();
     createOverlayControls();
@@ -182,6 +221,10 @@ void MainWindow::setDocument(std::unique_ptr<Document> document)
     ViewState *oldViewState = m_viewState;
     std::unique_ptr<Document> oldDocument = std::move(m_document);
     m_document = std::move(document);
+    // A pin outlives the document it was made in: A stays while B is another file (the tour's
+    // "open A, pin it, open B"), until Unpin.
+    if (oldDocument && oldDocument->pinned() && !m_document->pinned())
+        m_document->setPinned(*oldDocument->pinned());
     m_viewState = new ViewState(m_document.get(), this);
     m_scene = new ClusterScene(m_document.get(), this);
     m_scene->setViewState(m_viewState);
@@ -240,6 +283,7 @@ void MainWindow::setDocument(std::unique_ptr<Document> document)
     m_warnings->setDocument(doc);
     m_planner->setDocument(doc);
     m_lesson->setDocument(doc, m_viewState);
+    m_faults->setDocument(doc);
     connect(m_view, &ClusterView::message, this, &MainWindow::showMessage);
     m_autoSaver->setDocument(doc);
     watchFile();

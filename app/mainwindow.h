@@ -30,6 +30,7 @@ class ClusterScene;
 class ClusterView;
 class DockLayout;
 class Document;
+class FaultPanel;
 class GroupPalette;
 class GuidedTourPanel;
 class PlannerPanel;
@@ -105,6 +106,8 @@ public:
     QDockWidget *plannerDock() const { return m_plannerDock; }
     LessonPanel *lessonPanel() const { return m_lesson; }
     QDockWidget *lessonDock() const { return m_lessonDock; }
+    FaultPanel *faultPanel() const { return m_faults; }
+    QDockWidget *faultDock() const { return m_faultDock; }
     DockLayout *dockLayout() const { return m_docks.get(); }
     QComboBox *colourBox() const { return m_colourBox; }
     QAction *linkLoadAction() const { return m_linkLoadAction; }
@@ -147,6 +150,9 @@ public:
     // .csv or .json file is the report): returns false and shows the message on failure, the
     // document untouched. `what` is an ExportDialog::What.
     bool exportTo(const QString &path, int what = 0, double scale = 1);
+    // File > Export Review Report: the design review as a PDF or Markdown (from the suffix),
+    // with the A/B comparison when A is pinned. Returns false and shows why on failure.
+    bool exportReviewReport(const QString &path);
     // Where File > Export offers to write: beside the document, named after it.
     QString suggestedExportPath(const QString &suffix = QStringLiteral("svg")) const;
     // Prints the whole cluster with its legend and title on one page of `printer`.
@@ -185,6 +191,8 @@ private:
     void createTourDock();
     // mainwindowplanner.cpp
     void createPlannerDock();
+    // mainwindowfaults.cpp
+    void createFaultDock();
     // mainwindowlesson.cpp
     void createLessonDock();
     void frameLesson();
@@ -214,6 +222,7 @@ private:
     GraphImport askGraphImport(const QString &path);
     // mainwindowexport.cpp
     void exportWithDialog();
+    void exportReviewWithDialog();
     void print();
     void importDialog();
     // mainwindow.cpp
@@ -243,6 +252,8 @@ private:
     QDockWidget *m_plannerDock = nullptr;
     LessonPanel *m_lesson = nullptr;
     QDockWidget *m_lessonDock = nullptr;
+    FaultPanel *m_faults = nullptr;
+    QDockWidget *m_faultDock = nullptr;
     std::unique_ptr<DockLayout> m_docks;
     QComboBox *m_colourBox = nullptr;
     QAction *m_linkLoadAction = nullptr;

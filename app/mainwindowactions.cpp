@@ -91,6 +91,13 @@ void MainWindow::createActions()
     exportAct->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     exportAct->setStatusTip(tr("Write the diagram (SVG, PNG, PDF), a chart or the report "
                                "(Markdown, CSV, JSON)"));
+    QAction *reportAct = named(file->addAction(tr("Export &Review Report\u2026"),
+                                               this,
+                                               &MainWindow::exportReviewWithDialog),
+                               "actionExportReviewReport");
+    reportAct->setStatusTip(tr("Write a design-review report (PDF or Markdown): the step time "
+                               "with its band, the diagram, the charts, the hottest links, the "
+                               "warnings, the A/B comparison and the assumptions"));
     QAction *printAct = named(file->addAction(tr("&Print\u2026"), this, &MainWindow::print),
                               "actionPrint");
     printAct->setShortcut(QKeySequence::Print);
@@ -157,8 +164,10 @@ void MainWindow::createActions()
                                             this,
                                             [this] {
                                                 m_pricing->pinA();
-                                                showMessage(tr("Pinned as A: edit, and the Pricing "
-                                                               "panel compares A with now (B)"),
+                                                showMessage(tr("Pinned %1 as A: edit it or open "
+                                                               "another layout, and the Pricing "
+                                                               "panel compares A with now (B)")
+                                                                    .arg(m_document->displayName()),
                                                             false);
                                             }),
                          "actionPin");
@@ -219,6 +228,7 @@ void MainWindow::createActions()
     view->addAction(m_plannerDock->toggleViewAction());
     view->addAction(m_hottestDock->toggleViewAction());
     view->addAction(m_lessonDock->toggleViewAction());
+    view->addAction(m_faultDock->toggleViewAction());
     QMenu *lessonSteps = view->addMenu(tr("Lesson &Steps"));
     lessonSteps->setObjectName(QStringLiteral("menuLessonSteps"));
     lessonSteps->addActions(m_lesson->stepActions());

@@ -6,6 +6,7 @@
 #include "charts/stepchart.h"
 #include "document/document.h"
 #include "export/diagramexport.h"
+#include "export/reviewreport.h"
 #include "exportdialog.h"
 #include "panels/pricingpanel.h"
 #include "render/diagramrenderer.h"
@@ -14,6 +15,7 @@
 
 #include <QDate>
 #include <QDir>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QLocale>
 #include <QPageLayout>
@@ -101,6 +103,43 @@ void MainWindow::exportWithDialog()
     if (dialog.exec() != QDialog::Accepted)
         return;
     exportTo(dialog.path(), int(dialog.what()), dialog.scale());
+}
+
+bool MainWindow::exportReviewReport(const QString &path)
+{
+    ReviewReportOptions options;
+    if (const Document::Snapshot *a = m_document->pinned()) {
+        options.pinnedLayout = &a->layout;
+        options.pinned = &a->evaluation;
+        // The pin does not say which file it came from: the report calls it "the pinned state".
+    }
+    QString error;
+    if (!railyard::exportReviewReport(*m_scene, path, options, &error)) {
+        m_lastError = error;
+        showError(tr("Cannot export the review report"), error);
+        return false;
+    }
+    statusBar()->showMessage(tr("Exported the review report to %1")
+                                     .arg(QDir::toNativeSeparators(path)),
+                             5000);
+    return true;
+}
+
+void MainWindow::exportReviewWithDialog()
+{
+    QString selected = tr("PDF document (*.pdf)");
+    QString path = QFileDialog::getSaveFileName(this,
+                                                tr("Export Review Report"),
+                                                suggestedExportPath(QStringLiteral("pdf")),
+                                                tr("PDF document (*.pdf);;Markdown (*.md)"),
+                                                &selected);
+    if (path.isEmpty())
+        return;
+    // The filter names the format when the typed name has no suffix.
+    if (QFileInfo(path).suffix().isEmpty())
+        path += selected.contains(QLatin1String("*.md")) ? QStringLiteral(".md")
+                                                         : QStringLiteral(".pdf");
+    exportReviewReport(path);
 }
 
 bool MainWindow::printTo(QPrinter *printer)

@@ -15,7 +15,14 @@ void MainWindow::createPlannerDock()
     m_planner = new PlannerPanel;
     m_plannerDock = new QDockWidget(tr("Planner"), this);
     m_plannerDock->setObjectName(QStringLiteral("PlannerDock"));
-    m_plannerDock->setWidget(m_planner);
+    // The panel is taller than the dock at 1280x800 once a search has filled it (six lines of
+    // status, the table, the chart with its key and note): the dock scrolls rather than squeeze
+    // the chart and cut the key off.
+    auto *scroll = new QScrollArea;
+    scroll->setWidget(m_planner);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    m_plannerDock->setWidget(scroll);
     m_docks->addTab(m_plannerDock, m_docks->docks().pricing, false);
 
     QAction *toggle = m_plannerDock->toggleViewAction();

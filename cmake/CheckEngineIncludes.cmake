@@ -14,12 +14,14 @@
 cmake_minimum_required(VERSION 3.25)
 
 # The layers, lowest first: a folder may include itself and every folder before it in this list.
-set(_layers base layout topology collectives step planner)
+set(_layers base layout topology collectives step serving planner)
 # Folders beside the layers: what each may include besides itself. report writes what step gives
 # (the planner's own report, planner/planreport, uses report's shared formatting).
-set(_side_report base layout topology collectives step)
+set(_side_report base layout topology collectives step serving)
 set(_side_lesson base layout topology collectives step)
-set(_side_import base layout topology collectives step planner)
+set(_side_import base layout topology collectives step serving planner)
+# faults prices what-ifs on top of the step (sweeps, recovery) and writes their reports.
+set(_side_faults base layout topology collectives step planner report)
 
 # Beyond its layers, a layer may also include these side folders.
 set(_extra_planner report)
@@ -49,7 +51,7 @@ if(NOT ENGINE_DIR OR NOT IS_DIRECTORY "${ENGINE_DIR}")
 endif()
 
 get_filename_component(ENGINE_DIR "${ENGINE_DIR}" ABSOLUTE)
-set(_known ${_layers} report lesson import)
+set(_known ${_layers} report lesson import faults)
 file(GLOB _folders LIST_DIRECTORIES true RELATIVE "${ENGINE_DIR}" "${ENGINE_DIR}/*")
 set(_topics "")
 foreach(f IN LISTS _folders)

@@ -20,6 +20,8 @@ packages=(
     # The export tests open exported SVG and PDF files as other programs do (rsvg-convert,
     # pdftoppm, pdftotext)
     librsvg2-bin poppler-utils
+    # The review report tests parse its Markdown as a Markdown reader does (GitHub's tables)
+    cmark-gfm
 )
 if [ "${1:-}" = "--list" ]; then
     printf '%s\n' "${packages[@]}"

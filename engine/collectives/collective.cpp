@@ -167,6 +167,11 @@ CollectiveResult flatRing(const Topology &t,
 
 using namespace detail;
 
+double ncclLaunchOverheadS()
+{
+    return kLaunchUs * 1e-6;
+}
+
 double nvlsFanInEfficiency(const GpuSpec &gpu, int gpusPerDomain)
 {
     const double eff = gpu.nvlsEfficiency > 0 ? gpu.nvlsEfficiency : 1.0;

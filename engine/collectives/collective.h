@@ -11,6 +11,8 @@
 
 namespace railyard::engine {
 
+class LinkTraffic;
+
 enum class CollectiveOp { AllReduce, AllGather, ReduceScatter, AllToAll, Broadcast, SendRecv };
 // What the user may ask for (Auto picks as NCCL would), plus what the estimate reports: NVLS on
 // several NVLink domains runs as NVLS-tree; all-to-all is direct; sendrecv is point to point.
@@ -84,6 +86,20 @@ CollectiveResult flatRing(const Topology &topology,
                           double bytes,
                           const std::vector<int> &gpus,
                           double efficiency);
+
+// The host-side time NCCL's latency model adds for launching a collective outside a CUDA graph
+// and waiting for it; a collective replayed from a CUDA graph does not pay it.
+double ncclLaunchOverheadS();
+
+// Adds `bytes` sent from GPU `from` to GPU `to` to the traffic's current phase, on the links
+// between them: NVLink inside an NVLink domain (PCIe on servers without NVLink), else the host
+// path, the NICs and the fabric. `flow` picks among a GPU's NICs.
+void addPointToPoint(LinkTraffic &traffic,
+                     const Topology &topology,
+                     int from,
+                     int to,
+                     double bytes,
+                     int flow = 0);
 
 // The line rate (GB/s per direction) of the slowest link between two GPUs' traffic.
 double pathLineRate(const Topology &topology, int gpuA, int gpuB);

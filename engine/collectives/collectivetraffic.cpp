@@ -278,6 +278,27 @@ void addDirectAllToAll(LinkTraffic &tr,
 
 } // namespace
 
+void addPointToPoint(LinkTraffic &tr, const Topology &t, int from, int to, double bytes, int flow)
+{
+    if (from == to || bytes <= 0)
+        return;
+    const ClusterShape &s = t.shape();
+    if (t.domainOfGpu(from) == t.domainOfGpu(to)) {
+        if (s.pcieOnly) {
+            tr.addPciePeer(from, to, bytes);
+            return;
+        }
+        if (s.directNvlink) {
+            tr.setNvlinkPeers(from, std::uint64_t(1) << std::min(63, t.localOfGpu(to)));
+            tr.setNvlinkPeers(to, std::uint64_t(1) << std::min(63, t.localOfGpu(from)));
+        }
+        tr.addNvlink(from, bytes, 0);
+        tr.addNvlink(to, 0, bytes);
+        return;
+    }
+    addNetworkFlow(tr, t, from, to, bytes, flow, 1);
+}
+
 void addCollectiveTraffic(LinkTraffic &tr,
                           const Topology &t,
                           const GroupShape &g,

@@ -114,7 +114,8 @@ void analyzeGroup(const Topology &t, std::span<const int> gpus, GroupShape &g)
     g.intraGBps = std::numeric_limits<double>::infinity();
     g.netPerDomainGBps = std::numeric_limits<double>::infinity();
     g.nicsPerDomain = std::numeric_limits<int>::max();
-    const bool shared = s.gpusPerNic > 1;
+    // GPUs share NICs by design, or because faults moved some onto a neighbour's NIC.
+    const bool shared = s.gpusPerNic > 1 || t.nicsReassigned();
     if (shared && nicStamp.size() < static_cast<std::size_t>(t.nicCount()))
         nicStamp.assign(static_cast<std::size_t>(t.nicCount()), 0);
     for (int d = 0; d < g.domains; ++d) {

@@ -156,13 +156,14 @@ void LinkTraffic::addNvlink(int gpu, double egress, double ingress)
     };
     for (int l : m_t->gpuNvlinks(gpu))
         if (linked(l))
-            lanes += m_t->links()[static_cast<std::size_t>(l)].lanes;
+            lanes += m_t->links()[static_cast<std::size_t>(l)].workingLanes();
     if (lanes <= 0)
         return;
     for (int l : m_t->gpuNvlinks(gpu)) {
         if (!linked(l))
             continue;
-        const double part = egress * m_t->links()[static_cast<std::size_t>(l)].lanes / lanes;
+        const double part = egress * m_t->links()[static_cast<std::size_t>(l)].workingLanes()
+                            / lanes;
         const bool forward = m_t->links()[static_cast<std::size_t>(l)].a == gpu;
         addLinkUnchecked(l, forward ? part : 0, forward ? 0 : part);
     }
@@ -187,6 +188,22 @@ void LinkTraffic::commitPhase()
 
 void LinkTraffic::addHostToNic(int gpu, int nic, double toNic, double fromNic)
 {
+    // With a NIC or PCIe link down (cluster.faults), the GPU may reach another NIC up its
+    // server's PCIe tree, or over NVLink through the GPU beside that NIC (PXN).
+    switch (m_t->gpuNetPath(gpu)) {
+    case NetPath::Direct: break;
+    case NetPath::PcieTree:
+        addPciePeer(m_t->gpuDevice(gpu), m_t->nicDevice(nic), toNic);
+        addPciePeer(m_t->nicDevice(nic), m_t->gpuDevice(gpu), fromNic);
+        return;
+    case NetPath::Pxn: {
+        const int via = m_t->gpuNetProxy(gpu);
+        addNvlink(gpu, toNic, fromNic);
+        addNvlink(via, fromNic, toNic);
+        gpu = via;
+        break;
+    }
+    }
     addLink(m_t->gpuHostLink(gpu), toNic, fromNic);
     // The NIC's link runs NIC (a) -> host (b): data going to the NIC travels "down".
     addLink(m_t->nicHostLink(nic), fromNic, toNic);
@@ -312,9 +329,11 @@ void LinkTraffic::spreadUplinks()
         const auto ups = m_t->leafUplinks(leaf);
         double lanes = 0;
         for (int l : ups)
-            lanes += m_t->links()[static_cast<std::size_t>(l)].lanes;
+            lanes += m_t->links()[static_cast<std::size_t>(l)].workingLanes();
+        if (lanes <= 0)
+            continue; // every uplink down: the topology refuses a leaf that needs one
         for (int l : ups) {
-            const double share = m_t->links()[static_cast<std::size_t>(l)].lanes / lanes;
+            const double share = m_t->links()[static_cast<std::size_t>(l)].workingLanes() / lanes;
             addLinkUnchecked(l, c.up * share, c.down * share);
         }
         m_leafEff[static_cast<std::size_t>(leaf)] = m_adaptive
@@ -330,6 +349,20 @@ void LinkTraffic::spreadUplinks()
             if (m_podUp[pod] == 0 && m_podDown[pod] == 0)
                 continue;
             const int first = static_cast<int>(pod) * s.spinesPerPod;
+            if (m_t->hasFaults()) {
+                // Spines or core links down: the pod's traffic spreads over the lanes left.
+                double lanes = 0;
+                for (int k = 0; k < s.spinesPerPod; ++k)
+                    for (int l : m_t->spineUplinks(first + k))
+                        lanes += m_t->links()[static_cast<std::size_t>(l)].workingLanes();
+                for (int k = 0; k < s.spinesPerPod && lanes > 0; ++k)
+                    for (int l : m_t->spineUplinks(first + k)) {
+                        const double share = m_t->links()[static_cast<std::size_t>(l)].workingLanes()
+                                             / lanes;
+                        addLinkUnchecked(l, m_podUp[pod] * share, m_podDown[pod] * share);
+                    }
+                continue;
+            }
             const double perSpine = 1.0 / s.spinesPerPod;
             for (int k = 0; k < s.spinesPerPod; ++k) {
                 const auto ups = m_t->spineUplinks(first + k);
@@ -449,8 +482,8 @@ double laneShare(const Topology &t, int gpu, int link)
 {
     double lanes = 0;
     for (int l : t.gpuNvlinks(gpu))
-        lanes += t.links()[static_cast<std::size_t>(l)].lanes;
-    return lanes > 0 ? t.links()[static_cast<std::size_t>(link)].lanes / lanes : 0.0;
+        lanes += t.links()[static_cast<std::size_t>(l)].workingLanes();
+    return lanes > 0 ? t.links()[static_cast<std::size_t>(link)].workingLanes() / lanes : 0.0;
 }
 } // namespace
 
@@ -501,9 +534,9 @@ void LinkTraffic::phaseBytes(std::vector<LinkShare> &out) const
         const auto links = m_t->gpuNvlinks(g);
         double lanes = 0;
         for (int l : links)
-            lanes += m_t->links()[static_cast<std::size_t>(l)].lanes;
+            lanes += m_t->links()[static_cast<std::size_t>(l)].workingLanes();
         for (int l : links) {
-            const double share = m_t->links()[static_cast<std::size_t>(l)].lanes / lanes;
+            const double share = m_t->links()[static_cast<std::size_t>(l)].workingLanes() / lanes;
             out.push_back({l, static_cast<float>(c.up * share), static_cast<float>(c.down * share)});
         }
     }
@@ -548,9 +581,9 @@ void LinkTraffic::totals(std::vector<float> &up, std::vector<float> &down)
         const auto links = m_t->gpuNvlinks(g);
         double lanes = 0;
         for (int l : links)
-            lanes += m_t->links()[static_cast<std::size_t>(l)].lanes;
+            lanes += m_t->links()[static_cast<std::size_t>(l)].workingLanes();
         for (int l : links) {
-            const double share = m_t->links()[static_cast<std::size_t>(l)].lanes / lanes;
+            const double share = m_t->links()[static_cast<std::size_t>(l)].workingLanes() / lanes;
             up[static_cast<std::size_t>(l)] += static_cast<float>(t.up * share);
             down[static_cast<std::size_t>(l)] += static_cast<float>(t.down * share);
         }

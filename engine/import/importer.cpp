@@ -5,6 +5,7 @@
 #include "base/xmlreader.h"
 #include "collectives/collective.h"
 #include "import/calibration.h"
+#include "import/faulthypotheses.h"
 #include "import/importchecks.h"
 #include "import/importtext.h"
 #include "import/nccltestsfilter.h"
@@ -222,6 +223,13 @@ void calibrate(Layout &layout, const ImportedMachine &m, const Catalog &cat, Jso
     const double before = modelledBusbw(layout, cat, *op, ref->sizeBytes);
     if (before <= 0)
         return;
+    // Short of the model at the largest size: which degraded link or missing rail would
+    // explain it (priced before the calibration absorbs the gap into the efficiency).
+    std::vector<MeasuredPoint> measuredPoints;
+    for (const Measurement &x : m.measurements)
+        if (!x.inPlace && x.sizeBytes > 0 && x.busbwGBps > 0)
+            measuredPoints.push_back({x.sizeBytes, x.busbwGBps});
+    const std::vector<FaultHypothesis> hypotheses = faultHypotheses(layout, *op, measuredPoints);
     // Bisection on the achieved fraction of line rate (the model's busbw grows with it).
     Layout probe = layout;
     const auto at = [&](double e) {
@@ -266,6 +274,27 @@ void calibrate(Layout &layout, const ImportedMachine &m, const Catalog &cat, Jso
                     + " measured " + formatNumber(measured) + " GB/s busbw; the model gave "
                     + formatNumber(before) + " GB/s, " + formatNumber(after)
                     + " GB/s with tuning.efficiency " + formatNumber(efficiency) + ".";
+    if (!hypotheses.empty()) {
+        Json list = Json::array();
+        layout.notes += "\nOr a fault (the measurement is "
+                        + formatNumber(100 * (1 - measured / before), 3)
+                        + "% short of the healthy model at " + formatBytes(ref->sizeBytes)
+                        + "); hypotheses that would explain it:";
+        for (const FaultHypothesis &h : hypotheses) {
+            list.push_back({{"faults", faultsToJson(h.faults)},
+                            {"hypothesis", h.text},
+                            {"size_bytes", h.sizeBytes},
+                            {"measured_busbw_gbps", h.measuredGBps},
+                            {"modelled_busbw_gbps", h.modelledGBps},
+                            {"healthy_busbw_gbps", h.healthyGBps},
+                            {"fit", h.fit}});
+            layout.notes += "\n- " + h.text + ": the model gives " + formatNumber(h.modelledGBps)
+                            + " GB/s busbw (measured " + formatNumber(h.measuredGBps)
+                            + "); RMS log error " + formatNumber(h.fit, 2)
+                            + " over the sizes from 256 MiB";
+        }
+        imported["calibration"]["fault_hypotheses"] = list;
+    }
 }
 
 } // namespace

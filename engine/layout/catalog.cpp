@@ -55,6 +55,7 @@ GpuSpec readGpu(const JsonCursor &c)
     g.architecture = c.at("architecture").toChoice({"volta", "ampere", "hopper", "blackwell"});
     g.bf16Tflops = rate(c.at("bf16_tflops"), 1e6, "TFLOPS");
     g.fp8Tflops = c.doubleOr("fp8_tflops", 0, 0, 1e6);
+    g.fp4Tflops = c.doubleOr("fp4_tflops", 0, 0, 1e6);
     g.hbmGB = rate(c.at("hbm_gb"), 1e5, "GB");
     g.hbmTBPerS = rate(c.at("hbm_tb_per_s"), 1e3, "TB/s");
     // Absent: the datasheet bytes less the ~0.5% the driver keeps (ECC, reserved pages).

@@ -24,6 +24,7 @@ struct GpuSpec
     std::string architecture; // "ampere", "hopper", "blackwell"
     double bf16Tflops = 0;
     double fp8Tflops = 0;    // 0: no FP8 tensor cores
+    double fp4Tflops = 0;    // dense NVFP4 (serving); 0: no FP4 tensor cores
     double hbmGB = 0;        // datasheet capacity, 1e9 bytes
     double hbmUsableGiB = 0; // what the device exposes to programs (an 80 GB H100: 79.6 GiB)
     double hbmTBPerS = 0;

@@ -14,7 +14,50 @@ const char *toString(FabricKind kind)
 
 const char *toString(Precision p)
 {
-    return p == Precision::Fp8 ? "fp8" : "bf16";
+    switch (p) {
+    case Precision::Bf16: return "bf16";
+    case Precision::Fp8: return "fp8";
+    case Precision::Fp4: return "fp4";
+    }
+    return "bf16";
+}
+
+double bytesPerValue(Precision p)
+{
+    switch (p) {
+    case Precision::Bf16: return 2.0;
+    case Precision::Fp8: return 1.0;
+    case Precision::Fp4: return 0.5 + 1.0 / 16.0;
+    }
+    return 2.0;
+}
+
+std::optional<Precision> precisionFromString(const std::string &s)
+{
+    for (Precision p : {Precision::Bf16, Precision::Fp8, Precision::Fp4})
+        if (s == toString(p))
+            return p;
+    return std::nullopt;
+}
+
+const char *toString(ServingPhase p)
+{
+    switch (p) {
+    case ServingPhase::Both: return "both";
+    case ServingPhase::Prefill: return "prefill";
+    case ServingPhase::Decode: return "decode";
+    }
+    return "both";
+}
+
+const char *toString(SpeculativeMethod m)
+{
+    switch (m) {
+    case SpeculativeMethod::Mtp: return "mtp";
+    case SpeculativeMethod::Eagle: return "eagle";
+    case SpeculativeMethod::Draft: return "draft";
+    }
+    return "mtp";
 }
 
 const char *toString(Recompute r)
@@ -59,11 +102,18 @@ int Layout::dataParallel() const
     return denom > 0 && gpus >= denom ? static_cast<int>(gpus / denom) : 1;
 }
 
+int Layout::attentionDataParallel() const
+{
+    if (!parallel.attentionDp)
+        return 1;
+    return *parallel.attentionDp == 0 ? parallel.tp : *parallel.attentionDp;
+}
+
 bool Layout::sameContent(const Layout &o) const
 {
     return title == o.title && notes == o.notes && cluster == o.cluster && model == o.model
-           && training == o.training && parallel == o.parallel && mapping == o.mapping
-           && view == o.view;
+           && training == o.training && serving == o.serving && parallel == o.parallel
+           && mapping == o.mapping && view == o.view;
 }
 
 } // namespace railyard::engine

@@ -3,6 +3,7 @@
 #include "base/jsoncursor.h"
 #include "base/outputfile.h"
 #include "layout/catalog.h"
+#include "layout/faults.h"
 #include "layout/servertemplate.h"
 #include "layout/transformer.h"
 
@@ -41,7 +42,13 @@ inline std::string sizeText(std::int64_t product)
 }
 
 enum class FabricKind { RailOptimized, SingleSwitch, ThreeTier };
-enum class Precision { Bf16, Fp8 };
+// Number format of weights and GEMMs (and, for serving, of the KV cache). FP4 (NVFP4: 4-bit
+// values with an FP8 scale per 16) is for serving only; training reads bf16 and fp8.
+enum class Precision { Bf16, Fp8, Fp4 };
+// Bytes one value takes in memory: 2, 1, or 0.5625 for NVFP4 (4 bits plus an 8-bit scale per
+// block of 16; NVIDIA, "Introducing NVFP4 for Efficient and Accurate Low-Precision
+// Inference", developer.nvidia.com/blog, 2025).
+double bytesPerValue(Precision p);
 enum class Recompute { None, Selective, Full };
 // Flash attention (fused, never stores the s x s scores), or the scores materialized in HBM
 // (Megatron before FlashAttention, 2021-2022).
@@ -56,6 +63,7 @@ const char *toString(Precision p);
 const char *toString(Recompute r);
 const char *toString(AttentionKernel a);
 const char *toString(MoeDispatcher d);
+std::optional<Precision> precisionFromString(const std::string &s);
 
 struct NicConfig
 {
@@ -99,6 +107,8 @@ struct ClusterConfig
     // Format 2: every server's devices and links as written (absent: the generated shape).
     // With it, gpusPerNode, nvlinkDomain and nic.perGpu follow from its GPUs and NICs.
     std::optional<ServerTemplate> server;
+    // What is down or degraded (DESIGN.md, "Failures and degradation"); empty: all healthy.
+    std::vector<Fault> faults;
 
     int gpuCount() const { return nodes * gpusPerNode; }
     int nodesPerDomain() const { return nvlinkDomain / gpusPerNode; }
@@ -146,6 +156,64 @@ struct TrainingConfig
     bool operator==(const TrainingConfig &) const = default;
 };
 
+// Serving (DESIGN.md, "Serving (inference) workloads"): what is served and how.
+enum class ServingPhase { Both, Prefill, Decode };
+enum class SpeculativeMethod { Mtp, Eagle, Draft };
+const char *toString(ServingPhase p); // "both", "prefill", "decode"
+const char *toString(SpeculativeMethod m);
+
+// One pool of a disaggregated deployment: its instances' sizes.
+struct ServingPool
+{
+    int tp = 1;
+    int ep = 1;
+    int pp = 1;
+    int replicas = 1;
+    std::optional<int> attentionDp; // as ParallelConfig::attentionDp
+    std::int64_t gpus() const { return sizeProduct({tp, pp, replicas}); }
+    bool operator==(const ServingPool &) const = default;
+};
+
+struct DisaggregationConfig
+{
+    ServingPool prefill;
+    ServingPool decode;
+    bool operator==(const DisaggregationConfig &) const = default;
+};
+
+struct SpeculativeConfig
+{
+    SpeculativeMethod method = SpeculativeMethod::Mtp;
+    int draftTokens = 1;              // tokens drafted per step
+    std::optional<double> acceptance; // mean tokens accepted per step; absent: the method's
+    std::string draftModel;           // `draft`: the draft model's preset
+    bool operator==(const SpeculativeConfig &) const = default;
+};
+
+struct ServingConfig
+{
+    // A named serving stack (layout/servingstack.h); empty: the engine's generic defaults.
+    std::string stack;
+    Precision precision = Precision::Bf16;
+    std::optional<Precision> kvPrecision; // absent: fp8 when precision is fp8 or fp4, else bf16
+    int inputTokens = 1024;               // per request
+    int outputTokens = 1024;
+    std::optional<int> concurrency;             // requests in flight per (decode) replica
+    std::optional<double> requestRate;          // requests/s offered to the cluster (open loop)
+    int maxPrefillTokens = 8192;                // chunked-prefill budget per step
+    std::optional<bool> cudaGraphs;             // absent: the stack's default
+    std::optional<MoeDispatcher> moeDispatcher; // absent: the stack's default
+    std::optional<DisaggregationConfig> disaggregated;
+    std::optional<SpeculativeConfig> speculative;
+    ServingPhase phase = ServingPhase::Both;
+
+    Precision kvCache() const
+    {
+        return kvPrecision.value_or(precision == Precision::Bf16 ? Precision::Bf16 : Precision::Fp8);
+    }
+    bool operator==(const ServingConfig &) const = default;
+};
+
 struct ParallelConfig
 {
     int tp = 1;
@@ -157,6 +225,10 @@ struct ParallelConfig
     std::optional<int> etp;               // expert tensor parallel size (absent: 1)
     std::optional<bool> sequenceParallel; // absent: on when TP > 1
     std::string order = "tp-cp-ep-dp-pp";
+    // Serving: attention data-parallel ranks inside a TP group (SGLang's --enable-dp-attention,
+    // TensorRT-LLM's enable_attention_dp): attention runs at TP = tp / attention_dp, each rank
+    // group on its own requests. Absent: 1; 0: the whole TP group (written as `true`).
+    std::optional<int> attentionDp;
     bool operator==(const ParallelConfig &) const = default;
 };
 
@@ -166,7 +238,9 @@ struct Layout
     std::string notes;
     ClusterConfig cluster;
     std::optional<ModelConfig> model; // absent: no workload, the cluster only
-    TrainingConfig training;
+    TrainingConfig training;          // the defaults when the layout serves (`serving` set)
+    // Present: the layout prices serving, not training (a file carries one or the other).
+    std::optional<ServingConfig> serving;
     ParallelConfig parallel;
     std::vector<int> mapping;   // GPU index of each rank; empty: derived from the order
     Json view = Json::object(); // zoom, colouring, panels: never affects the numbers
@@ -174,6 +248,9 @@ struct Layout
     Json original = Json::object();
 
     int dataParallel() const; // dp, or derived from the GPU count
+    bool isServing() const { return serving.has_value(); }
+    // Serving: attention data-parallel ranks per TP group (1 when off).
+    int attentionDataParallel() const;
     bool sequenceParallelOn() const { return parallel.sequenceParallel.value_or(parallel.tp > 1); }
     // Compares what the layout means, not the preserved original text.
     bool sameContent(const Layout &other) const;

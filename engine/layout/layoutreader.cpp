@@ -4,6 +4,7 @@
 
 #include "base/boundedread.h"
 #include "base/units.h"
+#include "layout/layoutio_p.h"
 #include "layout/softwarestack.h"
 
 #include <cmath>
@@ -160,6 +161,8 @@ ClusterConfig readCluster(const JsonCursor &c, const Catalog *catalog, std::int6
         k.tuning.adaptiveRouting = tuning->optBool("adaptive_routing");
     }
     k.pricePerGpuHour = c.optDouble("price_per_gpu_hour", 0, 1e4);
+    if (const auto faults = c.find("faults"))
+        k.faults = readFaults(*faults);
     return k;
 }
 
@@ -191,6 +194,23 @@ ModelConfig readModel(const JsonCursor &c)
         o.sharedExperts = moe->optInt("shared_experts", 0, 1000);
         o.moeLayers = moe->optInt("moe_layers", 0, 100000);
         m.moe = o;
+    }
+    if (const auto mla = c.find("mla")) {
+        mla->requireObject();
+        MlaOverrides o;
+        o.qLoraRank = mla->optInt("q_lora_rank", 0, big);
+        o.kvLoraRank = mla->optInt("kv_lora_rank", 1, big);
+        o.qkNopeHeadDim = mla->optInt("qk_nope_head_dim", 1, 100000);
+        o.qkRopeHeadDim = mla->optInt("qk_rope_head_dim", 1, 100000);
+        o.vHeadDim = mla->optInt("v_head_dim", 1, 100000);
+        m.mla = o;
+    }
+    if (const auto sw = c.find("sliding_window")) {
+        sw->requireObject();
+        SlidingWindowOverrides o;
+        o.window = sw->optInt("window", 1, 1 << 24);
+        o.layers = sw->optInt("layers", 0, 100000);
+        m.slidingWindow = o;
     }
     const ResolvedModel r = resolveModel(m);
     if (!r.error.empty())
@@ -260,6 +280,7 @@ ParallelConfig readParallel(const JsonCursor &c)
     p.dp = c.optInt("dp", 1, kMaxGpus);
     p.etp = c.optInt("etp", 1, kMaxGpus);
     p.sequenceParallel = c.optBool("sequence_parallel");
+    p.attentionDp = detail::readAttentionDp(c);
     if (const auto order = c.find("order")) {
         p.order = order->toString();
         checkOrder(*order, p.order);
@@ -298,8 +319,16 @@ Layout readLayout(const std::string &text, const std::string &file, const Catalo
         l.model = readModel(*m);
     if (const auto t = root.find("training"))
         l.training = readTraining(*t);
+    if (const auto s = root.find("serving")) {
+        if (root.has("training"))
+            s->fail("a layout carries either \"training\" or \"serving\", not both (remove "
+                    "one of them)");
+        l.serving = detail::readServing(*s);
+    }
     if (const auto p = root.find("parallel"))
         l.parallel = readParallel(*p);
+    if (l.serving)
+        detail::checkServingLayout(root, l);
     if (const auto m = root.find("mapping")) {
         m->requireArray();
         const int gpus = l.cluster.gpuCount();
@@ -312,11 +341,17 @@ Layout readLayout(const std::string &text, const std::string &file, const Catalo
             used[static_cast<std::size_t>(g)] = true;
             l.mapping.push_back(g);
         }
-        const std::int64_t ranks = sizeProduct(
-                {l.parallel.tp, l.parallel.cp, l.parallel.pp, l.dataParallel()});
+        const std::int64_t ranks = l.serving ? detail::servingRanks(l)
+                                             : sizeProduct({l.parallel.tp,
+                                                            l.parallel.cp,
+                                                            l.parallel.pp,
+                                                            l.dataParallel()});
         if (static_cast<std::int64_t>(l.mapping.size()) != ranks)
-            m->fail("expected one GPU per rank: " + sizeText(ranks)
-                    + " entries (TP x CP x PP x DP), got " + std::to_string(l.mapping.size()));
+            m->fail("expected one GPU per rank: " + sizeText(ranks) + " entries ("
+                    + (l.serving && l.serving->disaggregated ? "the prefill and decode pools' GPUs"
+                       : l.serving                           ? "TP x PP x DP"
+                                                             : "TP x CP x PP x DP")
+                    + "), got " + std::to_string(l.mapping.size()));
     }
     if (const auto view = root.find("view")) {
         view->requireObject();

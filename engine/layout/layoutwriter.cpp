@@ -4,6 +4,7 @@
 
 #include "base/outputfile.h"
 #include "base/units.h"
+#include "layout/layoutio_p.h"
 
 #include <cmath>
 #include <ostream>
@@ -39,6 +40,31 @@ Json &child(Json &obj, const char *key)
     return c;
 }
 
+void writeTraining(Json &tj, const TrainingConfig &t)
+{
+    if (!t.stack.empty())
+        tj["stack"] = t.stack;
+    else
+        tj.erase("stack");
+    tj["seq_len"] = t.seqLen;
+    tj["global_batch"] = t.globalBatch;
+    tj["micro_batch"] = t.microBatch;
+    tj["precision"] = toString(t.precision);
+    tj["recompute"] = toString(t.recompute);
+    tj["attention"] = toString(t.attention);
+    tj["moe_dispatcher"] = toString(t.moeDispatcher);
+    Json &opt = child(tj, "optimizer");
+    opt["distributed"] = t.optimizer.distributed;
+    opt["zero_stage"] = t.optimizer.zeroStage;
+    opt["fsdp"] = t.optimizer.fsdp;
+    opt["grad_reduce_fp32"] = t.optimizer.gradReduceFp32;
+    Json &ov = child(tj, "overlap");
+    ov["dp"] = t.overlap.dp;
+    ov["tp"] = t.overlap.tp;
+    ov["pp"] = t.overlap.pp;
+    ov["ep"] = t.overlap.ep;
+}
+
 } // namespace
 
 Json layoutToJson(const Layout &l)
@@ -46,7 +72,9 @@ Json layoutToJson(const Layout &l)
     Json out = l.original.is_object() ? l.original : Json::object();
     out["format"] = "railyard-layout";
     // Format 1 while it says everything, so older Railyard builds still open the file.
-    out["version"] = l.cluster.server ? kLayoutFormatVersion : 1;
+    // Faults need a reader that knows them (one that ignored them would price a healthy
+    // cluster): format 2, which builds before it refuse.
+    out["version"] = l.cluster.server || !l.cluster.faults.empty() ? kLayoutFormatVersion : 1;
     if (!l.title.empty())
         out["title"] = l.title;
     else
@@ -84,6 +112,10 @@ Json layoutToJson(const Layout &l)
         c["server"] = serverTemplateToJson(*k.server);
     else
         c.erase("server");
+    if (!k.faults.empty())
+        c["faults"] = faultsToJson(k.faults);
+    else
+        c.erase("faults");
 
     if (l.model) {
         const ModelConfig &m = *l.model;
@@ -110,44 +142,52 @@ Json layoutToJson(const Layout &l)
         } else {
             mj.erase("moe");
         }
+        if (m.mla) {
+            Json &mla = child(mj, "mla");
+            put(mla, "q_lora_rank", m.mla->qLoraRank);
+            put(mla, "kv_lora_rank", m.mla->kvLoraRank);
+            put(mla, "qk_nope_head_dim", m.mla->qkNopeHeadDim);
+            put(mla, "qk_rope_head_dim", m.mla->qkRopeHeadDim);
+            put(mla, "v_head_dim", m.mla->vHeadDim);
+        } else {
+            mj.erase("mla");
+        }
+        if (m.slidingWindow) {
+            Json &sw = child(mj, "sliding_window");
+            put(sw, "window", m.slidingWindow->window);
+            put(sw, "layers", m.slidingWindow->layers);
+        } else {
+            mj.erase("sliding_window");
+        }
     } else {
         out.erase("model");
     }
 
-    const TrainingConfig &t = l.training;
-    Json &tj = child(out, "training");
-    if (!t.stack.empty())
-        tj["stack"] = t.stack;
-    else
-        tj.erase("stack");
-    tj["seq_len"] = t.seqLen;
-    tj["global_batch"] = t.globalBatch;
-    tj["micro_batch"] = t.microBatch;
-    tj["precision"] = toString(t.precision);
-    tj["recompute"] = toString(t.recompute);
-    tj["attention"] = toString(t.attention);
-    tj["moe_dispatcher"] = toString(t.moeDispatcher);
-    Json &opt = child(tj, "optimizer");
-    opt["distributed"] = t.optimizer.distributed;
-    opt["zero_stage"] = t.optimizer.zeroStage;
-    opt["fsdp"] = t.optimizer.fsdp;
-    opt["grad_reduce_fp32"] = t.optimizer.gradReduceFp32;
-    Json &ov = child(tj, "overlap");
-    ov["dp"] = t.overlap.dp;
-    ov["tp"] = t.overlap.tp;
-    ov["pp"] = t.overlap.pp;
-    ov["ep"] = t.overlap.ep;
+    if (l.serving) {
+        out.erase("training");
+        detail::writeServing(child(out, "serving"), *l.serving);
+    } else {
+        out.erase("serving");
+        writeTraining(child(out, "training"), l.training);
+    }
 
     const ParallelConfig &p = l.parallel;
     Json &pj = child(out, "parallel");
     pj["tp"] = p.tp;
-    pj["cp"] = p.cp;
+    // Serving has no context parallelism or virtual stages: written only when the file had them.
+    if (!l.serving || pj.contains("cp"))
+        pj["cp"] = p.cp;
     pj["ep"] = p.ep;
     pj["pp"] = p.pp;
-    pj["vp"] = p.vp;
+    if (!l.serving || pj.contains("vp"))
+        pj["vp"] = p.vp;
     put(pj, "dp", p.dp);
     put(pj, "etp", p.etp);
     put(pj, "sequence_parallel", p.sequenceParallel);
+    if (p.attentionDp)
+        pj["attention_dp"] = detail::attentionDpJson(*p.attentionDp);
+    else
+        pj.erase("attention_dp");
     pj["order"] = p.order;
 
     if (!l.mapping.empty())

@@ -54,7 +54,10 @@ RankLayout::RankLayout(const Layout &l)
     // Sizes come from files (up to kMaxGpus each): products in 64 bits, saturating.
     const std::int64_t world = sizeProduct({m_tp, m_cp, m_pp, m_dp});
     const int gpus = l.cluster.gpuCount();
-    if (world != gpus || m_tp < 1 || m_cp < 1 || m_pp < 1 || m_dp < 1)
+    // With faults (GPUs out, a job re-formed around them), an explicit mapping may leave GPUs
+    // of the cluster idle.
+    const bool idleAllowed = !l.cluster.faults.empty() && !l.mapping.empty() && world < gpus;
+    if ((world != gpus && !idleAllowed) || m_tp < 1 || m_cp < 1 || m_pp < 1 || m_dp < 1)
         throw InputError("parallel: TP x CP x PP x DP = " + std::to_string(m_tp) + " x "
                          + std::to_string(m_cp) + " x " + std::to_string(m_pp) + " x "
                          + std::to_string(m_dp) + " = " + sizeText(world) + ", but the cluster has "

@@ -53,15 +53,23 @@ std::vector<ModelDims> buildPresets()
     p.push_back(dense("llama2-70b", 80, 8192, 28672, 64, 8, 32000, true));
     p.push_back(dense("llama3-8b", 32, 4096, 14336, 32, 8, 128256, true));
     p.push_back(dense("llama3-70b", 80, 8192, 28672, 64, 8, 128256, true));
+    // Llama 3.1 and 3.3 70B and Llama 3.1 8B keep Llama 3's dimensions (their HF config.json:
+    // huggingface.co/meta-llama/Llama-3.1-70B, Llama-3.3-70B-Instruct, Llama-3.1-8B).
+    p.push_back(dense("llama3.1-70b", 80, 8192, 28672, 64, 8, 128256, true));
+    p.push_back(dense("llama3.3-70b", 80, 8192, 28672, 64, 8, 128256, true));
+    p.push_back(dense("llama3.1-8b", 32, 4096, 14336, 32, 8, 128256, true));
     p.push_back(dense("llama3.1-405b", 126, 16384, 53248, 128, 8, 128256, true));
     p.push_back(dense("nemotron4-340b", 96, 18432, 73728, 96, 8, 256000, false));
     p.back().dropout = false; // squared-ReLU MLP, trained without dropout (NeMo's config)
     p.push_back(moe(dense("mixtral-8x7b", 32, 4096, 14336, 32, 8, 32000, true), 8, 2, 14336, 0, 32));
     p.push_back(
             moe(dense("mixtral-8x22b", 56, 6144, 16384, 48, 8, 32768, true), 8, 2, 16384, 0, 56));
-    {
-        // 61 layers: 3 dense + 58 MoE; MLA attention (q LoRA 1536, kv LoRA 512, rope 64, v 128).
-        ModelDims d = moe(dense("deepseek-v3", 61, 7168, 18432, 128, 128, 129280, true, 128),
+    // 61 layers: 3 dense + 58 MoE; MLA attention (q LoRA 1536, kv LoRA 512, qk nope 128 (the
+    // head_dim), rope 64, v 128): huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json
+    // (first_k_dense_replace 3, n_routed_experts 256, num_experts_per_tok 8, n_shared_experts
+    // 1, moe_intermediate_size 2048). DeepSeek-R1 has the same architecture (its config.json).
+    for (const char *name : {"deepseek-v3", "deepseek-r1"}) {
+        ModelDims d = moe(dense(name, 61, 7168, 18432, 128, 128, 129280, true, 128),
                           256,
                           8,
                           2048,
@@ -79,6 +87,25 @@ std::vector<ModelDims> buildPresets()
                     1536,
                     0,
                     94));
+    // gpt-oss (huggingface.co/openai/gpt-oss-120b and gpt-oss-20b, config.json): every layer MoE
+    // (128 or 32 experts, 4 per token, intermediate_size 2880), 64 query heads and 8 KV heads of
+    // head_dim 64, layer_types alternating sliding_attention (sliding_window 128) and
+    // full_attention, vocab 201088.
+    {
+        ModelDims d = moe(dense("gpt-oss-120b", 36, 2880, 2880, 64, 8, 201088, true, 64),
+                          128,
+                          4,
+                          2880,
+                          0,
+                          36);
+        d.slidingWindow = 128;
+        d.slidingLayers = 18;
+        p.push_back(d);
+        d = moe(dense("gpt-oss-20b", 24, 2880, 2880, 64, 8, 201088, true, 64), 32, 4, 2880, 0, 24);
+        d.slidingWindow = 128;
+        d.slidingLayers = 12;
+        p.push_back(d);
+    }
     p.push_back(moe(dense("qwen3-30b-a3b", 48, 2048, 6144, 32, 4, 151936, true, 128),
                     128,
                     8,
@@ -213,6 +240,19 @@ ResolvedModel resolveModel(const ModelConfig &c)
         else if (m.experts > 0 && m.moeLayers == 0)
             m.moeLayers = m.layers;
     }
+    if (c.mla) {
+        apply(m.qLoraRank, c.mla->qLoraRank);
+        apply(m.kvLoraRank, c.mla->kvLoraRank);
+        apply(m.headDim, c.mla->qkNopeHeadDim);
+        apply(m.qkRopeDim, c.mla->qkRopeHeadDim);
+        apply(m.vHeadDim, c.mla->vHeadDim);
+    }
+    if (c.slidingWindow) {
+        apply(m.slidingWindow, c.slidingWindow->window);
+        apply(m.slidingLayers, c.slidingWindow->layers);
+        if (c.slidingWindow->window && !c.slidingWindow->layers && m.slidingLayers == 0)
+            m.slidingLayers = m.layers;
+    }
     if (!c.preset.empty() && (c.layers || c.hidden || c.ffn || c.heads || c.kvHeads || c.vocab))
         m.name = c.preset + " (modified)";
 
@@ -241,6 +281,15 @@ ResolvedModel resolveModel(const ModelConfig &c)
     else if (m.moeLayers > m.layers)
         r.error = "model: moe.moe_layers (" + std::to_string(m.moeLayers)
                   + ") is more than layers (" + std::to_string(m.layers) + ")";
+    else if (m.slidingLayers > m.layers)
+        r.error = "model: sliding_window.layers (" + std::to_string(m.slidingLayers)
+                  + ") is more than layers (" + std::to_string(m.layers) + ")";
+    else if (m.slidingLayers > 0 && m.slidingWindow <= 0)
+        r.error = "model: sliding_window.window is required when sliding_window.layers is set";
+    else if ((m.qLoraRank > 0 || m.vHeadDim > 0 || m.qkRopeDim > 0) && m.kvLoraRank <= 0)
+        r.error = "model: mla.kv_lora_rank is required for multi-head latent attention";
+    else if (m.isMla() && (m.qkRopeDim <= 0 || m.vHeadDim <= 0))
+        r.error = "model: mla needs qk_rope_head_dim and v_head_dim (DeepSeek-V3: 64 and 128)";
     return r;
 }
 

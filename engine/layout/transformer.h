@@ -32,8 +32,15 @@ struct ModelDims
     int kvLoraRank = 0;
     int qkRopeDim = 0;
     int vHeadDim = 0;
+    // Sliding-window attention (gpt-oss alternates sliding and full layers): `slidingLayers`
+    // layers attend to at most `slidingWindow` earlier tokens; 0 = none.
+    int slidingWindow = 0;
+    int slidingLayers = 0;
 
+    bool isMla() const { return kvLoraRank > 0; }
     bool isMoe() const { return experts > 0 && moeLayers > 0; }
+    // The value dimension of one head (MLA's v_head_dim, else head_dim).
+    int valueHeadDim() const { return vHeadDim > 0 ? vHeadDim : headDim; }
     int denseLayers() const { return layers - (isMoe() ? moeLayers : 0); }
     // Parameter counts (embedding and output layer included, untied).
     double totalParams() const;
@@ -64,6 +71,20 @@ struct MoeOverrides
     bool operator==(const MoeOverrides &) const = default;
 };
 
+// Partial multi-head latent attention settings (`model.mla`); qk_nope_head_dim is head_dim.
+struct MlaOverrides
+{
+    std::optional<int> qLoraRank, kvLoraRank, qkNopeHeadDim, qkRopeHeadDim, vHeadDim;
+    bool operator==(const MlaOverrides &) const = default;
+};
+
+// Partial sliding-window settings (`model.sliding_window`).
+struct SlidingWindowOverrides
+{
+    std::optional<int> window, layers;
+    bool operator==(const SlidingWindowOverrides &) const = default;
+};
+
 // What the layout file says about the model: a preset, dimensions, or a preset with overrides.
 struct ModelConfig
 {
@@ -71,6 +92,8 @@ struct ModelConfig
     std::optional<int> layers, hidden, ffn, heads, kvHeads, headDim, vocab;
     std::optional<bool> gatedMlp;
     std::optional<MoeOverrides> moe;
+    std::optional<MlaOverrides> mla;
+    std::optional<SlidingWindowOverrides> slidingWindow;
     bool operator==(const ModelConfig &) const = default;
 };
 

@@ -148,7 +148,7 @@ std::vector<std::pair<int, double>> LessonBuilder::nvswitchesOf(int d) const
     double lanes = 0;
     for (int l : m_t.gpuNvlinks(gpu)) {
         const int sw = m_t.otherEnd(l, m_t.gpuDevice(gpu));
-        const double n = m_t.links()[static_cast<std::size_t>(l)].lanes;
+        const double n = m_t.links()[static_cast<std::size_t>(l)].workingLanes();
         lanes += n;
         auto it = std::find_if(out.begin(), out.end(), [&](const auto &e) { return e.first == sw; });
         if (it == out.end())

@@ -63,8 +63,13 @@ struct CollectiveLesson
     double stepsAloneS = 0; // sum of the steps' linkS
     double bandwidthS = 0;  // the estimate's bandwidth part (sum of the steps' timeS)
     double latencyS = 0;
-    double totalS = 0;      // latencyS + bandwidthS
-    double estimateS = 0;   // estimateCollective()'s time for the same request
+    double totalS = 0;    // latencyS + bandwidthS
+    double estimateS = 0; // estimateCollective()'s time for the same request
+    // The seed article's textbook flat ring on the same GPUs in the same order (flatRing() at
+    // the request's efficiency, else kSeedFlatRingEfficiency), shown beside the estimate: what
+    // the formula says, against what NCCL achieves.
+    CollectiveResult textbook;
+    double textbookEfficiency = 0;
     double nvlinkScale = 1; // NVLS: the share of NVLink's rate the switch's reduction gets
 
     const std::vector<LinkBytes> &stepLinks(int step) const;
@@ -72,6 +77,12 @@ struct CollectiveLesson
     // bus factor of its op and ranks over totalS, in GB/s; 0 when nothing takes time.
     double busbwGBps() const;
 };
+
+// The achieved fraction the seed article's flat-ring numbers (0.068 s in one server, 0.694 s
+// across 16) assume, the lesson's textbook ring's default: seed/interconnect-bottleneck-article.txt,
+// "Estimating Communication Cost Before You Scale": "assuming 80% of link bandwidth is achieved"
+// (its helper's `efficiency: float = 0.8`).
+inline constexpr double kSeedFlatRingEfficiency = 0.8;
 
 // The largest group a lesson steps through (every transfer of every step is listed).
 inline constexpr int kLessonMaxRanks = 512;

@@ -326,6 +326,8 @@ CollectiveLesson buildCollectiveLesson(const Topology &t, const CollectiveReques
     same.gpus = gpus;
     same.wantLinks = false;
     L.estimateS = estimateCollective(t, same).timeS;
+    L.textbookEfficiency = req.efficiency.value_or(kSeedFlatRingEfficiency);
+    L.textbook = flatRing(t, req.op, req.bytes, g.gpus, L.textbookEfficiency);
     L.title = algoText(L.algorithm) + " " + opText(L.op) + " of " + formatBytes(L.bytes) + " on "
               + std::to_string(g.n) + " GPUs (" + std::to_string(g.domains) + " NVLink domain"
               + (g.domains == 1 ? "" : "s") + "), " + toString(L.protocol) + " protocol";

@@ -219,7 +219,7 @@ struct PlanPricer::Impl
             if (nRuns == 0) {
                 allRuns.clear();
                 forEachStage(m, pp, [&](int s, int nd, int nm) {
-                    allRuns.push_back({s, 1, nd, nm});
+                    allRuns.push_back({s, 1, nd, nm, 1.0});
                 });
             }
         }

@@ -41,6 +41,11 @@ BuyAnswer planPurchase(const Layout &layout, const BuyOptions &options)
 {
     const auto start = std::chrono::steady_clock::now();
     BuyAnswer out;
+    if (layout.isServing()) {
+        out.error = "the layout describes a serving workload (\"serving\"): --buy sizes a "
+                    "training run (tokens by a deadline)";
+        return out;
+    }
     const Catalog &catalog = options.catalog ? *options.catalog : Catalog::builtin();
     const double seconds = options.deadlineDays * 86400.0;
     for (const GpuSpec &gpu : catalog.gpus()) {

@@ -151,6 +151,11 @@ PlanSearch searchPlans(const Layout &layout, const Topology &topology, const Pla
     const auto start = Clock::now();
     PlanSearch out;
     out.objective = options.objective;
+    if (layout.isServing()) {
+        out.error = "the layout describes a serving workload (\"serving\"): the training planner "
+                    "does not plan it";
+        return out;
+    }
     PlanPricer pricer(layout, topology);
     out.hbmGiB = pricer.hbmGiB();
     out.pricePerGpuHour = pricer.pricePerGpuHour();

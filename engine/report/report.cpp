@@ -95,11 +95,17 @@ std::vector<std::size_t> busiestShares(const TrafficPattern &pattern, std::size_
             busier);
 }
 
+} // namespace
+
 // `"timeline": [...]`, phase by phase, each phase's links on its own lines. With
 // LinkListing::All every link the phase puts bytes on; otherwise its `busiest` links by bytes
 // (none with LinkListing::None), and `links_omitted` / `bytes_omitted` say what was left out: a
 // 262,144-GPU step's phases cross hundreds of millions of links in all.
-void appendTimelineJson(std::string &s, Buffered &b, const StepTimeline &tl, const ReportOptions &o)
+void reportformat::appendTimelineJson(std::string &s,
+                                      Buffered &b,
+                                      const StepTimeline &tl,
+                                      const ReportOptions &o,
+                                      const char *key)
 {
     // Phases share patterns (every micro-batch's TP all-reduce is one): rank each pattern once.
     struct Ranked
@@ -132,7 +138,9 @@ void appendTimelineJson(std::string &s, Buffered &b, const StepTimeline &tl, con
         return r;
     };
 
-    s += ",\n  \"timeline\": [";
+    s += ",\n  \"";
+    s += key;
+    s += "\": [";
     bool first = true;
     for (const Phase &p : tl.phases) {
         s += first ? "\n    " : ",\n    ";
@@ -203,6 +211,8 @@ void appendTimelineJson(std::string &s, Buffered &b, const StepTimeline &tl, con
     }
     s += first ? "]" : "\n  ]";
 }
+
+namespace {
 
 Json tiersJson(const std::vector<LinkTierSummary> &tiers)
 {
@@ -332,6 +342,8 @@ void writeEvaluationJson(std::ostream &out,
                             {"cost_s", w.costS}});
     j["warnings"] = warnings;
     j["assumptions"] = e.assumptions;
+    for (const auto &[key, value] : o.extra.items())
+        j[key] = value;
     const bool links = o.links != LinkListing::None && e.links;
     j["link_tiers"] = links ? tiersJson(summarizeLinks(t, *e.links)) : Json::array();
     const std::vector<float> moment = links ? linkLoadsAt(e, t, o.at) : std::vector<float>{};
@@ -362,7 +374,7 @@ void writeEvaluationJson(std::ostream &out,
     }
     s += first ? "]" : "\n  ]";
     if (o.timeline)
-        appendTimelineJson(s, b, e.timeline, o);
+        appendTimelineJson(s, b, e.timeline, o, "timeline");
     s += "\n}\n";
 }
 

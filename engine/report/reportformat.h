@@ -8,6 +8,7 @@
 #include "report/report.h"
 #include "step/evaluate.h"
 #include "step/memory.h"
+#include "step/timeline.h"
 
 #include <array>
 #include <charconv>
@@ -157,6 +158,14 @@ inline std::string padded(std::string s, std::size_t width, bool right = false)
         s.insert(right ? 0 : s.size(), width - s.size(), ' ');
     return s;
 }
+
+// `"key": [...]`: a timeline's phases with the bytes each puts on its links (report.cpp), after
+// a comma, appended to `s` and flushed through `b` as it grows.
+void appendTimelineJson(std::string &s,
+                        Buffered &b,
+                        const StepTimeline &timeline,
+                        const ReportOptions &options,
+                        const char *key);
 
 // The objects every report that prices a step writes alike (evaluate, plan, buy): one
 // vocabulary of keys (README, "JSON output").

@@ -13,13 +13,30 @@ ComputeModel::ComputeModel(const GpuSpec &gpu, Precision precision)
     : m_gpu(gpu)
 {
     m_peakBf16 = gpu.bf16Tflops * 1e12;
-    m_fp8 = precision == Precision::Fp8 && gpu.fp8Tflops > 0;
+    m_fp8 = precision != Precision::Bf16 && gpu.fp8Tflops > 0;
     m_peakGemm = m_fp8 ? gpu.fp8Tflops * 1e12 : m_peakBf16;
     m_effGemm = m_fp8 && gpu.gemmEfficiencyFp8 > 0 ? gpu.gemmEfficiencyFp8 : gpu.gemmEfficiencyBf16;
-    m_bytesPerElement = m_fp8 ? 1 : 2;
+    m_weightBytes = m_actBytes = m_fp8 ? 1 : 2;
+    if (precision == Precision::Fp4) {
+        // 4-bit weights always; activations in FP4 only on FP4 tensor cores (NVFP4 W4A4),
+        // else the GEMM dequantizes the weights for FP8 or BF16 tensor cores. FP4 GEMMs take
+        // FP8's achieved fraction of peak until measured.
+        m_weightBytes = bytesPerValue(Precision::Fp4);
+        if (gpu.fp4Tflops > 0) {
+            m_fp8 = true;
+            m_peakGemm = gpu.fp4Tflops * 1e12;
+            m_effGemm = gpu.gemmEfficiencyFp8 > 0 ? gpu.gemmEfficiencyFp8 : gpu.gemmEfficiencyBf16;
+            m_actBytes = m_weightBytes;
+        }
+    }
 }
 
-double ComputeModel::gemmCore(double m, double n, double k, bool low) const
+double ComputeModel::kernelOverheadS()
+{
+    return kKernelOverheadS;
+}
+
+ComputeModel::GemmCost ComputeModel::gemmCore(double m, double n, double k, bool low, Use use) const
 {
     const double peak = low ? m_peakGemm : m_peakBf16;
     const double eff = low ? m_effGemm : m_gpu.gemmEfficiencyBf16;
@@ -34,36 +51,68 @@ double ComputeModel::gemmCore(double m, double n, double k, bool low) const
                                       {128, 128, 0.95},
                                       {64, 128, 0.85},
                                       {64, 64, 0.7}};
-    double waveEff = 0;
-    for (const Tile &tile : kTiles) {
-        const double tiles = std::ceil(m / tile.m) * std::ceil(n / tile.n);
-        const double waves = tiles / std::max(1, m_gpu.sms);
-        waveEff = std::max(waveEff, tile.eff * waves / std::ceil(waves));
-    }
     // Each output tile pays a prologue and epilogue worth about one 128-deep step of its K
     // loop, which a short K amortizes badly.
     constexpr double kTileOverheadK = 128.0;
-    const double kEff = k / (k + kTileOverheadK);
     const double flops = 2.0 * m * n * k;
-    const double computeS = flops / (peak * eff * waveEff * kEff);
-    const double elem = low ? 1.0 : 2.0;
-    const double bytes = (m * k + k * n) * elem + m * n * 2.0;
-    const double memoryS = bytes / hbmRate();
-    return std::max(computeS, memoryS) + kKernelOverheadS;
+    GemmCost c;
+    if (use == Use::Training) {
+        double waveEff = 0;
+        for (const Tile &tile : kTiles) {
+            const double tiles = std::ceil(m / tile.m) * std::ceil(n / tile.n);
+            const double waves = tiles / std::max(1, m_gpu.sms);
+            waveEff = std::max(waveEff, tile.eff * waves / std::ceil(waves));
+        }
+        const double kEff = k / (k + kTileOverheadK);
+        c.computeS = flops / (peak * eff * waveEff * kEff);
+    } else {
+        // Split-K (as cuBLAS and CUTLASS run skinny GEMMs): too few output tiles to fill the
+        // SMs split their K loop over several SMs, at least 256 deep each; their FP32 partial
+        // sums meet in L2 (not priced).
+        const double sms = std::max(1, m_gpu.sms);
+        double best = 0;
+        for (const Tile &tile : kTiles) {
+            const double tiles = std::ceil(m / tile.m) * std::ceil(n / tile.n);
+            const double split = std::max(1.0,
+                                          std::min(std::floor(sms / tiles), std::floor(k / 256.0)));
+            const double waves = tiles * split / sms;
+            const double depth = k / split;
+            const double score = tile.eff * waves / std::ceil(waves) * depth
+                                 / (depth + kTileOverheadK);
+            best = std::max(best, score);
+        }
+        c.computeS = flops / (peak * eff * best);
+    }
+    const double act = low ? m_actBytes : 2.0, weight = low ? m_weightBytes : 2.0;
+    const double bytes = (act == weight ? (m * k + k * n) * act : m * k * act + k * n * weight)
+                         + m * n * 2.0;
+    c.memoryS = bytes / hbmRate();
+    c.totalS = std::max(c.computeS, c.memoryS) + kKernelOverheadS;
+    return c;
 }
 
 double ComputeModel::gemm(double m, double n, double k, bool fp8) const
 {
     if (m <= 0 || n <= 0 || k <= 0)
         return 0;
+    return gemmCost(m, n, k, fp8).totalS;
+}
+
+ComputeModel::GemmCost ComputeModel::gemmCost(double m, double n, double k, bool fp8, Use use) const
+{
+    if (m <= 0 || n <= 0 || k <= 0)
+        return {};
     const bool low = fp8 && m_fp8;
-    double t = gemmCore(m, n, k, low);
+    GemmCost c = gemmCore(m, n, k, low, use);
     // FP8 (Transformer Engine): the BF16 input is scaled and cast, and transposed for the
     // weight gradient (read 2 bytes, write 1 + 1), in a kernel of its own. The weights' FP8
     // copies are cast once a step and cached across micro-batches: not priced.
-    if (low)
-        t += m * k * 4.0 / hbmRate() + kKernelOverheadS;
-    return t;
+    if (low && use == Use::Training) {
+        const double cast = m * k * 4.0 / hbmRate();
+        c.memoryS += cast;
+        c.totalS += cast + kKernelOverheadS;
+    }
+    return c;
 }
 
 double ComputeModel::gemmBackward(double m, double n, double k, bool fp8) const
@@ -72,7 +121,8 @@ double ComputeModel::gemmBackward(double m, double n, double k, bool fp8) const
         return 0;
     const bool low = fp8 && m_fp8;
     // Data gradient (m x n).(n x k) and weight gradient (k x m).(m x n).
-    double t = gemmCore(m, k, n, low) + gemmCore(k, n, m, low);
+    double t = gemmCore(m, k, n, low, Use::Training).totalS
+               + gemmCore(k, n, m, low, Use::Training).totalS;
     // FP8: the output gradient is cast and transposed (read 2, write 1 + 1).
     if (low)
         t += m * n * 4.0 / hbmRate() + kKernelOverheadS;

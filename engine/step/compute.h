@@ -12,10 +12,33 @@ namespace railyard::engine {
 class ComputeModel
 {
 public:
+    // FP4 (serving): NVFP4 GEMMs where the GPU has FP4 tensor cores; elsewhere 4-bit weights
+    // read from HBM and multiplied on the FP8 (or BF16) tensor cores.
     ComputeModel(const GpuSpec &gpu, Precision precision);
 
     // One GEMM of (m x k) . (k x n), in seconds. `fp8`: may run on FP8 tensor cores.
     double gemm(double m, double n, double k, bool fp8 = true) const;
+    // The same GEMM's roofline: its compute-bound and memory-bound seconds (the larger, plus a
+    // kernel's overhead, is gemm()'s time). The (k x n) operand is the weights.
+    struct GemmCost
+    {
+        double computeS = 0;
+        double memoryS = 0;
+        double totalS = 0; // gemm()
+        bool memoryBound() const { return memoryS >= computeS; }
+    };
+    // How a GEMM runs. Inference: too few output tiles to fill the SMs split their K loop over
+    // several (split-K, as cuBLAS and CUTLASS run skinny GEMMs), and activations arrive
+    // quantized from the kernel before (fused, as serving stacks do), with no cast kernel of
+    // their own. Training keeps the tile-wave model and Transformer Engine's cast.
+    enum class Use { Training, Inference };
+    GemmCost gemmCost(double m, double n, double k, bool fp8 = true, Use use = Use::Training) const;
+    // Launch and tail of one kernel.
+    static double kernelOverheadS();
+    // Bytes per weight value of the low-precision GEMMs (2 in BF16).
+    double weightBytes() const { return m_weightBytes; }
+    // HBM bytes per second element-wise kernels and memory-bound GEMMs achieve.
+    double hbmBytesPerS() const { return hbmRate(); }
     // Its backward: the data-gradient and weight-gradient GEMMs, each as large as the forward.
     double gemmBackward(double m, double n, double k, bool fp8 = true) const;
     // Flash attention forward with `flops` of matmul work (after causal masking).
@@ -28,15 +51,16 @@ public:
     double bf16Peak() const { return m_peakBf16; }
 
 private:
-    double gemmCore(double m, double n, double k, bool low) const;
+    GemmCost gemmCore(double m, double n, double k, bool low, Use use) const;
     double hbmRate() const { return m_gpu.hbmTBPerS * 1e12 * m_gpu.memoryEfficiency; }
 
     const GpuSpec &m_gpu;
     double m_peakBf16 = 0;
     double m_peakGemm = 0;
     double m_effGemm = 0;
-    double m_bytesPerElement = 2;
-    bool m_fp8 = false;
+    double m_weightBytes = 2; // per value of the (k x n) operand in the low-precision GEMMs
+    double m_actBytes = 2;    // per value of the (m x k) operand
+    bool m_fp8 = false;       // the low-precision GEMMs run below BF16
 };
 
 // The shape of the work one GPU does for one micro-batch of one layer.

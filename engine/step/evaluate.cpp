@@ -3,6 +3,7 @@
 #include "base/inputerror.h"
 #include "base/units.h"
 #include "step/fidelity.h"
+#include "step/reformjob.h"
 #include "step/stepmodel_p.h"
 
 #include <memory>
@@ -65,6 +66,7 @@ Evaluation StepModel::run()
     m_result.stepTimeBand.basis = band.basis;
     memory();
     warnPlacements();
+    warnStragglers();
     if (m_options.linkLoads)
         fillLinks();
     if (m_options.timeline)
@@ -127,6 +129,20 @@ Evaluation evaluate(const Layout &layout,
 {
     try {
         workspace.bind(topology);
+        if (topology.downGpuCount() > 0) {
+            // GPUs out (cluster.faults): price the job as it restarts around them.
+            const ReformedJob job = reformJob(layout, topology);
+            if (!job.ok) {
+                Evaluation e;
+                e.error = job.error;
+                return e;
+            }
+            Evaluation e = detail::StepModel(job.layout, topology, workspace, options).run();
+            if (e.ok && job.changed)
+                e.warnings.insert(e.warnings.begin(),
+                                  Warning{Severity::Warning, "gpu-out", job.policy, job.lostGpus, 0});
+            return e;
+        }
         return detail::StepModel(layout, topology, workspace, options).run();
     } catch (const InputError &err) {
         Evaluation e;

@@ -23,6 +23,13 @@ std::vector<LinkChange> mostChangedLinks(const Evaluation &a,
                                          const Evaluation &b,
                                          std::size_t count);
 
+// The links whose bytes per step changed (by more than a millionth) from `a` to `b`: those that
+// now carry more first, largest increase first, then those that carry less, largest drop first;
+// at most `count`. What a fault moved (a changed step time alone changes every utilization).
+std::vector<LinkChange> linksWithChangedBytes(const Evaluation &a,
+                                              const Evaluation &b,
+                                              std::size_t count);
+
 // "+41% step time", "-3% step time", "no change": how `after` differs from `before` in words.
 std::string describeChange(double before, double after, const std::string &what);
 

@@ -1,9 +1,9 @@
 #include "base/inputerror.h"
 #include "base/units.h"
+#include "step/evaluationdiff.h"
 #include "step/stepmodel_p.h"
 
 #include <algorithm>
-#include <numeric>
 
 namespace railyard::engine::detail {
 
@@ -14,6 +14,12 @@ std::string pct(double x)
 
 bool StepModel::validate()
 {
+    if (m_layout.serving) {
+        m_result.error = "the layout describes a serving workload (\"serving\"), not a training "
+                         "step: serving workloads are priced in the command line (railyard "
+                         "evaluate FILE); the panels come next";
+        return false;
+    }
     if (!m_layout.model) {
         m_result.error
                 = "the layout has no model: add \"model\": {\"preset\": ...} to price a step";
@@ -119,8 +125,15 @@ bool StepModel::validate()
     forEachStage(m_dims, m_pp, [&](int s, int nd, int nm) {
         m_stageDense[static_cast<std::size_t>(s)] = nd;
         m_stageMoe[static_cast<std::size_t>(s)] = nm;
-        m_runs.push_back({s, 1, nd, nm});
+        m_runs.push_back({s, 1, nd, nm, 1.0});
     });
+    // A straggler (cluster.faults) paces its stage: its TP group waits for it at every
+    // collective, the pipeline at every hand-over, the other replicas at the DP reduction.
+    if (m_topo.hasStragglers())
+        for (int r = 0; r < m_ranks->worldSize(); ++r) {
+            StageRun &run = m_runs[static_cast<std::size_t>(m_ranks->coord(r, Dim::PP))];
+            run.slowdown = std::max(run.slowdown, m_topo.gpuSlowdown(m_ranks->gpuOfRank(r)));
+        }
     m_setting.model = &m_dims;
     m_setting.training = &m_layout.training;
     m_setting.stack = m_stack;
@@ -136,6 +149,22 @@ bool StepModel::validate()
     return true;
 }
 
+StepModel::BestSpan StepModel::bestSpan(Dim dim, int n) const
+{
+    // TP claims the NVLink domain first (Megatron's rank order and every plan the planner
+    // ranks put it fastest): a domain of D GPUs then holds D / TP members of one CP group, one
+    // from each of its whole TP groups, TP apart. An EP group is carved out of a stage's ranks
+    // in units of expert TP, so a domain holds D / ETP of its members. Where D is smaller than
+    // the inner group, each domain holds one member.
+    const int d = std::max(1, m_topo.shape().domainSize);
+    const int inner = dim == Dim::CP ? m_tp : dim == Dim::EP ? m_etp : 1;
+    BestSpan best;
+    best.stride = std::clamp(inner, 1, d);
+    const int room = std::max(1, d / best.stride);
+    best.domains = (std::max(n, 1) + room - 1) / room;
+    return best;
+}
+
 void StepModel::warnPlacement(const Groups &groups,
                               const DimPrice &p,
                               Dim dim,
@@ -146,13 +175,21 @@ void StepModel::warnPlacement(const Groups &groups,
     if (groups.empty() || p.groupTimeS.empty())
         return;
     const ClusterShape &s = m_topo.shape();
-    // The same collective on a group of the same size inside one NVLink domain: what a
-    // placement that keeps this traffic on NVLink would pay.
+    // The same collective on a group of the same size over the fewest NVLink domains it can
+    // span (one, unless the groups inside the domain leave it too little room): what a
+    // placement that keeps as much of this traffic on NVLink as the job allows would pay. A
+    // group that spans no more domains than that is placed as well as it can be: a warning
+    // would price a saving no placement has (CP8 beside TP4 on 8-GPU servers spans 4 servers
+    // however it is placed, and the planner's best plan was warned "+73% CP time").
     const int n = static_cast<int>(groups.front().size());
+    const BestSpan best = bestSpan(dim, n);
     double ideal = 0;
-    if (n <= s.domainSize && !s.pcieOnly) {
-        std::vector<int> local(static_cast<std::size_t>(n));
-        std::iota(local.begin(), local.end(), 0);
+    const int perDomain = (n + best.domains - 1) / best.domains;
+    if (!s.pcieOnly && 1LL * best.domains * s.domainSize <= m_topo.gpuCount()) {
+        std::vector<int> local;
+        local.reserve(static_cast<std::size_t>(n));
+        for (int k = 0; k < n; ++k)
+            local.push_back((k / perDomain) * s.domainSize + (k % perDomain) * best.stride);
         const GroupShape g = analyzeGroup(m_topo, local);
         ideal = planCollective(m_topo, g, op, bytes, Algorithm::Auto, m_planning).timeS;
     }
@@ -162,9 +199,12 @@ void StepModel::warnPlacement(const Groups &groups,
         const double t = p.groupTimeS[i];
         std::string where;
         double extra = 0;
-        if ((dim == Dim::TP || dim == Dim::EP || dim == Dim::CP) && domains > 1 && ideal > 0) {
+        const bool spread = dim == Dim::TP || dim == Dim::EP || dim == Dim::CP;
+        if (spread && domains > best.domains && ideal > 0) {
             where = std::string(groupNoun(dim)) + " " + std::to_string(i) + " spans "
-                    + std::to_string(domains) + " NVLink domains";
+                    + std::to_string(domains) + " NVLink domains"
+                    + (best.domains > 1 ? " where " + std::to_string(best.domains) + " would do"
+                                        : "");
             extra = t / ideal - 1;
         } else if (t > p.bestGroupS * 1.05) {
             where = std::string(groupNoun(dim)) + " " + std::to_string(i)
@@ -178,7 +218,7 @@ void StepModel::warnPlacement(const Groups &groups,
                  std::string(toString(dim)) + "-placement",
                  where + " (" + pct(extra) + " " + dimLabel(dim) + " time)",
                  std::vector<int>(groups[i].begin(), groups[i].end()),
-                 (t - (ideal > 0 && domains > 1 ? ideal : p.bestGroupS)) * perStep);
+                 (t - (ideal > 0 && domains > best.domains ? ideal : p.bestGroupS)) * perStep);
     }
     if (reported > 8)
         warn(Severity::Info,
@@ -231,6 +271,72 @@ void StepModel::warnPlacement(const Groups &groups,
                          + " DP groups: their GPUs sit on different NIC rails, so the traffic "
                            "crosses the spine");
     }
+}
+
+void StepModel::warnStragglers()
+{
+    if (!m_topo.hasStragglers())
+        return;
+    // What the stragglers cost: the step composed again with every GPU at its own pace.
+    std::vector<StageRun> even = m_runs;
+    for (StageRun &r : even)
+        r.slowdown = 1;
+    const StepTimes healthy = engine::composeStep(m_setting,
+                                                  even.data(),
+                                                  static_cast<int>(even.size()),
+                                                  m_dense,
+                                                  m_moe,
+                                                  m_out,
+                                                  m_comm,
+                                                  *m_compute);
+    const double cost = m_result.stepTimeS - healthy.exposed.sum();
+    int reported = 0;
+    for (int r = 0; r < m_ranks->worldSize(); ++r) {
+        const int gpu = m_ranks->gpuOfRank(r);
+        const double slow = m_topo.gpuSlowdown(gpu);
+        if (slow <= 1)
+            continue;
+        if (reported++ >= 4)
+            continue;
+        const int stage = m_ranks->coord(r, Dim::PP);
+        const StageRun &run = m_runs[static_cast<std::size_t>(stage)];
+        // One layer's forward and backward for one micro-batch: what every TP collective of
+        // the layer waits for, in sum.
+        const LayerTimes &layer = run.moe > 0 && run.dense == 0 ? m_moe : m_dense;
+        const double perLayer = (slow - 1) * (layer.forward + layer.backward);
+        std::string text = "GPU " + std::to_string(gpu) + " runs " + formatNumber(slow, 3)
+                           + "x slower (a straggler): ";
+        if (m_tp > 1)
+            text += "TP group " + std::to_string(m_ranks->groupOf(r, Dim::TP))
+                    + " waits for it at every collective (+" + formatSeconds(perLayer)
+                    + " per layer and micro-batch), so ";
+        const double extra = m_result.exposed.compute - healthy.exposed.compute;
+        text += (m_pp > 1 ? "stage " + std::to_string(stage) : std::string("the job"))
+                + " computes at its pace (+" + formatSeconds(extra) + " per step)";
+        if (m_pp > 1 || m_dp * m_cp > 1)
+            text += std::string("; ") + (m_pp > 1 ? "the pipeline" : "")
+                    + (m_pp > 1 && m_dp * m_cp > 1 ? " and " : "")
+                    + (m_dp * m_cp > 1 ? "every replica" : "") + " wait"
+                    + (m_pp > 1 && m_dp * m_cp <= 1 ? "s" : "") + " for it";
+        // Where the step waits on data-parallel traffic anyway, the slower compute hides under
+        // it.
+        const double stepDelta = m_result.stepTimeS - healthy.exposed.sum();
+        if (extra > 0 && stepDelta < 0.5 * extra && m_result.exposed.dp < healthy.exposed.dp)
+            text += ", but the step was waiting on its data-parallel traffic anyway (DP exposed "
+                    + formatSeconds(healthy.exposed.dp) + " -> "
+                    + formatSeconds(m_result.exposed.dp) + ")";
+        text += ": " + describeChange(healthy.exposed.sum(), m_result.stepTimeS, "step time");
+        std::vector<int> gpus = {gpu};
+        if (m_tp > 1)
+            gpus = m_ranks->groupGpus(Dim::TP, m_ranks->groupOf(r, Dim::TP));
+        warn(Severity::Warning, "straggler", text, gpus, reported == 1 ? cost : 0);
+    }
+    if (reported > 4)
+        warn(Severity::Info,
+             "straggler-more",
+             std::to_string(reported - 4)
+                     + " more straggling GPUs (the slowest in each stage "
+                       "sets its pace)");
 }
 
 void StepModel::warnPlacements()

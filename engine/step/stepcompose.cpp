@@ -28,7 +28,9 @@ void StepModel::throughput()
 {
     const TrainingConfig &t = m_layout.training;
     const GpuSpec &gpu = m_topo.gpuSpec();
-    const int gpus = m_topo.gpuCount();
+    // The job's GPUs: fewer than the cluster's when GPUs are out (cluster.faults) and the
+    // re-formed job leaves some idle.
+    const int gpus = m_ranks->worldSize();
     m_result.tokensPerStep = double(t.globalBatch) * t.seqLen;
     const double price = m_layout.cluster.pricePerGpuHour.value_or(gpu.pricePerGpuHour);
     const StepThroughput rate = stepThroughput(m_result.tokensPerStep,
@@ -49,6 +51,15 @@ void StepModel::throughput()
                               + formatNumber(gpu.bf16Tflops) + " TFLOP/s)";
     m_result.costPerStep = rate.costPerStep;
     m_result.costPerMillionTokens = rate.costPerMillionTokens;
+    if (gpus < m_topo.gpuCount() && rate.costPerStep > 0) {
+        // Idle GPUs of the allocation are paid for all the same.
+        m_result.costPerStep = stepCost(price, m_topo.gpuCount(), m_result.stepTimeS);
+        m_result.costPerMillionTokens = m_result.costPerStep / m_result.tokensPerStep * 1e6;
+        m_result.assumptions.push_back(
+                std::to_string(m_topo.gpuCount() - gpus)
+                + " GPUs of the cluster run no rank; the cost counts them (an allocation pays "
+                  "for its idle GPUs), tokens/s per GPU and MFU do not");
+    }
 }
 
 void StepModel::memory()

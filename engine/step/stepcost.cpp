@@ -23,7 +23,7 @@ int stageRuns(const ModelDims &m, int pp, std::array<StageRun, 16> &out)
             full = true;
             return;
         }
-        out[static_cast<std::size_t>(runs++)] = {s, 1, nd, nm};
+        out[static_cast<std::size_t>(runs++)] = {s, 1, nd, nm, 1.0};
     });
     return full ? 0 : runs;
 }
@@ -386,14 +386,18 @@ StepTimes composeStep(const StepSetting &s,
     const auto stageTotal = [&](int st,
                                 double nd,
                                 double nm,
+                                double slow,
                                 double &compute,
                                 double &tpExposed,
                                 double &cpExposed,
                                 double &epExposed,
                                 double &zeroExposed) {
+        // A straggler's kernels run `slow` times as long, and its TP group waits for it at
+        // every collective: the whole stage's layers take that much longer.
         compute = nd * (dense.forward + dense.backward) + nm * (moe.forward + moe.backward);
         if (st == pp - 1)
             compute += out.forward + out.backward;
+        compute *= slow;
         // Exposed communication: TP collectives overlap with the GEMMs next to them when TP
         // overlap is on; CP ring steps hide behind attention; EP behind expert compute with
         // all-to-all overlap.
@@ -404,17 +408,18 @@ StepTimes composeStep(const StepSetting &s,
             // beside the GEMM of the chunk before (forward, and the data- and weight-gradient
             // GEMMs backward); only the first chunk's transfer waits, and what the GEMMs cannot
             // cover.
-            const double gemm = 3.0 * (nd * dense.tpGemmForward + nm * moe.tpGemmForward);
+            const double gemm = 3.0 * (nd * dense.tpGemmForward + nm * moe.tpGemmForward) * slow;
             const double comm = layers * c.tpPerLayerS;
             tpExposed = comm / tp + std::max(0.0, comm - gemm) * (tp - 1) / tp;
         } else if (t.overlap.tp) {
             // Without sequence parallelism Megatron overlaps only the backward all-reduces
             // with the weight-gradient GEMMs.
-            const double gemm = nd * dense.tpGemmForward + nm * moe.tpGemmForward;
+            const double gemm = (nd * dense.tpGemmForward + nm * moe.tpGemmForward) * slow;
             const double comm = layers * c.tpPerLayerS;
             tpExposed = comm - std::min(comm / 2, gemm);
         }
-        const double attention = 3.5 * (nd * dense.attentionForward + nm * moe.attentionForward);
+        const double attention = 3.5 * (nd * dense.attentionForward + nm * moe.attentionForward)
+                                 * slow;
         cpExposed = std::max(layers * c.cpPerLayerS - attention, 0.05 * layers * c.cpPerLayerS);
         epExposed = nm * c.epPerMoeLayerS;
         if (t.overlap.ep) {
@@ -423,7 +428,7 @@ StepTimes composeStep(const StepSetting &s,
             // backward ones wait on gradients and stay exposed; while they overlap, the
             // dispatcher's kernels take about 18% of the SMs from compute (DeepEP: 24 of 132).
             const double forwardA2a = 0.5 * epExposed;
-            const double hidden = std::min(forwardA2a, nm * 2.0 * moe.backward / 3.0);
+            const double hidden = std::min(forwardA2a, nm * 2.0 * moe.backward / 3.0 * slow);
             epExposed = epExposed - hidden + 0.18 * hidden;
         }
         // ZeRO-3 / FSDP: each layer's gathers and reduce-scatters, prefetched and run
@@ -431,16 +436,16 @@ StepTimes composeStep(const StepSetting &s,
         // micro-batch waits.
         zeroExposed = 0;
         if (c.zero3) {
-            double fwd = nd * dense.forward + nm * moe.forward;
-            double bwd = nd * dense.backward + nm * moe.backward;
+            double fwd = (nd * dense.forward + nm * moe.forward) * slow;
+            double bwd = (nd * dense.backward + nm * moe.backward) * slow;
             double commFwd = layers * c.zeroFwdPerLayerS, commBwd = layers * c.zeroBwdPerLayerS;
             if (st == 0 || st == pp - 1) {
                 commFwd += c.zeroEmbedS / 3;
                 commBwd += 2 * c.zeroEmbedS / 3;
             }
             if (st == pp - 1) {
-                fwd += out.forward;
-                bwd += out.backward;
+                fwd += out.forward * slow;
+                bwd += out.backward * slow;
             }
             if (t.overlap.dp && s.stack->zeroPrefetch)
                 zeroExposed = std::max(0.0, commFwd + commBwd - fwd - bwd)
@@ -450,11 +455,21 @@ StepTimes composeStep(const StepSetting &s,
         }
         return compute + tpExposed + cpExposed + epExposed + zeroExposed;
     };
+    double slowestGpu = 1; // the slowest GPU's slowdown (a straggler's), for the optimizer
     for (int i = 0; i < nRuns; ++i) {
         // The stages of a run are alike (the first and the last stage are runs of their own).
         const StageRun &run = runs[i];
+        slowestGpu = std::max(slowestGpu, run.slowdown);
         double compute, tpX, cpX, epX, zeroX;
-        const double total = stageTotal(run.first, run.dense, run.moe, compute, tpX, cpX, epX, zeroX);
+        const double total = stageTotal(run.first,
+                                        run.dense,
+                                        run.moe,
+                                        run.slowdown,
+                                        compute,
+                                        tpX,
+                                        cpX,
+                                        epX,
+                                        zeroX);
         sumStages += run.count * total;
         if (total > slowest) {
             slowest = total;
@@ -539,7 +554,8 @@ StepTimes composeStep(const StepSetting &s,
     const int shardWays = c.shardedGrads ? std::max(1, s.dp * s.cp) : 1;
     // Gradient norm (read every FP32 gradient) and the Adam update of this GPU's shard (read and
     // write master weights and two moments, read the gradient, write the BF16 weights).
-    x.optimizer = cm.memory(paramsGpu * 4.0 + paramsGpu / shardWays * (4 * 6 + 4 + 2));
+    // A straggler's update is as slow as its other kernels, and the next step waits for it.
+    x.optimizer = cm.memory(paramsGpu * 4.0 + paramsGpu / shardWays * (4 * 6 + 4 + 2)) * slowestGpu;
 
     StepBreakdown &tot = r.total;
     tot.compute = x.compute;

@@ -37,6 +37,10 @@ struct StageRun
     int first = 0; // its first stage
     int count = 1;
     int dense = 0, moe = 0; // layers per stage
+    // How much longer its kernels take than the GPU's own (1; a straggler among its GPUs:
+    // its slowdown). The stage's TP groups wait for it at every collective, so the stage's
+    // layers take this much longer.
+    double slowdown = 1;
 };
 // Layers per stage, calling f(stage, dense layers, MoE layers) for each stage in order. The first
 // layers are dense, the rest MoE (DeepSeek-style). When they do not split evenly the middle

@@ -98,6 +98,15 @@ private:
                        double bytes,
                        double perStep);
     void warnPlacements();
+    void warnStragglers();
+    // The fewest NVLink domains a group of `n` GPUs of `dim` can span, and how far apart its
+    // members sit inside one, when the groups placed inside it first stay whole (stepchecks.cpp).
+    struct BestSpan
+    {
+        int domains = 1;
+        int stride = 1;
+    };
+    BestSpan bestSpan(Dim dim, int n) const;
     // stepcomm.cpp
     void buildGroups();
     DimPrice price(const Groups &groups, CollectiveOp op, double bytes, double perStep);

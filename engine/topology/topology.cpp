@@ -278,6 +278,35 @@ void Topology::fillRingTable()
 
 void Topology::finish()
 {
+    computeRates();
+    m_hostLink.resize(m_devices.size(), -1);
+    if (m_shape.directNvlink && m_shape.gpusPerNode <= 12)
+        fillRingTable();
+
+    m_countByKind.assign(8, 0);
+    for (const Device &d : m_devices)
+        ++m_countByKind[static_cast<int>(d.kind)];
+    m_linkCountByKind.assign(8, 0);
+    for (const Link &l : m_links)
+        ++m_linkCountByKind[static_cast<std::size_t>(l.kind) % 8];
+    m_adjStart.assign(m_devices.size() + 1, 0);
+    for (const Link &l : m_links) {
+        ++m_adjStart[static_cast<std::size_t>(l.a) + 1];
+        ++m_adjStart[static_cast<std::size_t>(l.b) + 1];
+    }
+    for (std::size_t i = 1; i < m_adjStart.size(); ++i)
+        m_adjStart[i] += m_adjStart[i - 1];
+    m_adj.assign(static_cast<std::size_t>(m_adjStart.back()), 0);
+    std::vector<int> fill(m_adjStart.begin(), m_adjStart.end() - 1);
+    for (int i = 0; i < static_cast<int>(m_links.size()); ++i) {
+        const Link &l = m_links[static_cast<std::size_t>(i)];
+        m_adj[static_cast<std::size_t>(fill[static_cast<std::size_t>(l.a)]++)] = i;
+        m_adj[static_cast<std::size_t>(fill[static_cast<std::size_t>(l.b)]++)] = i;
+    }
+}
+
+void Topology::computeRates()
+{
     const int gpus = gpuCount();
     m_gpuNvRate.assign(static_cast<std::size_t>(gpus), 0.0);
     for (int g = 0; g < gpus; ++g)
@@ -306,40 +335,30 @@ void Topology::finish()
     // GPUs that share a NIC share its bandwidth.
     std::vector<int> sharers(static_cast<std::size_t>(nics), 0);
     for (int g = 0; g < gpus; ++g)
-        for (int nic : gpuNics(g))
-            ++sharers[static_cast<std::size_t>(nic - m_firstNic)];
+        if (!gpuDown(g))
+            for (int nic : gpuNics(g))
+                ++sharers[static_cast<std::size_t>(nic - m_firstNic)];
+    // With faults, GPUs may reach their NICs through another GPU's PCIe link (PXN): those
+    // sharing one share it, and the NVLink hop bounds what they send.
+    std::vector<int> hostSharers;
+    if (!m_gpuNetProxy.empty()) {
+        hostSharers.assign(static_cast<std::size_t>(gpus), 0);
+        for (int g = 0; g < gpus; ++g)
+            if (!gpuDown(g))
+                ++hostSharers[static_cast<std::size_t>(gpuNetProxy(g))];
+    }
     for (int g = 0; g < gpus; ++g) {
         double net = 0;
         for (int nic : gpuNics(g))
             net += m_nicRate[static_cast<std::size_t>(nic - m_firstNic)]
                    / std::max(1, sharers[static_cast<std::size_t>(nic - m_firstNic)]);
-        const double host = m_links[static_cast<std::size_t>(gpuHostLink(g))].effectiveGbPerS();
+        const int via = gpuNetProxy(g);
+        double host = m_links[static_cast<std::size_t>(gpuHostLink(via))].effectiveGbPerS();
+        if (!hostSharers.empty())
+            host /= std::max(1, hostSharers[static_cast<std::size_t>(via)]);
+        if (via != g)
+            host = std::min(host, m_gpuNvRate[static_cast<std::size_t>(g)]);
         m_gpuNetRate[static_cast<std::size_t>(g)] = std::min(net, host);
-    }
-
-    m_hostLink.resize(m_devices.size(), -1);
-    if (m_shape.directNvlink && m_shape.gpusPerNode <= 12)
-        fillRingTable();
-
-    m_countByKind.assign(8, 0);
-    for (const Device &d : m_devices)
-        ++m_countByKind[static_cast<int>(d.kind)];
-    m_linkCountByKind.assign(8, 0);
-    for (const Link &l : m_links)
-        ++m_linkCountByKind[static_cast<std::size_t>(l.kind) % 8];
-    m_adjStart.assign(m_devices.size() + 1, 0);
-    for (const Link &l : m_links) {
-        ++m_adjStart[static_cast<std::size_t>(l.a) + 1];
-        ++m_adjStart[static_cast<std::size_t>(l.b) + 1];
-    }
-    for (std::size_t i = 1; i < m_adjStart.size(); ++i)
-        m_adjStart[i] += m_adjStart[i - 1];
-    m_adj.assign(static_cast<std::size_t>(m_adjStart.back()), 0);
-    std::vector<int> fill(m_adjStart.begin(), m_adjStart.end() - 1);
-    for (int i = 0; i < static_cast<int>(m_links.size()); ++i) {
-        const Link &l = m_links[static_cast<std::size_t>(i)];
-        m_adj[static_cast<std::size_t>(fill[static_cast<std::size_t>(l.a)]++)] = i;
-        m_adj[static_cast<std::size_t>(fill[static_cast<std::size_t>(l.b)]++)] = i;
     }
 }
 

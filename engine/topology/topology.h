@@ -39,7 +39,29 @@ struct Link
     double efficiency = 1; // achieved fraction of the line rate
     double latencyUs = 0;
     double lanes = 1; // physical links or cables bundled here
-    double effectiveGbPerS() const { return gbPerS * efficiency; }
+    // The fraction of the line rate a fault leaves (cluster.faults): 1 healthy, 0 down.
+    double health = 1;
+    double effectiveGbPerS() const { return gbPerS * efficiency * health; }
+    // The lanes that still carry traffic: what parallel links (a GPU's NVLinks, a leaf's
+    // uplinks) share their bytes by.
+    double workingLanes() const { return lanes * health; }
+    bool down() const { return health <= 0; }
+};
+
+// How a GPU's network traffic reaches its NIC: straight down its own PCIe (or C2C) link; up
+// through the server's PCIe tree to a NIC under another switch or CPU; or over NVLink to a
+// GPU beside the NIC and through that GPU's PCIe link (NCCL's PXN).
+enum class NetPath : std::uint8_t { Direct, PcieTree, Pxn };
+
+// One entry of cluster.faults as it lands on this topology: the devices and links it takes
+// down or slows, and the GPUs it touches.
+struct ResolvedFault
+{
+    Fault fault;
+    std::size_t index = 0;    // in cluster.faults
+    std::vector<int> devices; // devices it names (a rail: its NICs and leaves)
+    std::vector<int> links;   // links it takes down or degrades (a device's: all of them)
+    std::vector<int> gpus;    // GPUs it takes out or slows
 };
 
 // The fixed shape of a generated cluster, so the cost engine can find paths by arithmetic
@@ -153,6 +175,49 @@ public:
     // can form a ring over NVLink alone, as NCCL searches for one. True for one GPU.
     bool nvlinkRing(std::uint64_t localMask) const;
 
+    // Faults (cluster.faults), resolved when the topology is built (topologyfaults.cpp). Down
+    // links stay in links() (ids do not move, loads compare link by link with the healthy
+    // cluster) with health 0, and routing leaves them out.
+    bool hasFaults() const { return !m_faults.empty(); }
+    const std::vector<ResolvedFault> &faults() const { return m_faults; }
+    bool deviceDown(int device) const
+    {
+        return !m_deviceDown.empty() && m_deviceDown[static_cast<std::size_t>(device)] != 0;
+    }
+    // A straggler's slowdown (1: healthy) and GPUs that are out.
+    double gpuSlowdown(int gpu) const
+    {
+        return m_gpuSlowdown.empty() ? 1.0 : m_gpuSlowdown[static_cast<std::size_t>(gpu)];
+    }
+    bool hasStragglers() const { return !m_gpuSlowdown.empty(); }
+    bool gpuDown(int gpu) const
+    {
+        return !m_gpuDown.empty() && m_gpuDown[static_cast<std::size_t>(gpu)] != 0;
+    }
+    int downGpuCount() const { return m_downGpus; }
+    // The GPU whose PCIe (or C2C) link carries `gpu`'s network traffic: itself, or with PXN the
+    // GPU it forwards to over NVLink.
+    int gpuNetProxy(int gpu) const
+    {
+        return m_gpuNetProxy.empty() ? gpu : m_gpuNetProxy[static_cast<std::size_t>(gpu)];
+    }
+    NetPath gpuNetPath(int gpu) const
+    {
+        return m_gpuNetPath.empty() ? NetPath::Direct : m_gpuNetPath[static_cast<std::size_t>(gpu)];
+    }
+    // Faults moved some GPU's traffic to another NIC than its own (which it may then share).
+    bool nicsReassigned() const { return !m_gpuNetPath.empty(); }
+    // What the faults changed in the routing, in words ("GPU 3 reaches NIC 0.2 over PCIe").
+    const std::vector<std::string> &faultNotes() const { return m_faultNotes; }
+    // The same cluster with `faults` applied: `healthy` must have none. Throws InputError
+    // (naming the fault's JSON path) as buildTopology does.
+    friend Topology withFaults(const Topology &healthy, const std::vector<Fault> &faults);
+    // Makes this topology, a copy of `healthy` (which has no faults), `healthy` with `faults`
+    // applied, undoing the faults it had without copying the whole topology again: what a sweep
+    // does for each candidate. A new buildId(). Throws as withFaults does (the topology is then
+    // to be refaulted again before use).
+    void refault(const Topology &healthy, const std::vector<Fault> &faults);
+
     // "GPU 1234", "NVSwitch 17.2", "NIC 17.3", "leaf 3", "spine 2", "node 17", "rack 4".
     std::string deviceName(int device) const;
     std::string linkName(int link) const;
@@ -164,7 +229,12 @@ private:
     friend Topology buildTopology(const ClusterConfig &, const Catalog &);
     friend class TopologyBuilder;
     void finish();
+    void computeRates();
     void fillRingTable();
+    // topologyfaults.cpp
+    void applyFaults(const std::vector<Fault> &faults);
+    void assignNics(const std::vector<std::size_t> &cause);
+    void checkRoutable(const std::vector<std::size_t> &linkCause);
 
     std::vector<Device> m_devices;
     std::vector<Link> m_links;
@@ -194,7 +264,19 @@ private:
     int m_uplinksPerSpine = 0;
     // Adjacency in compressed rows.
     std::vector<int> m_adjStart, m_adj;
+    // Faults (empty when there are none).
+    std::vector<ResolvedFault> m_faults;
+    std::vector<std::uint8_t> m_deviceDown;
+    std::vector<double> m_gpuSlowdown;
+    std::vector<std::uint8_t> m_gpuDown;
+    int m_downGpus = 0;
+    std::vector<int> m_gpuNetProxy;
+    std::vector<NetPath> m_gpuNetPath;
+    std::vector<std::string> m_faultNotes;
+    std::vector<int> m_changedLinks; // links whose health a fault set (refault undoes them)
 };
+
+Topology withFaults(const Topology &healthy, const std::vector<Fault> &faults);
 
 // Builds the device/link graph for a cluster: 8-GPU HGX/DGX servers, NVL72 racks (NVLink domain
 // larger than a server), PCIe-only servers (NVLink domain of 1); fabrics rail-optimized,

@@ -7,6 +7,9 @@
 
 namespace railyard::engine {
 
+// A new Topology::buildId() (buildTopology, withFaults).
+std::uint64_t nextTopologyBuildId();
+
 class TopologyBuilder
 {
 public:

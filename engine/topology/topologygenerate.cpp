@@ -259,11 +259,18 @@ void TopologyBuilder::buildServers()
     }
 }
 
-Topology buildTopology(const ClusterConfig &cluster, const Catalog &catalog)
+std::uint64_t nextTopologyBuildId()
 {
     static std::atomic<std::uint64_t> builds{0};
+    return ++builds;
+}
+
+Topology buildTopology(const ClusterConfig &cluster, const Catalog &catalog)
+{
     Topology t = TopologyBuilder(cluster, catalog).build();
-    t.m_buildId = ++builds;
+    if (!cluster.faults.empty())
+        t.applyFaults(cluster.faults);
+    t.m_buildId = nextTopologyBuildId();
     return t;
 }
 

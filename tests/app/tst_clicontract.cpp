@@ -135,6 +135,197 @@ private Q_SLOTS:
         }
     }
 
+    // A serving layout's `evaluate --json` carries DESIGN.md's serving keys, in the same
+    // vocabulary (units in the suffix, breakdowns by part, warnings as training's).
+    void servingVocabulary()
+    {
+        const QString layout = QStringLiteral(
+                RAILYARD_SOURCE_DIR "/layouts/serving-llama70b-tp16-two-servers.railyard.json");
+        const auto run = runCli({QStringLiteral("evaluate"),
+                                 layout,
+                                 QStringLiteral("--json"),
+                                 QStringLiteral("--timeline")});
+        QVERIFY2(run.exitCode == 0, qPrintable(run.errText()));
+        const QJsonObject e = json(run);
+        for (const char *key : {"ttft_s",
+                                "tpot_s",
+                                "e2e_latency_s",
+                                "output_tokens_per_s",
+                                "output_tokens_per_s_per_gpu",
+                                "input_tokens_per_s_per_gpu",
+                                "tokens_per_s_per_user",
+                                "requests_per_s",
+                                "memory_gib_per_gpu",
+                                "max_concurrency",
+                                "cost_per_million_output_tokens"})
+            QVERIFY2(e.value(QLatin1String(key)).toDouble() > 0, key);
+        for (const char *band : {"tpot_band_s", "ttft_band_s"}) {
+            const QJsonArray b = e.value(QLatin1String(band)).toArray();
+            QCOMPARE(b.size(), 2);
+            QVERIFY(b.at(0).toDouble() < b.at(1).toDouble());
+        }
+        QVERIFY(e.value(QStringLiteral("band_basis"))
+                        .toString()
+                        .contains(QStringLiteral("no end-to-end")));
+        QCOMPARE(e.value(QStringLiteral("memory_breakdown_gib")).toObject().keys(),
+                 (QStringList{"activations", "kv_cache", "weights"}));
+        const QJsonObject breakdown = e.value(QStringLiteral("breakdown_s")).toObject();
+        QCOMPARE(breakdown.keys(), (QStringList{"decode", "prefill"}));
+        const QStringList parts = {"attention",
+                                   "compute",
+                                   "ep",
+                                   "kv_transfer",
+                                   "overhead",
+                                   "pp",
+                                   "tp",
+                                   "weights_read"};
+        for (const QString &phase : breakdown.keys())
+            QCOMPARE(breakdown.value(phase).toObject().keys(), parts);
+        QVERIFY(breakdown.value(QStringLiteral("decode"))
+                        .toObject()
+                        .value(QStringLiteral("tp"))
+                        .toDouble()
+                > 0);
+        const QJsonArray links = e.value(QStringLiteral("links")).toArray();
+        QVERIFY(!links.isEmpty());
+        for (const char *key : {"id",
+                                "name",
+                                "kind",
+                                "tier",
+                                "bytes_per_decode_step",
+                                "bytes_per_request",
+                                "utilization",
+                                "peak_utilization"})
+            QVERIFY2(links.at(0).toObject().contains(QLatin1String(key)), key);
+        const QJsonArray warnings = e.value(QStringLiteral("warnings")).toArray();
+        bool crossing = false;
+        for (const QJsonValue &w : warnings) {
+            const QJsonObject o = w.toObject();
+            for (const char *key : {"severity", "code", "message", "gpus", "cost_s"})
+                QVERIFY2(o.contains(QLatin1String(key)), key);
+            if (o.value(QStringLiteral("code")).toString() == QLatin1String("tp-spans-domains")) {
+                crossing = true;
+                QVERIFY(o.value(QStringLiteral("message"))
+                                .toString()
+                                .contains(QStringLiteral("per token")));
+                QVERIFY(o.value(QStringLiteral("cost_s")).toDouble() > 0);
+            }
+        }
+        QVERIFY(crossing);
+        for (const char *timeline : {"timeline", "request_timeline"}) {
+            const QJsonArray phases = e.value(QLatin1String(timeline)).toArray();
+            QVERIFY2(!phases.isEmpty(), timeline);
+            for (const char *key : {"stage", "kind", "name", "start_s", "end_s", "links"})
+                QVERIFY2(phases.at(0).toObject().contains(QLatin1String(key)), key);
+        }
+        QStringList keys;
+        keysOf(e, {}, keys);
+        for (const QString &k : keys) {
+            QVERIFY2(!k.endsWith(QLatin1String("_usd")), qPrintable(k));
+            QVERIFY2(!k.endsWith(QLatin1String("memory_gib")), qPrintable(k));
+        }
+        // The text report says the same for people.
+        const auto text = runCli({QStringLiteral("evaluate"), layout});
+        QVERIFY2(text.exitCode == 0, qPrintable(text.errText()));
+        for (const char *part : {"TTFT",
+                                 "TPOT",
+                                 "output tokens/s per GPU",
+                                 "per user",
+                                 "KV cache",
+                                 "TP group crosses NVLink domains"})
+            QVERIFY2(text.out.contains(part), part);
+        // Reports: JSON works; Markdown says it comes next (exit 1, not a crash).
+        QTemporaryDir dir;
+        const auto exported = runCli({QStringLiteral("export"),
+                                      layout,
+                                      QStringLiteral("-o"),
+                                      dir.filePath(QStringLiteral("s.json"))});
+        QVERIFY2(exported.exitCode == 0, qPrintable(exported.errText()));
+        const auto md = runCli({QStringLiteral("export"),
+                                layout,
+                                QStringLiteral("-o"),
+                                dir.filePath(QStringLiteral("s.md"))});
+        QCOMPARE(md.exitCode, 1);
+        QVERIFY2(md.errText().contains(QStringLiteral("exported as .json")),
+                 qPrintable(md.errText()));
+    }
+
+    // `plan` on a serving layout: the Pareto front under --ttft / --tpot limits, as JSON; the
+    // training planner's options are refused for it, the limits for a training layout.
+    void servingPlan()
+    {
+        const QString layout = QStringLiteral(RAILYARD_SOURCE_DIR
+                                              "/layouts/serving-llama70b-tp8-h100.railyard.json");
+        const auto run = runCli({QStringLiteral("plan"),
+                                 layout,
+                                 QStringLiteral("--json"),
+                                 QStringLiteral("--ttft"),
+                                 QStringLiteral("200ms"),
+                                 QStringLiteral("--tpot"),
+                                 QStringLiteral("0.012")});
+        QVERIFY2(run.exitCode == 0, qPrintable(run.errText()));
+        const QJsonObject e = json(run);
+        QCOMPARE(e.value(QStringLiteral("workload")).toString(), QStringLiteral("serving"));
+        QCOMPARE(e.value(QStringLiteral("limits"))
+                         .toObject()
+                         .value(QStringLiteral("ttft_s"))
+                         .toDouble(),
+                 0.2);
+        QCOMPARE(e.value(QStringLiteral("limits"))
+                         .toObject()
+                         .value(QStringLiteral("tpot_s"))
+                         .toDouble(),
+                 0.012);
+        QVERIFY(e.value(QStringLiteral("evaluated")).toDouble() > 0);
+        const QJsonArray front = e.value(QStringLiteral("front")).toArray();
+        QVERIFY(!front.isEmpty());
+        for (const QJsonValue &v : front) {
+            const QJsonObject p = v.toObject();
+            for (const char *key : {"concurrency",
+                                    "gpus",
+                                    "output_tokens_per_s_per_gpu",
+                                    "tokens_per_s_per_user",
+                                    "ttft_s",
+                                    "tpot_s",
+                                    "requests_per_s",
+                                    "memory_gib_per_gpu",
+                                    "max_concurrency"})
+                QVERIFY2(p.value(QLatin1String(key)).toDouble() > 0, key);
+            QVERIFY(p.value(QStringLiteral("ttft_s")).toDouble() <= 0.2);
+            QVERIFY(p.value(QStringLiteral("tpot_s")).toDouble() <= 0.012);
+            const QJsonObject pool = p.value(p.value(QStringLiteral("disaggregated")).toBool()
+                                                     ? QStringLiteral("decode")
+                                                     : QStringLiteral("parallel"))
+                                             .toObject();
+            QCOMPARE(pool.keys(), (QStringList{"attention_dp", "ep", "pp", "replicas", "tp"}));
+        }
+        const auto text = runCli({QStringLiteral("plan"), layout});
+        QVERIFY2(text.exitCode == 0, qPrintable(text.errText()));
+        QVERIFY(text.out.contains("Pareto front"));
+        const auto impossible = runCli(
+                {QStringLiteral("plan"), layout, QStringLiteral("--tpot"), QStringLiteral("1e-6")});
+        QCOMPARE(impossible.exitCode, 1);
+        QVERIFY2(impossible.errText().contains(QStringLiteral("meets the limits")),
+                 qPrintable(impossible.errText()));
+        const auto objective = runCli({QStringLiteral("plan"),
+                                       layout,
+                                       QStringLiteral("--objective"),
+                                       QStringLiteral("cost")});
+        QCOMPARE(objective.exitCode, 2);
+        const auto badTime = runCli(
+                {QStringLiteral("plan"), layout, QStringLiteral("--ttft"), QStringLiteral("soon")});
+        QCOMPARE(badTime.exitCode, 2);
+        QVERIFY(badTime.errText().contains(QStringLiteral("--ttft")));
+        const auto training = runCli(
+                {QStringLiteral("plan"),
+                 QStringLiteral(RAILYARD_TEST_DATA "/seed-1-server.railyard.json"),
+                 QStringLiteral("--tpot"),
+                 QStringLiteral("50ms")});
+        QCOMPARE(training.exitCode, 2);
+        QVERIFY2(training.errText().contains(QStringLiteral("serving")),
+                 qPrintable(training.errText()));
+    }
+
     // The CLI library without a DiagramWriter (a GUI-less build's): a diagram is a usage error
     // that says which build draws it, found before the file is read; reports still work.
     void diagramsNeedTheGuiBuild_data()

@@ -204,9 +204,9 @@ private Q_SLOTS:
         QVERIFY(railyard::test::squeezed(pdf.output).contains(QStringLiteral("TP groups")));
     }
 
-    // 16,384 GPUs: drawn as scalable units and racks with their names (text stays text) and the
-    // fabric rather than every GPU: the SVG and the PDF stay under 10 MB, the PNG within 8,192
-    // pixels unless --width says otherwise.
+    // 16,384 GPUs: drawn as scalable units (named, with their racks) and racks, the links
+    // coloured by their load, on a page laid out to read at a document's width: the SVG and
+    // the PDF 1,400 units wide, text as text, under 10 MB; the PNG that page, sharper.
     void largeClusterIsDrawnAsBlocks()
     {
         const QString layout = QStringLiteral(RAILYARD_SOURCE_DIR
@@ -219,27 +219,44 @@ private Q_SLOTS:
         const QString text = xmlText(out("big.svg"), &error);
         QVERIFY2(error.isEmpty(), qPrintable(error));
         const QStringList lines = text.split(QLatin1Char('\n'));
-        QVERIFY2(lines.contains(QStringLiteral("SU 0")) && lines.contains(QStringLiteral("SU 1")),
+        QVERIFY2(lines.contains(QStringLiteral("SU 0")) && lines.contains(QStringLiteral("SU 63")),
                  qPrintable(text.left(2000)));
-        QVERIFY(text.contains(QStringLiteral("16,384 GPUs"))); // the title block, as text
-        QVERIFY(!lines.contains(QStringLiteral("GPU 0")));     // no device names at this size
+        QVERIFY(lines.contains(QStringLiteral("racks 504\u2013511"))); // under SU 63's name
+        QVERIFY(text.contains(QStringLiteral("16,384 GPUs")));         // the title block
+        QVERIFY(text.contains(QStringLiteral("Link load")));           // the busy links' legend
+        QVERIFY(!lines.contains(QStringLiteral("GPU 0"))); // no device names at this size
         const auto svg = runTool(QStringLiteral("rsvg-convert"),
                                  {out("big.svg"), QStringLiteral("-o"), out("big.svg.png")});
         QVERIFY2(svg.ok, qPrintable(svg.output));
         const QImage fromSvg(out("big.svg.png"));
-        QVERIFY(inkPixels(fromSvg) > qint64(fromSvg.width()) * fromSvg.height() / 20);
+        QVERIFY2(fromSvg.width() <= 1401 && fromSvg.width() >= 1000,
+                 qPrintable(QString::number(fromSvg.width())));
+        QVERIFY(inkPixels(fromSvg) > qint64(fromSvg.width()) * fromSvg.height() / 4);
 
+        // The PNG: the page at 1:1 unless a scale or a width says otherwise, never past 8,192.
         r = run({layout, QStringLiteral("-o"), out("big.png")});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         const QImage png(out("big.png"));
         QVERIFY(!png.isNull());
-        QVERIFY2(png.width() <= 8192 && png.height() <= 8192 && png.width() >= 4096,
-                 qPrintable(QString("%1 x %2").arg(png.width()).arg(png.height())));
-        // The page's proportions, as the SVG has them.
+        RAILYARD_COMPARE_ABS(png.width(), fromSvg.width(), 1);
         RAILYARD_COMPARE_ABS(double(png.height()) / png.width(),
                              double(fromSvg.height()) / fromSvg.width(),
                              0.01);
-        QVERIFY(inkPixels(png) > qint64(png.width()) * png.height() / 20);
+        QVERIFY(inkPixels(png) > qint64(png.width()) * png.height() / 4);
+        r = run({layout,
+                 QStringLiteral("-o"),
+                 out("big2.png"),
+                 QStringLiteral("--scale"),
+                 QStringLiteral("2")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        RAILYARD_COMPARE_ABS(QImage(out("big2.png")).width(), 2 * png.width(), 2);
+        r = run({layout,
+                 QStringLiteral("-o"),
+                 out("big8.png"),
+                 QStringLiteral("--scale"),
+                 QStringLiteral("8")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY(QImage(out("big8.png")).width() <= 8 * 1401);
 
         r = run({layout,
                  QStringLiteral("-o"),
@@ -255,6 +272,18 @@ private Q_SLOTS:
         const auto pdf = runTool(QStringLiteral("pdftotext"), {out("big.pdf"), QStringLiteral("-")});
         QVERIFY2(pdf.ok, qPrintable(pdf.output));
         QVERIFY(pdf.output.contains(QStringLiteral("SU 1")));
+        QVERIFY(pdf.output.contains(QStringLiteral("racks 8\u201315")));
+        const auto page = runTool(QStringLiteral("pdftoppm"),
+                                  {QStringLiteral("-r"),
+                                   QStringLiteral("72"),
+                                   QStringLiteral("-png"),
+                                   QStringLiteral("-singlefile"),
+                                   out("big.pdf"),
+                                   out("big.pdf")});
+        QVERIFY2(page.ok, qPrintable(page.output));
+        const QImage fromPdf(out("big.pdf.png"));
+        QVERIFY(fromPdf.width() <= 1100);
+        QVERIFY(inkPixels(fromPdf) > qint64(fromPdf.width()) * fromPdf.height() / 4);
     }
 
     // A small layout's PNG keeps its page size (the 8,192-pixel bound is not reached), and
@@ -386,6 +415,21 @@ private Q_SLOTS:
                                                         QStringLiteral("--scale"),
                                                         QStringLiteral("2")}
                                          << "give one";
+        QTest::newRow("region kind")
+                << QStringList{f, "-o", "x.svg", "--region", "shelf:2"} << "unknown kind 'shelf'";
+        QTest::newRow("region no kind")
+                << QStringList{f, "-o", "x.svg", "--region", "2-3"} << "no kind before a colon";
+        QTest::newRow("region backwards")
+                << QStringList{f, "-o", "x.svg", "--region", "gpu:9-2"} << "runs backwards";
+        QTest::newRow("region not a number")
+                << QStringList{f, "-o", "x.svg", "--region", "node:x"} << "'x' is not an index";
+        QTest::newRow("region empty area")
+                << QStringList{f, "-o", "x.svg", "--region", "area:0,0,0,10"}
+                << "width and height are above 0";
+        QTest::newRow("region short area")
+                << QStringList{f, "-o", "x.svg", "--region", "area:1,2"} << "four numbers";
+        QTest::newRow("region on a report")
+                << QStringList{f, "-o", "x.csv", "--region", "rack:0"} << "is not a diagram";
         QTest::newRow("unknown option") << QStringList{f,
                                                        QStringLiteral("-o"),
                                                        QStringLiteral("x.svg"),
@@ -527,8 +571,23 @@ private Q_SLOTS:
     {
         const Run r = run({QStringLiteral("--help")});
         QCOMPARE(r.exitCode, 0);
-        for (const char *s :
-             {".svg", ".png", ".pdf", ".md", ".csv", ".json", "--scale", "--width", "--at"})
+        for (const char *s : {".svg",
+                              ".png",
+                              ".pdf",
+                              ".md",
+                              ".csv",
+                              ".json",
+                              "--scale",
+                              "--width",
+                              "--at",
+                              "--region",
+                              "gpu:0-63",
+                              "node:16-31,40",
+                              "rack:2-3",
+                              "su:0",
+                              "area:X,Y,W,H",
+                              "--report",
+                              "--compare"})
             QVERIFY2(r.out.contains(QLatin1String(s)), s);
     }
 };

@@ -379,6 +379,44 @@ private Q_SLOTS:
 
     // The calibration as the Cluster panel's chart reads it: every out-of-place size of the
     // log, priced again on the cluster as it is now.
+    // A log far short of the model at large sizes: which fault would explain it, with its
+    // numbers, priced again here on the faulted cluster; a log that matches the model, or
+    // whose shape no single fault explains, gets none.
+    void faultHypotheses()
+    {
+        const Layout l = layoutFromImport(
+                importFile(dataPath(
+                        "nccl-tests/h100-2node-16gpu-allreduce-srun-prefixed-nccltests290.txt")),
+                Catalog::builtin());
+        const Json &list = l.original["imported"]["calibration"]["fault_hypotheses"];
+        QVERIFY(list.is_array() && !list.empty());
+        const Json &best = list[0];
+        QCOMPARE(best["measured_busbw_gbps"].get<double>(), 155.57);
+        QVERIFY(best["healthy_busbw_gbps"].get<double>() > 2.5 * 155.57);
+        RAILYARD_COMPARE_NEAR(best["modelled_busbw_gbps"].get<double>(), 155.57, 0.15);
+        QVERIFY(best["fit"].get<double>() <= 0.2);
+        QVERIFY(l.notes.find("hypotheses that would explain it") != std::string::npos);
+        // The hypothesis's faults on the imported cluster (at the catalog's efficiencies) give
+        // the bus bandwidth it states.
+        Layout faulted = l;
+        faulted.cluster.tuning.efficiency.reset();
+        faulted.cluster.faults = readFaults(JsonCursor(best["faults"], "hypothesis"));
+        CollectiveRequest r;
+        r.bytes = best["size_bytes"].get<double>();
+        RAILYARD_COMPARE_NEAR(estimateCollective(buildTopology(faulted.cluster, Catalog::builtin()),
+                                                 r)
+                                      .busbwGBps,
+                              best["modelled_busbw_gbps"].get<double>(),
+                              1e-9);
+        for (const char *file : {"h200-2node-16gpu-allreduce-baremetal-nccltests256.txt",
+                                 "h200-2node-16gpu-allreduce-kvm-vm-nccltests256.txt"}) {
+            const Layout other = layoutFromImport(importFile(dataPath(std::string("nccl-tests/")
+                                                                      + file)),
+                                                  Catalog::builtin());
+            QVERIFY2(!other.original["imported"]["calibration"].contains("fault_hypotheses"), file);
+        }
+    }
+
     void calibrationCurve()
     {
         const ImportedMachine m = importFile(

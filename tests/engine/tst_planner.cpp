@@ -558,6 +558,70 @@ private Q_SLOTS:
         QCOMPARE(again.evaluated, all.evaluated);
     }
 
+    // The plans the planner ranks best raise no placement warning that prices step time: the
+    // planner searched the placements, so a saving it did not find is one no placement has.
+    // (The 16k preset's best plan, TP4 CP8 PP64, was warned "CP group 0 spans 4 NVLink
+    // domains (+73% CP time)", 0.2 s a step, for each of 2,048 groups: CP8 beside TP4 on
+    // 8-GPU servers spans 4 servers however it is placed.)
+    void bestPlansRaiseNoCostlyWarning_data()
+    {
+        QTest::addColumn<Layout>("layout");
+        QTest::newRow("llama3.1-405b-16k-h100") << shipped("llama3.1-405b-16k-h100.railyard.json");
+        QTest::newRow("gmi-h200-cluster") << shipped("gmi-h200-cluster.railyard.json");
+        QTest::newRow("moe-h200-ib") << shipped("moe-h200-ib.railyard.json");
+        QTest::newRow("example") << example("example.railyard.json");
+    }
+
+    void bestPlansRaiseNoCostlyWarning()
+    {
+        QFETCH(Layout, layout);
+        const Topology topology = buildTopology(layout.cluster, Catalog::builtin());
+        PlanOptions o;
+        o.top = 5;
+        const PlanSearch s = searchPlans(layout, topology, o);
+        QVERIFY(s.ok);
+        QVERIFY(!s.plans.empty());
+        for (const Plan &p : s.plans) {
+            const Evaluation e = evaluate(applyPlan(layout, p.choice), topology);
+            QVERIFY(e.ok);
+            for (const Warning &w : e.warnings)
+                QVERIFY2(w.costS <= 0,
+                         (w.message + ": " + std::to_string(w.costS) + " s a step").c_str());
+        }
+    }
+
+    // The warning still names a group that spans more domains than it needs, and prices what
+    // the fewest would save: CP8 beside TP4 fits in 4 servers of 8 GPUs, and put DP between
+    // TP and CP (tp-dp-cp-ep-pp) each CP group spans 8.
+    void aGroupSpreadWiderThanItNeedsIsWarned()
+    {
+        Layout l = example("example.railyard.json");
+        l.parallel.tp = 4;
+        l.parallel.cp = 8;
+        l.parallel.pp = 1;
+        l.parallel.vp = 1;
+        l.parallel.dp = 4;
+        l.training.microBatch = 1;
+        const Topology topology = buildTopology(l.cluster, Catalog::builtin());
+        const auto cpWarnings = [&](const std::string &order) {
+            Layout v = l;
+            v.parallel.order = order;
+            const Evaluation e = evaluate(v, topology);
+            std::vector<Warning> out;
+            for (const Warning &w : e.warnings)
+                if (w.code == "cp-placement")
+                    out.push_back(w);
+            return out;
+        };
+        QVERIFY(cpWarnings("tp-cp-ep-dp-pp").empty()); // 4 servers each: the fewest
+        const std::vector<Warning> wide = cpWarnings("tp-dp-cp-ep-pp");
+        QCOMPARE(wide.size(), std::size_t(8)); // 16 groups, the first 8 named
+        QVERIFY2(wide.front().message.find("spans 8 NVLink domains where 4 would do")
+                         != std::string::npos,
+                 wide.front().message.c_str());
+        QVERIFY(wide.front().costS > 0);
+    }
+
     void applyPlanSetsTheLayout()
     {
         const Layout l = example("example.railyard.json");

@@ -1,5 +1,6 @@
 #include "base/inputerror.h"
 #include "collectives/concurrentcollective.h"
+#include "faults/faultimpact.h"
 #include "layout/layout.h"
 #include "layout/parallel.h"
 #include "lesson/tour.h"
@@ -82,7 +83,7 @@ private Q_SLOTS:
         QVERIFY(f.open(QIODevice::ReadOnly));
         const std::vector<TourScenario> tour = parseTour(f.readAll().toStdString(),
                                                          "scenarios.json");
-        QCOMPARE(tour.size(), std::size_t(8));
+        QCOMPARE(tour.size(), std::size_t(10));
         for (const TourScenario &s : tour) {
             QVERIFY(!s.layouts.empty());
             for (const TourLayout &tl : s.layouts) {
@@ -400,6 +401,88 @@ private Q_SLOTS:
         }
         RAILYARD_COMPARE_ABS(perGpu[1] / perGpu[0], 0.94, 0.02);
         RAILYARD_COMPARE_ABS(perGpu.back() / perGpu.front(), 0.63, 0.04);
+    }
+
+    // i. A leaf switch dies on the GMI-style cluster: rail 3 moves onto NIC 2 of every server,
+    // whose links carry twice their bytes; the step hardly moves and nothing needs recovering.
+    // On the 16,384-GPU layout the same failure of leaf 0 costs 39%, and dropping the two
+    // replicas on that unit wins most of it back.
+    void leafDown()
+    {
+        const Layout l = shipped("gmi-h200-leaf-down.railyard.json");
+        const Topology healthy = buildTopology(withoutFaults(l).cluster, Catalog::builtin());
+        const Topology faulted = withFaults(healthy, l.cluster.faults);
+        const FaultImpact impact = analyzeFaults(l, healthy, faulted);
+        QVERIFY(impact.healthy.ok && impact.faulted.ok);
+        QVERIFY(!impact.links.empty());
+        for (const LinkChange &c : impact.links)
+            if (c.bytesB > c.bytesA)
+                RAILYARD_COMPARE_NEAR(c.bytesB, 2 * c.bytesA, 1e-5);
+        const int nic2 = healthy.nicUplink(5 * 8 + 2);
+        RAILYARD_COMPARE_ABS(impact.faulted.links->bytesUp[std::size_t(nic2)] / 1e9,
+                             2 * impact.healthy.links->bytesUp[std::size_t(nic2)] / 1e9,
+                             0.01);
+        RAILYARD_COMPARE_ABS(impact.healthy.stepTimeS, 15.8, 0.05);
+        RAILYARD_COMPARE_ABS(impact.faulted.stepTimeS / impact.healthy.stepTimeS - 1,
+                             0.0012,
+                             0.0005);
+        RAILYARD_COMPARE_ABS(impact.healthy.exposed.dp, 0.004, 0.001);
+        RAILYARD_COMPARE_ABS(impact.faulted.exposed.dp, 0.021, 0.002);
+        QVERIFY(!impact.recovery);
+
+        Layout big = shipped("llama3.1-405b-16k-h100.railyard.json");
+        Fault leaf0;
+        leaf0.device = "leaf 0";
+        big.cluster.faults = {leaf0};
+        const Topology bigHealthy = buildTopology(withoutFaults(big).cluster, Catalog::builtin());
+        const FaultImpact b = analyzeFaults(big,
+                                            bigHealthy,
+                                            withFaults(bigHealthy, big.cluster.faults));
+        QVERIFY(b.recovery);
+        const double loss = 1 - b.faulted.tokensPerS / b.healthy.tokensPerS;
+        qInfo("16k, leaf 0 down: %.1f%% of the throughput; %s recovers %.1f%%",
+              100 * loss,
+              b.recovery->summary.c_str(),
+              100 * b.recovery->recovered);
+        RAILYARD_COMPARE_ABS(loss, 0.39, 0.01);
+        QCOMPARE(b.recovery->layout.dataParallel(), 126);
+        RAILYARD_COMPARE_ABS(b.recovery->recovered, 0.97, 0.01);
+    }
+
+    // j. One straggler among 16,384: its TP group's wait and its stage's compute as the text
+    // gives them; the step hides the slower compute under its DP traffic, and pays for it in
+    // full without DP overlap.
+    void straggler16k()
+    {
+        const Layout l = shipped("llama3.1-405b-16k-straggler.railyard.json");
+        Layout healthy = withoutFaults(l);
+        const Evaluation a = runOk(healthy), b = runOk(l);
+        QVERIFY(a.ok && b.ok);
+        RAILYARD_COMPARE_ABS(b.exposed.compute - a.exposed.compute, 0.376, 0.002);
+        RAILYARD_COMPARE_ABS(a.stepTimeS, 6.149, 0.002);
+        RAILYARD_COMPARE_ABS(b.stepTimeS / a.stepTimeS - 1, 0.0001, 0.0001);
+        RAILYARD_COMPARE_ABS(a.exposed.dp, 1.15, 0.01);
+        RAILYARD_COMPARE_ABS(b.exposed.dp, 0.77, 0.01);
+        const auto warning = std::find_if(b.warnings.begin(),
+                                          b.warnings.end(),
+                                          [](const Warning &w) { return w.code == "straggler"; });
+        QVERIFY(warning != b.warnings.end());
+        QVERIFY2(warning->message.find("+2.94 ms per layer and micro-batch") != std::string::npos,
+                 warning->message.c_str());
+        QVERIFY2(warning->message.find("waiting on its data-parallel traffic anyway")
+                         != std::string::npos,
+                 warning->message.c_str());
+        Layout noOverlap = l;
+        noOverlap.training.overlap.dp = false;
+        healthy.training.overlap.dp = false;
+        const Evaluation c = runOk(healthy), d = runOk(noOverlap);
+        qInfo("16k straggler: %.3f -> %.3f s with DP overlap, %.2f -> %.2f s without",
+              a.stepTimeS,
+              b.stepTimeS,
+              c.stepTimeS,
+              d.stepTimeS);
+        RAILYARD_COMPARE_ABS(c.stepTimeS, 11.15, 0.01);
+        RAILYARD_COMPARE_ABS(d.stepTimeS, 11.53, 0.01);
     }
 };
 

@@ -5,7 +5,6 @@
 #include "base/inputerror.h"
 #include "base/xmlreader.h"
 
-#include <QElapsedTimer>
 #include <QStringDecoder>
 #include <QTest>
 
@@ -187,10 +186,8 @@ private Q_SLOTS:
     {
         QFETCH(QByteArray, text);
         QFETCH(QString, where);
-        QElapsedTimer timer;
-        timer.start();
+        // Refused at the DTD, before any entity is defined, so nothing can be expanded.
         REFUSED(text.toStdString(), {where, "a DTD (<!DOCTYPE", "entity definitions are refused"});
-        QVERIFY2(timer.elapsed() < 1000, qPrintable(QString::number(timer.elapsed()) + " ms"));
     }
 
     // Without a DTD an entity is undefined: named, never expanded.
@@ -214,10 +211,9 @@ private Q_SLOTS:
         const int column = 5 * kMaxXmlDepth + 1; // the 65th <pci>
         REFUSED(nested(kMaxXmlDepth + 1),
                 {"line 1, column " + QString::number(column), "deeper than 64 levels"});
-        QElapsedTimer timer;
-        timer.start();
-        REFUSED(std::string(5 << 20, ' ') + nested(1 << 20), {"line 1", "deeper than 64 levels"});
-        QVERIFY2(timer.elapsed() < 2000, qPrintable(QString::number(timer.elapsed()) + " ms"));
+        // Five MiB of blanks, then a million levels: refused where the 65th opens.
+        REFUSED(std::string(5 << 20, ' ') + nested(1 << 20),
+                {"line 1, column " + QString::number((5 << 20) + column), "deeper than 64 levels"});
     }
 
     void sizeLimits()

@@ -4,6 +4,7 @@
 // and title block (widgets/render) fit their content at any width; the canvas says where the
 // view is at every zoom (names on the hardware, the overview map); selected GPUs keep their hue.
 #include "document/document.h"
+#include "document/viewstate.h"
 #include "items/fabricitem.h"
 #include "items/gpumarksitem.h"
 #include "items/lessonmarksitem.h"
@@ -28,9 +29,11 @@
 #include <QImage>
 #include <QLocale>
 #include <QPainter>
+#include <QScreen>
 
 #include <QTest>
 #include <QToolTip>
+#include <QWheelEvent>
 
 #include "comparenear.h"
 #include <map>
@@ -420,6 +423,156 @@ private Q_SLOTS:
         QCOMPARE(c.scene.selectedDevice(), -1); // a pan is not a click
         QTest::keyClick(c.view.viewport(), Qt::Key_0);
         QCOMPARE(c.view.zoom(), c.view.fitZoom());
+    }
+
+    // Panning by dragging moves the cluster under the overlays, never the overlays: what the
+    // window shows after a drag (its backing store, where a scroll moves pixels) is what a fresh
+    // paint at the same scroll position draws, with the title block, the overview map and the
+    // legend in their corners and no copies of them over the cluster.
+    void panningRepaintsTheOverlays()
+    {
+        auto doc = openLayout("gmi-h200-cluster.railyard.json");
+        QVERIFY(doc);
+        ViewState state(doc.get());
+        ClusterScene scene(doc.get());
+        scene.setViewState(&state);
+        ClusterView view(&scene);
+        view.setFrameShape(QFrame::NoFrame);
+        view.resize(1280, 800);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.setZoom(view.fitZoom() * 3);
+        view.centerOn(scene.sceneRect().center());
+        const auto flush = [] {
+            for (int i = 0; i < 4; ++i)
+                QCoreApplication::processEvents();
+        };
+        const auto shown = [&view] {
+            return view.screen()
+                    ->grabWindow(view.winId())
+                    .toImage()
+                    .copy(view.viewport()->geometry());
+        };
+        flush();
+        QVERIFY(!view.overviewRect().isNull()); // zoomed in: the map shows where the view is
+        QVERIFY(!view.titleBlockRect().isNull());
+        QVERIFY(!view.legendRect().isNull());
+        const QImage before = shown();
+        QVERIFY(!before.isNull());
+
+        // Press on the background (no device under it, no overlay), drag in small steps, each
+        // painted before the next as the window does, and let go.
+        QPoint from;
+        const QRect free = view.viewport()->rect().adjusted(40, 200, -400, -200);
+        for (int y = free.top(); y < free.bottom() && from.isNull(); y += 7)
+            for (int x = free.left(); x < free.right() && from.isNull(); x += 7)
+                if (scene.deviceAt(view.mapToScene(QPoint(x, y))) < 0
+                    && !view.overviewRect().contains(QPoint(x, y)))
+                    from = QPoint(x, y);
+        QVERIFY(!from.isNull());
+        const QPointF centre = view.mapToScene(view.viewport()->rect().center());
+        QTest::mousePress(view.viewport(), Qt::LeftButton, {}, from);
+        QPoint at = from;
+        for (int i = 0; i < 12; ++i) {
+            at += QPoint(9, 5);
+            QMouseEvent move(QEvent::MouseMove,
+                             QPointF(at),
+                             view.viewport()->mapToGlobal(QPointF(at)),
+                             Qt::NoButton,
+                             Qt::LeftButton,
+                             Qt::NoModifier);
+            QApplication::sendEvent(view.viewport(), &move);
+            flush();
+        }
+        QTest::mouseRelease(view.viewport(), Qt::LeftButton, {}, at);
+        flush();
+        const QPointF moved = view.mapToScene(view.viewport()->rect().center()) - centre;
+        QVERIFY2(moved.x() < -50 && moved.y() < -20,
+                 qPrintable(
+                         QStringLiteral("the view moved by %1, %2").arg(moved.x()).arg(moved.y())));
+        const QImage panned = shown();
+        QVERIFY(panned != before);
+
+        // The same scroll position painted from scratch.
+        view.viewport()->update();
+        flush();
+        const QImage fresh = shown();
+        int differ = 0;
+        QRect where;
+        for (int y = 0; y < fresh.height(); ++y)
+            for (int x = 0; x < fresh.width(); ++x)
+                if (panned.pixel(x, y) != fresh.pixel(x, y)) {
+                    ++differ;
+                    where |= QRect(x, y, 1, 1);
+                }
+        QVERIFY2(differ == 0,
+                 qPrintable(QStringLiteral("%1 pixels differ from a fresh paint, in %2,%3 %4x%5")
+                                    .arg(differ)
+                                    .arg(where.x())
+                                    .arg(where.y())
+                                    .arg(where.width())
+                                    .arg(where.height())));
+    }
+
+    // Zoomed in on the canvas a 1280x800 window leaves (about 680x560), the title block, the
+    // legend and the overview map would cover a third of it: they fold to a title line, a
+    // "Legend" tab and a smaller map. A click on the tab unfolds them, another folds them, and
+    // fitting the cluster shows them whole again.
+    void overlaysFoldWhenTheyWouldCrowdAZoomedCanvas()
+    {
+        auto doc = openLayout("llama3.1-405b-16k-h100.railyard.json");
+        QVERIFY(doc);
+        test::Canvas c(doc.get(), {.size = {680, 560}, .scrollBars = false});
+        ClusterView &view = c.view;
+        const double vp = 680.0 * 560.0;
+        const auto share = [&] {
+            double a = 0;
+            for (const QRect &r : {view.titleBlockRect(), view.legendRect(), view.overviewRect()})
+                a += double(r.width()) * r.height();
+            return a / vp;
+        };
+        // Fitted: whole, beside the cluster (the fit leaves room for them).
+        QVERIFY(!view.overlaysFolded());
+        const QRect fullTitle = view.titleBlockRect();
+        const QRect fullLegend = view.legendRect();
+        QVERIFY(!fullLegend.isNull());
+        // Zoomed in with the wheel.
+        const QPointF at(340, 280);
+        for (int i = 0; i < 5; ++i) {
+            QWheelEvent wheel(at,
+                              view.viewport()->mapToGlobal(at),
+                              QPoint(),
+                              QPoint(0, 120),
+                              Qt::NoButton,
+                              Qt::NoModifier,
+                              Qt::NoScrollPhase,
+                              false);
+            QApplication::sendEvent(view.viewport(), &wheel);
+        }
+        QVERIFY(!view.overviewRect().isNull());
+        QVERIFY(view.overlaysFolded());
+        QVERIFY2(share() <= 0.1, qPrintable(QString::number(share())));
+        QVERIFY(view.titleBlockRect().height() < fullTitle.height());
+        QVERIFY(view.legendRect().height() < fullLegend.height());
+        QVERIFY(view.legendRect().width() < 150);
+        // The folded overlays are drawn where they say: the title's card at the top left.
+        const QImage folded = c.render();
+        QVERIFY(folded.pixelColor(view.titleBlockRect().center()).lightness() > 200);
+        // A click on the Legend tab unfolds them; a click on the legend folds them again.
+        QTest::mouseClick(view.viewport(), Qt::LeftButton, {}, view.legendRect().center());
+        QVERIFY(!view.overlaysFolded());
+        QCOMPARE(view.legendRect().size(), fullLegend.size());
+        QTest::mouseClick(view.viewport(), Qt::LeftButton, {}, view.legendRect().center());
+        QVERIFY(view.overlaysFolded());
+        // Fitted again: whole.
+        QTest::keyClick(view.viewport(), Qt::Key_0);
+        QVERIFY(!view.overlaysFolded());
+        QCOMPARE(view.titleBlockRect(), fullTitle);
+        // On a large canvas, zoomed in, they take little room and stay whole.
+        test::Canvas big(doc.get(), {.size = {2400, 1500}, .scrollBars = false});
+        big.view.setZoom(big.view.fitZoom() * 2);
+        QVERIFY(!big.view.overviewRect().isNull());
+        QVERIFY(!big.view.overlaysFolded());
     }
 
     void searchCentresAndSelects_data()

@@ -12,7 +12,6 @@
 #include "document/viewstate.h"
 
 #include <QDir>
-#include <QElapsedTimer>
 #include <QFile>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -349,13 +348,10 @@ private Q_SLOTS:
         const QString path = QStringLiteral(RAILYARD_TEST_DATA "/bad/") + file
                              + QStringLiteral(".railyard.json");
         QString error;
-        QElapsedTimer timer;
-        timer.start();
         auto doc = Document::load(path, &error);
         QVERIFY(!doc);
         QVERIFY2(error.contains(file), qPrintable(error));
         QVERIFY2(error.contains(where), qPrintable(error));
-        QVERIFY(timer.elapsed() < 2000); // refused, not built
     }
 
     void checkLayoutRefusesWhatAFileCannotHold()

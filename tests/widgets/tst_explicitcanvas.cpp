@@ -12,7 +12,10 @@
 #include "panels/newclusterdialog.h"
 #include "scene/clustergeometry.h"
 #include "scene/clusterscene.h"
+#include "scene/clusterview.h"
 #include "scene/style.h"
+
+#include "canvasfixture.h"
 
 #include <QFile>
 #include <QPainter>
@@ -148,6 +151,52 @@ private Q_SLOTS:
                                      g.deviceRect(id))
                            == generatedSwitches.end();
         QCOMPARE(differs, 8);
+    }
+
+    // An imported server opened in the window (fitted, as it opens, at 1280x800 and 1600x1000
+    // less the docks) names its PCIe switches: a box too narrow for "PCIe switch 3" takes a
+    // shorter name, never none (the imported switches sat one over each GPU, unnamed, beside
+    // named NICs).
+    void importedPcieSwitchesAreLabelled_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QSize>("viewport");
+        for (const char *file :
+             {"nccl-topo-xml/azure-ndv5-topo.xml", "topo-m/hgx-h100-8gpu-8nic-sglang30401.txt"})
+            for (const QSize size : {QSize(680, 560), QSize(860, 740)})
+                QTest::addRow("%s %dx%d", file, size.width(), size.height())
+                        << QString::fromLatin1(file) << size;
+    }
+
+    void importedPcieSwitchesAreLabelled()
+    {
+        QFETCH(QString, file);
+        QFETCH(QSize, viewport);
+        auto doc = imported(file.toLatin1().constData());
+        QVERIFY(doc);
+        test::Canvas c(doc.get(), {.size = viewport, .scrollBars = false});
+        const QImage img = c.render();
+        const ClusterGeometry &g = c.scene.geometry();
+        int switches = 0;
+        for (int id : g.nodeDevices(0)) {
+            if (g.topology().devices()[static_cast<std::size_t>(id)].kind != DeviceKind::PcieSwitch)
+                continue;
+            ++switches;
+            // Text inside the box, away from its border: pixels much darker than the box.
+            const QRect box
+                    = c.view.mapFromScene(g.deviceRect(id)).boundingRect().adjusted(3, 3, -3, -3);
+            const int fill = style::deviceFill(DeviceKind::PcieSwitch).lightness();
+            int ink = 0;
+            for (int y = box.top(); y <= box.bottom(); ++y)
+                for (int x = box.left(); x <= box.right(); ++x)
+                    ink += img.valid(x, y) && img.pixelColor(x, y).lightness() < fill - 80;
+            QVERIFY2(ink >= 6,
+                     qPrintable(QStringLiteral("%1 (%2x%3 px) has no label")
+                                        .arg(QString::fromStdString(g.topology().deviceName(id)))
+                                        .arg(box.width() + 6)
+                                        .arg(box.height() + 6)));
+        }
+        QVERIFY(switches >= 4);
     }
 
     // The V100 hybrid cube mesh: 16 bundles, each an arc that overlaps no other at its depth,

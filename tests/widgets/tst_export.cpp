@@ -39,6 +39,23 @@ using railyard::test::runTool;
 using railyard::test::squeezed;
 using railyard::test::xmlText;
 
+// The mean difference of two images of one size, as a share of the colour range (0: the same).
+static double meanDifference(const QImage &one, const QImage &other)
+{
+    const QImage a = one.convertToFormat(QImage::Format_RGB32);
+    const QImage b = other.convertToFormat(QImage::Format_RGB32);
+    if (a.size() != b.size() || a.isNull())
+        return 1;
+    double diff = 0;
+    for (int y = 0; y < a.height(); ++y)
+        for (int x = 0; x < a.width(); ++x) {
+            const QRgb p = a.pixel(x, y), q = b.pixel(x, y);
+            diff += std::abs(qRed(p) - qRed(q)) + std::abs(qGreen(p) - qGreen(q))
+                    + std::abs(qBlue(p) - qBlue(q));
+        }
+    return diff / (3.0 * 255 * a.width() * a.height());
+}
+
 class TestExport : public QObject
 {
     Q_OBJECT
@@ -248,6 +265,104 @@ private Q_SLOTS:
                              scene.geometry().rackRect(0).size());
         QVERIFY(render::DiagramRenderer(scene, QApplication::font(), part).finestDetail()
                 >= Detail::Devices);
+    }
+
+    // At 16,384 GPUs the page is laid out to read at a document's page width: the SVG at most
+    // kCoarseVectorPageWidth wide with the scalable units named as text; a PNG at scale 2 is the
+    // picture of scale 1, sharper: downscaled to its size, it differs from it by 4% of the
+    // colour range on average (antialiasing), where one drawn as a page twice as large (names
+    // and lines half as large: the export before pixel ratios) differs by 8%.
+    void largeLayoutReadsAtPageSize()
+    {
+        QString error;
+        const auto doc = Document::load(QStringLiteral(
+                                                RAILYARD_SOURCE_DIR
+                                                "/layouts/llama3.1-405b-16k-h100.railyard.json"),
+                                        &error);
+        QVERIFY2(doc, qPrintable(error));
+        ClusterScene scene(doc.get());
+        applyLayoutView(scene);
+        QVERIFY2(exportDiagram(scene, out("big.svg"), options(), &error), qPrintable(error));
+        QVERIFY2(exportDiagram(scene, out("big.png"), options(2), &error), qPrintable(error));
+        QVERIFY2(exportDiagram(scene, out("big1.png"), options(1), &error), qPrintable(error));
+        QVERIFY(QFileInfo(out("big.svg")).size() < 10'000'000);
+        const QString text = xmlText(out("big.svg"), &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QVERIFY(text.split(QLatin1Char('\n')).contains(QStringLiteral("SU 63")));
+        // Rendered at its own size (a document's page width), the diagram has ink throughout.
+        const auto svg = runTool(QStringLiteral("rsvg-convert"),
+                                 {out("big.svg"), QStringLiteral("-o"), out("big.svg.png")});
+        QVERIFY2(svg.ok, qPrintable(svg.output));
+        const QImage page(out("big.svg.png"));
+        QVERIFY2(page.width() <= kCoarseVectorPageWidth + 1
+                         && page.width() >= 1000, // rsvg rounds up
+                 qPrintable(QString::number(page.width())));
+        const double pageInk = double(inkPixels(page)) / (double(page.width()) * page.height());
+        QVERIFY2(pageInk > 0.3, qPrintable(QString::number(pageInk)));
+        const QImage png(out("big.png")), one(out("big1.png"));
+        RAILYARD_COMPARE_ABS(one.width(), page.width(), 1);
+        RAILYARD_COMPARE_ABS(png.width(), 2 * one.width(), 2);
+        const QImage small = png.scaled(one.size(), Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
+        const double pngInk = double(inkPixels(small)) / (double(small.width()) * small.height());
+        const double oneInk = double(inkPixels(one)) / (double(one.width()) * one.height());
+        RAILYARD_COMPARE_NEAR(pngInk, oneInk, 0.1);
+        const double diff = meanDifference(one, small);
+        QVERIFY2(diff < 0.06, qPrintable(QString::number(diff)));
+        // Drawn by librsvg (which ignores vector-effect="non-scaling-stroke"), the SVG is the
+        // same picture: its hairlines (the links) are there, at their width on the page.
+        const double svgDiff
+                = meanDifference(one, page.convertToFormat(QImage::Format_RGB32).scaled(one.size()));
+        QVERIFY2(svgDiff < 0.06, qPrintable(QString::number(svgDiff)));
+    }
+
+    // --region: the part holding the named racks, servers, GPUs or scalable units, drawn at full
+    // detail (its devices named); an index the cluster lacks is an error naming what it has.
+    void regionDrawsThatPartInDetail()
+    {
+        QString error;
+        const auto doc = Document::load(QStringLiteral(
+                                                RAILYARD_SOURCE_DIR
+                                                "/layouts/llama3.1-405b-16k-h100.railyard.json"),
+                                        &error);
+        QVERIFY2(doc, qPrintable(error));
+        ClusterScene scene(doc.get());
+        applyLayoutView(scene);
+        const ClusterGeometry &g = scene.geometry();
+        DiagramRegion rack;
+        rack.kind = DiagramRegion::Kind::Racks;
+        rack.ranges = {{1, 1}};
+        rack.text = QStringLiteral("rack:1");
+        const QRectF r = regionRect(scene, rack, &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QVERIFY(r.contains(g.rackRect(1)));
+        QVERIFY(!r.intersects(g.rackRect(3)));
+        DiagramExportOptions o = options();
+        o.source = r;
+        QVERIFY2(exportDiagram(scene, out("rack1.svg"), o, &error), qPrintable(error));
+        const QStringList lines = xmlText(out("rack1.svg"), &error).split(QLatin1Char('\n'));
+        const int firstGpu = g.firstNodeOfRack(1) * 8;
+        QVERIFY2(lines.contains(QStringLiteral("GPU %1").arg(firstGpu)),
+                 qPrintable(lines.mid(0, 40).join(QLatin1Char('|'))));
+        QVERIFY(!lines.contains(QStringLiteral("GPU 0")));
+
+        DiagramRegion gpus;
+        gpus.kind = DiagramRegion::Kind::Gpus;
+        gpus.ranges = {{8, 15}, {40, 40}};
+        const QRectF gr = regionRect(scene, gpus, &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QVERIFY(gr.contains(g.deviceRect(doc->topology().gpuDevice(40))));
+        QVERIFY(gr.contains(g.deviceRect(doc->topology().gpuDevice(8))));
+
+        DiagramRegion none = rack;
+        none.ranges = {{0, 9999}};
+        QVERIFY(regionRect(scene, none, &error).isNull());
+        QVERIFY2(error.contains(QStringLiteral("512 racks")), qPrintable(error));
+        error.clear();
+        DiagramRegion far;
+        far.kind = DiagramRegion::Kind::Area;
+        far.area = QRectF(-1e7, -1e7, 10, 10);
+        QVERIFY(regionRect(scene, far, &error).isNull());
+        QVERIFY2(error.contains(QStringLiteral("outside the cluster")), qPrintable(error));
     }
 
     // A title and notes of megabytes (a hostile file) are shown cut: the title block, the

@@ -1,6 +1,7 @@
 // The Guided Tour dock: it lists the shipped scenarios, choosing one opens its layout as the
 // document and shows its text (intro, thing to try, what to look for, assumptions); a
 // comparison's second layout opens from its button; a bad tour file says what is wrong where.
+#include "base/units.h"
 #include "document/document.h"
 #include "mainwindow.h"
 #include "panels/guidedtourpanel.h"
@@ -17,9 +18,11 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTextBrowser>
+#include <QTreeWidget>
 
 using namespace railyard;
 using namespace railyard::test;
@@ -55,8 +58,8 @@ private Q_SLOTS:
     {
         GuidedTourPanel p;
         QVERIFY2(p.errorText().isEmpty(), qPrintable(p.errorText()));
-        QCOMPARE(p.scenarioCount(), 8);
-        QCOMPARE(p.list()->count(), 8);
+        QCOMPARE(p.scenarioCount(), 10);
+        QCOMPARE(p.list()->count(), 10);
         QVERIFY(p.list()->item(0)->text().startsWith(QStringLiteral("1. ")));
         // Every layout a scenario names is among the shipped examples.
         const QStringList examples = MainWindow::exampleLayouts();
@@ -127,6 +130,71 @@ private Q_SLOTS:
         QVERIFY(p->text()->toPlainText().contains(QStringLiteral("(p-1)/(v m)")));
         QVERIFY(p->openButton(0));
         QVERIFY(!p->openButton(1));
+    }
+
+    // The tour's comparison as a student runs it: open A from the dock, pin it with Compare >
+    // Pin, open B from the dock: A survives the open (it used to live in the replaced
+    // document), and Pricing compares A with B and says which file A came from.
+    void pinnedAOutlivesOpeningB()
+    {
+        MainWindow w(nullptr, m_recovery.path());
+        w.resize(1600, 1000);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.action(QStringLiteral("actionGuidedTour"))->trigger();
+        GuidedTourPanel *p = w.tourPanel();
+        const int moe = scenarioIndex(*p, "moe-nvl72-vs-h200");
+        QVERIFY(moe >= 0);
+        const QRect r = p->list()->visualItemRect(p->list()->item(moe));
+        QTest::mouseClick(p->list()->viewport(), Qt::LeftButton, {}, r.center());
+        QVERIFY(w.document()->layout().title.starts_with("MoE on a GB200 NVL72 rack"));
+        QVERIFY(w.document()->evaluation().ok);
+        const double stepA = w.document()->evaluation().stepTimeS;
+
+        QAction *pin = menuAction(w,
+                                  {QStringLiteral("Compare"),
+                                   QStringLiteral("Pin Current State as A")});
+        QVERIFY(pin);
+        pin->trigger();
+        QVERIFY(w.document()->pinned());
+
+        QPushButton *b = p->openButton(1);
+        QVERIFY(b);
+        QTest::mouseClick(b, Qt::LeftButton);
+        QVERIFY(w.document()->layout().title.starts_with("MoE on H200 servers"));
+        const Document::Snapshot *a = w.document()->pinned();
+        QVERIFY2(a, "the pin was dropped when B opened");
+        // The example's name (an example has no file of its own), and its title beside it.
+        QCOMPARE(a->source, QStringLiteral("moe-gb200-nvl72.railyard.json"));
+        QCOMPARE(a->sourcePath, QStringLiteral(":/layouts/moe-gb200-nvl72.railyard.json"));
+        QCOMPARE(a->evaluation.stepTimeS, stepA);
+        QVERIFY(a->layout.cluster != w.document()->layout().cluster);
+
+        // Pricing: A beside B, where A came from, the change "vs A", and no link compared
+        // across two clusters.
+        PricingPanel *pricing = w.pricingPanel();
+        QVERIFY2(pricing->pinnedText().contains(QStringLiteral("moe-gb200-nvl72.railyard.json")),
+                 qPrintable(pricing->pinnedText()));
+        QVERIFY(pricing->pinnedText().contains(QStringLiteral("MoE on a GB200 NVL72 rack")));
+        QVERIFY(!pricing->metrics()->isColumnHidden(0));
+        QCOMPARE(pricing->metrics()->horizontalHeaderItem(0)->text(), QStringLiteral("A"));
+        QCOMPARE(pricing->metrics()->horizontalHeaderItem(1)->text(), QStringLiteral("B"));
+        QVERIFY(pricing->metrics()->horizontalHeaderItem(0)->toolTip().contains(
+                QStringLiteral("moe-gb200-nvl72")));
+        QCOMPARE(pricing->metrics()->item(0, 0)->text(),
+                 QString::fromStdString(engine::formatSeconds(stepA)));
+        QVERIFY2(pricing->changeText().endsWith(QStringLiteral(" vs A")),
+                 qPrintable(pricing->changeText()));
+        QCOMPARE(pricing->linkChanges()->topLevelItemCount(), 1);
+        QVERIFY(pricing->linkChanges()->topLevelItem(0)->text(0).contains(
+                QStringLiteral("another cluster")));
+
+        // Unpin ends the comparison; the next open has nothing to carry.
+        menuAction(w, {QStringLiteral("Compare"), QStringLiteral("Unpin A")})->trigger();
+        QVERIFY(!w.document()->pinned());
+        QVERIFY(pricing->pinnedText().isEmpty());
+        QTest::mouseClick(p->openButton(0), Qt::LeftButton);
+        QVERIFY(!w.document()->pinned());
     }
 
     void aBadTourFileSaysWhereAndWhat()

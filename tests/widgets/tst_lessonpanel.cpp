@@ -7,6 +7,7 @@
 #include "document/lessonframe.h"
 #include "document/viewstate.h"
 #include "mainwindow.h"
+#include "panels/guidedtourpanel.h"
 #include "panels/lessonpanel.h"
 #include "scene/clustergeometry.h"
 #include "scene/clusterscene.h"
@@ -21,7 +22,9 @@
 #include <QDockWidget>
 #include <QImage>
 #include <QLabel>
+#include <QLineEdit>
 #include <QListWidget>
+#include <QLocale>
 #include <QPainter>
 #include <QSettings>
 #include <QStandardPaths>
@@ -29,6 +32,7 @@
 #include <QTest>
 #include <QUndoStack>
 
+#include "comparenear.h"
 #include <algorithm>
 
 using namespace railyard;
@@ -278,6 +282,75 @@ private Q_SLOTS:
         stale->topology = 0;
         c.state.setLesson(stale);
         QVERIFY(!c.scene.canvasState().lesson);
+    }
+
+    // The seed's worked example in the Lesson: beside the realistic estimate, the textbook flat
+    // ring the article computes (0.068 s for 14 GB in one 8-GPU server, 0.694 s across 16
+    // servers), from the engine's flatRing(). Then the Guided Tour opens another layout: the
+    // lesson ends with it (its GPUs and links were the old cluster's) and is no longer drawn.
+    void textbookRingAndANewLayoutEndsTheLesson()
+    {
+        MainWindow w(nullptr, m_recovery.path());
+        w.resize(1600, 1000);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.action(QStringLiteral("actionGuidedTour"))->trigger();
+        GuidedTourPanel *tour = w.tourPanel();
+        int seed = -1, tp = -1;
+        for (int i = 0; i < tour->scenarioCount(); ++i) {
+            if (tour->scenario(i).id == "seed-worked-example")
+                seed = i;
+            if (tour->scenario(i).id == "tp-across-servers")
+                tp = i;
+        }
+        QVERIFY(seed >= 0 && tp >= 0);
+        tour->selectScenario(seed);
+        QCOMPARE(w.document()->topology().gpuCount(), 128);
+        w.action(QStringLiteral("actionCollectiveLesson"))->trigger();
+        test::settle();
+        LessonPanel &p = *w.lessonPanel();
+        QVERIFY(p.hasLesson());
+        // 14 GB, typed as a student types it.
+        p.sizeEdit()->selectAll();
+        QTest::keyClicks(p.sizeEdit(), QStringLiteral("14 GB"));
+        QTest::keyClick(p.sizeEdit(), Qt::Key_Return);
+        QVERIFY(p.hasLesson());
+        QCOMPARE(p.lesson()->bytes, 14e9);
+        QCOMPARE(p.lesson()->ranks, 8);
+        const auto textbook = [&p] { return p.textbookLabel()->text(); };
+        QVERIFY2(textbook().contains(QStringLiteral("0.068 s")), qPrintable(textbook()));
+        QVERIFY(textbook().contains(QStringLiteral("Textbook flat ring")));
+        RAILYARD_COMPARE_ABS(p.lesson()->textbook.timeS, 0.068, 0.0005);
+        QVERIFY(textbook().contains(QStringLiteral("450 GB/s")));
+        // The realistic estimate beside it, the engine's.
+        QVERIFY(textbook().contains(QLocale().toString(p.lesson()->estimateS, 'f', 3)));
+        // Data parallel across all 16 servers (DP group 0: 128 GPUs).
+        p.chooseGroup(choiceStarting(p, QStringLiteral("DP group 0")));
+        QVERIFY(p.hasLesson());
+        QCOMPARE(p.lesson()->ranks, 128);
+        // The article prints "~0.694": 2 x 127/128 x 14 GB / (50 GB/s x 80%) = 0.6945 s.
+        RAILYARD_COMPARE_ABS(p.lesson()->textbook.timeS, 0.694, 0.001);
+        QVERIFY2(textbook().contains(QLocale().toString(p.lesson()->textbook.timeS, 'f', 3)
+                                     + QStringLiteral(" s")),
+                 qPrintable(textbook()));
+        QVERIFY(textbook().contains(QStringLiteral("50 GB/s")));
+        QVERIFY(p.lesson()->textbook.timeS > 8 * p.lesson()->estimateS);
+        QVERIFY(w.viewState()->lesson());
+
+        // The tour opens the next scenario's layout: no lesson, nothing of it on the canvas.
+        tour->selectScenario(tp);
+        QCOMPARE(w.document()->layout().title, std::string("TP inside vs across servers"));
+        test::settle();
+        QVERIFY(!p.hasLesson());
+        QVERIFY(!w.viewState()->lesson());
+        QVERIFY(!w.scene()->canvasState().lesson);
+        QVERIFY(p.textbookLabel()->text().isEmpty());
+        QVERIFY2(p.statusLabel()->text().contains(QStringLiteral("Another layout opened")),
+                 qPrintable(p.statusLabel()->text()));
+        // Restart steps through it on this layout.
+        QVERIFY(p.restart());
+        QVERIFY(w.viewState()->lesson());
+        QCOMPARE(w.viewState()->lesson()->topology, w.document()->topology().buildId());
     }
 
     // View > Collective Lesson (F4) shows the dock and the lesson; closing it ends it.

@@ -226,6 +226,65 @@ private Q_SLOTS:
         QCOMPARE(panel.links()[0], busiest(e.links->utilization));
     }
 
+    // Every row of the list can be told from the others at the widths the dock has (about
+    // 300 px at 1280x800, 400 at 1600x1000): a server's NVLinks during TP ("GPU 3 \u2194
+    // NVSwitch 0.1", once "GPU 0 \u2194 NVSwitc\u2026" on every row) and a 16k cluster's
+    // NICs. Names are elided in the middle, whole in the tip with the link's kind.
+    void hottestRowsCanBeToldApart_data()
+    {
+        QTest::addColumn<QString>("layout");
+        QTest::addColumn<int>("width");
+        for (const char *layout : {"hgx-h100-server.railyard.json",
+                                   "gmi-h200-cluster.railyard.json",
+                                   "llama3.1-405b-16k-h100.railyard.json"})
+            for (int width : {300, 400})
+                QTest::addRow("%s %d px", layout, width) << QString::fromLatin1(layout) << width;
+    }
+
+    void hottestRowsCanBeToldApart()
+    {
+        QFETCH(QString, layout);
+        QFETCH(int, width);
+        auto doc = test::openLayout(layout.toLatin1().constData());
+        QVERIFY(doc);
+        ViewState view(doc.get());
+        HottestLinksPanel panel;
+        panel.setDocument(doc.get(), &view);
+        panel.resize(width, 600);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        const double tp = midPhase(doc->evaluation().timeline, PhaseKind::Tp);
+        for (const double at : {-1.0, tp}) {
+            if (at > 0)
+                view.setPlaybackTime(at);
+            QApplication::processEvents();
+            QTreeWidget *list = panel.list();
+            QVERIFY(list->topLevelItemCount() >= 8);
+            const QFontMetrics fm(list->font());
+            const int room = list->columnWidth(0) - 8; // the cell's margins
+            QVERIFY2(room >= 100, qPrintable(QString::number(room)));
+            QStringList shown;
+            for (int r = 0; r < list->topLevelItemCount(); ++r) {
+                const QTreeWidgetItem *item = list->topLevelItem(r);
+                const QString name = item->text(0);
+                shown << fm.elidedText(name, list->textElideMode(), room);
+                QVERIFY(item->toolTip(0).contains(name));
+            }
+            QCOMPARE(list->textElideMode(), Qt::ElideMiddle);
+            QStringList unique = shown;
+            unique.removeDuplicates();
+            QVERIFY2(unique.size() == shown.size(), qPrintable(shown.join(QStringLiteral(" | "))));
+            // Nothing scrolls sideways: the columns fit the list.
+            int total = 0;
+            for (int c = 0; c < list->columnCount(); ++c)
+                total += list->columnWidth(c);
+            QVERIFY2(total <= list->viewport()->width(),
+                     qPrintable(QStringLiteral("%1 px in %2")
+                                        .arg(total)
+                                        .arg(list->viewport()->width())));
+        }
+    }
+
     void clickingARowSelectsTheLink()
     {
         auto doc = openTestData("gmi-h200-cluster.railyard.json");

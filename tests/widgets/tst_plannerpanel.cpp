@@ -8,6 +8,7 @@
 
 #include "comparenear.h"
 #include <QLabel>
+#include <QLocale>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTableWidget>
@@ -38,11 +39,16 @@ private Q_SLOTS:
         QCOMPARE(panel.table()->rowCount(), int(std::min<std::int64_t>(20, r.fitting)));
         // The step time with the model's uncertainty band for the plan's regime, and its basis.
         const engine::PlanPrice &first = r.plans[0].price;
-        QCOMPARE(panel.table()->item(0, 5)->text(),
+        // (Columns: #, the plan with its training settings under it, the step with its band
+        // under it, MFU, GiB per GPU.)
+        QCOMPARE(panel.table()->columnCount(), 5);
+        QCOMPARE(panel.table()->item(0, 2)->text(),
                  QString::fromStdString(engine::formatSeconds(first.stepTimeS))
-                         + QStringLiteral(" \u00b1%1%").arg(100 * first.bandFraction, 0, 'f', 0));
+                         + QStringLiteral("\n\u00b1%1%").arg(100 * first.bandFraction, 0, 'f', 0));
+        QVERIFY(panel.table()->item(0, 1)->text().contains(
+                QStringLiteral("micro-batch %1").arg(r.plans[0].choice.microBatch)));
         QVERIFY(first.bandFraction > 0);
-        QVERIFY(panel.table()->item(0, 5)->toolTip().contains(
+        QVERIFY(panel.table()->item(0, 2)->toolTip().contains(
                 QString::fromStdString(r.bandBases[std::size_t(first.bandBasis)])));
         QCOMPARE(panel.chart()->frontCount(), int(r.pareto.size()));
         QVERIFY(!r.pareto.empty());
@@ -80,6 +86,47 @@ private Q_SLOTS:
         QVERIFY(panel.statusLabel()->text().contains(QStringLiteral("changed since")));
         QVERIFY(!panel.applyButton()->isEnabled());
         QVERIFY(!panel.applyPlan(0));
+    }
+
+    // On the 16k preset the front runs from the best plan (about 6 s) to plans that barely fit
+    // and take 1,000 times as long: the step axis stops at ParetoChart::kSpan times the best,
+    // and the chart says how many points are off the top and how slow they are.
+    void paretoAxisFollowsTheFront()
+    {
+        auto doc = openLayout("llama3.1-405b-16k-h100.railyard.json");
+        QVERIFY(doc);
+        PlannerPanel panel;
+        panel.setDocument(doc.get());
+        QSignalSpy done(&panel, &PlannerPanel::searchFinished);
+        panel.search();
+        QVERIFY(done.count() == 1 || done.wait(120000));
+        const engine::PlanSearch &r = panel.result();
+        QVERIFY(r.ok);
+        QVERIFY(!r.pareto.empty());
+        double best = r.plans.front().price.stepTimeS, slowest = 0;
+        for (const engine::Plan &p : r.pareto) {
+            best = std::min(best, p.price.stepTimeS);
+            slowest = std::max(slowest, p.price.stepTimeS);
+        }
+        QVERIFY2(slowest > 100 * best, qPrintable(QString::number(slowest)));
+        const ParetoChart *chart = panel.chart();
+        QVERIFY(chart->stepAxisMin() <= best);
+        QVERIFY2(chart->stepAxisMax() >= ParetoChart::kSpan * best * 0.95
+                         && chart->stepAxisMax() <= ParetoChart::kSpan * best * 1.3,
+                 qPrintable(QStringLiteral("axis to %1 s, best %2 s")
+                                    .arg(chart->stepAxisMax())
+                                    .arg(best)));
+        int off = 0;
+        for (const engine::Plan &p : r.pareto)
+            off += p.price.stepTimeS > chart->stepAxisMax();
+        QVERIFY(off > 0);
+        const QString note = chart->noteText();
+        QVERIFY2(note.contains(QStringLiteral("%1 points of the front").arg(off)), qPrintable(note));
+        QVERIFY2(note.contains(QLocale().toString(slowest, 'f', 0) + QStringLiteral(" s")),
+                 qPrintable(note));
+        // Every ranked plan is on the chart.
+        for (const engine::Plan &p : r.plans)
+            QVERIFY(p.price.stepTimeS <= chart->stepAxisMax());
     }
 
     void cancelStopsTheSearch()

@@ -3,6 +3,7 @@
 // panel's Gantt (phases as the engine's, clicking scrubs).
 #include "document/document.h"
 #include "document/viewstate.h"
+#include "panels/ganttview.h"
 #include "panels/timelinepanel.h"
 #include "scene/clusterscene.h"
 #include "step/timeline.h"
@@ -10,8 +11,13 @@
 #include "testlayouts.h"
 
 #include "comparenear.h"
+#include <QApplication>
+#include <QFontMetricsF>
+#include <QLabel>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QTest>
+#include <QWheelEvent>
 
 using namespace railyard;
 using engine::PhaseKind;
@@ -146,6 +152,161 @@ private Q_SLOTS:
                 expected << QString::fromStdString(tl.phases[static_cast<std::size_t>(i)].name);
         QVERIFY(!expected.isEmpty());
         QCOMPARE(panel.runningText(), expected.join(QStringLiteral(" \u00b7 ")));
+    }
+
+    // The timeline at scale (Llama 3.1 405B on 16,384 H100, PP 16 and PP 64): stages labelled
+    // every Nth row in a readable font, the wheel zooms the time axis around the cursor and
+    // Shift+wheel, the keys and the scroll bar pan it, and a phase a pixel or two wide takes a
+    // click beside it.
+    void timelineAtScale_data()
+    {
+        QTest::addColumn<int>("pp");
+        QTest::newRow("PP 16") << 16;
+        QTest::newRow("PP 64") << 64;
+    }
+
+    void timelineAtScale()
+    {
+        QFETCH(int, pp);
+        auto loaded = test::openLayout("llama3.1-405b-16k-h100.railyard.json");
+        QVERIFY(loaded);
+        engine::Layout l = loaded->layout();
+        l.parallel.pp = pp;
+        l.parallel.vp = pp == 16 ? 8 : 1;
+        l.parallel.dp = 16384 / (l.parallel.tp * pp);
+        Document doc(l);
+        QVERIFY(doc.evaluation().ok);
+        const engine::StepTimeline &tl = doc.evaluation().timeline;
+        QCOMPARE(tl.stages, pp);
+        ViewState view(&doc);
+        TimelinePanel panel(&doc, &view);
+        panel.resize(1000, 170); // as under the canvas
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        GanttView *g = panel.gantt();
+
+        // Labels: every stride-th stage, each label as tall as the font, at least two of them.
+        const int stride = g->labelStride();
+        const double rowH = (g->height() - 12 - QFontMetricsF(g->font()).height() - 7) / pp;
+        QVERIFY2(rowH < QFontMetricsF(g->font()).height(), "rows are tall enough for a label each");
+        QVERIFY(stride > 1);
+        QVERIFY(stride * rowH >= QFontMetricsF(g->font()).height());
+        QVERIFY2((pp + stride - 1) / stride >= 2, qPrintable(QString::number(stride)));
+        QVERIFY(g->font().pointSizeF() >= 8 || g->font().pixelSize() >= 10);
+        // The labels are painted: text pixels in the label column at each labelled row.
+        const QImage img = g->grab().toImage();
+        const QColor ink = g->palette().color(QPalette::Text);
+        for (int stage = 0; stage < pp; stage += stride) {
+            const int y = int(6 + (stage + 0.5) * rowH);
+            int inked = 0;
+            for (int yy = std::max(0, y - 6); yy < std::min(img.height(), y + 6); ++yy)
+                for (int x = 0; x < 60; ++x)
+                    inked += std::abs(img.pixelColor(x, yy).lightness() - ink.lightness()) < 60;
+            QVERIFY2(inked > 10, qPrintable(QStringLiteral("stage %1: no label").arg(stage)));
+        }
+
+        // The wheel zooms around the cursor; the moment under it stays put.
+        const double at = tl.stepS * 0.62;
+        const QPointF cursor(g->xOf(at), g->height() / 2.0);
+        for (int i = 0; i < 6; ++i) {
+            QWheelEvent wheel(cursor,
+                              g->mapToGlobal(cursor),
+                              QPoint(),
+                              QPoint(0, 120),
+                              Qt::NoButton,
+                              Qt::NoModifier,
+                              Qt::NoScrollPhase,
+                              false);
+            QApplication::sendEvent(g, &wheel);
+        }
+        QVERIFY2(g->zoom() > 3, qPrintable(QString::number(g->zoom())));
+        RAILYARD_COMPARE_ABS(g->xOf(at), cursor.x(), 1.0);
+        QVERIFY(g->visibleSpan() < tl.stepS / 3);
+        QVERIFY(panel.scrollBar()->isVisible());
+        // Shift+wheel pans (later in the step for a notch down), as does the scroll bar.
+        const double start = g->visibleStart();
+        QWheelEvent pan(cursor,
+                        g->mapToGlobal(cursor),
+                        QPoint(),
+                        QPoint(0, -120),
+                        Qt::NoButton,
+                        Qt::ShiftModifier,
+                        Qt::NoScrollPhase,
+                        false);
+        QApplication::sendEvent(g, &pan);
+        QVERIFY(g->visibleStart() > start);
+        panel.scrollBar()->setValue(panel.scrollBar()->minimum());
+        QCOMPARE(g->visibleStart(), 0.0);
+        QTest::keyClick(g, Qt::Key_Right);
+        QVERIFY(g->visibleStart() > 0);
+        QTest::keyClick(g, Qt::Key_0);
+        QCOMPARE(g->zoom(), 1.0);
+        QVERIFY(!panel.scrollBar()->isVisible());
+
+        // A phase narrower than a couple of pixels takes a click a few pixels beside it, which
+        // scrubs into it.
+        int narrow = -1;
+        QPointF beside;
+        for (int i = 0; i < int(tl.phases.size()) && narrow < 0; ++i) {
+            const QRectF box = g->phaseRect(i);
+            if (box.width() > 2)
+                continue;
+            const QPointF p(box.center().x() + GanttView::kMinTargetPx / 2 - 1, box.center().y());
+            // Beside it is nothing else of its lane.
+            bool free = true;
+            for (int j = 0; j < int(tl.phases.size()) && free; ++j)
+                free = j == i || !g->phaseRect(j).adjusted(0, -1, 0, 1).contains(p);
+            // (Beside several narrow ones, the nearest takes the click.)
+            if (free && g->phaseAt(p) == i) {
+                narrow = i;
+                beside = p;
+            }
+        }
+        QVERIFY2(narrow >= 0, "no phase a pixel or two wide");
+        const engine::Phase &ph = tl.phases[std::size_t(narrow)];
+        QCOMPARE(g->phaseAt(beside), narrow);
+        QTest::mouseClick(g, Qt::LeftButton, {}, beside.toPoint());
+        QVERIFY2(view.playbackTime() >= ph.start && view.playbackTime() < ph.end,
+                 qPrintable(QStringLiteral("%1 not in [%2, %3) (%4)")
+                                    .arg(view.playbackTime())
+                                    .arg(ph.start)
+                                    .arg(ph.end)
+                                    .arg(QString::fromStdString(ph.name))));
+    }
+
+    // The line beside Play names the running phases in the room it has: a long one is elided,
+    // whole in its tip, and never widens the panel.
+    void statusLineNeverWidensThePanel()
+    {
+        auto doc = test::openLayout("llama3.1-405b-16k-h100.railyard.json");
+        QVERIFY(doc);
+        ViewState view(doc.get());
+        TimelinePanel panel(doc.get(), &view);
+        panel.resize(700, 170);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        const int minimum = panel.minimumSizeHint().width();
+        const engine::StepTimeline &tl = doc->evaluation().timeline;
+        // The moment with the longest line.
+        double longest = 0;
+        int most = 0;
+        const std::size_t every = std::max<std::size_t>(1, tl.phases.size() / 200);
+        for (std::size_t i = 0; i < tl.phases.size(); i += every) {
+            const engine::Phase &p = tl.phases[i];
+            view.setPlaybackTime((p.start + p.end) / 2);
+            if (panel.statusText().size() > most) {
+                most = int(panel.statusText().size());
+                longest = (p.start + p.end) / 2;
+            }
+        }
+        view.setPlaybackTime(longest);
+        QApplication::processEvents();
+        QLabel *label = panel.statusLabel();
+        QVERIFY(label->fontMetrics().horizontalAdvance(panel.statusText()) > label->width());
+        QVERIFY(label->fontMetrics().horizontalAdvance(label->text()) <= label->width());
+        QCOMPARE(label->toolTip(), panel.statusText());
+        QCOMPARE(panel.minimumSizeHint().width(), minimum);
+        QVERIFY(panel.minimumSizeHint().width() <= 700);
     }
 };
 

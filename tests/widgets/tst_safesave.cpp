@@ -6,6 +6,7 @@
 #include "document/autosaver.h"
 #include "document/document.h"
 #include "export/diagramexport.h"
+#include "export/reviewreport.h"
 #include "mainwindow.h"
 
 #include "windowtest.h"
@@ -33,15 +34,22 @@ namespace {
 
 const QString kNoSpace = QStringLiteral("No space left on device");
 
-// A 64 KiB tmpfs of the test's own, unmounted when the test ends (even when it fails).
+// A 64 KiB tmpfs of the test's own (writable, or mounted read-only), unmounted when the test ends
+// (even when it fails).
 class SmallDisk
 {
 public:
-    SmallDisk()
+    enum Mode { Writable, ReadOnly };
+    explicit SmallDisk(Mode mode = Writable)
     {
         m_path = m_base.filePath(QStringLiteral("disk"));
         QDir().mkpath(m_path);
-        if (::mount("tmpfs", QFile::encodeName(m_path).constData(), "tmpfs", 0, "size=64k") == 0)
+        if (::mount("tmpfs",
+                    QFile::encodeName(m_path).constData(),
+                    "tmpfs",
+                    mode == ReadOnly ? MS_RDONLY : 0,
+                    "size=64k")
+            == 0)
             m_mounted = true;
         else
             m_why = QString::fromLocal8Bit(std::strerror(errno));
@@ -188,6 +196,9 @@ private Q_SLOTS:
         QTest::newRow("report (JSON)") << QStringLiteral("report.json");
         QTest::newRow("diagram (SVG)") << QStringLiteral("diagram.svg");
         QTest::newRow("diagram (PNG)") << QStringLiteral("diagram.png");
+        QTest::newRow("diagram (PDF)") << QStringLiteral("diagram.pdf");
+        QTest::newRow("review report (PDF)") << QStringLiteral("review.pdf");
+        QTest::newRow("review report (Markdown)") << QStringLiteral("review.md");
     }
 
     void exportsOnAFullDiskKeepTheOldFile()
@@ -209,6 +220,8 @@ private Q_SLOTS:
             auto doc = Document::load(layout, &error);
             QVERIFY2(doc, qPrintable(error));
             written = exportReport(*doc, out, &error);
+        } else if (name.startsWith(QStringLiteral("review"))) {
+            written = exportLayoutReviewReport(layout, out, QString(), DiagramRegion(), &error);
         } else {
             written = exportLayoutDiagram(layout, out, 1, -1, &error);
         }
@@ -219,6 +232,64 @@ private Q_SLOTS:
         QStringList expected{name, QStringLiteral("filler")};
         expected.sort();
         QCOMPARE(disk.entries(), expected);
+    }
+
+    // Room for part of the file only: the PDF and SVG writers do not look at their device's
+    // write() results, so the document is drawn in memory and written with a checked write (a
+    // 64 KiB disk once kept a 64 KiB head of a 189 KB review PDF and reported success).
+    void exportsLargerThanTheRoomLeftFail_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::newRow("diagram (PDF)") << QStringLiteral("diagram.pdf");
+        QTest::newRow("diagram (SVG)") << QStringLiteral("diagram.svg");
+        QTest::newRow("review report (PDF)") << QStringLiteral("review.pdf");
+    }
+
+    void exportsLargerThanTheRoomLeftFail()
+    {
+        QFETCH(QString, name);
+        SmallDisk disk;
+        if (!disk.mounted())
+            QSKIP(qPrintable(disk.why()));
+        const QString layout = layoutPath("llama3.1-405b-16k-h100.railyard.json");
+        const QString out = disk.filePath(name);
+        QString error;
+        const bool written = name.startsWith(QStringLiteral("review"))
+                                     ? exportLayoutReviewReport(layout,
+                                                                out,
+                                                                QString(),
+                                                                DiagramRegion(),
+                                                                &error)
+                                     : exportLayoutDiagram(layout, out, 1, -1, &error);
+        QVERIFY(!written);
+        QVERIFY2(error.contains(kNoSpace), qPrintable(error));
+        QVERIFY2(error.contains(out), qPrintable(error));
+        QCOMPARE(disk.entries(), QStringList());
+    }
+
+    // A read-only folder (a file system mounted read-only: root writes through a folder's
+    // permissions): the review report says why, in the window too, and writes nothing.
+    void reviewReportInAReadOnlyFolder()
+    {
+        SmallDisk disk(SmallDisk::ReadOnly);
+        if (!disk.mounted())
+            QSKIP(qPrintable(disk.why()));
+        QString error;
+        const QString layout = layoutPath("hgx-h100-server.railyard.json");
+        for (const char *name : {"review.pdf", "review.md"}) {
+            const QString out = disk.filePath(QLatin1String(name));
+            QVERIFY(!exportLayoutReviewReport(layout, out, QString(), DiagramRegion(), &error));
+            QVERIFY2(error.contains(QStringLiteral("Read-only file system")), qPrintable(error));
+        }
+        QVERIFY(disk.entries().isEmpty());
+        MainWindow w(nullptr, m_recovery.filePath(QStringLiteral("window")));
+        QVERIFY(w.openFile(layout));
+        QVERIFY(!w.exportReviewReport(disk.filePath(QStringLiteral("r.pdf"))));
+        QVERIFY2(w.lastError().contains(QStringLiteral("Read-only file system")),
+                 qPrintable(w.lastError()));
+        for (QWidget *top : QApplication::topLevelWidgets())
+            if (top->inherits("QMessageBox"))
+                top->close();
     }
 
     void windowSaysWhyAndKeepsTheModifiedMark()

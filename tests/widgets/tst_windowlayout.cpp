@@ -5,31 +5,42 @@
 // Reset Layout and View > Panels, the docks remembered between sessions and checked, and Help's
 // shortcut list and guide. With RAILYARD_SHOTS_DIR set, the example rows save what the window
 // shows as PNGs there.
+#include "charts/paretochart.h"
 #include "commands/changemapping.h"
 #include "docklayout.h"
 #include "document/document.h"
+#include "document/viewstate.h"
 #include "layout/placement.h"
 #include "mainwindow.h"
+#include "panels/plannerpanel.h"
 #include "panels/pricingpanel.h"
+#include "panels/timelinepanel.h"
 #include "panels/warningspanel.h"
+#include "panels/workloadpanel.h"
 #include "quickguide.h"
 #include "scene/clusterscene.h"
 #include "scene/clusterview.h"
 #include "shortcutsdialog.h"
+#include "step/timeline.h"
 
 #include "windowtest.h"
 
 #include <QAction>
 #include <QApplication>
+#include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QScreen>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSettings>
+#include <QSignalSpy>
+#include <QSpinBox>
 #include <QStandardPaths>
+#include <QStyle>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -37,6 +48,7 @@
 #include <QTimer>
 #include <QTreeWidget>
 #include <QUndoStack>
+#include <QWheelEvent>
 
 #include "comparenear.h"
 #include <functional>
@@ -212,7 +224,8 @@ private Q_SLOTS:
         QVERIFY(hottest && planner && tour);
         const QStringList hiddenByDefault{QStringLiteral("PlannerDock"),
                                           QStringLiteral("GuidedTourDock"),
-                                          QStringLiteral("CollectiveLessonDock")};
+                                          QStringLiteral("CollectiveLessonDock"),
+                                          QStringLiteral("FaultDock")};
         for (QDockWidget *d : w.dockLayout()->all()) {
             QVERIFY2(!d->isFloating(), qPrintable(d->objectName()));
             QCOMPARE(d->toggleViewAction()->isChecked(), !hiddenByDefault.contains(d->objectName()));
@@ -467,6 +480,229 @@ private Q_SLOTS:
         QVERIFY2(rows >= 6, qPrintable(QString::number(rows)));
         shoot(w, QStringLiteral("pinned-1280x800-gmi-h200-cluster"));
         w.document()->undoStack()->setClean();
+    }
+
+    // The window never grows off the screen, and Pricing's numbers stay whole: playing the
+    // 16k step (whose running phases make a long line under the canvas) and placing a group
+    // while it plays grew the window to 1,747 px on a 1,600 px screen; at 1280x800 with the
+    // Lesson open, Pricing's numbers were cut to one digit.
+    void windowStaysOnTheScreen_data()
+    {
+        QTest::addColumn<QSize>("size");
+        QTest::newRow("1600x1000") << QSize(1600, 1000);
+        QTest::newRow("1280x800") << QSize(1280, 800);
+    }
+
+    void windowStaysOnTheScreen()
+    {
+        QFETCH(QSize, size);
+        MainWindow w(nullptr, m_recovery.path());
+        w.resize(size);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openFile(layoutPath("llama3.1-405b-16k-h100.railyard.json")));
+        settle();
+        const auto fits = [&](const QString &when) {
+            settle();
+            QVERIFY2(w.size() == size,
+                     qPrintable(QStringLiteral("%1: the window is %2x%3")
+                                        .arg(when)
+                                        .arg(w.width())
+                                        .arg(w.height())));
+            const QSize least = w.minimumSizeHint().expandedTo(w.minimumSize());
+            QVERIFY2(least.width() <= size.width() && least.height() <= size.height(),
+                     qPrintable(QStringLiteral("%1: the window needs %2x%3")
+                                        .arg(when)
+                                        .arg(least.width())
+                                        .arg(least.height())));
+            // Pricing's numbers whole: the step, and every cell of the table, in its column and
+            // the column in the table.
+            PricingPanel *pricing = w.pricingPanel();
+            auto *scroll = qobject_cast<QScrollArea *>(w.dockLayout()->docks().pricing->widget());
+            QVERIFY(scroll);
+            QVERIFY2(!scroll->horizontalScrollBar()->isVisible(),
+                     qPrintable(when + QStringLiteral(": Pricing scrolls sideways")));
+            QLabel *step = pricing->findChild<QLabel *>(QStringLiteral("stepTime"));
+            QVERIFY(step);
+            QVERIFY2(step->fontMetrics().horizontalAdvance(step->text()) <= step->width(),
+                     qPrintable(QStringLiteral("%1: \"%2\" in %3 px")
+                                        .arg(when, step->text())
+                                        .arg(step->width())));
+            QTableWidget *m = pricing->metrics();
+            const int margin = 2 * (m->style()->pixelMetric(QStyle::PM_FocusFrameHMargin) + 1);
+            for (int c = 0; c < m->columnCount(); ++c) {
+                if (m->isColumnHidden(c))
+                    continue;
+                QVERIFY2(m->columnViewportPosition(c) + m->columnWidth(c) <= m->viewport()->width(),
+                         qPrintable(QStringLiteral("%1: column %2 cut").arg(when).arg(c)));
+                for (int r = 0; r < m->rowCount(); ++r) {
+                    const QString text = m->item(r, c)->text();
+                    QVERIFY2(m->fontMetrics().horizontalAdvance(text) + margin <= m->columnWidth(c),
+                             qPrintable(QStringLiteral("%1: \"%2\" in %3 px")
+                                                .arg(when, text)
+                                                .arg(m->columnWidth(c))));
+                }
+            }
+        };
+        fits(QStringLiteral("opened"));
+        // Play, and scrub to the moment with the longest line of running phases.
+        w.viewState()->play();
+        const engine::StepTimeline &tl = w.document()->evaluation().timeline;
+        const std::size_t every = std::max<std::size_t>(1, tl.phases.size() / 100);
+        double longest = 0;
+        int most = 0;
+        for (std::size_t i = 0; i < tl.phases.size(); i += every) {
+            const double t = (tl.phases[i].start + tl.phases[i].end) / 2;
+            w.viewState()->setPlaybackTime(t);
+            if (w.timeline()->statusText().size() > most) {
+                most = int(w.timeline()->statusText().size());
+                longest = t;
+            }
+        }
+        w.viewState()->setPlaybackTime(longest);
+        w.viewState()->play();
+        fits(QStringLiteral("playing"));
+        // A group placed while it plays (as a drop does): Pricing gains its Before and Change
+        // columns.
+        const engine::MappingEdit move = engine::placeGroup(w.document()->layout(),
+                                                            engine::Dim::TP,
+                                                            0,
+                                                            {4, 5, 6, 7, 8, 9, 10, 11});
+        QVERIFY(move.ok());
+        w.document()->undoStack()->push(
+                new ChangeMapping(w.document(), move.mapping, QStringLiteral("Place TP group 0")));
+        QVERIFY(!w.pricingPanel()->metrics()->isColumnHidden(2));
+        fits(QStringLiteral("placed while playing"));
+        // Pinned (A, B and the change), with the Collective Lesson open beside Workload.
+        menuAction(w, {QStringLiteral("Compare"), QStringLiteral("Pin Current State as A")})
+                ->trigger();
+        w.document()->undoStack()->undo();
+        menuAction(w, {QStringLiteral("View"), QStringLiteral("Collective Lesson")})->trigger();
+        QVERIFY(w.lessonDock()->isVisible());
+        fits(QStringLiteral("lesson open"));
+        w.viewState()->pause();
+        w.document()->undoStack()->setClean();
+    }
+
+    // The mouse wheel rolled down the Workload dock scrolls the dock; it does not step the
+    // spin boxes and combo boxes it passes over (three notches took Global batch from 128 to
+    // 32 and the step from 5.32 s to 1.35 s). Once the user is in a field, the wheel steps it.
+    void wheelOverADockScrollsIt()
+    {
+        MainWindow w(nullptr, m_recovery.path());
+        w.resize(1280, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openFile(layoutPath("llama3.1-405b-16k-h100.railyard.json")));
+        settle();
+        WorkloadPanel *workload = w.workloadPanel();
+        auto *scroll = qobject_cast<QScrollArea *>(w.dockLayout()->docks().workload->widget());
+        QVERIFY(scroll);
+        QScrollBar *bar = scroll->verticalScrollBar();
+        QVERIFY2(bar->maximum() > 0, "the Workload dock does not scroll at 1280x800");
+        const double step = w.document()->evaluation().stepTimeS;
+        const int undo = w.document()->undoStack()->count();
+        const auto wheel = [](QWidget *field, int notches) {
+            const QPointF at = QRectF(field->rect()).center();
+            for (int i = 0; i < std::abs(notches); ++i) {
+                QWheelEvent e(at,
+                              field->mapToGlobal(at),
+                              QPoint(),
+                              QPoint(0, notches < 0 ? -120 : 120),
+                              Qt::NoButton,
+                              Qt::NoModifier,
+                              Qt::NoScrollPhase,
+                              false);
+                QApplication::sendEvent(field, &e);
+            }
+        };
+        QSpinBox *batch = workload->globalBatchBox();
+        QComboBox *precision = workload->precisionBox();
+        QComboBox *tp = workload->sizeBox(engine::Dim::TP);
+        const int batchBefore = batch->value();
+        const int precisionBefore = precision->currentIndex();
+        const int tpBefore = tp->currentIndex();
+        bar->setValue(0);
+        wheel(batch, -3);
+        QCOMPARE(batch->value(), batchBefore);
+        QVERIFY2(bar->value() > 0, "the dock did not scroll");
+        const int scrolled = bar->value();
+        wheel(precision, -2);
+        wheel(tp, -2);
+        QCOMPARE(precision->currentIndex(), precisionBefore);
+        QCOMPARE(tp->currentIndex(), tpBefore);
+        QVERIFY(bar->value() > scrolled || bar->value() == bar->maximum());
+        QVERIFY(!batch->hasFocus());
+        QCOMPARE(w.document()->evaluation().stepTimeS, step);
+        QCOMPARE(w.document()->undoStack()->count(), undo);
+        // The fields no longer take the focus from the wheel, but from a click or Tab.
+        for (QWidget *field : std::initializer_list<QWidget *>{batch, precision, tp})
+            QCOMPARE(field->focusPolicy(), Qt::StrongFocus);
+
+        // In the field (clicked or tabbed into), the wheel steps it, one undo step per value.
+        w.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        batch->setFocus(Qt::MouseFocusReason);
+        QVERIFY(batch->hasFocus());
+        wheel(batch, 1);
+        QCOMPARE(batch->value(), batchBefore + batch->singleStep());
+        QVERIFY(w.document()->undoStack()->count() > undo);
+        w.document()->undoStack()->setClean();
+    }
+    // The Planner dock at 1280x800 (a tab beside Pricing, over the Warnings): after a search on
+    // the 16k preset (six lines of status over the table), the chart was squeezed and its key
+    // and note cut off: the panel is taller than the dock. The dock scrolls instead; the chart
+    // keeps its height, and scrolled to them the key and the note show whole.
+    void plannerShowsWholeAt1280x800()
+    {
+        MainWindow w(nullptr, m_recovery.path());
+        w.resize(1280, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openFile(layoutPath("llama3.1-405b-16k-h100.railyard.json")));
+        menuAction(w, {QStringLiteral("View"), QStringLiteral("Planner")})->trigger();
+        settle();
+        PlannerPanel *planner = w.plannerPanel();
+        QVERIFY(planner->isVisible());
+        QSignalSpy done(planner, &PlannerPanel::searchFinished);
+        planner->search();
+        QVERIFY(done.count() == 1 || done.wait(120000));
+        settle();
+        // The chart keeps its least height (it was squeezed to under half of it).
+        ParetoChart *chart = planner->chart();
+        QVERIFY2(chart->height() >= chart->minimumSizeHint().height(),
+                 qPrintable(QStringLiteral("the chart is %1 px tall and needs %2")
+                                    .arg(chart->height())
+                                    .arg(chart->minimumSizeHint().height())));
+        // What the dock shows: its scroll area's viewport (scrolled to the label), else the
+        // panel itself.
+        QWidget *contents = w.plannerDock()->widget();
+        auto *scroll = qobject_cast<QScrollArea *>(contents);
+        QWidget *shownIn = scroll ? scroll->viewport() : contents;
+        for (QLabel *label :
+             {planner->chart()->keyLabel(),
+              planner->chart()->findChild<QLabel *>(QStringLiteral("paretoNote"))}) {
+            QVERIFY(label && label->isVisible());
+            if (scroll)
+                scroll->ensureWidgetVisible(label, 0, 0);
+            settle();
+            const QRect shown = QRect(label->mapTo(shownIn, QPoint(0, 0)), label->size());
+            // As tall as its wrapped text at its width: a squeezed label shows a strip of it.
+            QVERIFY2(label->height() >= label->heightForWidth(label->width()),
+                     qPrintable(QStringLiteral("%1 is %2 px tall, its text %3")
+                                        .arg(label->objectName())
+                                        .arg(label->height())
+                                        .arg(label->heightForWidth(label->width()))));
+            QVERIFY2(shownIn->rect().contains(shown),
+                     qPrintable(QStringLiteral("%1 at %2,%3 %4x%5 in a %6x%7 dock")
+                                        .arg(label->objectName())
+                                        .arg(shown.x())
+                                        .arg(shown.y())
+                                        .arg(shown.width())
+                                        .arg(shown.height())
+                                        .arg(shownIn->width())
+                                        .arg(shownIn->height())));
+        }
     }
 };
 

@@ -2,7 +2,10 @@
 
 #include <QChart>
 #include <QChartView>
+#include <QLabel>
+#include <QLegend>
 #include <QLineSeries>
+#include <QLocale>
 #include <QScatterSeries>
 #include <QVBoxLayout>
 #include <QValueAxis>
@@ -21,6 +24,8 @@ ParetoChart::ParetoChart(QWidget *parent)
     , m_hbm(new QLineSeries)
     , m_x(new QValueAxis)
     , m_y(new QValueAxis)
+    , m_note(new QLabel(this))
+    , m_key(new QLabel(this))
 {
     m_frontLine->setName(tr("Pareto front"));
     m_frontLine->setPen(QPen(QColor(0x2563eb), 1.5));
@@ -52,14 +57,36 @@ ParetoChart::ParetoChart(QWidget *parent)
         s->attachAxis(m_x);
         s->attachAxis(m_y);
     }
-    m_chart->legend()->setAlignment(Qt::AlignBottom);
+    // The key is a label that wraps (the chart's own legend cut its names in a narrow dock).
+    m_chart->legend()->hide();
     m_chart->setMargins(QMargins(2, 2, 2, 2));
     m_view = new QChartView(m_chart, this);
     m_view->setRenderHint(QPainter::Antialiasing, true);
     m_view->setMinimumHeight(200);
+    m_note->setObjectName(QStringLiteral("paretoNote"));
+    m_note->setWordWrap(true);
+    m_note->setStyleSheet(QStringLiteral("color: #5b6675;"));
+    m_note->hide();
+    m_key->setObjectName(QStringLiteral("paretoKey"));
+    m_key->setWordWrap(true);
+    m_key->setTextFormat(Qt::RichText);
+    const auto swatch = [](const QColor &c, const QString &glyph, const QString &name) {
+        return QStringLiteral("<span style='color:%1'>%2</span>&nbsp;%3")
+                .arg(c.name(), glyph, name.toHtmlEscaped());
+    };
+    m_key->setText(QStringList{swatch(QColor(0x2563eb),
+                                      QStringLiteral("●—"),
+                                      tr("Pareto front (best for its memory)")),
+                               swatch(QColor(0xf59e0b), QStringLiteral("●"), tr("top plans")),
+                               swatch(QColor(0xdc2626), QStringLiteral("◯"), tr("chosen")),
+                               swatch(QColor(0x64748b), QStringLiteral("┆"), tr("usable HBM"))}
+                           .join(QStringLiteral(" &nbsp; ")));
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(m_view);
+    layout->setSpacing(2);
+    layout->addWidget(m_view, 1);
+    layout->addWidget(m_key);
+    layout->addWidget(m_note);
     connect(m_ranked, &QScatterSeries::clicked, this, [this](const QPointF &p) {
         for (std::size_t i = 0; i < m_rankedPoints.size(); ++i)
             if (qFuzzyCompare(m_rankedPoints[i].memoryGiB, p.x())
@@ -96,12 +123,63 @@ void ParetoChart::setData(const std::vector<Point> &front,
     m_front->replace(f);
     m_ranked->replace(r);
     m_chosen->clear();
-    const double pad = std::max(1e-6, (yMax - yMin) * 0.08);
-    m_x->setRange(0, xMax * 1.05 + 1e-9);
-    m_y->setRange(std::max(0.0, yMin - pad), yMax + pad);
+    // The axis to kSpan times the fastest step (the front's slow end would flatten the rest);
+    // the ranked plans always show.
+    double rankedMax = 0;
+    for (const Point &p : ranked)
+        rankedMax = std::max(rankedMax, p.stepS);
+    const double yTop = std::min(yMax, std::max(rankedMax, kSpan * yMin));
+    int off = 0;
+    double offMax = 0;
+    for (const Point &p : front)
+        if (p.stepS > yTop * (1 + 1e-9)) {
+            ++off;
+            offMax = std::max(offMax, p.stepS);
+        }
+    if (off > 0) {
+        const QString slowest = QLocale().toString(offMax, 'f', offMax < 100 ? 1 : 0);
+        m_note->setText(
+                (off == 1 ? tr("1 point of the front (less memory, %1 s a step) is off "
+                               "the top")
+                                    .arg(slowest)
+                          : tr("%1 points of the front (less memory, up to %2 s a step) "
+                               "are off the top")
+                                    .arg(off)
+                                    .arg(slowest))
+                + tr(": the axis stops at %1\u00d7 the fastest step.").arg(kSpan, 0, 'g', 3));
+        m_note->show();
+    } else {
+        m_note->clear();
+        m_note->hide();
+    }
+    // The memory axis over what shows (and the HBM line).
+    double xShown = hbmGiB;
+    for (const Point &p : front)
+        if (p.stepS <= yTop * (1 + 1e-9))
+            xShown = std::max(xShown, p.memoryGiB);
+    for (const Point &p : ranked)
+        xShown = std::max(xShown, p.memoryGiB);
+    const double pad = std::max(1e-6, (yTop - yMin) * 0.08);
+    m_x->setRange(0, (first ? xMax : xShown) * 1.05 + 1e-9);
+    m_y->setRange(std::max(0.0, yMin - pad), yTop + pad);
     m_x->applyNiceNumbers(); // ticks on round numbers
     m_y->applyNiceNumbers();
     m_hbm->replace({QPointF(hbmGiB, m_y->min()), QPointF(hbmGiB, m_y->max())});
+}
+
+double ParetoChart::stepAxisMin() const
+{
+    return m_y->min();
+}
+
+double ParetoChart::stepAxisMax() const
+{
+    return m_y->max();
+}
+
+QString ParetoChart::noteText() const
+{
+    return m_note->isHidden() ? QString() : m_note->text();
 }
 
 void ParetoChart::setChosen(int rankedIndex)

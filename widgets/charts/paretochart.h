@@ -5,6 +5,7 @@
 #include <vector>
 
 class QChart;
+class QLabel;
 class QChartView;
 class QLineSeries;
 class QScatterSeries;
@@ -16,6 +17,12 @@ namespace railyard {
 // no other beats on both, joined least memory first; the ranked plans as a second series, the
 // chosen one ringed, and the GPU's usable HBM as a vertical line. Clicking a point asks for its
 // plan (pointClicked with its index in the front, or -1 - index in the ranked list).
+//
+// The step-time axis runs from the fastest plan to kSpan times it (or to the slowest point, if
+// nearer): the front's far end, where a plan that barely fits takes 1,000 times the best step,
+// would flatten everything else to a line on the axis. The note under the chart says how many
+// points are off the top and how far they go. The key is a wrapped label under the chart, so no
+// entry is cut in a narrow dock.
 class ParetoChart : public QWidget
 {
     Q_OBJECT
@@ -29,10 +36,19 @@ public:
 
     explicit ParetoChart(QWidget *parent = nullptr);
 
+    // The step-time axis shows at most this many times the fastest plan's step.
+    static constexpr double kSpan = 3.0;
+
     void setData(const std::vector<Point> &front, const std::vector<Point> &ranked, double hbmGiB);
     void setChosen(int rankedIndex); // -1: none
     int frontCount() const;
     int rankedCount() const;
+    // The step-time axis's range, in seconds.
+    double stepAxisMin() const;
+    double stepAxisMax() const;
+    // "3 plans of the front are off the chart (up to 6,012 s)", or empty.
+    QString noteText() const;
+    QLabel *keyLabel() const { return m_key; }
 
     QSize sizeHint() const override { return {360, 240}; }
 
@@ -49,6 +65,8 @@ private:
     QLineSeries *m_hbm;
     QValueAxis *m_x;
     QValueAxis *m_y;
+    QLabel *m_note;
+    QLabel *m_key;
     std::vector<Point> m_rankedPoints;
 };
 

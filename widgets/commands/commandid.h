@@ -12,6 +12,7 @@ enum CommandId {
     ChangeMappingId,
     ChangeRankOrderId,
     RestoreSnapshotId,
+    ChangeFaultsId,
 };
 
 } // namespace railyard

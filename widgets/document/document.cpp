@@ -87,6 +87,8 @@ std::unique_ptr<Document> Document::load(const QString &path, QString *error)
         }
     }
     auto doc = fromText(text, path, error);
+    if (doc)
+        doc->m_origin = path;
     if (doc && !path.startsWith(QLatin1Char(':'))) {
         doc->setFilePath(QFileInfo(path).absoluteFilePath());
         doc->setDiskState(text);
@@ -195,7 +197,18 @@ void Document::setView(const engine::Json &view)
 
 void Document::pin()
 {
-    m_pinned = Snapshot{m_layout, m_evaluation};
+    // A shipped example has no file of its own, but a name.
+    const QString path = m_filePath.isEmpty() ? m_origin : m_filePath;
+    m_pinned = Snapshot{m_layout,
+                        m_evaluation,
+                        path.isEmpty() ? displayName() : QFileInfo(path).fileName(),
+                        path};
+    Q_EMIT pinnedChanged();
+}
+
+void Document::setPinned(const Snapshot &snapshot)
+{
+    m_pinned = snapshot;
     Q_EMIT pinnedChanged();
 }
 

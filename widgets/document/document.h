@@ -65,16 +65,22 @@ public:
         return m_previous ? &*m_previous : nullptr;
     }
 
-    // A state pinned for A/B comparison: the layout and its numbers when it was pinned. Not an
-    // edit (nothing in the file changes), so not on the undo stack.
+    // A state pinned for A/B comparison: the layout and its numbers when it was pinned, and
+    // the document it came from. Not an edit (nothing in the file changes), so not on the undo
+    // stack. A pin outlives its document: the window hands it to the next one it opens
+    // (setPinned), so A can be one file and B another.
     struct Snapshot
     {
         engine::Layout layout;
         engine::Evaluation evaluation;
+        QString source;     // where A came from: the file's (or example's) name, else the title
+        QString sourcePath; // the file's path (":/layouts/..." for an example); else empty
     };
     const Snapshot *pinned() const { return m_pinned ? &*m_pinned : nullptr; }
     void pin();
     void unpin();
+    // Takes over a pin made in another document (the one this document replaces).
+    void setPinned(const Snapshot &snapshot);
     QUndoStack *undoStack() const { return m_undoStack; }
 
     // Replaces the layout and emits a signal for each part that changed. For undo commands.
@@ -142,6 +148,7 @@ private:
     std::optional<Snapshot> m_pinned;
     QUndoStack *m_undoStack;
     QString m_filePath;
+    QString m_origin; // what load() read, a shipped example's resource path included
     struct DiskState
     {
         bool known = false;

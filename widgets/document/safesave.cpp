@@ -75,6 +75,14 @@ bool commitSaveFile(QSaveFile &file, QString *reason)
     return true;
 }
 
+bool writeAndCommitSaveFile(QSaveFile &file, const QByteArray &bytes, QString *reason)
+{
+    errno = 0;
+    if (file.write(bytes) != bytes.size())
+        return cancel(file, errno, reason);
+    return commitSaveFile(file, reason);
+}
+
 bool writeFileAtomically(const QString &path, const QByteArray &bytes, QString *reason)
 {
     // The engine's one writer (engine/base/outputfile.h): a temporary file beside the target,

@@ -25,5 +25,8 @@ bool writeFileAtomically(const QString &path, const QByteArray &bytes, QString *
 // writer): checks that no write failed, flushes, syncs to disk and commits; or cancels the
 // write. Returns false and sets `reason` as above on failure.
 bool commitSaveFile(QSaveFile &file, QString *reason);
+// Writes `bytes` (a document drawn in memory) and commits as commitSaveFile does; a short
+// write cancels with the system's reason (a full disk: "No space left on device").
+bool writeAndCommitSaveFile(QSaveFile &file, const QByteArray &bytes, QString *reason);
 
 } // namespace railyard

@@ -6,11 +6,7 @@
 #include "base/showntext.h"
 #include "base/units.h"
 #include "document/document.h"
-#include "document/groupref.h"
 #include "document/safesave.h"
-#include "document/viewstate.h"
-#include "import/ncclgraphoverlay.h"
-#include "layout/parallel.h"
 #include "render/diagramrenderer.h"
 #include "report/report.h"
 #include "scene/clusterscene.h"
@@ -53,22 +49,6 @@ QString describe(const QSaveFile &file)
 {
     return QStringLiteral("%1: %2").arg(QFileInfo(file.fileName()).absoluteFilePath(),
                                         file.errorString());
-}
-
-// Where a file may be written (engine::checkOutputFile: a regular file or a new name, a
-// symlink followed only to one, never a device, a FIFO, a folder or one of `inputs`): the file
-// to hand QSaveFile, or empty with `error` set.
-QString checkedTarget(const QString &path, const QStringList &inputs, QString *error)
-{
-    std::vector<std::string> in;
-    for (const QString &i : inputs)
-        in.push_back(i.toStdString());
-    try {
-        return QString::fromStdString(engine::checkOutputFile(path.toStdString(), in).target);
-    } catch (const engine::InputError &e) {
-        *error = tr("Cannot write %1").arg(QString::fromStdString(e.what()));
-        return {};
-    }
 }
 
 // Text from a file as it may go into a PDF's metadata or an SVG's <title>: one line, no
@@ -131,8 +111,83 @@ private:
     QIODevice *m_to;
 };
 
+// QSvgGenerator writes a cosmetic pen (the canvas's hairlines, drawn at a width in device
+// pixels whatever the zoom) as vector-effect="non-scaling-stroke" inside a group scaled to the
+// page. Renderers that ignore that attribute (librsvg 2.54, several document editors) then
+// draw a 16,384-GPU page's links 0.03 units wide: invisible. Each such group's stroke width and
+// dashes are written in its own units instead (divided by its scale), so every renderer draws
+// them as the page shows them. The generator's groups are flat (a group closes before the next
+// opens), and text holds no '<'.
+QByteArray resolveNonScalingStrokes(const QByteArray &svg)
+{
+    static const QByteArray kGroup("<g "), kEnd("</g>"),
+            kEffect(" vector-effect=\"non-scaling-stroke\""), kMatrix("transform=\"matrix(");
+    const auto attribute = [](const QByteArray &tag, const QByteArray &name, int *from, int *to) {
+        const int at = tag.indexOf(" " + name + "=\"");
+        if (at < 0)
+            return false;
+        *from = at + name.size() + 3;
+        *to = tag.indexOf('"', *from);
+        return *to > *from;
+    };
+    QByteArray out;
+    out.reserve(svg.size());
+    int pos = 0;
+    while (pos < svg.size()) {
+        const int group = svg.indexOf(kGroup, pos);
+        const int tagEnd = group < 0 ? -1 : svg.indexOf('>', group);
+        if (tagEnd < 0) {
+            out += svg.mid(pos);
+            break;
+        }
+        out += svg.mid(pos, group - pos);
+        int end = svg.size();
+        for (const QByteArray &next : {kGroup, kEnd})
+            if (const int at = svg.indexOf(next, tagEnd); at >= 0)
+                end = std::min(end, at);
+        QByteArray tag = svg.mid(group, tagEnd + 1 - group);
+        QByteArray body = svg.mid(tagEnd + 1, end - tagEnd - 1);
+        const int matrix = tag.indexOf(kMatrix);
+        if (body.contains(kEffect) && matrix >= 0) {
+            const QList<QByteArray> m = tag.mid(matrix + kMatrix.size(),
+                                                tag.indexOf(')', matrix) - matrix - kMatrix.size())
+                                                .split(',');
+            const double k = m.size() == 6
+                                     ? std::sqrt(std::abs(m[0].toDouble() * m[3].toDouble()
+                                                          - m[1].toDouble() * m[2].toDouble()))
+                                     : 0;
+            if (k > 0 && std::isfinite(k)) {
+                int from = 0, to = 0;
+                if (attribute(tag, "stroke-width", &from, &to))
+                    tag.replace(from,
+                                to - from,
+                                QByteArray::number(tag.mid(from, to - from).toDouble() / k, 'g', 6));
+                if (attribute(tag, "stroke-dasharray", &from, &to)) {
+                    QList<QByteArray> dashes = tag.mid(from, to - from).split(',');
+                    for (QByteArray &d : dashes)
+                        d = QByteArray::number(d.trimmed().toDouble() / k, 'g', 6);
+                    tag.replace(from, to - from, dashes.join(','));
+                }
+                body.replace(kEffect, QByteArray());
+            }
+        }
+        out += tag;
+        out += body;
+        pos = end;
+    }
+    return out;
+}
+
+QSize scaled(QSize size, double k)
+{
+    return QSize(std::max(1, int(std::lround(size.width() * k))),
+                 std::max(1, int(std::lround(size.height() * k))));
+}
+
 // Paints `draw` (a page of `page` units) into `path` as the format says, through a QSaveFile:
-// a vector page `output` units wide and high, or an image of `output` pixels.
+// a vector page `output` units wide and high, or an image of `output` pixels. An image with a
+// `pixelRatio` above 1 is drawn as a page of output / pixelRatio units, that many pixels to the
+// unit (as on a high-density screen: lines and names keep their size relative to the page).
 template<class Draw>
 bool writePage(const QString &path,
                ExportFormat format,
@@ -141,7 +196,8 @@ bool writePage(const QString &path,
                const QString &title,
                Draw draw,
                QString *error,
-               const QStringList &inputs = {})
+               const QStringList &inputs = {},
+               double pixelRatio = 1)
 {
     if (format == ExportFormat::Png
         && (output.isEmpty() || qint64(output.width()) * output.height() > kMaxPngPixels)) {
@@ -152,7 +208,7 @@ bool writePage(const QString &path,
                          .arg(output.height());
         return false;
     }
-    const QString target = checkedTarget(path, inputs, error);
+    const QString target = checkedExportTarget(path, inputs, error);
     if (target.isEmpty())
         return false;
     QSaveFile file(target);
@@ -161,8 +217,16 @@ bool writePage(const QString &path,
         return false;
     }
     bool painted = false;
+    // SVG and PDF are drawn into memory, then written with a checked write (neither
+    // QSvgGenerator nor QPdfWriter looks at its device's write() results: a full disk left a
+    // truncated file and success).
+    QByteArray drawn;
     if (format == ExportFormat::Svg) {
-        XmlSafeDevice safe(&file);
+        // Gathered whole (at most about 10 MB: the element bound), its hairlines resolved,
+        // then written.
+        QBuffer gathered;
+        gathered.open(QIODevice::WriteOnly);
+        XmlSafeDevice safe(&gathered);
         QSvgGenerator svg;
         svg.setOutputDevice(&safe);
         svg.setResolution(kDpi);
@@ -176,22 +240,28 @@ bool writePage(const QString &path,
             draw(&p, QRectF(QPointF(0, 0), output));
             p.end();
         }
+        drawn = resolveNonScalingStrokes(gathered.data());
     } else if (format == ExportFormat::Pdf) {
-        QPdfWriter pdf(&file);
-        pdf.setResolution(kDpi);
-        pdf.setTitle(metadataText(title));
-        pdf.setCreator(QStringLiteral("Railyard %1").arg(QStringLiteral(RAILYARD_VERSION)));
-        // One page the size of the diagram (72 points to the inch), no margins.
-        pdf.setPageSize(QPageSize(QSizeF(output) * 72.0 / kDpi,
-                                  QPageSize::Point,
-                                  metadataText(title),
-                                  QPageSize::ExactMatch));
-        pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
-        QPainter p;
-        if ((painted = p.begin(&pdf))) {
-            draw(&p, QRectF(QPointF(0, 0), QSizeF(pdf.width(), pdf.height())));
-            p.end();
+        QBuffer gathered;
+        gathered.open(QIODevice::WriteOnly);
+        {
+            QPdfWriter pdf(&gathered);
+            pdf.setResolution(kDpi);
+            pdf.setTitle(metadataText(title));
+            pdf.setCreator(QStringLiteral("Railyard %1").arg(QStringLiteral(RAILYARD_VERSION)));
+            // One page the size of the diagram (72 points to the inch), no margins.
+            pdf.setPageSize(QPageSize(QSizeF(output) * 72.0 / kDpi,
+                                      QPageSize::Point,
+                                      metadataText(title),
+                                      QPageSize::ExactMatch));
+            pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
+            QPainter p;
+            if ((painted = p.begin(&pdf))) {
+                draw(&p, QRectF(QPointF(0, 0), QSizeF(pdf.width(), pdf.height())));
+                painted = p.end();
+            }
         }
+        drawn = gathered.data();
     } else {
         const QSize pixels = output;
         // Opaque (the page is white): a PNG of RGB, not RGBA, is a quarter smaller and quicker.
@@ -208,9 +278,10 @@ bool writePage(const QString &path,
         image.setDotsPerMeterX(qRound(kDpi * scale / 0.0254));
         image.setDotsPerMeterY(qRound(kDpi * scale / 0.0254));
         image.fill(Qt::white);
+        image.setDevicePixelRatio(pixelRatio);
         QPainter p;
         if ((painted = p.begin(&image))) {
-            draw(&p, QRectF(QPointF(0, 0), QSizeF(pixels)));
+            draw(&p, QRectF(QPointF(0, 0), QSizeF(pixels) / pixelRatio));
             p.end();
         }
         // Quality 80: a lighter zlib level than the default, which spends 3/4 of an 8,192-pixel
@@ -225,38 +296,50 @@ bool writePage(const QString &path,
     // A write that failed while drawing (a full disk) is reported as such: the reason, not
     // "cannot draw".
     QString reason;
-    if (!commitSaveFile(file, &reason)) {
+    if (!(format == ExportFormat::Png ? commitSaveFile(file, &reason)
+                                      : writeAndCommitSaveFile(file, drawn, &reason))) {
         *error = tr("Cannot write %1: %2").arg(QFileInfo(path).absoluteFilePath(), reason);
         return false;
     }
     return true;
 }
 
-QSize scaled(QSize size, double k)
+// The size a page is written at, and for a PNG how many pixels make one unit of that size. A
+// page at full detail: its own size as a vector page; as a PNG `width` pixels wide, or the page
+// times the scale, within `maxSide`, each pixel one unit drawn (a larger image shows more
+// detail, as a closer zoom does). A page drawn coarser than every device (the element bound of
+// DiagramRenderer) is laid out to be read at a document's page width: at most
+// kCoarseVectorPageWidth units wide, where the scalable units' and racks' names and the links
+// keep the size they have on a screen of that width; its PNG is that page, sharper (`width`
+// pixels, or the scale times the page).
+struct PageOutput
 {
-    return QSize(std::max(1, int(std::lround(size.width() * k))),
-                 std::max(1, int(std::lround(size.height() * k))));
-}
+    QSize size;
+    double pixelRatio = 1;
+};
 
-// The size a page is written at. A PNG: `width` pixels wide, or the page times the scale,
-// within `maxSide`. A vector page: its own size, unless it is drawn coarser than every device
-// (the element bound of DiagramRenderer); then at most kCoarseVectorPageWidth wide, where its
-// scalable units' and racks' names read at the page's width.
-QSize outputSize(ExportFormat format, QSize page, Detail finest, const DiagramExportOptions &options)
+PageOutput outputSize(ExportFormat format,
+                      QSize page,
+                      Detail finest,
+                      const DiagramExportOptions &options)
 {
     if (page.isEmpty())
-        return page;
-    if (format != ExportFormat::Png) {
-        if (finest >= Detail::Devices || page.width() <= kCoarseVectorPageWidth)
-            return page;
-        return scaled(page, double(kCoarseVectorPageWidth) / page.width());
+        return {page, 1};
+    const bool coarse = finest < Detail::Devices && page.width() > kCoarseVectorPageWidth;
+    const QSize vector = coarse ? scaled(page, double(kCoarseVectorPageWidth) / page.width())
+                                : page;
+    if (format != ExportFormat::Png)
+        return {vector, 1};
+    QSize pixels;
+    if (options.width > 0) {
+        pixels = scaled(vector, double(options.width) / vector.width());
+    } else {
+        double k = options.scale;
+        if (options.maxSide > 0)
+            k = std::min(k, double(options.maxSide) / std::max(vector.width(), vector.height()));
+        pixels = scaled(vector, k);
     }
-    if (options.width > 0)
-        return scaled(page, double(options.width) / page.width());
-    double k = options.scale;
-    if (options.maxSide > 0)
-        k = std::min(k, double(options.maxSide) / std::max(page.width(), page.height()));
-    return scaled(page, k);
+    return {pixels, coarse ? double(pixels.width()) / vector.width() : 1.0};
 }
 
 QString outOfMemory(const QString &path, int gpus)
@@ -266,12 +349,16 @@ QString outOfMemory(const QString &path, int gpus)
             .arg(QFileInfo(path).absoluteFilePath(), QLocale::c().toString(gpus));
 }
 
-QString defaultFooter()
+} // namespace
+
+QString defaultExportFooter()
 {
     return tr("%1 \u00b7 Railyard %2")
             .arg(QLocale::c().toString(QDate::currentDate(), QStringLiteral("d MMMM yyyy")),
                  QStringLiteral(RAILYARD_VERSION));
 }
+
+namespace {
 
 QString documentTitle(const Document &doc)
 {
@@ -280,6 +367,19 @@ QString documentTitle(const Document &doc)
 }
 
 } // namespace
+
+QString checkedExportTarget(const QString &path, const QStringList &inputs, QString *error)
+{
+    std::vector<std::string> in;
+    for (const QString &i : inputs)
+        in.push_back(i.toStdString());
+    try {
+        return QString::fromStdString(engine::checkOutputFile(path.toStdString(), in).target);
+    } catch (const engine::InputError &e) {
+        *error = tr("Cannot write %1").arg(QString::fromStdString(e.what()));
+        return {};
+    }
+}
 
 std::optional<ExportFormat> exportFormatForPath(const QString &path)
 {
@@ -336,17 +436,20 @@ static bool writeDiagram(ClusterScene &scene,
 {
     render::DiagramOptions o;
     o.source = options.source;
-    o.footer = options.footer.isEmpty() ? defaultFooter() : options.footer;
+    o.footer = options.footer.isEmpty() ? defaultExportFooter() : options.footer;
     const render::DiagramRenderer renderer(scene, QGuiApplication::font(), o);
     const QSize page = renderer.size();
-    return writePage(path,
-                     format,
-                     page,
-                     outputSize(format, page, renderer.finestDetail(), options),
-                     documentTitle(*scene.document()),
-                     [&](QPainter *p, const QRectF &target) { renderer.paint(p, target); },
-                     error,
-                     {scene.document()->filePath()});
+    const PageOutput output = outputSize(format, page, renderer.finestDetail(), options);
+    return writePage(
+            path,
+            format,
+            page,
+            output.size,
+            documentTitle(*scene.document()),
+            [&](QPainter *p, const QRectF &target) { renderer.paint(p, target); },
+            error,
+            {scene.document()->filePath()},
+            output.pixelRatio);
 }
 
 bool exportReport(const Document &doc, const QString &path, QString *error)
@@ -373,7 +476,7 @@ bool exportReport(const Document &doc, const QString &path, QString *error)
         engine::writeLinkLoadsCsv(text, e, doc.topology());
     else
         engine::writeEvaluationJson(text, e, doc.topology(), report);
-    const QString target = checkedTarget(path, {doc.filePath()}, error);
+    const QString target = checkedExportTarget(path, {doc.filePath()}, error);
     if (target.isEmpty())
         return false;
     QString reason;
@@ -406,118 +509,6 @@ bool exportWidget(QWidget *widget, const QString &path, double scale, QString *e
                 p->restore();
             },
             error);
-}
-
-void applyLayoutView(ClusterScene &scene)
-{
-    // What the file says, before the default colouring below is kept in the document's view.
-    const engine::Json saved = scene.document()->layout().view;
-    if (const engine::RankLayout *ranks = scene.ranks()) {
-        for (GroupKind kind :
-             {GroupKind::Tp, GroupKind::Ep, GroupKind::Cp, GroupKind::PpStage, GroupKind::DpReplica})
-            if (ranks->size(dimOf(kind)) > 1) {
-                scene.setColourBy(kind);
-                break;
-            }
-    }
-    // A layout imported from an NCCL graph XML shows its graph, as the window does.
-    const engine::Json &original = scene.document()->layout().original;
-    if (const auto it = original.find("imported"); it != original.end() && scene.viewState()) {
-        ViewState::GraphOverlay overlay;
-        overlay.graphs = engine::graphsFromImported(*it);
-        if (const auto f = it->find("file"); f != it->end() && f->is_string())
-            overlay.file = QString::fromStdString(f->get<std::string>());
-        if (!overlay.graphs.empty())
-            scene.viewState()->setGraphOverlay(std::move(overlay));
-    }
-    if (ViewState *view = scene.viewState())
-        view->readLayoutView(saved);
-}
-
-// The footer of a moment's diagram: when, and what stage 0 runs then (the view state's moment).
-static QString momentFooter(const engine::Evaluation &e, const engine::StepMoment &moment)
-{
-    const double at = moment.at;
-    // What stage 0 is doing then (the phases of the other stages are alike, shifted).
-    QStringList doing;
-    for (int i : moment.running) {
-        const engine::Phase &p = e.timeline.phases[static_cast<std::size_t>(i)];
-        if (p.stage == 0 || p.stage < 0)
-            doing << QString::fromStdString(p.name);
-    }
-    doing.removeDuplicates();
-    QString line = tr("Link load at %1 of the %2 step")
-                           .arg(QString::fromStdString(engine::formatSeconds(at)),
-                                QString::fromStdString(engine::formatSeconds(e.stepTimeS)));
-    if (!doing.isEmpty())
-        line += tr(" (stage 0: %1)").arg(doing.join(QStringLiteral("; ")));
-    return line + QStringLiteral(" \u00b7 ") + defaultFooter();
-}
-
-static bool loadAndExport(const QString &layoutPath,
-                          const QString &out,
-                          DiagramExportOptions options,
-                          double at,
-                          QString *error);
-
-bool exportLayoutDiagram(
-        const QString &layoutPath, const QString &out, double scale, double at, QString *error)
-{
-    DiagramExportOptions options;
-    options.scale = scale;
-    return exportLayoutDiagram(layoutPath, out, options, at, error);
-}
-
-bool exportLayoutDiagram(const QString &layoutPath,
-                         const QString &out,
-                         DiagramExportOptions options,
-                         double at,
-                         QString *error)
-{
-    try {
-        return loadAndExport(layoutPath, out, std::move(options), at, error);
-    } catch (const std::bad_alloc &) {
-        *error = tr("%1: out of memory while exporting the diagram of %2; try a smaller PNG "
-                    "(--width), a PNG instead of SVG or PDF, or a part of the cluster")
-                         .arg(QFileInfo(out).absoluteFilePath(), layoutPath);
-        return false;
-    }
-}
-
-static bool loadAndExport(const QString &layoutPath,
-                          const QString &out,
-                          DiagramExportOptions options,
-                          double at,
-                          QString *error)
-{
-    std::unique_ptr<Document> doc = Document::load(layoutPath, error);
-    if (!doc)
-        return false;
-    // The view state first: the scene colours through it, and it outlives the scene.
-    ViewState view(doc.get());
-    ClusterScene scene(doc.get());
-    scene.setViewState(&view);
-    applyLayoutView(scene);
-    if (at >= 0) {
-        const engine::Evaluation &e = doc->evaluation();
-        if (e.timeline.empty()) {
-            *error = tr("%1: the step has no timeline to take a moment from (%2)")
-                             .arg(layoutPath, QString::fromStdString(e.error));
-            return false;
-        }
-        if (at > e.stepTimeS) {
-            *error = tr("%1: --at %2 is past the end of the step, which lasts %3; give a time "
-                        "from 0 to the step time")
-                             .arg(layoutPath,
-                                  QString::fromStdString(engine::formatSeconds(at)),
-                                  QString::fromStdString(engine::formatSeconds(e.stepTimeS)));
-            return false;
-        }
-        view.setPlaybackTime(at);
-        view.setLinkLoad(true);
-        options.footer = momentFooter(e, view.moment());
-    }
-    return exportDiagram(scene, out, options, error);
 }
 
 } // namespace railyard

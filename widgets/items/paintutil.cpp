@@ -6,6 +6,7 @@
 
 #include <QFontMetricsF>
 #include <QPainter>
+#include <QStringList>
 
 #include <algorithm>
 #include <cmath>
@@ -36,6 +37,27 @@ QString deviceLabel(const engine::Topology &t, int id)
     return QString::fromStdString(t.deviceName(id));
 }
 
+namespace {
+
+// The label and shorter forms of it for a box too narrow for the full one: an imported server's
+// PCIe switches sit one over each GPU, and "PCIe switch 3" did not fit their boxes (they showed
+// no name at all).
+QStringList labelForms(DeviceKind kind, const QString &label)
+{
+    const auto number = [&](const QString &prefix) { return label.mid(prefix.size()); };
+    const QString pcie = QStringLiteral("PCIe switch ");
+    const QString nvs = QStringLiteral("NVSwitch ");
+    if (kind == DeviceKind::PcieSwitch && label.startsWith(pcie))
+        return {label,
+                QStringLiteral("PCIe sw ") + number(pcie),
+                QStringLiteral("sw ") + number(pcie)};
+    if (kind == DeviceKind::NvSwitch && label.startsWith(nvs))
+        return {label, QStringLiteral("NVS ") + number(nvs)};
+    return {label};
+}
+
+} // namespace
+
 int fontUnits(double lod, double screenPx, int minUnits, int maxUnits)
 {
     const double want = screenPx / std::max(lod, 1e-6);
@@ -58,17 +80,27 @@ void drawDevice(QPainter *painter,
     painter->setPen(QPen(fill.darker(135), 1));
     painter->setBrush(fill);
     painter->drawRoundedRect(rect, 4, 4);
-    // As large as reads well, as small as still fits the box.
-    const double fitW = (rect.width() - 6) / std::max<qsizetype>(4, label.size()) / 0.62;
-    const int units = fontUnits(lod, 10, 10, static_cast<int>(std::min(rect.height() * 0.5, fitW)));
-    if (units == 0 || label.isEmpty())
+    if (label.isEmpty())
+        return;
+    // As large as reads well, as small as still fits the box; a shorter name where the full
+    // one does not fit.
+    QString text;
+    int units = 0;
+    for (const QString &form : labelForms(kind, label)) {
+        const double fitW = (rect.width() - 6) / std::max<qsizetype>(4, form.size()) / 0.62;
+        units = fontUnits(lod, 10, 10, static_cast<int>(std::min(rect.height() * 0.5, fitW)));
+        text = form;
+        if (units > 0)
+            break;
+    }
+    if (units == 0)
         return;
     QFont f = painter->font();
     f.setPixelSize(units);
     f.setBold(kind == DeviceKind::Gpu || kind == DeviceKind::Leaf || kind == DeviceKind::Spine);
     painter->setFont(f);
     painter->setPen(style::deviceText(kind));
-    painter->drawText(rect.adjusted(2, 0, -2, 0), Qt::AlignCenter, label);
+    painter->drawText(rect.adjusted(2, 0, -2, 0), Qt::AlignCenter, text);
     ++paintStats().labels;
 }
 

@@ -1,5 +1,6 @@
 #include "hottestlinkspanel.h"
 
+#include "base/units.h"
 #include "document/document.h"
 #include "document/viewstate.h"
 #include "linkdescription.h"
@@ -19,7 +20,9 @@ namespace railyard {
 
 namespace {
 
-enum Column { NameColumn, KindColumn, LoadColumn, BytesColumn };
+// The link's name takes what the numbers leave (its kind in its colour and in its tip): a
+// "Kind" column left "GPU 0 \u2194 NVSwitc\u2026" for every row of a server's links.
+enum Column { NameColumn, LoadColumn, BytesColumn };
 constexpr int kLoadRole = Qt::UserRole + 1;
 constexpr int kLinkRole = Qt::UserRole + 2;
 
@@ -39,7 +42,7 @@ public:
         opt.widget->style()->drawControl(QStyle::CE_ItemViewItem, &opt, painter, opt.widget);
         const double u = index.data(kLoadRole).toDouble();
         const QRect r = option.rect.adjusted(4, 4, -4, -4);
-        const int textW = option.fontMetrics.horizontalAdvance(QStringLiteral("100.0%")) + 6;
+        const int textW = option.fontMetrics.horizontalAdvance(QStringLiteral("100%")) + 6;
         const QRect bar(r.left(), r.top(), std::max(0, r.width() - textW), r.height());
         painter->save();
         painter->fillRect(bar, QColor(0xe5, 0xe7, 0xeb));
@@ -69,13 +72,16 @@ HottestLinksPanel::HottestLinksPanel(QWidget *parent)
     m_list->setUniformRowHeights(true);
     m_list->setAlternatingRowColors(true);
     m_list->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_list->setHeaderLabels({tr("Link"), tr("Kind"), tr("Utilization"), tr("Per step")});
+    m_list->setHeaderLabels({tr("Link"), tr("Utilization"), tr("Per step")});
     m_list->header()->setStretchLastSection(false);
     m_list->header()->setSectionResizeMode(NameColumn, QHeaderView::Stretch);
-    m_list->header()->setSectionResizeMode(KindColumn, QHeaderView::ResizeToContents);
     m_list->header()->setSectionResizeMode(LoadColumn, QHeaderView::Fixed);
-    m_list->header()->resizeSection(LoadColumn, 130);
+    m_list->header()->resizeSection(LoadColumn, 96);
     m_list->header()->setSectionResizeMode(BytesColumn, QHeaderView::ResizeToContents);
+    // Both ends of a name tell two links apart ("GPU 3 \u2194 NVSwitch 0.1"): a narrow dock
+    // elides its middle, and the tip has it whole.
+    m_list->setTextElideMode(Qt::ElideMiddle);
+    m_list->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     m_list->setItemDelegateForColumn(LoadColumn, new LoadBarDelegate(m_list));
     connect(m_list, &QTreeWidget::itemClicked, this, [this](QTreeWidgetItem *item) {
         const int link = item->data(NameColumn, kLinkRole).toInt();
@@ -163,14 +169,19 @@ void HottestLinksPanel::rebuildRows()
         QTreeWidgetItem *item = m_list->topLevelItem(static_cast<int>(r));
         item->setText(NameColumn, linkTitle(t, link));
         item->setData(NameColumn, kLinkRole, link);
-        item->setToolTip(NameColumn, QString::fromStdString(t.linkName(link)));
-        item->setText(KindColumn, style::linkKindName(l.kind));
-        item->setForeground(KindColumn, style::linkColor(l.kind));
+        item->setForeground(NameColumn, style::linkColor(l.kind).darker(140));
         const double u = m_values[r];
-        item->setData(LoadColumn, kLoadRole, u);
-        item->setText(LoadColumn, QStringLiteral("%1%").arg(100.0 * u, 0, 'f', 1));
         const double bytes = double(loads.bytesUp[i]) + double(loads.bytesDown[i]);
-        item->setText(BytesColumn, QStringLiteral("%1 GB").arg(bytes / 1e9, 0, 'f', 2));
+        const QString tip = tr("%1\n%2, %3 per step")
+                                    .arg(linkTitle(t, link),
+                                         style::linkKindName(l.kind),
+                                         QString::fromStdString(engine::formatBytes(bytes)));
+        for (int c : {NameColumn, LoadColumn, BytesColumn})
+            item->setToolTip(c, tip);
+        item->setData(LoadColumn, kLoadRole, u);
+        item->setText(LoadColumn, QStringLiteral("%1%").arg(100.0 * u, 0, 'f', u < 0.1 ? 1 : 0));
+        item->setText(BytesColumn,
+                      QStringLiteral("%1 GB").arg(bytes / 1e9, 0, 'f', bytes < 1e11 ? 1 : 0));
         item->setTextAlignment(BytesColumn, Qt::AlignRight | Qt::AlignVCenter);
     }
     m_list->setUpdatesEnabled(true);

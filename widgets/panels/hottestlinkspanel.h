@@ -15,9 +15,10 @@ namespace railyard {
 class Document;
 
 // The Hottest Links dock: the kTop busiest links of the step (by step-average utilization),
-// or at the playback moment while the step plays or is scrubbed. Each row: the link, its kind,
-// a utilization bar and its bytes per step. Clicking a row selects the link in the view state
-// and asks (linkActivated) for the canvas to show it.
+// or at the playback moment while the step plays or is scrubbed. Each row: the link (in its
+// kind's colour, elided in the middle when the dock is narrow, whole in its tip with its kind), a
+// utilization bar and its bytes per step. Clicking a row selects the link in the view state and
+// asks (linkActivated) for the canvas to show it.
 //
 // In step with the animation but cheap: the moment (its loads and busiest links) is the view
 // state's, recomputed when other phases run, and the rows are rewritten only then

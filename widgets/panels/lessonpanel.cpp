@@ -150,6 +150,9 @@ LessonPanel::LessonPanel(QWidget *parent)
     m_formula->setTextFormat(Qt::RichText);
     m_total = wrapped(this);
     m_total->setObjectName(QStringLiteral("lessonTotal"));
+    m_textbook = wrapped(this);
+    m_textbook->setObjectName(QStringLiteral("lessonTextbook"));
+    m_textbook->setStyleSheet(QStringLiteral("color:#5b6675"));
     m_status = wrapped(this);
     m_status->setObjectName(QStringLiteral("lessonStatus"));
 
@@ -166,6 +169,7 @@ LessonPanel::LessonPanel(QWidget *parent)
     col->addWidget(formulaHead);
     col->addWidget(m_formula);
     col->addWidget(m_total);
+    col->addWidget(m_textbook);
     auto *transfersHead = new QLabel(tr("Transfers in this step"), this);
     transfersHead->setFont(bold);
     col->addWidget(transfersHead);
@@ -201,9 +205,13 @@ void LessonPanel::setDocument(Document *document, ViewState *view)
         m_view->stopLesson();
         m_view->setLesson(nullptr);
     }
+    // Another layout: the lesson's GPUs and links were the old cluster's. It ends, and waits
+    // for Restart rather than stepping through something the student did not choose.
+    const bool ended = m_lesson != nullptr && document != m_document;
     m_document = document;
     m_view = view;
     m_lesson.reset();
+    m_step = 0;
     if (m_document) {
         const auto changed = [this](const QString &what) {
             rebuildGroups();
@@ -236,10 +244,15 @@ void LessonPanel::setDocument(Document *document, ViewState *view)
             }
         });
     rebuildGroups();
-    if (m_active)
-        restart();
-    else
-        showStep();
+    if (ended) {
+        m_status->setStyleSheet(QString());
+        m_status->setText(
+                tr("Another layout opened, so the lesson ended. Restart (%1) steps "
+                   "through it here.")
+                        .arg(m_restartAction->shortcut().toString(QKeySequence::NativeText)));
+    }
+    showStep();
+    Q_EMIT lessonChanged();
 }
 
 void LessonPanel::setActive(bool active)
@@ -278,6 +291,9 @@ bool LessonPanel::restart()
     req.op = CollectiveOp(m_op->currentData().toInt());
     req.algorithm = Algorithm(m_algorithm->currentData().toInt());
     req.gpus = gpus;
+    // The textbook flat ring at the layout's achieved fraction when it gives one (else the
+    // seed article's 80%).
+    req.efficiency = m_document->layout().cluster.tuning.efficiency;
     // Auto names what NCCL would pick for this group and size, whatever is chosen.
     QString autoText = tr("Auto");
     try {
@@ -403,6 +419,7 @@ void LessonPanel::showStep()
         m_stepInfo->clear();
         m_formula->clear();
         m_total->clear();
+        m_textbook->clear();
     } else {
         const engine::CollectiveLesson &L = *m_lesson;
         const engine::LessonStep &s = L.steps[static_cast<std::size_t>(m_step)];
@@ -421,6 +438,7 @@ void LessonPanel::showStep()
         }
         m_formula->setText(formulaHtml());
         m_total->setText(totalText());
+        m_textbook->setText(textbookText());
     }
     publishFrame();
     syncButtons();

@@ -28,8 +28,9 @@ class ViewState;
 // chunk by chunk. Each step's description, transfers and duration show here; the canvas lights
 // the step's links with their load and marks the GPUs that send and receive (the panel sets a
 // LessonFrame into the view state). Beside it, the formula with its numbers and the total
-// against the engine's estimate. The lesson shows while the dock is visible, and ends when the
-// cluster, the job or the mapping changes (its ids would describe another cluster).
+// against the engine's estimate, and the seed article's textbook flat ring for the same GPUs.
+// The lesson shows while the dock is visible, and ends when the cluster, the job or the mapping
+// changes (its ids would describe another cluster) or another layout opens.
 class LessonPanel : public QWidget
 {
     Q_OBJECT
@@ -72,6 +73,8 @@ public:
     QLabel *stepLabel() const { return m_stepText; }
     QLabel *formulaLabel() const { return m_formula; }
     QLabel *totalLabel() const { return m_total; }
+    // The seed article's textbook flat ring beside the estimate (the engine's flatRing()).
+    QLabel *textbookLabel() const { return m_textbook; }
     QLabel *statusLabel() const { return m_status; }
     QListWidget *transfersList() const { return m_transfers; }
     // Back, forward, play / pause and restart, with their shortcuts (for the View menu).
@@ -92,6 +95,7 @@ private:
     QString transferText(const engine::LessonTransfer &t) const;
     QString formulaHtml() const;
     QString totalText() const;
+    QString textbookText() const;
     QString deviceName(int device) const;
 
     QPointer<Document> m_document;
@@ -124,6 +128,7 @@ private:
     QListWidget *m_transfers;
     QLabel *m_formula;
     QLabel *m_total;
+    QLabel *m_textbook;
     QLabel *m_status;
     QLabel *m_key;
     QAction *m_backAction;

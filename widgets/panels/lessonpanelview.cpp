@@ -12,6 +12,7 @@
 
 #include <QComboBox>
 #include <QLabel>
+#include <QLocale>
 
 #include <algorithm>
 #include <numeric>
@@ -191,6 +192,29 @@ QString LessonPanel::totalText() const
             .arg(seconds(L.latencyS))
             .arg(seconds(L.estimateS))
             .arg(QString::fromStdString(engine::formatNumber(L.busbwGBps())));
+}
+
+QString LessonPanel::textbookText() const
+{
+    // Seconds to the millisecond, as the seed article prints them (0.068 s, 0.694 s).
+    const auto s3 = [](double s) { return QLocale().toString(s, 'f', 3) + QStringLiteral(" s"); };
+    const engine::CollectiveLesson &L = *m_lesson;
+    const engine::CollectiveResult &flat = L.textbook;
+    if (!(flat.timeS > 0) || !(L.textbookEfficiency > 0))
+        return {};
+    const double rate = flat.bottleneckGBps / L.textbookEfficiency;
+    return tr("Textbook flat ring (the seed article's formula, no latency or hierarchy): "
+              "%1 × %2 at the ring's slowest link, %3 GB/s (%4) × %5% = %6, "
+              "%7× the realistic %8.")
+            .arg(QString::fromStdString(
+                         engine::formatNumber(engine::busBandwidthFactor(L.op, L.ranks))),
+                 bytes(L.bytes),
+                 QString::fromStdString(engine::formatNumber(rate)),
+                 QString::fromStdString(flat.bottleneck))
+            .arg(qRound(100 * L.textbookEfficiency))
+            .arg(s3(flat.timeS),
+                 QLocale().toString(L.estimateS > 0 ? flat.timeS / L.estimateS : 0.0, 'f', 1),
+                 s3(L.estimateS));
 }
 
 void LessonPanel::publishFrame()

@@ -63,7 +63,9 @@ QString seconds(double s)
     return QString::fromStdString(engine::formatSeconds(s));
 }
 
-enum Column { Rank, Sizes, Micro, Recompute, Sharding, Step, Tokens, Mfu, Memory, Columns };
+// Few columns, so a narrow dock shows them all: the plan's training settings under its sizes,
+// its band under its step time, tokens/s in the row's tip.
+enum Column { Rank, Plan, Step, Mfu, Memory, Columns };
 
 } // namespace
 
@@ -95,21 +97,19 @@ PlannerPanel::PlannerPanel(QWidget *parent)
     m_status->setWordWrap(true);
     m_status->setText(tr("Search ranks every configuration that fits in memory."));
 
-    m_table->setHorizontalHeaderLabels({tr("#"),
-                                        tr("Sizes"),
-                                        tr("Micro"),
-                                        tr("Recompute"),
-                                        tr("Sharding"),
-                                        tr("Step"),
-                                        tr("Tokens/s/GPU"),
-                                        tr("MFU"),
-                                        tr("GiB/GPU")});
+    m_table->setHorizontalHeaderLabels({tr("#"), tr("Plan"), tr("Step"), tr("MFU"), tr("GiB")});
+    m_table->horizontalHeaderItem(Memory)->setToolTip(tr("Memory per GPU, GiB"));
     m_table->verticalHeader()->hide();
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    // The plan takes what the numbers leave and wraps; rows grow to their text.
+    m_table->setWordWrap(true);
+    m_table->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->horizontalHeader()->setSectionResizeMode(Plan, QHeaderView::Stretch);
+    m_table->horizontalHeader()->setStretchLastSection(false);
+    m_table->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_table->setMinimumHeight(160);
 
     auto *form = new QFormLayout;
@@ -304,23 +304,30 @@ void PlannerPanel::showResult()
     m_table->setRowCount(int(r.plans.size()));
     for (int row = 0; row < int(r.plans.size()); ++row) {
         const engine::Plan &p = r.plans[std::size_t(row)];
+        const QString training = tr("micro-batch %1 \u00b7 recompute %2 \u00b7 sharding %3")
+                                         .arg(p.choice.microBatch)
+                                         .arg(recomputeName(p.choice.recompute),
+                                              shardingName(p.choice.sharding));
         const QString cells[Columns] = {QString::number(row + 1),
-                                        sizes(p.choice),
-                                        QString::number(p.choice.microBatch),
-                                        recomputeName(p.choice.recompute),
-                                        shardingName(p.choice.sharding),
-                                        tr("%1 \u00b1%2%")
+                                        sizes(p.choice) + QLatin1Char('\n') + training,
+                                        tr("%1\n\u00b1%2%")
                                                 .arg(seconds(p.price.stepTimeS))
                                                 .arg(100 * p.price.bandFraction, 0, 'f', 0),
-                                        QLocale().toString(p.price.tokensPerS / std::max(1, r.gpus),
-                                                           'f',
-                                                           0),
                                         QStringLiteral("%1%").arg(100 * p.price.mfu, 0, 'f', 1),
                                         QStringLiteral("%1").arg(p.price.memoryGiB, 0, 'f', 1)};
+        const QString tokens = tr("%1 tokens/s per GPU")
+                                       .arg(QLocale().toString(p.price.tokensPerS
+                                                                       / std::max(1, r.gpus),
+                                                               'f',
+                                                               0));
         for (int c = 0; c < Columns; ++c) {
             auto *item = new QTableWidgetItem(cells[c]);
-            if (c != Sizes && c != Recompute && c != Sharding)
+            if (c != Plan)
                 item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            if (c == Plan)
+                item->setToolTip(cells[c] + QLatin1Char('\n') + tokens);
+            if (c == Mfu)
+                item->setToolTip(tokens);
             if (c == Step && p.price.bandBasis >= 0 && p.price.bandBasis < int(r.bandBases.size()))
                 item->setToolTip(tr("How sure the model is in this plan's regime: \u00b1%1%, %2")
                                          .arg(100 * p.price.bandFraction, 0, 'f', 1)

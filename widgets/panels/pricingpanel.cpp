@@ -13,11 +13,13 @@
 #include <QLabel>
 #include <QLocale>
 #include <QPushButton>
+#include <QStyle>
 #include <QTableWidget>
 #include <QTreeWidget>
 #include <QUndoStack>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -142,6 +144,7 @@ PricingPanel::PricingPanel(QWidget *parent)
     , m_pin(new QPushButton(tr("Pin as A"), this))
     , m_restore(new QPushButton(tr("Restore A"), this))
     , m_unpin(new QPushButton(tr("Unpin"), this))
+    , m_source(new QLabel(this))
     , m_metrics(new QTableWidget(this))
     , m_stepChart(new StepChart(this))
     , m_memoryChart(new MemoryChart(this))
@@ -169,6 +172,10 @@ PricingPanel::PricingPanel(QWidget *parent)
     m_pin->setToolTip(tr("Keep the current numbers as A; edit, then compare A with B (now)"));
     m_restore->setToolTip(tr("Go back to A's workload and placement (undoable)"));
     m_unpin->setToolTip(tr("Stop comparing with A"));
+    m_source->setObjectName(QStringLiteral("pinnedSource"));
+    m_source->setWordWrap(true);
+    m_source->setStyleSheet(QStringLiteral("color: #5b6675;"));
+    m_source->hide();
     connect(m_pin, &QPushButton::clicked, this, &PricingPanel::pinA);
     connect(m_restore, &QPushButton::clicked, this, &PricingPanel::restoreA);
     connect(m_unpin, &QPushButton::clicked, this, &PricingPanel::unpin);
@@ -216,9 +223,9 @@ PricingPanel::PricingPanel(QWidget *parent)
     m_note->setWordWrap(true);
     m_note->setStyleSheet(QStringLiteral("color: #5b6675; font-size: 11px;"));
 
-    auto *head = new QHBoxLayout;
-    head->addWidget(m_step);
-    head->addWidget(m_change, 1);
+    m_head = new QBoxLayout(QBoxLayout::LeftToRight);
+    m_head->addWidget(m_step);
+    m_head->addWidget(m_change, 1);
     auto *buttons = new QHBoxLayout;
     buttons->addWidget(m_pin);
     buttons->addWidget(m_restore);
@@ -226,9 +233,10 @@ PricingPanel::PricingPanel(QWidget *parent)
     buttons->addStretch(1);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 6, 6, 6); // the dock is narrow: room for the numbers
-    layout->addLayout(head);
+    layout->addLayout(m_head);
     layout->addWidget(m_error);
     layout->addLayout(buttons);
+    layout->addWidget(m_source);
     layout->addWidget(m_metrics);
     layout->addWidget(m_stepChart);
     layout->addWidget(m_memoryChart);
@@ -240,6 +248,23 @@ PricingPanel::PricingPanel(QWidget *parent)
 
     setEnabled(false);
     sync();
+}
+
+void PricingPanel::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    arrangeHead();
+}
+
+void PricingPanel::arrangeHead()
+{
+    // What changed goes under the step when beside it would leave it less than a few words: the
+    // dock stays as narrow as the numbers, not as the step and its change side by side.
+    const int room = contentsRect().width() - m_step->sizeHint().width();
+    const QBoxLayout::Direction want = room >= 130 ? QBoxLayout::LeftToRight
+                                                   : QBoxLayout::TopToBottom;
+    if (m_head->direction() != want)
+        m_head->setDirection(want);
 }
 
 void PricingPanel::setDocument(Document *document)
@@ -263,6 +288,11 @@ QString PricingPanel::stepText() const
 QString PricingPanel::changeText() const
 {
     return m_change->text();
+}
+
+QString PricingPanel::pinnedText() const
+{
+    return m_source->isVisibleTo(this) ? m_source->text() : QString();
 }
 
 void PricingPanel::pinA()
@@ -299,6 +329,15 @@ void PricingPanel::sync()
     m_unpin->setVisible(pinned != nullptr);
     m_linksTitle->setVisible(pinned != nullptr);
     m_links->setVisible(pinned != nullptr);
+    m_source->setVisible(pinned != nullptr);
+    if (pinned) {
+        // A can come from another file than B: say which, with its title.
+        const QString title = QString::fromStdString(pinned->layout.title);
+        m_source->setText(title.isEmpty() || title == pinned->source
+                                  ? tr("A: %1").arg(pinned->source)
+                                  : tr("A: %1 (%2)").arg(pinned->source, title));
+        m_source->setToolTip(pinned->sourcePath.isEmpty() ? QString() : pinned->sourcePath);
+    }
     if (!haveDoc) {
         m_step->setText(tr("Step \u2014"));
         m_change->clear();
@@ -340,7 +379,8 @@ void PricingPanel::sync()
     // The numbers, baseline | now | change.
     m_metrics->setHorizontalHeaderLabels({base ? baseName : QString(), nowName, tr("Change")});
     m_metrics->horizontalHeaderItem(0)->setToolTip(
-            pinned ? tr("A: the state pinned with Compare > Pin") : tr("Before the last edit"));
+            pinned ? tr("A: the state pinned with Compare > Pin, from %1").arg(pinned->source)
+                   : tr("Before the last edit"));
     m_metrics->horizontalHeaderItem(1)->setToolTip(pinned ? tr("B: the state now") : QString());
     m_metrics->setColumnHidden(0, base == nullptr);
     m_metrics->setColumnHidden(2, base == nullptr);
@@ -369,6 +409,22 @@ void PricingPanel::sync()
     }
     m_metrics->setMaximumHeight(m_metrics->horizontalHeader()->height()
                                 + m_metrics->rowCount() * kRowH + 4);
+    // As wide as its numbers at least: squeezed, the table cut them (to one digit in a narrow
+    // dock); the dock keeps this width instead (it never scrolls sideways).
+    const int cellMargin = 2 * (m_metrics->style()->pixelMetric(QStyle::PM_FocusFrameHMargin) + 1)
+                           + 2;
+    int contentW = m_metrics->verticalHeader()->sizeHint().width() + 2 * m_metrics->frameWidth();
+    for (int c = 0; c < m_metrics->columnCount(); ++c) {
+        if (m_metrics->isColumnHidden(c))
+            continue;
+        int w = m_metrics->horizontalHeader()->sectionSizeHint(c);
+        for (int r = 0; r < m_metrics->rowCount(); ++r)
+            w = std::max(w,
+                         m_metrics->fontMetrics().horizontalAdvance(m_metrics->item(r, c)->text())
+                                 + cellMargin);
+        contentW += w;
+    }
+    m_metrics->setMinimumWidth(contentW);
 
     std::vector<StepChart::Row> rows;
     if (base)
@@ -395,13 +451,15 @@ void PricingPanel::sync()
     m_links->clear();
     if (pinned && now.ok) {
         const engine::Topology &t = m_document->topology();
-        const auto changes = engine::mostChangedLinks(pinned->evaluation, now, 12);
+        // Links are compared by their ids, which name the same links only on the same cluster.
+        const bool sameCluster = pinned->layout.cluster == m_document->layout().cluster;
+        const auto changes = sameCluster ? engine::mostChangedLinks(pinned->evaluation, now, 12)
+                                         : std::vector<engine::LinkChange>{};
         if (changes.empty()) {
             auto *item = new QTreeWidgetItem(m_links);
             item->setText(0,
-                          pinned->layout.cluster == m_document->layout().cluster
-                                  ? tr("No link's load changed")
-                                  : tr("A is another cluster: its links cannot be compared"));
+                          sameCluster ? tr("No link's load changed")
+                                      : tr("A is another cluster: its links cannot be compared"));
             item->setData(0, Qt::UserRole, -1);
         }
         for (const engine::LinkChange &c : changes) {
@@ -427,6 +485,7 @@ void PricingPanel::sync()
                    : list[3].tip);
     m_note->setText(now.ok ? tr("Hover MFU for how FLOPs are counted; hover a link for its bytes.")
                            : QString());
+    arrangeHead();
 }
 
 } // namespace railyard

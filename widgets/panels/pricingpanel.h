@@ -3,6 +3,7 @@
 #include <QPointer>
 #include <QWidget>
 
+class QBoxLayout;
 class QLabel;
 class QPushButton;
 class QTableWidget;
@@ -36,6 +37,8 @@ public:
     QTreeWidget *linkChanges() const { return m_links; }
     QPushButton *pinButton() const { return m_pin; }
     QPushButton *restoreButton() const { return m_restore; }
+    // "A: moe-gb200-nvl72.railyard.json (its title)": where the pinned state came from.
+    QString pinnedText() const;
 
 public Q_SLOTS:
     void pinA();
@@ -47,14 +50,21 @@ Q_SIGNALS:
     // A link in the changed-links list was clicked.
     void linkActivated(int link);
 
+protected:
+    void resizeEvent(QResizeEvent *event) override;
+
 private:
+    void arrangeHead();
+
     QPointer<Document> m_document;
     QLabel *m_step;
     QLabel *m_change;
+    QBoxLayout *m_head; // the step, and beside it (under it when narrow) what changed
     QLabel *m_error;
     QPushButton *m_pin;
     QPushButton *m_restore;
     QPushButton *m_unpin;
+    QLabel *m_source; // where A came from
     QTableWidget *m_metrics;
     StepChart *m_stepChart;
     MemoryChart *m_memoryChart;

@@ -1,11 +1,10 @@
 #pragma once
 
-#include "step/timeline.h"
-
 #include <QWidget>
 
 class QComboBox;
 class QLabel;
+class QScrollBar;
 class QToolButton;
 
 namespace railyard {
@@ -14,10 +13,10 @@ class Document;
 class ViewState;
 class GanttView;
 
-// The step as a Gantt chart, one row per pipeline stage: the stage's critical path (compute,
-// bubble, exposed waits, optimizer) on top, the communication that runs beside it in lanes
-// below, coloured as in the Pricing chart. Play, pause, scrub (click or drag in the chart) and
-// speed drive the view state's playback time; the running phases are outlined and named.
+// The step as a Gantt chart (GanttView), one row per pipeline stage, with the controls of
+// playback above it: Play, pause, speed and the step average drive the view state's playback
+// time; the line beside them names the running phases (elided to the room it has: the window
+// never widens for it). A scroll bar under the chart pans it when zoomed in.
 class TimelinePanel : public QWidget
 {
     Q_OBJECT
@@ -28,42 +27,29 @@ public:
 
     // The phases running at the playback time, as the label names them (for tests).
     QString runningText() const;
+    // The line beside the controls, in full (the label shows it elided; its tip in full).
+    QString statusText() const { return m_statusText; }
+    QLabel *statusLabel() const { return m_status; }
     GanttView *gantt() const { return m_gantt; }
+    QScrollBar *scrollBar() const { return m_scroll; }
+
+protected:
+    void resizeEvent(QResizeEvent *event) override;
 
 private:
     void syncPlayback();
+    void syncScrollBar();
+    void showStatus();
 
     Document *m_document;
     ViewState *m_view;
     GanttView *m_gantt;
+    QScrollBar *m_scroll;
     QToolButton *m_play;
     QToolButton *m_average;
     QComboBox *m_speed;
     QLabel *m_status;
-};
-
-// The chart itself (painted; no Qt Charts: thousands of phases).
-class GanttView : public QWidget
-{
-    Q_OBJECT
-
-public:
-    GanttView(Document *document, ViewState *view, QWidget *parent = nullptr);
-    static QColor kindColor(engine::PhaseKind kind); // the Pricing chart's colours
-    // The x of a moment and the moment at an x (seconds), in widget coordinates.
-    double xOf(double t) const;
-    double timeAt(double x) const;
-    QSize sizeHint() const override { return {800, 150}; }
-    QSize minimumSizeHint() const override { return {200, 60}; }
-
-protected:
-    void paintEvent(QPaintEvent *) override;
-    void mousePressEvent(QMouseEvent *) override;
-    void mouseMoveEvent(QMouseEvent *) override;
-
-private:
-    Document *m_document;
-    ViewState *m_view;
+    QString m_statusText;
 };
 
 } // namespace railyard

@@ -1,6 +1,7 @@
 #include "diagramrenderer.h"
 
 #include "document/document.h"
+#include "items/paintutil.h"
 #include "scene/clustergeometry.h"
 #include "scene/clusterscene.h"
 #include "scene/style.h"
@@ -52,6 +53,19 @@ double estimatedElements(const ClusterScene &scene, const QRectF &source, Detail
     return n;
 }
 
+Detail finestDetailWithin(const ClusterScene &scene, const QRectF &source, int maxElements)
+{
+    if (maxElements <= 0)
+        return Detail::Labels;
+    Detail finest = Detail::Labels;
+    for (Detail d : {Detail::Labels, Detail::Devices, Detail::Servers, Detail::Racks}) {
+        finest = d;
+        if (estimatedElements(scene, source, d) <= maxElements)
+            break;
+    }
+    return finest;
+}
+
 DiagramRenderer::DiagramRenderer(ClusterScene &scene,
                                  const QFont &font,
                                  const DiagramOptions &options)
@@ -64,14 +78,9 @@ DiagramRenderer::DiagramRenderer(ClusterScene &scene,
                                        : options.source.intersected(scene.sceneRect());
     if (m_source.isEmpty())
         m_source = scene.sceneRect();
-    if (options.maxElements > 0) {
-        const QRectF part = options.source.isNull() ? QRectF() : m_source;
-        for (Detail d : {Detail::Labels, Detail::Devices, Detail::Servers, Detail::Racks}) {
-            m_finest = d;
-            if (estimatedElements(scene, part, d) <= options.maxElements)
-                break;
-        }
-    }
+    m_finest = finestDetailWithin(scene,
+                                  options.source.isNull() ? QRectF() : m_source,
+                                  options.maxElements);
     const QSize diagram(std::max(1, int(std::ceil(m_source.width()))),
                         std::max(1, int(std::ceil(m_source.height()))));
     const int contentW = std::max(diagram.width(), kMinContentWidth);
@@ -130,6 +139,8 @@ void DiagramRenderer::paint(QPainter *painter) const
         const DetailCap cap(m_finest);
         m_scene.render(painter, QRectF(m_diagram), m_source, Qt::KeepAspectRatio);
     }
+    if (m_finest < Detail::Devices)
+        paintRackRanges(painter);
     painter->save();
     painter->translate(m_titleRect.topLeft());
     painter->scale(m_overlayScale, m_overlayScale);
@@ -140,6 +151,41 @@ void DiagramRenderer::paint(QPainter *painter) const
         painter->translate(m_legendRect.topLeft());
         painter->scale(m_overlayScale, m_overlayScale);
         m_legend->paint(painter, QPoint(0, 0));
+    }
+    painter->restore();
+}
+
+void DiagramRenderer::paintRackRanges(QPainter *painter) const
+{
+    const ClusterGeometry &g = m_scene.geometry();
+    if (g.blocks().size() < 2)
+        return;
+    painter->save();
+    // The scene's transform in QGraphicsScene::render (KeepAspectRatio, centred).
+    const QRectF target(m_diagram);
+    const double s = std::min(target.width() / m_source.width(),
+                              target.height() / m_source.height());
+    painter->translate(target.center());
+    painter->scale(s, s);
+    painter->translate(-m_source.center());
+    painter->setClipRect(m_source, Qt::IntersectClip);
+    const double pixels = painter->worldTransform().m11(); // device pixels per scene unit
+    paint::Plates::Cache cache;
+    paint::Plates plates(painter, &cache);
+    for (const ClusterGeometry::Block &b : g.blocks()) {
+        // Where the scalable unit's own name fits (LocationLabelsItem), its racks go under it.
+        if (b.rackCount < 1 || b.rect.width() * pixels < 90 || !b.rect.intersects(m_source))
+            continue;
+        const QString racks = b.rackCount == 1 ? QStringLiteral("rack %1").arg(b.firstRack)
+                                               : QStringLiteral("racks %1\u2013%2")
+                                                         .arg(b.firstRack)
+                                                         .arg(b.firstRack + b.rackCount - 1);
+        plates.draw(b.rect.center(),
+                    racks,
+                    9,
+                    Qt::AlignHCenter | Qt::AlignTop,
+                    paint::Plates::Style::Light,
+                    QPointF(0, 10));
     }
     painter->restore();
 }

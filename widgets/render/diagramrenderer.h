@@ -39,6 +39,8 @@ struct DiagramOptions
 // every device and link (and, with labels, a name per device), a band per device and a box per
 // server, or a box per server and rack.
 double estimatedElements(const ClusterScene &scene, const QRectF &source, Detail detail);
+// The finest level of detail whose estimate fits `maxElements` (0: Labels, no bound).
+Detail finestDetailWithin(const ClusterScene &scene, const QRectF &source, int maxElements);
 
 // A cluster diagram as a page: the title block on top, the scene (the whole cluster or a part of
 // it) in the middle and the legend under it, on a white page with a margin. It needs no view:
@@ -74,6 +76,9 @@ public:
     Detail finestDetail() const { return m_finest; }
 
 private:
+    // A page drawn coarser than every device: under each scalable unit's name, its racks.
+    void paintRackRanges(QPainter *painter) const;
+
     ClusterScene &m_scene;
     QRectF m_source;
     QRect m_diagram, m_titleRect, m_legendRect;

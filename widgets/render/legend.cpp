@@ -113,10 +113,12 @@ void Legend::build(const engine::Topology &t, const CanvasState &state, int maxW
 
     const QFontMetrics fmb(m_bold), fm(m_font);
     Row graph{state.graphCaption.isEmpty() ? QString() : tr("NCCL graph"), {}, {}};
+    Row faults{t.hasFaults() ? tr("Faults") : QString(), {}, {}};
     m_headW = std::max({fmb.horizontalAdvance(links.heading),
                         fmb.horizontalAdvance(devs.heading),
                         fmb.horizontalAdvance(grp.heading),
-                        fmb.horizontalAdvance(graph.heading)})
+                        fmb.horizontalAdvance(graph.heading),
+                        fmb.horizontalAdvance(faults.heading)})
               + 12;
     const int avail = std::max(60, maxWidth - 2 * kPad - m_headW);
 
@@ -217,6 +219,34 @@ void Legend::build(const engine::Topology &t, const CanvasState &state, int maxW
         }
         graph.pieces.push_back(textPiece(state.graphCaption, style::kTextDark, 0, avail));
         m_rows.push_back(std::move(graph));
+    }
+    if (!faults.heading.isEmpty()) {
+        // As FaultMarksItem draws them: crossed out in red, hatched with what is left.
+        faults.pieces.push_back(labelled(20, tr("down"), [](QPainter *painter, const QRect &r) {
+            const QRectF box(r.left(), r.top() + 4, r.width(), kRowH - 8);
+            QColor tint = style::kFaultDown;
+            tint.setAlpha(45);
+            painter->setPen(QPen(style::kFaultDown, 2));
+            painter->setBrush(tint);
+            painter->drawRect(box);
+            painter->drawLine(box.topLeft(), box.bottomRight());
+            painter->drawLine(box.topRight(), box.bottomLeft());
+        }));
+        faults.pieces.push_back(
+                labelled(20,
+                         tr("degraded or slow (what is left)"),
+                         [](QPainter *painter, const QRect &r) {
+                             const QRectF box(r.left(), r.top() + 4, r.width(), kRowH - 8);
+                             painter->setPen(Qt::NoPen);
+                             painter->setBrush(QBrush(style::kFaultDegraded, Qt::BDiagPattern));
+                             painter->drawRect(box);
+                             painter->setBrush(Qt::NoBrush);
+                             painter->setPen(QPen(style::kFaultDegraded, 2));
+                             painter->drawRect(box);
+                         }));
+        QPen taken(style::kFaultDown, 1.5, Qt::DashLine);
+        faults.pieces.push_back(labelled(34, tr("taken down with a failed device"), line(taken)));
+        m_rows.push_back(std::move(faults));
     }
     if (!groups)
         return;

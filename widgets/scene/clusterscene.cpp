@@ -7,6 +7,7 @@
 #include "document/viewstate.h"
 #include "import/ncclgraphoverlay.h"
 #include "items/fabricitem.h"
+#include "items/faultmarksitem.h"
 #include "items/gpumarksitem.h"
 #include "items/lessonmarksitem.h"
 #include "items/locationlabelsitem.h"
@@ -81,6 +82,9 @@ void ClusterScene::rebuild()
         addItem(new BlockFabricItem(g, m_state, b));
     addItem(new SpineFabricItem(g, m_state));
     addItem(new LocationLabelsItem(g));
+    // What cluster.faults takes down or slows (the topology resolved them): crossed, hatched.
+    if (m_document->topology().hasFaults())
+        addItem(new FaultMarksItem(g));
     // Selected GPUs get a ring, not a tint, so each keeps its group's colour.
     m_selectionMarks = new GpuMarksItem(g, GpuMarksItem::Style::Halo, style::kSelection, 8);
     addItem(m_selectionMarks);

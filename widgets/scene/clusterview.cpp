@@ -97,10 +97,19 @@ double ClusterView::zoom() const
 
 QRect ClusterView::freeRect() const
 {
-    // The viewport less the title block above and the legend below.
-    const QRect title = titleBlockRect();
-    const QRect legend = legendRect();
+    // The viewport less the title block above and the legend below, unfolded and at the full
+    // width (as a fitted view shows them).
     const QRect vp = viewport()->rect();
+    QRect title, legend;
+    if (m_legend) {
+        const ClusterScene *s = clusterScene();
+        title = QRect(QPoint(kOverlayMargin, kOverlayMargin),
+                      render::TitleBlock(*s->document(), font(), overlayWidth()).size());
+        const render::Legend l(s->document()->topology(), s->canvasState(), font(), overlayWidth());
+        if (!l.isEmpty())
+            legend = QRect(QPoint(kOverlayMargin, vp.height() - kOverlayMargin - l.size().height()),
+                           l.size());
+    }
     return vp.adjusted(8,
                        title.isNull() ? 8 : title.bottom() + 10,
                        -8,
@@ -166,6 +175,7 @@ void ClusterView::fitToCluster()
     const QPointF offset = QPointF(freeRect().center() - viewport()->rect().center()) / z;
     centerOn(sceneRect().center() - offset);
     m_autoFit = true;
+    m_unfolded = false;
     Q_EMIT zoomChanged(zoom());
 }
 
@@ -342,23 +352,86 @@ int ClusterView::overlayWidth() const
 
 QRect ClusterView::titleBlockRect() const
 {
-    if (!m_legend)
-        return {};
-    const render::TitleBlock title(*clusterScene()->document(), font(), overlayWidth());
-    return QRect(QPoint(kOverlayMargin, kOverlayMargin), title.size());
+    return overlays().title;
 }
 
 QRect ClusterView::legendRect() const
 {
-    if (!m_legend)
-        return {};
+    return overlays().legend;
+}
+
+bool ClusterView::overlaysFolded() const
+{
+    return overlays().folded;
+}
+
+bool ClusterView::foldable() const
+{
+    return !m_autoFit && !m_unfolded;
+}
+
+ClusterView::Overlays ClusterView::overlays() const
+{
+    Overlays o;
+    const QRect vp = viewport()->rect();
     const ClusterScene *s = clusterScene();
-    const render::Legend legend(s->document()->topology(), s->canvasState(), font(), overlayWidth());
-    if (legend.isEmpty())
-        return {};
-    const QSize size = legend.size();
-    return QRect(QPoint(kOverlayMargin, viewport()->height() - kOverlayMargin - size.height()),
-                 size);
+    // The overview map only when part of the cluster is out of view: fitted, the canvas is its
+    // own map.
+    const QRectF visible = mapToScene(vp).boundingRect();
+    const bool map = !visible.adjusted(-1, -1, 1, 1).contains(sceneRect());
+    const auto overviewAt = [&](int width) {
+        const render::Overview overview(s->geometry(), visible, locationText(), font(), width);
+        return QRect(QPoint(vp.width() - kOverlayMargin - overview.size().width(), kOverlayMargin),
+                     overview.size());
+    };
+    if (map)
+        o.overview = overviewAt(o.overviewWidth);
+    if (m_legend) {
+        // Beside the overview map, the title block wraps to the room left of it.
+        o.titleWidth = o.overview.isNull() ? overlayWidth()
+                                           : o.overview.left() - 2 * kOverlayMargin;
+        const render::TitleBlock title(*s->document(), font(), o.titleWidth);
+        o.title = QRect(QPoint(kOverlayMargin, kOverlayMargin), title.size());
+        const render::Legend legend(s->document()->topology(),
+                                    s->canvasState(),
+                                    font(),
+                                    overlayWidth());
+        if (!legend.isEmpty())
+            o.legend = QRect(QPoint(kOverlayMargin,
+                                    vp.height() - kOverlayMargin - legend.size().height()),
+                             legend.size());
+    }
+    if (!foldable())
+        return o;
+    const auto area = [](const QRect &r) { return double(r.width()) * r.height(); };
+    if (area(o.title) + area(o.legend) + area(o.overview)
+        <= kMaxOverlayShare * vp.width() * vp.height())
+        return o;
+    o.folded = true;
+    if (map) {
+        o.overviewWidth = 120;
+        o.overview = overviewAt(o.overviewWidth);
+    }
+    if (m_legend) {
+        QFont bold = font();
+        bold.setBold(true);
+        const QFontMetrics fm(bold);
+        const int h = fm.height() + 10;
+        const int room = std::max(40,
+                                  (o.overview.isNull() ? vp.width() : o.overview.left())
+                                          - 2 * kOverlayMargin);
+        const QString title = QString::fromStdString(s->document()->layout().title);
+        o.title = QRect(kOverlayMargin,
+                        kOverlayMargin,
+                        std::min(room, fm.horizontalAdvance(title) + 36),
+                        h);
+        if (!o.legend.isNull())
+            o.legend = QRect(kOverlayMargin,
+                             vp.height() - kOverlayMargin - h,
+                             fm.horizontalAdvance(tr("Legend")) + 36,
+                             h);
+    }
+    return o;
 }
 
 QString ClusterView::locationText() const
@@ -368,13 +441,7 @@ QString ClusterView::locationText() const
 
 QRect ClusterView::overviewRect() const
 {
-    // Only when part of the cluster is out of view: fitted, the canvas is its own map.
-    const QRectF visible = mapToScene(viewport()->rect()).boundingRect();
-    if (visible.adjusted(-1, -1, 1, 1).contains(sceneRect()))
-        return {};
-    const render::Overview overview(clusterScene()->geometry(), visible, locationText(), font());
-    const QSize size = overview.size();
-    return QRect(QPoint(viewport()->width() - kOverlayMargin - size.width(), kOverlayMargin), size);
+    return overlays().overview;
 }
 
 } // namespace railyard

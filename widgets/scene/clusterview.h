@@ -67,6 +67,12 @@ public:
     // Where the title block and the legend go, in viewport coordinates (null when hidden).
     QRect titleBlockRect() const;
     QRect legendRect() const;
+    // Zoomed in on a viewport the overlays would crowd (the title block, the legend and the
+    // overview map over more than kMaxOverlayShare of it), they fold: the title to one line, the
+    // legend to a "Legend" tab, the map to a smaller one. A click on the tab (or the folded
+    // title) unfolds them until the next fit; a click on them unfolded folds them again.
+    bool overlaysFolded() const;
+    static constexpr double kMaxOverlayShare = 0.2;
 
     // A GPU narrower than this on screen is too small to pick up.
     static constexpr double kMinDragGpuPx = 14;
@@ -112,9 +118,24 @@ protected:
     void dropEvent(QDropEvent *event) override;
     bool viewportEvent(QEvent *event) override;
     void drawForeground(QPainter *painter, const QRectF &rect) override;
+    void scrollContentsBy(int dx, int dy) override;
 
 private:
     enum class Tone { Ok, Refused, Hint };
+    // Where the overlays go now, in viewport coordinates (null rects: not shown).
+    struct Overlays
+    {
+        bool folded = false;
+        QRect title;
+        QRect legend;
+        QRect overview;
+        int overviewWidth = 200; // the map's width
+        int titleWidth = 0;      // what the full title block wraps to
+    };
+    Overlays overlays() const;
+    bool foldable() const;
+    void drawFoldedTitle(QPainter *painter, const QRect &box);
+    void drawFoldedLegend(QPainter *painter, const QRect &box);
     void applyZoom(double zoom);
     int overlayWidth() const;
     // The viewport less the title block and the legend: where the fitted cluster goes.
@@ -123,7 +144,6 @@ private:
     // block when zoomed far out; -1 if none.
     int visibleGpuAt(const QPointF &scenePos) const;
     void drawDragCaption(QPainter *painter);
-    void drawOverview(QPainter *painter);
     // Moves the view so the overview map's point under `pos` (viewport) is centred.
     void centreOnOverview(const QPoint &pos);
     // Plans the drop at `pos` (viewport coordinates), updating the cue; cached per target.
@@ -134,6 +154,7 @@ private:
     void showCue(const QString &caption, const QString &detail, Tone tone, const QPoint &pos);
 
     bool m_legend = true;
+    bool m_unfolded = false; // the user unfolded the overlays (until the next fit)
     // Until the user zooms, the view keeps the cluster fitted as the window is laid out.
     bool m_autoFit = true;
     QPoint m_pressPos;

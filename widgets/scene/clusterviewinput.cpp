@@ -6,6 +6,7 @@
 #include "clusterscene.h"
 #include "document/document.h"
 #include "document/viewstate.h"
+#include "faultmenu.h"
 #include "layout/parallel.h"
 #include "levelofdetail.h"
 #include "palette/groupmime.h"
@@ -83,13 +84,15 @@ void ClusterView::showCue(const QString &caption,
 
 void ClusterView::centreOnOverview(const QPoint &pos)
 {
-    const QRect box = overviewRect();
+    const Overlays o = overlays();
+    const QRect box = o.overview;
     if (box.isNull())
         return;
     const render::Overview overview(clusterScene()->geometry(),
                                     mapToScene(viewport()->rect()).boundingRect(),
                                     locationText(),
-                                    font());
+                                    font(),
+                                    o.overviewWidth);
     m_autoFit = false;
     centerOn(overview.sceneAt(QPointF(pos - box.topLeft())));
     viewport()->update();
@@ -100,6 +103,18 @@ void ClusterView::mousePressEvent(QMouseEvent *event)
     m_pressPos = event->position().toPoint();
     m_pressGpu = -1;
     m_pressSmallGpu = -1;
+    if (event->button() == Qt::LeftButton && event->modifiers() == Qt::NoModifier && m_legend) {
+        // A click on a folded title or legend unfolds them (until the next fit); on them
+        // unfolded, where they would fold, folds them again.
+        const Overlays o = overlays();
+        const bool onThem = o.title.contains(m_pressPos) || o.legend.contains(m_pressPos);
+        if (onThem && (o.folded || m_unfolded)) {
+            m_unfolded = o.folded;
+            viewport()->update();
+            event->accept();
+            return;
+        }
+    }
     if (event->button() == Qt::LeftButton && overviewRect().contains(m_pressPos)) {
         // The overview map: the view jumps to where it was clicked, and follows a drag.
         m_overviewDrag = true;
@@ -351,6 +366,13 @@ void ClusterView::contextMenuEvent(QContextMenuEvent *event)
             s->setSelectedDevice(-1);
         });
     }
+    // Fail, degrade, slow down or restore the device or link under the click (one undo step).
+    const int device = s->deviceAt(scenePos);
+    faultmenu::addFaultActions(&menu,
+                               s->document(),
+                               device,
+                               device < 0 ? linkAtViewport(event->pos()) : -1,
+                               this);
     menu.exec(event->globalPos());
 }
 

@@ -27,24 +27,28 @@ void ClusterView::drawForeground(QPainter *painter, const QRectF &)
     painter->save();
     painter->resetTransform();
     painter->setRenderHint(QPainter::Antialiasing, true);
+    const Overlays o = overlays();
     if (m_legend) {
         const ClusterScene *s = clusterScene();
-        const render::Legend legend(s->document()->topology(),
-                                    s->canvasState(),
-                                    font(),
-                                    overlayWidth());
-        if (!legend.isEmpty())
-            legend.paint(painter,
-                         QPoint(kOverlayMargin,
-                                viewport()->height() - kOverlayMargin - legend.size().height()));
-        // Beside the overview map, the title block wraps to the room left of it.
-        const QRect overview = overviewRect();
-        const int titleW = overview.isNull() ? overlayWidth()
-                                             : overview.left() - 2 * kOverlayMargin;
-        render::TitleBlock(*s->document(), font(), titleW)
-                .paint(painter, QPoint(kOverlayMargin, kOverlayMargin));
+        if (o.folded) {
+            if (!o.legend.isNull())
+                drawFoldedLegend(painter, o.legend);
+            drawFoldedTitle(painter, o.title);
+        } else {
+            if (!o.legend.isNull())
+                render::Legend(s->document()->topology(), s->canvasState(), font(), overlayWidth())
+                        .paint(painter, o.legend.topLeft());
+            render::TitleBlock(*s->document(), font(), o.titleWidth)
+                    .paint(painter, o.title.topLeft());
+        }
     }
-    drawOverview(painter);
+    if (!o.overview.isNull())
+        render::Overview(clusterScene()->geometry(),
+                         mapToScene(viewport()->rect()).boundingRect(),
+                         locationText(),
+                         font(),
+                         o.overviewWidth)
+                .paint(painter, o.overview.topLeft());
     if (m_banding) {
         const QRect band = QRect(m_pressPos, m_bandEnd).normalized();
         QColor fill = style::kSelection;
@@ -58,16 +62,53 @@ void ClusterView::drawForeground(QPainter *painter, const QRectF &)
     painter->restore();
 }
 
-void ClusterView::drawOverview(QPainter *painter)
+namespace {
+
+// A folded overlay: one line on a card, with a triangle that says it unfolds.
+void drawFoldedCard(QPainter *painter, const QRect &box, const QFont &font, const QString &text)
 {
-    const QRect box = overviewRect();
-    if (box.isNull())
-        return;
-    const render::Overview overview(clusterScene()->geometry(),
-                                    mapToScene(viewport()->rect()).boundingRect(),
-                                    locationText(),
-                                    font());
-    overview.paint(painter, box.topLeft());
+    painter->setPen(QPen(QColor(0xcb, 0xd5, 0xe1), 1));
+    painter->setBrush(QColor(255, 255, 255, 235));
+    painter->drawRoundedRect(QRectF(box).adjusted(0.5, 0.5, -0.5, -0.5), 5, 5);
+    QFont bold = font;
+    bold.setBold(true);
+    painter->setFont(bold);
+    const QFontMetrics fm(bold);
+    const QRect inner = box.adjusted(10, 0, -8, 0);
+    painter->setPen(style::kTextMuted);
+    painter->drawText(inner, Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("\u25b8"));
+    painter->setPen(style::kTextDark);
+    const QRect textRect = inner.adjusted(fm.horizontalAdvance(QStringLiteral("\u25b8 ")), 0, 0, 0);
+    painter->drawText(textRect,
+                      Qt::AlignLeft | Qt::AlignVCenter,
+                      fm.elidedText(text, Qt::ElideRight, textRect.width()));
+}
+
+} // namespace
+
+void ClusterView::drawFoldedTitle(QPainter *painter, const QRect &box)
+{
+    drawFoldedCard(painter,
+                   box,
+                   font(),
+                   QString::fromStdString(clusterScene()->document()->layout().title));
+}
+
+void ClusterView::drawFoldedLegend(QPainter *painter, const QRect &box)
+{
+    drawFoldedCard(painter, box, font(), tr("Legend"));
+}
+
+void ClusterView::scrollContentsBy(int dx, int dy)
+{
+    // QGraphicsView scrolls by moving the viewport's pixels and painting the strip that comes
+    // into view. The overlays stay put on the viewport while the cluster moves under them, so
+    // the moved pixels hold copies of them in the wrong place (the title block dragged over the
+    // cluster, the legend's lines across GPU labels), and the overview map shows the old view:
+    // paint the viewport afresh.
+    QGraphicsView::scrollContentsBy(dx, dy);
+    if (dx != 0 || dy != 0)
+        viewport()->update();
 }
 
 void ClusterView::drawDragCaption(QPainter *painter)

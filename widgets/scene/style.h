@@ -32,6 +32,9 @@ inline const QColor kSelection{0x25, 0x63, 0xeb};   // selected GPUs, the rubber
 inline const QColor kHover{0x11, 0x18, 0x27};       // the hovered group and its routes
 inline const QColor kDropOk{0x05, 0x96, 0x69};      // a drop that will work
 inline const QColor kDropRefused{0xdc, 0x26, 0x26}; // a drop that cannot
+// A failed device or link (crossed out), and one degraded or slow (hatched with what is left).
+inline const QColor kFaultDown{0xdc, 0x26, 0x26};
+inline const QColor kFaultDegraded{0xc2, 0x41, 0x0c};
 
 inline const QColor kRackFill{0xf4, 0xf6, 0xf8};
 inline const QColor kRackBorder{0xb8, 0xc0, 0xcc};

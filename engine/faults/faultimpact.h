@@ -1,0 +1,70 @@
+#pragma once
+
+// What a layout's faults (cluster.faults) cost its job: the step before and after, the
+// per-dimension breakdown of the change, the links that now carry more, what was rerouted,
+// and a placement or job change that recovers most of the loss (faultrecovery.h).
+
+#include "faults/faultrecovery.h"
+#include "layout/layout.h"
+#include "step/evaluate.h"
+#include "step/evaluationdiff.h"
+#include "topology/topology.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace railyard::engine {
+
+// One number before and after the faults. Training reports step_time_s, tokens_per_s, mfu
+// and cost_per_million_tokens. Serving layouts (engine/serving, when it lands) report theirs
+// here the same way (ttft_s, tpot_s, output_tokens_per_s): this list is the hook, and the
+// report writers print whatever it holds.
+struct ImpactMetric
+{
+    std::string key; // as in evaluate --json
+    double before = 0;
+    double after = 0;
+};
+
+// One dimension of the step breakdown (exposed seconds) before and after.
+struct BreakdownChange
+{
+    std::string dim; // "compute", "tp", ..., as in breakdown_s
+    double before = 0;
+    double after = 0;
+};
+
+struct FaultImpact
+{
+    Layout layout;      // as analyzed (faults included)
+    Evaluation healthy; // the layout without its faults
+    Evaluation faulted; // as it is
+    std::vector<ImpactMetric> metrics;
+    std::vector<BreakdownChange> breakdown; // every dimension, in breakdown_s order
+    // The links whose utilization changed most (more load first), with their bytes per step:
+    // where the detoured traffic went. Down links show their load falling to 0.
+    std::vector<LinkChange> links;
+    std::vector<std::string> rerouted; // Topology::faultNotes()
+    std::optional<Recovery> recovery;  // what recovers most of the loss, if anything does
+    std::vector<Recovery> consideredRecoveries;
+    std::string recoveryNote; // why there is none, when there is none
+};
+
+struct ImpactOptions
+{
+    std::size_t links = 10; // how many changed links to list
+    bool recovery = true;   // search for a recovery (prices a few more layouts)
+};
+
+// Prices `layout` with and without its faults on `healthy` (its cluster built without
+// faults) and `faulted` (with them). The evaluations carry link loads.
+FaultImpact analyzeFaults(const Layout &layout,
+                          const Topology &healthy,
+                          const Topology &faulted,
+                          const ImpactOptions &options = {});
+
+// `layout` without its faults (the healthy cluster the impact is measured against).
+Layout withoutFaults(const Layout &layout);
+
+} // namespace railyard::engine

@@ -1,0 +1,213 @@
+#include "serving/servingcompute.h"
+
+#include "serving/servingmemory.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace railyard::engine {
+
+LayerCost &LayerCost::operator+=(const LayerCost &o)
+{
+    compute += o.compute;
+    weightsRead += o.weightsRead;
+    attention += o.attention;
+    expertCompute += o.expertCompute;
+    weightBytes += o.weightBytes;
+    kvBytes += o.kvBytes;
+    kernels += o.kernels;
+    return *this;
+}
+
+LayerCost LayerCost::scaled(double f) const
+{
+    LayerCost c = *this;
+    c.compute *= f;
+    c.weightsRead *= f;
+    c.attention *= f;
+    c.expertCompute *= f;
+    c.weightBytes *= f;
+    c.kvBytes *= f;
+    c.kernels = static_cast<int>(std::lround(c.kernels * f));
+    return c;
+}
+
+namespace {
+
+// Adds one GEMM (m x k).(k x n), the (k x n) operand the weights, to `c`: to weightsRead when
+// reading it from HBM bounds it, else to compute.
+double addGemm(LayerCost &c, const ComputeModel &cm, double m, double n, double k, bool low = true)
+{
+    if (m <= 0 || n <= 0 || k <= 0)
+        return 0;
+    const ComputeModel::GemmCost g = cm.gemmCost(m, n, k, low, ComputeModel::Use::Inference);
+    (g.memoryBound() ? c.weightsRead : c.compute) += g.totalS;
+    c.weightBytes += n * k * (low ? cm.weightBytes() : 2.0);
+    ++c.kernels;
+    return g.totalS;
+}
+
+void attentionProjections(const ModelDims &m,
+                          const ServingPoolShape &p,
+                          const PassShape &s,
+                          const ComputeModel &cm,
+                          LayerCost &c)
+{
+    const double h = m.hidden;
+    const double T = s.tokens;
+    const double heads = double(m.heads) / p.attentionTp();
+    const double vDim = m.valueHeadDim();
+    if (m.isMla()) {
+        const double qkDim = m.headDim + m.qkRopeDim;
+        if (m.qLoraRank > 0) {
+            addGemm(c, cm, T, m.qLoraRank, h);
+            addGemm(c, cm, T, heads * qkDim, m.qLoraRank);
+        } else {
+            addGemm(c, cm, T, heads * qkDim, h);
+        }
+        addGemm(c, cm, T, m.kvLoraRank + m.qkRopeDim, h);
+        if (s.decode) {
+            // Absorbed (weights of kv_b folded into the query and the output): the latent is
+            // attended directly, never decompressed.
+            addGemm(c, cm, T, heads * m.kvLoraRank, m.headDim);
+            addGemm(c, cm, T, heads * vDim, m.kvLoraRank);
+        } else {
+            // Prefill decompresses K and V of the chunk and of the cached prefix it attends.
+            addGemm(c, cm, T + s.prefixTokens, heads * (m.headDim + vDim), m.kvLoraRank);
+        }
+        addGemm(c, cm, T, h, heads * vDim);
+        return;
+    }
+    const double kvHeads = std::max(1.0, std::ceil(double(m.kvHeads) / p.attentionTp()));
+    addGemm(c, cm, T, (heads + 2.0 * kvHeads) * m.headDim, h);
+    addGemm(c, cm, T, h, heads * m.headDim);
+}
+
+void coreAttention(const ModelDims &m,
+                   bool sliding,
+                   const ServingPoolShape &p,
+                   const PassShape &s,
+                   const ComputeModel &cm,
+                   Precision kv,
+                   LayerCost &c)
+{
+    const double heads = double(m.heads) / p.attentionTp();
+    const double perToken = kvBytesPerTokenPerLayer(m, p.attentionTp(), kv);
+    double flops = 0, bytes = 0;
+    if (s.decode) {
+        const double context = sliding ? s.contextSliding : s.context;
+        const double queries = s.requests > 0 ? s.tokens / s.requests : 0;
+        // Per query, key and head: QK^T and AV; MLA attends the latent (kv_lora_rank + rope for
+        // the scores, kv_lora_rank for the values).
+        const double perKey = m.isMla() ? 2.0 * (2.0 * m.kvLoraRank + m.qkRopeDim)
+                                        : 2.0 * (m.headDim + m.valueHeadDim());
+        flops = s.requests * queries * context * heads * perKey;
+        bytes = s.requests * context * perToken;
+    } else {
+        const double pairs = sliding ? s.keyPairsSliding : s.keyPairs;
+        flops = 2.0 * heads * pairs * (m.headDim + m.qkRopeDim + m.valueHeadDim());
+        bytes = s.prefixTokens * perToken;
+    }
+    if (flops <= 0 && bytes <= 0)
+        return;
+    c.attention += std::max(cm.attentionForward(flops),
+                            cm.memory(bytes) + ComputeModel::kernelOverheadS());
+    c.kvBytes += bytes;
+    ++c.kernels;
+}
+
+void mlp(const ModelDims &m, double width, int tp, double T, const ComputeModel &cm, LayerCost &c)
+{
+    const double w = width / tp;
+    addGemm(c, cm, T, m.gatedMlp ? 2 * w : w, m.hidden);
+    addGemm(c, cm, T, m.hidden, w);
+}
+
+void experts(const ModelDims &m,
+             const ServingPoolShape &p,
+             const PassShape &s,
+             const ComputeModel &cm,
+             LayerCost &c)
+{
+    const double h = m.hidden;
+    // Router (BF16), on this GPU's tokens.
+    addGemm(c, cm, s.tokens, m.experts, h, false);
+    // The routed copies spread over the EP ranks; each rank's experts that get any, each on
+    // its own copies (expert TP splits their width).
+    // An EP size that does not divide the experts leaves some GPUs one more (the slowest).
+    const double local = std::ceil(double(m.experts) / p.ep);
+    const double copies = s.routedCopies * local / m.experts;
+    const double active = local * activeExpertShare(m, s.routedCopies / std::max(1, m.topK));
+    if (copies > 0 && active > 0) {
+        const double perExpert = copies / active;
+        const double w = double(m.expertFfn) / p.etp();
+        LayerCost one;
+        addGemm(one, cm, perExpert, m.gatedMlp ? 2 * w : w, h);
+        addGemm(one, cm, perExpert, h, w);
+        LayerCost all = one.scaled(active);
+        // The grouped GEMM is one kernel per projection, not one per expert.
+        all.kernels = 2;
+        c.expertCompute += all.compute + all.weightsRead;
+        c += all;
+        // Permute the copies in and out, the activation.
+        c.compute += cm.memory(copies * h * 2.0 * 4.0 + copies * w * 2.0 * 3.0);
+        c.kernels += 4;
+    }
+    if (m.sharedExperts > 0)
+        mlp(m, double(m.expertFfn) * m.sharedExperts, p.mlpTp(), s.tokens, cm, c);
+}
+
+} // namespace
+
+double activeExpertShare(const ModelDims &m, double tokens)
+{
+    if (m.experts <= 0 || tokens <= 0)
+        return 0;
+    const double notPicked = 1.0 - double(m.topK) / m.experts;
+    return 1.0 - std::pow(std::max(0.0, notPicked), tokens);
+}
+
+LayerCost servingLayerCost(const ModelDims &m,
+                           bool moe,
+                           bool sliding,
+                           const ServingPoolShape &p,
+                           const PassShape &s,
+                           const ComputeModel &cm,
+                           Precision kv)
+{
+    LayerCost c;
+    if (s.tokens <= 0)
+        return c;
+    attentionProjections(m, p, s, cm, c);
+    coreAttention(m, sliding, p, s, cm, kv, c);
+    if (moe)
+        experts(m, p, s, cm, c);
+    else
+        mlp(m, m.ffn, p.mlpTp(), s.tokens, cm, c);
+    // Element-wise: two norms, the residual adds, rotary embedding and the KV-cache write, the
+    // activation function, activation quantization: about ten passes over the hidden state.
+    const double elementBytes = s.tokens * m.hidden * 2.0 * 10.0;
+    constexpr int kElementKernels = 6;
+    c.compute += cm.memory(elementBytes) + kElementKernels * ComputeModel::kernelOverheadS();
+    c.kernels += kElementKernels;
+    return c;
+}
+
+LayerCost servingOutputCost(const ModelDims &m,
+                            const ServingPoolShape &p,
+                            double tokens,
+                            const ComputeModel &cm)
+{
+    LayerCost c;
+    if (tokens <= 0)
+        return c;
+    addGemm(c, cm, tokens, double(m.vocab) / p.mlpTp(), m.hidden, false);
+    // Final norm; softmax and sampling over the vocabulary shard in FP32.
+    c.compute += cm.memory(tokens * m.hidden * 4.0
+                           + tokens * double(m.vocab) / p.mlpTp() * 4.0 * 3.0)
+                 + 3 * ComputeModel::kernelOverheadS();
+    c.kernels += 3;
+    return c;
+}
+
+} // namespace railyard::engine

@@ -1,0 +1,337 @@
+#include "serving/servingevaluate.h"
+
+#include "base/inputerror.h"
+#include "base/units.h"
+#include "collectives/traffic.h"
+#include "serving/servingband.h"
+#include "serving/servingmodel_p.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace railyard::engine {
+
+namespace detail {
+
+namespace {
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string poolKey(const ServingSetup &s, const ServingPoolShape &p)
+{
+    if (!s.disaggregated)
+        return "parallel";
+    return std::string("serving.disaggregated.") + p.role;
+}
+} // namespace
+
+ServingModel::ServingModel(const Layout &l,
+                           const Topology &t,
+                           EvaluationWorkspace &w,
+                           const ServingOptions &o)
+    : m_layout(l)
+    , m_topo(t)
+    , m_workspace(w)
+    , m_options(o)
+{}
+
+ServingEvaluation ServingModel::run()
+{
+    if (!prepare() || !checkMemory())
+        return std::move(m_result);
+    solve();
+    fillResult();
+    warnPlacement();
+    warnLoad();
+    if (m_options.linkLoads)
+        fillLinks();
+    if (m_options.timeline)
+        buildTimelines();
+    m_result.ok = true;
+    return std::move(m_result);
+}
+
+bool ServingModel::prepare()
+{
+    m_result.error = resolveServing(m_layout, m_topo.gpuCount(), m_setup);
+    if (!m_result.error.empty())
+        return false;
+    const GpuSpec &gpu = m_topo.gpuSpec();
+    m_compute = std::make_unique<ComputeModel>(gpu, m_setup.precision);
+    if (m_setup.precision == Precision::Fp8 && gpu.fp8Tflops <= 0)
+        warn(Severity::Warning,
+             "no-fp8",
+             gpu.id + " has no FP8 tensor cores: FP8 weights are read as 1 byte and multiplied in BF16");
+    if (m_setup.precision == Precision::Fp4 && gpu.fp4Tflops <= 0)
+        warn(Severity::Info,
+             "no-fp4",
+             gpu.id + " has no FP4 tensor cores: 4-bit weights are read from HBM and multiplied on "
+                     + (gpu.fp8Tflops > 0 ? "FP8" : "BF16") + " tensor cores");
+    m_result.disaggregated = m_setup.disaggregated;
+    m_result.phase = toString(m_setup.config.phase);
+    m_result.gpus = m_setup.gpus;
+    m_accepted = acceptedTokensPerStep(m_setup.config);
+    m_result.acceptedTokensPerStep = m_accepted;
+    const ServingConfig &c = m_setup.config;
+    m_context = c.inputTokens + c.outputTokens / 2.0;
+
+    m_workspace.bind(m_topo);
+    LinkTraffic &scratch = m_workspace.planning();
+    m_decodeGroups = poolGroups(m_layout, m_setup.decode);
+    m_decodeComm = priceComm(m_topo, m_decodeGroups, m_setup, m_setup.decode, scratch);
+    if (m_setup.disaggregated) {
+        m_prefillGroups = poolGroups(m_layout, m_setup.prefill);
+        m_prefillComm = priceComm(m_topo, m_prefillGroups, m_setup, m_setup.prefill, scratch);
+    } else {
+        m_prefillGroups = m_decodeGroups;
+        m_prefillComm = m_decodeComm;
+    }
+    m_prefill = prefillRequest(m_setup,
+                               m_setup.prefill,
+                               m_prefillComm,
+                               *m_compute,
+                               c.inputTokens,
+                               m_setup.prefill.attentionDp);
+    if (m_setup.disaggregated && c.phase == ServingPhase::Both)
+        m_kv = planKvTransfer(m_topo,
+                              m_setup,
+                              m_prefillGroups,
+                              m_decodeGroups,
+                              c.inputTokens,
+                              scratch);
+    return true;
+}
+
+bool ServingModel::checkMemory()
+{
+    const ServingConfig &c = m_setup.config;
+    const GpuSpec &gpu = m_topo.gpuSpec();
+    const double tokens = double(c.inputTokens) + c.outputTokens;
+    const double concurrency = c.concurrency.value_or(1);
+    m_decodeMemory = servingMemory(m_setup, m_setup.decode, gpu, tokens, concurrency);
+    m_prefillMemory = m_setup.disaggregated
+                              ? servingMemory(m_setup, m_setup.prefill, gpu, c.inputTokens, 1)
+                              : m_decodeMemory;
+    const auto noFit = [&](const ServingPoolShape &p, const ServingMemory &m, double reqTokens) {
+        m_result.error = poolKey(m_setup, p) + ".tp: " + m_setup.model.name
+                         + " does not fit even at concurrency 1 on " + gpu.id
+                         + " (per GPU: weights " + formatNumber(m.weightsGiB, 3)
+                         + " GiB + activations " + formatNumber(m.activationsGiB, 3)
+                         + " GiB + one request's KV cache (" + formatNumber(reqTokens, 6)
+                         + " tokens) " + formatNumber(m.kvBytesPerRequest / p.attentionDp / kGiB, 3)
+                         + " GiB, within the stack's " + formatNumber(m.budgetGiB, 3) + " of "
+                         + formatNumber(m.hbmGiB, 3)
+                         + " GiB usable): raise tp or pp, or use a lower precision";
+    };
+    if (m_decodeMemory.maxConcurrency < 1) {
+        noFit(m_setup.decode, m_decodeMemory, tokens);
+        return false;
+    }
+    if (m_setup.disaggregated && m_prefillMemory.maxConcurrency < 1) {
+        noFit(m_setup.prefill, m_prefillMemory, c.inputTokens);
+        return false;
+    }
+    return true;
+}
+
+double ServingModel::decodeTimeAt(double batch) const
+{
+    const std::vector<double> &b = m_gridBatch, &t = m_gridTime;
+    if (b.size() == 1)
+        return t.front();
+    const double x = std::max(1.0, batch);
+    std::size_t i = static_cast<std::size_t>(std::upper_bound(b.begin(), b.end(), x) - b.begin());
+    i = std::clamp<std::size_t>(i, 1, b.size() - 1);
+    const double f = (x - b[i - 1]) / (b[i] - b[i - 1]);
+    return t[i - 1] + f * (t[i] - t[i - 1]);
+}
+
+void ServingModel::solve()
+{
+    const ServingConfig &c = m_setup.config;
+    ThroughputInputs in;
+    in.disaggregated = m_setup.disaggregated;
+    in.phase = c.phase;
+    in.prefillReplicas = m_setup.prefill.replicas;
+    in.decodeReplicas = m_setup.decode.replicas;
+    in.prefillServers = m_setup.prefill.attentionDp;
+    in.inputTokens = c.inputTokens;
+    in.outputTokens = c.outputTokens;
+    in.accepted = m_accepted;
+    in.prefillS = m_prefill.total();
+    in.prefillChunks = static_cast<int>(
+            std::ceil(double(c.inputTokens) / std::max(1, c.maxPrefillTokens)));
+    in.maxConcurrency = m_decodeMemory.maxConcurrency;
+    in.concurrency = c.concurrency.value_or(0);
+    in.requestRate = c.requestRate.value_or(0);
+    // Decode steps priced on a geometric grid of batches up to what the KV cache holds (and
+    // the concurrency asked for, when more), then interpolated.
+    constexpr int kGrid = 24;
+    const double top = std::max({1.0, double(m_decodeMemory.maxConcurrency), in.concurrency});
+    m_gridBatch.clear();
+    m_gridTime.clear();
+    for (int i = 0; i < kGrid; ++i) {
+        const double b = std::round(std::pow(top, double(i) / (kGrid - 1)) * 16.0) / 16.0;
+        if (!m_gridBatch.empty() && b <= m_gridBatch.back())
+            continue;
+        m_gridBatch.push_back(b);
+        m_gridTime.push_back(
+                decodeStep(m_setup, m_setup.decode, m_decodeComm, *m_compute, b, m_context).total());
+    }
+    in.decodeStepS = [this](double b) { return decodeTimeAt(b); };
+    if (!m_kv.empty()) {
+        const bool layerwise = m_setup.stack->kvLayerwise;
+        const double prefillS = in.prefillS;
+        const int layers = m_setup.model.layers;
+        in.kvTransferS = [this, layerwise, prefillS, layers](double rate) {
+            return exposedKvTransfer(m_kv.timeS(rate), prefillS, layers, layerwise);
+        };
+        in.kvMaxRate = m_kv.maxRequestsPerS();
+    }
+    m_throughput = solveThroughput(in);
+    m_step = decodeStep(m_setup,
+                        m_setup.decode,
+                        m_decodeComm,
+                        *m_compute,
+                        std::max(1.0, m_throughput.decodeBatch),
+                        m_context);
+}
+
+void ServingModel::fillResult()
+{
+    const ServingConfig &c = m_setup.config;
+    const ThroughputResult &t = m_throughput;
+    ServingEvaluation &r = m_result;
+    r.ttftS = t.ttftS;
+    r.ttftWaitS = t.waitS;
+    r.tpotS = t.tpotS;
+    r.e2eLatencyS = t.e2eS;
+    r.requestsPerS = t.requestsPerS;
+    r.concurrency = t.concurrency;
+    r.decodeBatch = t.decodeBatch;
+    r.decodeStepS = t.decodeStepS;
+    r.maxConcurrency = m_decodeMemory.maxConcurrency;
+    const bool prefillOnly = c.phase == ServingPhase::Prefill;
+    const bool decodeOnly = c.phase == ServingPhase::Decode;
+    const int gpus = prefillOnly  ? m_setup.prefill.gpus()
+                     : decodeOnly ? m_setup.decode.gpus()
+                                  : m_setup.gpus;
+    r.gpus = gpus;
+    // A decode pool measured alone makes every token but the first (the prefill makes that one).
+    const double tokensPerRequest = prefillOnly  ? 1.0
+                                    : decodeOnly ? std::max(0.0, double(c.outputTokens) - 1)
+                                                 : double(c.outputTokens);
+    r.outputTokensPerS = t.requestsPerS * tokensPerRequest;
+    r.outputTokensPerSPerGpu = gpus > 0 ? r.outputTokensPerS / gpus : 0;
+    r.inputTokensPerSPerGpu = gpus > 0 && !decodeOnly ? t.requestsPerS * c.inputTokens / gpus : 0;
+    r.tokensPerSPerUser = t.tpotS > 0 ? 1.0 / t.tpotS : 0;
+    const double price = m_layout.cluster.pricePerGpuHour.value_or(m_topo.gpuSpec().pricePerGpuHour);
+    if (price > 0 && r.outputTokensPerS > 0)
+        r.costPerMillionOutputTokens = price * gpus / 3600.0 / r.outputTokensPerS * 1e6;
+    const auto breakdown = [](const PassCost &p) {
+        ServingBreakdown b;
+        b.compute = p.compute;
+        b.weightsRead = p.weightsRead;
+        b.attention = p.attention;
+        b.tp = p.tp;
+        b.ep = p.ep;
+        b.pp = p.pp;
+        b.overhead = p.overhead;
+        return b;
+    };
+    if (!prefillOnly)
+        r.decode = breakdown(m_step);
+    if (!decodeOnly) {
+        r.prefill = breakdown(m_prefill);
+        r.prefill.kvTransfer = t.kvTransferS;
+    }
+    const auto memory = [](const ServingMemory &m) {
+        ServingMemoryUse u;
+        u.weightsGiB = m.weightsGiB;
+        u.kvCacheGiB = m.kvCacheGiB;
+        u.activationsGiB = m.activationsGiB;
+        u.kvPoolGiB = m.kvPoolGiB;
+        u.hbmGiB = m.hbmGiB;
+        return u;
+    };
+    // The KV cache of the requests actually in flight.
+    const ServingMemory served = servingMemory(m_setup,
+                                               m_setup.decode,
+                                               m_topo.gpuSpec(),
+                                               double(c.inputTokens) + c.outputTokens,
+                                               std::max(1.0, t.concurrency));
+    r.memory = memory(served);
+    r.prefillMemory = memory(m_setup.disaggregated ? m_prefillMemory : served);
+    const double a2aBytes = m_step.collectives.dispatchBytes;
+    r.tpMethod = m_decodeComm.attentionAr.valid()
+                         ? m_decodeComm.attentionAr.describe(m_step.collectives.attentionArBytes)
+                         : "";
+    r.epMethod = m_decodeComm.dispatch.valid() ? m_decodeComm.dispatch.describe(a2aBytes) : "";
+    // The band: TPOT rests on the decode step (and, aggregated, the prefill chunks sharing its
+    // time); TTFT on the prefill, the KV transfer and the decode steps its chunks ride.
+    const double share = t.prefillShare;
+    const bool across = m_decodeComm.attentionAr.domains > 1 || m_decodeComm.tpAr.domains > 1
+                        || m_prefillComm.attentionAr.domains > 1;
+    const ServingBandResult tpot = servingBand(r.decode, 1.0 - share, r.prefill, share, across);
+    ServingBreakdown ttftPrefill = r.prefill;
+    const double chunkSteps = m_setup.disaggregated ? 0.0
+                                                    : std::ceil(double(c.inputTokens)
+                                                                / std::max(1, c.maxPrefillTokens));
+    const double ttftBase = r.prefill.sum() + chunkSteps * t.decodeStepS;
+    const ServingBandResult ttft = servingBand(r.decode,
+                                               ttftBase > 0 && r.decode.sum() > 0
+                                                       ? chunkSteps * t.decodeStepS / r.decode.sum()
+                                                       : 0.0,
+                                               ttftPrefill,
+                                               1.0,
+                                               across);
+    r.tpotBand = {t.tpotS * (1 - tpot.fraction), t.tpotS * (1 + tpot.fraction), tpot.fraction};
+    // Waiting is the queueing model's, not a measured part: outside the band, named in it.
+    const double waitShare = t.ttftS > 0 ? t.waitS / t.ttftS : 0;
+    r.ttftBand = {t.ttftS * (1 - ttft.fraction * (1 - waitShare)),
+                  t.ttftS * (1 + ttft.fraction * (1 - waitShare)),
+                  ttft.fraction * (1 - waitShare)};
+    r.bandBasis = "TPOT: " + tpot.basis + ". TTFT: " + ttft.basis
+                  + (waitShare > 0.005
+                             ? "; queueing (" + formatNumber(100 * waitShare, 2)
+                                       + "% of TTFT) is the queueing model's, not in the band"
+                             : std::string());
+    r.assumptions.push_back("band: " + r.bandBasis);
+    r.assumptions.push_back(
+            "balanced MoE routing: every expert gets its share of tokens; experts active in a "
+            "decode step by the chance that any of the batch's tokens picks them");
+    r.assumptions.push_back("decode attention reads each request's KV cache at the input length "
+                            "plus half the output (the mean over a request's decode)");
+    r.assumptions.push_back("aggregated serving: prefill chunks share the replicas' time with "
+                            "decode steps (TPOT stretched by the prefill share); queueing for the "
+                            "prefill as M/D/1");
+    r.assumptions.push_back(
+            "the stack's host-side scheduling is overlapped with the GPU (an overlap "
+            "scheduler) unless its profile says otherwise; no two-batch overlap "
+            "of communication with compute");
+}
+
+} // namespace detail
+
+ServingEvaluation evaluateServing(const Layout &layout,
+                                  const Topology &topology,
+                                  EvaluationWorkspace &workspace,
+                                  const ServingOptions &options)
+{
+    try {
+        return detail::ServingModel(layout, topology, workspace, options).run();
+    } catch (const InputError &err) {
+        ServingEvaluation e;
+        e.error = err.what();
+        return e;
+    }
+}
+
+ServingEvaluation evaluateServing(const Layout &layout,
+                                  const Topology &topology,
+                                  const ServingOptions &options)
+{
+    EvaluationWorkspace workspace;
+    return evaluateServing(layout, topology, workspace, options);
+}
+
+} // namespace railyard::engine

@@ -1,0 +1,179 @@
+#include "serving/servingthroughput.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace railyard::engine {
+
+namespace {
+
+struct State
+{
+    bool feasible = false;
+    double batch = 0, stepS = 0, tpotS = 0, ttftS = 0, waitS = 0, kvS = 0, e2eS = 0, share = 0;
+};
+
+// M/D/1: the mean wait for a server busy `load` of the time, each job `serviceS`.
+double queueWait(double load, double serviceS)
+{
+    return load <= 0 ? 0.0 : load * serviceS / (2.0 * (1.0 - load));
+}
+
+// The decode batch per replica that `perReplicaRate` requests/s keep in flight, each for
+// `steps` decode steps stretched by `stretch`: batch = rate x steps x step(batch) x stretch.
+bool decodeBatch(const ThroughputInputs &in,
+                 double perReplicaRate,
+                 double steps,
+                 double stretch,
+                 double &batch,
+                 double &stepS)
+{
+    batch = 1;
+    stepS = in.decodeStepS(1.0);
+    if (perReplicaRate <= 0 || steps <= 0) {
+        batch = 0;
+        return true;
+    }
+    const double limit = in.maxConcurrency;
+    for (int i = 0; i < 200; ++i) {
+        const double next = perReplicaRate * steps * stepS * stretch;
+        if (next > limit * (1 + 1e-9))
+            return false;
+        const bool done = std::fabs(next - batch) <= 1e-6 * std::max(1.0, next);
+        batch = next;
+        stepS = in.decodeStepS(std::max(1.0, batch));
+        if (done)
+            return true;
+    }
+    return true;
+}
+
+State at(const ThroughputInputs &in, double rate)
+{
+    State s;
+    const double afterFirst = std::max(0.0, in.outputTokens - 1);
+    const double steps = afterFirst / std::max(1.0, in.accepted);
+    if (!in.disaggregated) {
+        const double perReplica = rate / in.decodeReplicas;
+        s.share = perReplica * in.prefillS / in.prefillServers;
+        if (s.share >= 1)
+            return s;
+        const double stretch = 1.0 / (1.0 - s.share);
+        if (!decodeBatch(in, perReplica, steps, stretch, s.batch, s.stepS))
+            return s;
+        s.tpotS = s.stepS * stretch / std::max(1.0, in.accepted);
+        s.waitS = queueWait(s.share, in.prefillS / in.prefillServers);
+        s.ttftS = s.waitS + in.prefillS + in.prefillChunks * s.stepS;
+    } else {
+        const double servers = double(in.prefillReplicas) * in.prefillServers;
+        const double load = rate * in.prefillS / servers;
+        if (load >= 1 || (in.kvMaxRate > 0 && rate >= in.kvMaxRate))
+            return s;
+        if (!decodeBatch(in, rate / in.decodeReplicas, steps, 1.0, s.batch, s.stepS))
+            return s;
+        s.tpotS = s.stepS / std::max(1.0, in.accepted);
+        s.waitS = queueWait(load, in.prefillS / servers);
+        s.kvS = in.kvTransferS ? in.kvTransferS(rate) : 0.0;
+        s.ttftS = s.waitS + in.prefillS + s.kvS;
+    }
+    s.e2eS = s.ttftS + afterFirst * s.tpotS;
+    s.feasible = true;
+    return s;
+}
+
+} // namespace
+
+ThroughputResult solveThroughput(const ThroughputInputs &in)
+{
+    ThroughputResult r;
+    const double afterFirst = std::max(0.0, in.outputTokens - 1);
+    const double accepted = std::max(1.0, in.accepted);
+    if (in.phase == ServingPhase::Prefill) {
+        const double servers = double(in.prefillReplicas) * in.prefillServers;
+        r.requestsPerS = r.capacity = in.prefillS > 0 ? servers / in.prefillS : 0;
+        r.ttftS = r.e2eS = in.prefillS;
+        r.concurrency = in.concurrency;
+        return r;
+    }
+    if (in.phase == ServingPhase::Decode) {
+        const double c = in.concurrency > 0 ? in.concurrency : in.maxConcurrency;
+        r.decodeBatch = std::min(c, double(in.maxConcurrency));
+        r.decodeStepS = in.decodeStepS(std::max(1.0, r.decodeBatch));
+        r.tpotS = r.decodeStepS / accepted;
+        r.e2eS = afterFirst * r.tpotS;
+        r.requestsPerS = r.e2eS > 0 ? in.decodeReplicas * r.decodeBatch / r.e2eS : 0;
+        r.capacity = r.requestsPerS;
+        r.concurrency = c;
+        r.queued = std::max(0.0, c - in.maxConcurrency);
+        return r;
+    }
+    // The most the deployment serves: the largest rate that keeps the prefill below saturation,
+    // the decode batch within the KV cache and the KV links below their rate.
+    double hi = std::numeric_limits<double>::infinity();
+    {
+        const double servers = double(in.prefillReplicas) * in.prefillServers;
+        if (in.prefillS > 0)
+            hi = servers / in.prefillS;
+        const double full = in.decodeStepS(std::max(1, in.maxConcurrency));
+        if (afterFirst > 0 && full > 0)
+            hi = std::min(hi,
+                          in.decodeReplicas * double(in.maxConcurrency) * accepted
+                                  / (afterFirst * full));
+        if (in.kvMaxRate > 0)
+            hi = std::min(hi, in.kvMaxRate);
+        if (!std::isfinite(hi))
+            hi = 1e12;
+    }
+    double lo = 0;
+    for (int i = 0; i < 80 && hi - lo > 1e-12 * hi; ++i) {
+        const double mid = 0.5 * (lo + hi);
+        (at(in, mid).feasible ? lo : hi) = mid;
+    }
+    r.capacity = lo;
+    double rate = 0;
+    double queuedWait = 0;
+    if (in.requestRate > 0) {
+        rate = in.requestRate;
+        if (rate >= r.capacity) {
+            r.overloaded = true;
+            rate = r.capacity * (1 - 1e-6);
+        }
+    } else {
+        // Closed loop: the requests in service, N = rate x e2e (Little's law); those past what
+        // the KV cache holds wait for a slot.
+        const double served = std::min(in.concurrency, double(in.maxConcurrency));
+        const double N = served * in.decodeReplicas;
+        double a = 0, b = r.capacity;
+        const State top = at(in, b * (1 - 1e-9));
+        if (top.feasible && b * top.e2eS <= N) {
+            // Saturated (the prefill or the links bound it): the rest wait.
+            rate = b * (1 - 1e-9);
+            queuedWait = (N - rate * top.e2eS) / rate;
+        } else {
+            for (int i = 0; i < 80 && b - a > 1e-12 * b; ++i) {
+                const double mid = 0.5 * (a + b);
+                const State s = at(in, mid);
+                (s.feasible && mid * s.e2eS < N ? a : b) = mid;
+            }
+            rate = a;
+        }
+        r.queued = std::max(0.0, in.concurrency - in.maxConcurrency);
+        if (r.queued > 0 && rate > 0)
+            queuedWait += r.queued * in.decodeReplicas / rate;
+    }
+    const State s = at(in, rate);
+    r.requestsPerS = rate;
+    r.decodeBatch = s.batch;
+    r.decodeStepS = s.stepS;
+    r.tpotS = s.tpotS;
+    r.waitS = s.waitS + queuedWait;
+    r.kvTransferS = s.kvS;
+    r.ttftS = s.ttftS + queuedWait;
+    r.e2eS = s.e2eS + queuedWait;
+    r.prefillShare = s.share;
+    r.concurrency = in.requestRate > 0 ? rate * r.e2eS / in.decodeReplicas : in.concurrency;
+    return r;
+}
+
+} // namespace railyard::engine

@@ -1,0 +1,54 @@
+#pragma once
+
+// From the priced passes to what a deployment serves: requests per second, the decode batch,
+// time to first token (waiting + prefill + KV transfer) and time per output token, closed loop
+// (a fixed number of requests in flight, as benchmarks sweep concurrency) or open loop (a
+// request rate). Aggregated replicas share their time between prefill chunks and decode steps;
+// disaggregated pools each do one. Past what the KV cache holds, requests queue.
+
+#include "layout/layout.h"
+
+#include <functional>
+
+namespace railyard::engine {
+
+struct ThroughputInputs
+{
+    bool disaggregated = false;
+    ServingPhase phase = ServingPhase::Both;
+    int prefillReplicas = 1, decodeReplicas = 1;
+    int prefillServers = 1; // prefills one prefill replica runs at once (its attention-DP ranks)
+    double inputTokens = 1, outputTokens = 1;
+    double accepted = 1;    // tokens a decode step yields per request
+    double prefillS = 0;    // one request's prefill
+    int prefillChunks = 1;  // chunked-prefill steps (aggregated: each rides a decode step)
+    int maxConcurrency = 1; // per decode replica
+    double concurrency = 0; // per decode replica (closed loop); 0 with a request rate
+    double requestRate = 0; // requests/s offered to the cluster (open loop)
+    // Seconds of one decode step at a batch of `requests` per replica.
+    std::function<double(double)> decodeStepS;
+    // Exposed KV-transfer seconds per request at `requestsPerS` (disaggregated).
+    std::function<double(double)> kvTransferS;
+    double kvMaxRate = 0; // requests/s the KV links carry at most (0: no limit)
+};
+
+struct ThroughputResult
+{
+    double requestsPerS = 0;
+    double decodeBatch = 0; // requests per decode step per replica
+    double decodeStepS = 0;
+    double tpotS = 0; // per output token, prefill interference included
+    double ttftS = 0;
+    double waitS = 0;       // of TTFT: queueing for a slot and for the prefill
+    double kvTransferS = 0; // of TTFT
+    double e2eS = 0;
+    double concurrency = 0;  // per decode replica, as served
+    double prefillShare = 0; // aggregated: the share of a replica's time prefilling
+    double queued = 0;       // requests per replica waiting past the KV cache's capacity
+    bool overloaded = false; // open loop: the offered rate exceeds what the cluster serves
+    double capacity = 0;     // the most requests/s the deployment serves
+};
+
+ThroughputResult solveThroughput(const ThroughputInputs &in);
+
+} // namespace railyard::engine

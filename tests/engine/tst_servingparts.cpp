@@ -1,0 +1,412 @@
+// The serving model's parts against published part-level measurements (tests/data/serving-parts):
+// small-message all-reduce with and without CUDA graphs, inside a server and across two; DeepEP's
+// low-latency dispatch and combine; HBM bandwidth of weight loads and KV reads; and hand
+// calculations of the KV cache per token, the concurrency it holds and a decode step's weight
+// reads. The largest error per part must stay within what servingband.cpp carries into the
+// latency bands.
+#include "collectives/collective.h"
+#include "collectives/traffic.h"
+#include "comparenear.h"
+#include "layout/layout.h"
+#include "serving/servingband.h"
+#include "serving/servingcomm.h"
+#include "serving/servingevaluate.h"
+#include "serving/servingmemory.h"
+#include "step/compute.h"
+#include "topology/topology.h"
+
+#include <QFile>
+#include <QTest>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+using namespace railyard::engine;
+
+namespace {
+
+// The data rows of a CSV file under tests/data/serving-parts (comments and blanks skipped).
+std::vector<QStringList> rows(const char *name)
+{
+    QFile f(QStringLiteral(RAILYARD_TEST_DATA "/serving-parts/") + QLatin1String(name));
+    if (!f.open(QIODevice::ReadOnly))
+        qFatal("cannot read %s", name);
+    std::vector<QStringList> out;
+    for (const QByteArray &line : f.readAll().split('\n')) {
+        const QString l = QString::fromUtf8(line).trimmed();
+        if (!l.isEmpty() && !l.startsWith('#'))
+            out.push_back(l.split(','));
+    }
+    return out;
+}
+
+Layout cluster(const QString &gpu, int nodes, int gpusPerNode)
+{
+    Layout l;
+    l.cluster.gpu = gpu.toStdString();
+    l.cluster.nodes = nodes;
+    l.cluster.gpusPerNode = gpusPerNode;
+    l.cluster.nvlinkDomain = gpusPerNode;
+    return l;
+}
+
+std::vector<int> firstGpus(int n)
+{
+    std::vector<int> g(static_cast<std::size_t>(n));
+    std::iota(g.begin(), g.end(), 0);
+    return g;
+}
+
+double relError(double model, double measured)
+{
+    return (model - measured) / measured;
+}
+
+// A serving layout of Llama 3.1 70B FP8 on vLLM, decode-only pricing at concurrency 1.
+Json llamaDoc(int nodes, int domain, int tp)
+{
+    Json d = Json::parse(R"({"format": "railyard-layout", "version": 1,
+      "cluster": {"gpu": "H100-SXM", "gpus_per_node": 8},
+      "model": {"preset": "llama3.1-70b"},
+      "serving": {"stack": "vllm", "precision": "fp8", "input_tokens": 1024,
+                  "output_tokens": 1024, "concurrency": 1}})");
+    d["cluster"]["nodes"] = nodes;
+    d["cluster"]["nvlink_domain"] = domain;
+    d["parallel"] = Json{{"tp", tp}};
+    return d;
+}
+
+struct Priced
+{
+    Layout layout;
+    Topology topology;
+    ServingEvaluation e;
+};
+
+Priced price(const Json &doc)
+{
+    Priced p{parseLayout(doc.dump(), "parts.railyard.json"), {}, {}};
+    p.topology = buildTopology(p.layout.cluster, Catalog::builtin());
+    p.e = evaluateServing(p.layout, p.topology);
+    if (!p.e.ok)
+        qFatal("%s", p.e.error.c_str());
+    return p;
+}
+
+} // namespace
+
+class TestServingParts : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    // Every all-reduce row, model against measurement; the largest errors inside one NVLink
+    // domain and across domains stay within the band's.
+    void allReduce()
+    {
+        double worstIn = 0, worstAcross = 0;
+        int in = 0, across = 0;
+        std::vector<double> errors;
+        for (const QStringList &r : rows("allreduce.csv")) {
+            QCOMPARE(r.size(), 9);
+            const Layout l = cluster(r[1], r[2].toInt(), r[3].toInt());
+            const Topology t = buildTopology(l.cluster, Catalog::builtin());
+            const std::vector<int> g = firstGpus(r[4].toInt());
+            const double bytes = r[5].toDouble();
+            const bool graphs = r[6] == QLatin1String("1");
+            const QString method = r[7];
+            const double measured = r[8].toDouble() * 1e-6;
+            LinkTraffic scratch(t);
+            const CollectivePricer p = priceCollective(t,
+                                                       std::span<const int>(g),
+                                                       CollectiveOp::AllReduce,
+                                                       *findServingStack("vllm"),
+                                                       graphs,
+                                                       false,
+                                                       scratch);
+            double model = 0;
+            if (method == QLatin1String("one-shot"))
+                model = p.oneShotTimeS(bytes);
+            else if (method == QLatin1String("two-shot"))
+                model = p.twoShotTimeS(bytes);
+            else if (method == QLatin1String("nccl"))
+                model = p.ncclTimeS(bytes);
+            else {
+                CollectiveRequest req;
+                req.op = CollectiveOp::AllReduce;
+                req.bytes = bytes;
+                req.gpus = g;
+                req.algorithm = Algorithm::Nvls;
+                model = estimateCollective(t, req).timeS;
+            }
+            const double err = relError(model, measured);
+            qInfo("%-4s %d ranks on %d node(s) %9.0f B %-13s graph %d: model %6.1f us, measured "
+                  "%6.1f us (%+5.1f%%)",
+                  qPrintable(r[0]),
+                  g.size() > 0 ? int(g.size()) : 0,
+                  r[2].toInt(),
+                  bytes,
+                  qPrintable(method),
+                  int(graphs),
+                  model * 1e6,
+                  measured * 1e6,
+                  100 * err);
+            QVERIFY(std::isfinite(model) && model > 0);
+            errors.push_back(std::abs(err));
+            if (r[2].toInt() > 1) {
+                worstAcross = std::max(worstAcross, std::abs(err));
+                ++across;
+            } else {
+                worstIn = std::max(worstIn, std::abs(err));
+                ++in;
+            }
+        }
+        std::sort(errors.begin(), errors.end());
+        qInfo("all-reduce: %d rows inside one NVLink domain, largest |error| %.1f%%; %d across, "
+              "%.1f%%; median |error| %.1f%%",
+              in,
+              100 * worstIn,
+              across,
+              100 * worstAcross,
+              100 * errors[errors.size() / 2]);
+        const PartError &tpIn = servingPartError(ServingPart::Tp);
+        const PartError &tpAcross = servingPartError(ServingPart::TpAcrossDomains);
+        QVERIFY2(worstIn <= tpIn.error, qPrintable(QString::number(worstIn)));
+        QVERIFY2(worstAcross <= tpAcross.error, qPrintable(QString::number(worstAcross)));
+        QCOMPARE(tpIn.points, in);
+        QCOMPARE(tpAcross.points, across);
+    }
+
+    // DeepEP's low-latency kernels at EP 16-256 (two to 32 H800 servers).
+    void deepEp()
+    {
+        double worst = 0;
+        int checked = 0;
+        constexpr double tokens = 128, hidden = 7168, topK = 8;
+        for (const QStringList &r : rows("deepep.csv")) {
+            const int ep = r[0].toInt();
+            const bool dispatch = r[1] == QLatin1String("dispatch");
+            const double measured = r[2].toDouble() * 1e-6;
+            Layout l = cluster(QStringLiteral("H800-SXM"), std::max(1, ep / 8), 8);
+            const Topology t = buildTopology(l.cluster, Catalog::builtin());
+            const std::vector<int> g = firstGpus(ep);
+            LinkTraffic scratch(t);
+            const CollectivePricer p = priceCollective(t,
+                                                       std::span<const int>(g),
+                                                       CollectiveOp::AllToAll,
+                                                       *findServingStack("sglang"),
+                                                       true,
+                                                       true,
+                                                       scratch);
+            // FP8 with a scale per 128 values for the dispatch, BF16 for the combine.
+            const double bytes = tokens * topK * hidden * (dispatch ? 1.0 + 4.0 / 128 : 2.0);
+            const double model = p.timeS(bytes);
+            const double err = relError(model, measured);
+            qInfo("EP %3d %-8s model %6.1f us, measured %6.1f us (%+5.1f%%)%s",
+                  ep,
+                  qPrintable(r[1]),
+                  model * 1e6,
+                  measured * 1e6,
+                  100 * err,
+                  ep == 8 ? " (one server: not checked, see README)" : "");
+            QCOMPARE(p.method(bytes), CollectiveMethod::DeepEP);
+            if (ep == 8)
+                continue;
+            worst = std::max(worst, std::abs(err));
+            ++checked;
+        }
+        qInfo("DeepEP low latency, EP 16-256: largest |error| %.1f%% over %d rows",
+              100 * worst,
+              checked);
+        QVERIFY2(worst <= servingPartError(ServingPart::Ep).error,
+                 qPrintable(QString::number(worst)));
+        QCOMPARE(servingPartError(ServingPart::Ep).points, checked);
+    }
+
+    // The HBM rate a weight GEMM and a KV read reach against the catalog's achieved rate.
+    void hbm()
+    {
+        double worstWeights = 0, worstKv = 0;
+        for (const QStringList &r : rows("hbm.csv")) {
+            const GpuSpec *gpu = Catalog::builtin().gpu(r[0].toStdString());
+            QVERIFY(gpu);
+            const double model = gpu->hbmTBPerS * gpu->memoryEfficiency;
+            const double measured = r[2].toDouble();
+            // Error in time: the model's seconds per byte against the measured.
+            const double err = relError(1 / model, 1 / measured);
+            qInfo("%s %-26s model %.2f TB/s, measured %.2f TB/s: time %+5.1f%%",
+                  qPrintable(r[0]),
+                  qPrintable(r[3]),
+                  model,
+                  measured,
+                  100 * err);
+            (r[1] == QLatin1String("kv") ? worstKv : worstWeights)
+                    = std::max(r[1] == QLatin1String("kv") ? worstKv : worstWeights, std::abs(err));
+        }
+        QVERIFY(worstWeights <= servingPartError(ServingPart::WeightsRead).error);
+        QVERIFY(worstKv <= servingPartError(ServingPart::DecodeAttention).error);
+        QCOMPARE(servingPartError(ServingPart::WeightsRead).points, 2);
+        QCOMPARE(servingPartError(ServingPart::DecodeAttention).points, 1);
+    }
+
+    // The compute model's GEMMs and flash attention, as the serving passes run them (an
+    // inference GEMM: split-K, activations quantized before), against the kernel benchmarks of
+    // tests/data/kernels (tst_kernels checks the training use).
+    void computeKernels()
+    {
+        const ComputeModel cm(*Catalog::builtin().gpu("H100-SXM"), Precision::Bf16);
+        const auto csv = [](const char *name) {
+            QFile f(QStringLiteral(RAILYARD_TEST_DATA "/kernels/") + QLatin1String(name));
+            if (!f.open(QIODevice::ReadOnly))
+                qFatal("cannot read %s", name);
+            std::vector<QStringList> out;
+            for (const QByteArray &line : f.readAll().split('\n')) {
+                const QString l = QString::fromUtf8(line).trimmed();
+                if (!l.isEmpty() && !l.startsWith('#') && !l.startsWith(QLatin1String("gpu,")))
+                    out.push_back(l.split(','));
+            }
+            return out;
+        };
+        double worstGemm = 0, worstAttention = 0;
+        int gemms = 0, attentions = 0;
+        for (const QStringList &r : csv("gemm.csv")) {
+            const double m = r[3].toDouble(), n = r[4].toDouble(), k = r[5].toDouble();
+            const double model = cm.gemmCost(m, n, k, false, ComputeModel::Use::Inference).totalS;
+            const double measured = 2 * m * n * k / (r[6].toDouble() * 1e12);
+            worstGemm = std::max(worstGemm, std::abs(relError(model, measured)));
+            ++gemms;
+        }
+        for (const QStringList &r : csv("attention.csv")) {
+            const double b = r[3].toDouble(), h = r[4].toDouble(), sl = r[5].toDouble(),
+                         d = r[6].toDouble();
+            const double flops = 4 * b * h * sl * sl * d / (r[7] == QLatin1String("1") ? 2 : 1);
+            const double model = cm.attentionForward(flops);
+            const double measured = flops / (r[8].toDouble() * 1e12);
+            worstAttention = std::max(worstAttention, std::abs(relError(model, measured)));
+            ++attentions;
+        }
+        qInfo("GEMM: largest |error| %.1f%% over %d rows; attention %.1f%% over %d",
+              100 * worstGemm,
+              gemms,
+              100 * worstAttention,
+              attentions);
+        QVERIFY(worstGemm <= servingPartError(ServingPart::Compute).error);
+        QVERIFY(worstAttention <= servingPartError(ServingPart::PrefillAttention).error);
+        QCOMPARE(servingPartError(ServingPart::Compute).points, gemms);
+        QCOMPARE(servingPartError(ServingPart::PrefillAttention).points, attentions);
+    }
+
+    // KV cache per token by hand: Llama 3 70B keeps K and V of 8 KV heads of 128 (GQA), DeepSeek-V3
+    // one latent of 512 + 64 values per layer, whatever the attention TP.
+    void kvCachePerToken()
+    {
+        const ModelDims &llama = *findModelPreset("llama3-70b");
+        QCOMPARE(kvBytesPerTokenModel(llama, Precision::Bf16), 2.0 * 8 * 128 * 2 * 80); // 327,680
+        QCOMPARE(kvBytesPerTokenPerLayer(llama, 8, Precision::Bf16), 2.0 * 1 * 128 * 2);
+        QCOMPARE(kvBytesPerTokenPerLayer(llama, 4, Precision::Fp8), 2.0 * 2 * 128 * 1);
+        // TP 16 on 8 KV heads: each GPU keeps one (replicated) head.
+        QCOMPARE(kvBytesPerTokenPerLayer(llama, 16, Precision::Bf16), 2.0 * 1 * 128 * 2);
+        const ModelDims &ds = *findModelPreset("deepseek-v3");
+        QCOMPARE(kvBytesPerTokenModel(ds, Precision::Bf16), (512.0 + 64) * 2 * 61); // 70,272
+        QCOMPARE(kvBytesPerTokenModel(ds, Precision::Fp8), (512.0 + 64) * 1 * 61);
+        QCOMPARE(kvBytesPerTokenPerLayer(ds, 8, Precision::Bf16), (512.0 + 64) * 2);
+        // A sliding-window layer keeps its window (gpt-oss: 128), whole pages.
+        const ModelDims &oss = *findModelPreset("gpt-oss-120b");
+        QCOMPARE(cachedTokens(5000, true, oss, 16), 128.0);
+        QCOMPARE(cachedTokens(5000, false, oss, 16), 5008.0);
+    }
+
+    // The concurrency the KV cache of Llama 3.1 70B FP8 at TP8 on H100 with vLLM holds, by hand:
+    // 90% of 79.6 GiB, less the weights, less the activations of an 8192-token prefill chunk,
+    // over 2048 tokens x 80 layers x 256 bytes per request and GPU.
+    void maxConcurrency()
+    {
+        const double hbm = 0.9 * 79.6 * std::pow(2.0, 30);
+        const double h = 8192, ffn = 28672, layers = 80, vocab = 128256, tp = 8;
+        const double layer = h * h + 2 * h * 1024 + h * h + 3 * h * ffn; // values
+        const double weights = layer * layers / tp * 1.0 + 2 * vocab * h / tp * 2.0;
+        const double qkv = (64 * 128 + 2 * 8 * 128) / tp, mlp = 2 * ffn / tp;
+        const double activations = 8192 * (8 * h + 2 * qkv + 3 * mlp) + 64 * vocab / tp * 4;
+        const double request = 2048 * layers * 2 * 128 * 1.0;
+        const double expected = std::floor((hbm - weights - activations) / request);
+        Json doc = llamaDoc(1, 8, 8);
+        doc["serving"]["concurrency"] = 64;
+        const Priced p = price(doc);
+        qInfo("max concurrency %d (by hand %.0f); weights %.3f GiB",
+              p.e.maxConcurrency,
+              expected,
+              p.e.memory.weightsGiB);
+        QCOMPARE(double(p.e.maxConcurrency), expected);
+        RAILYARD_COMPARE_NEAR(p.e.memory.weightsGiB, weights / std::pow(2.0, 30), 1e-9);
+    }
+
+    // A decode step of one request reads every weight once: Llama 3.1 70B FP8 at TP8 on H100,
+    // 8.5 GiB per GPU at 3.35 TB/s x 0.8. The memory-bound GEMMs take that plus their kernels'
+    // launch and tail (1.5 us each) and their activations.
+    void decodeStepReadsTheWeights()
+    {
+        const Priced p = price(llamaDoc(1, 8, 8));
+        const double bytes = p.e.memory.weightsGiB * std::pow(2.0, 30);
+        const double hbm = 3.35e12 * 0.8;
+        const double gemmKernels = 80 * 4 + 1;
+        const double expected = bytes / hbm + gemmKernels * 1.5e-6;
+        qInfo("weights read %.3f ms, by hand %.3f ms (%.3f ms of bytes)",
+              p.e.decode.weightsRead * 1e3,
+              expected * 1e3,
+              bytes / hbm * 1e3);
+        RAILYARD_COMPARE_NEAR(p.e.decode.weightsRead, expected, 0.05);
+        QVERIFY(p.e.decode.weightsRead > 0.6 * p.e.decodeStepS);
+    }
+
+    // TP16 across two H100 servers against TP16 inside one 16-GPU NVLink domain (the same
+    // compute): TPOT differs by the all-reduce across the servers less the one inside, about
+    // twice per layer for 80 layers; and TP8 inside one server beats TP16 across two, though
+    // each GPU reads half the weights.
+    void tpAcrossServers()
+    {
+        const Priced tp8 = price(llamaDoc(1, 8, 8));
+        const Priced across = price(llamaDoc(2, 8, 16));
+        const Priced inside = price(llamaDoc(2, 16, 16));
+        const double bytes = 1 * 8192 * 2.0; // one token's hidden state, BF16
+        const auto ar = [&](const Priced &p) {
+            LinkTraffic scratch(p.topology);
+            const std::vector<int> g = firstGpus(16);
+            return priceCollective(p.topology,
+                                   std::span<const int>(g),
+                                   CollectiveOp::AllReduce,
+                                   *findServingStack("vllm"),
+                                   true,
+                                   false,
+                                   scratch)
+                    .timeS(bytes);
+        };
+        const double arAcross = ar(across), arInside = ar(inside);
+        const double perToken = 2 * 80; // attention and MLP outputs, every layer
+        qInfo("all-reduce of %.0f B: %.1f us across two servers, %.1f us inside one domain",
+              bytes,
+              arAcross * 1e6,
+              arInside * 1e6);
+        qInfo("TPOT: TP8 %.3f ms, TP16 inside %.3f ms, TP16 across %.3f ms",
+              tp8.e.tpotS * 1e3,
+              inside.e.tpotS * 1e3,
+              across.e.tpotS * 1e3);
+        RAILYARD_COMPARE_NEAR(across.e.decode.tp, perToken * arAcross, 0.01);
+        RAILYARD_COMPARE_NEAR(across.e.tpotS - inside.e.tpotS,
+                              perToken * (arAcross - arInside),
+                              0.03);
+        QVERIFY(across.e.tpotS > tp8.e.tpotS);
+        QVERIFY(across.e.decode.tp > 3 * tp8.e.decode.tp);
+        // The warning says what crossing costs per token.
+        const auto w = std::find_if(across.e.warnings.begin(),
+                                    across.e.warnings.end(),
+                                    [](const Warning &w) { return w.code == "tp-spans-domains"; });
+        QVERIFY(w != across.e.warnings.end());
+        QVERIFY2(w->message.find("per token") != std::string::npos, w->message.c_str());
+        QVERIFY(w->costS > 0);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestServingParts)
+#include "tst_servingparts.moc"
