@@ -37,8 +37,8 @@ public:
     // further: that is a choice, not an accident.
     static constexpr double kMinCanvasShare = 0.5;
     // Bumped whenever the set or the default places of the docks change: an older saved state
-    // is then ignored rather than half applied.
-    static constexpr int kStateVersion = 3;
+    // is then ignored rather than half applied. 4: the Collective Lesson and Faults docks.
+    static constexpr int kStateVersion = 4;
 
     DockLayout(QMainWindow *window, const Docks &docks);
 

@@ -394,6 +394,20 @@ void MainWindow::updateStepTime()
 {
     if (!m_document)
         return;
+    if (const engine::ServingEvaluation *s = m_document->servingEvaluation()) {
+        if (!s->ok) {
+            m_statusStep->setText(tr("TPOT \u2014"));
+            m_statusStep->setToolTip(tr("The serving workload cannot be priced: %1")
+                                             .arg(QString::fromStdString(s->error)));
+            return;
+        }
+        m_statusStep->setText(
+                tr("TTFT %1 \u00b7 TPOT %2").arg(formatSeconds(s->ttftS), formatSeconds(s->tpotS)));
+        m_statusStep->setToolTip(tr("%1 output tokens/s per GPU, %2 tokens/s per user")
+                                         .arg(QLocale().toString(s->outputTokensPerSPerGpu, 'f', 0))
+                                         .arg(QLocale().toString(s->tokensPerSPerUser, 'f', 1)));
+        return;
+    }
     const engine::Evaluation &e = m_document->evaluation();
     if (!e.ok) {
         m_statusStep->setText(tr("Step \u2014"));

@@ -293,6 +293,8 @@ void MainWindow::createToolBar()
     auto *colourLabel = new QLabel(tr(" Colour by "), bar);
     bar->addWidget(colourLabel);
     m_colourBox = new QComboBox(bar);
+    // Its names change with the layout (a serving layout's pools): as wide as they are.
+    m_colourBox->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     m_colourBox->addItem(tr("Device kind"), -1);
     for (GroupKind kind : kAllGroupKinds)
         m_colourBox->addItem(kindNoun(kind), static_cast<int>(kind));
@@ -344,6 +346,17 @@ void MainWindow::syncColourControls()
         return;
     const std::optional<GroupKind> kind = m_scene->colourBy();
     const int k = kind ? static_cast<int>(*kind) : -1;
+    // A serving layout colours by the serving engine's groups: the CP slot is its pools.
+    const bool serving = m_document && m_document->isServing();
+    for (GroupKind g : kAllGroupKinds) {
+        const QString noun = serving ? servingKindNoun(g) : kindNoun(g);
+        if (const int i = m_colourBox->findData(static_cast<int>(g)); i >= 0)
+            m_colourBox->setItemText(i, noun);
+    }
+    for (QAction *a : m_colourActions->actions())
+        if (const int d = a->data().toInt(); d >= 0)
+            a->setText(serving ? servingKindNoun(static_cast<GroupKind>(d))
+                               : kindNoun(static_cast<GroupKind>(d)));
     m_colourBox->setCurrentIndex(std::max(0, m_colourBox->findData(k)));
     for (QAction *a : m_colourActions->actions())
         a->setChecked(a->data().toInt() == k);

@@ -3,8 +3,12 @@
 // (Llama 3.1 70B TP8 x 2,048 replicas, DeepSeek-R1 TP64 x 256 over InfiniBand, disaggregated
 // pools). The targets (issue 20): under 1 ms at 72 GPUs, under 20 ms at 16,384. Prints medians of
 // wall time and of this process's CPU time (on a shared machine the wall time counts the waits).
+// Then the serving planner on shipped layouts: configurations per second (by CPU time), every
+// configuration priced from scratch and with what configurations share priced once (the
+// planner's default; the same front, tst_servingplan), target 100,000 per second.
 //   bench_serving [repeats] [layouts dir]
 #include "layout/layout.h"
+#include "planner/servingplan.h"
 #include "serving/servingevaluate.h"
 #include "topology/topology.h"
 
@@ -87,6 +91,27 @@ Layout h100Llama(int nodes)
     return parseLayout(d.dump(), "bench.railyard.json");
 }
 
+// The planner on `l`: median configurations per CPU second, from scratch and sharing work.
+void plan(const char *name, const Layout &l, int repeats)
+{
+    const Topology t = buildTopology(l.cluster, Catalog::builtin());
+    for (const bool share : {false, true}) {
+        ServingPlanOptions o;
+        o.shareWork = share;
+        ServingPlanResult r;
+        const auto ms = medianMs(repeats, [&] { r = planServing(l, t, o); });
+        std::printf("plan %-49s %s: %6lld configurations in %8.2f ms (CPU %8.2f): %8.0f per "
+                    "second (CPU), %zu on the front\n",
+                    name,
+                    share ? "shared work " : "from scratch",
+                    r.evaluated,
+                    ms.first,
+                    ms.second,
+                    ms.second > 0 ? r.evaluated / (ms.second * 1e-3) : 0.0,
+                    r.front.size());
+    }
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -118,5 +143,15 @@ int main(int argc, char **argv)
         l.serving->disaggregated = d;
         run("disaggregated 70B: 768 TP8 prefill + 1,280 TP8 decode", l, repeats);
     }
+    const int planRepeats = std::max(1, repeats / 4);
+    plan("Llama 3.1 70B on 2 H100 servers",
+         shipped("serving-llama70b-tp8-h100.railyard.json"),
+         planRepeats);
+    plan("DeepSeek-R1 on a GB200 NVL72",
+         shipped("serving-deepseek-r1-wide-ep-gb200-nvl72.railyard.json"),
+         planRepeats);
+    plan("DeepSeek-R1 on H200 servers over IB",
+         shipped("serving-deepseek-r1-wide-ep-h200-ib.railyard.json"),
+         planRepeats);
     return 0;
 }

@@ -50,6 +50,7 @@ const char *toString(Algorithm algo)
     case Algorithm::Sharp: return "sharp";
     case Algorithm::Hierarchical: return "hierarchical";
     case Algorithm::FlatRing: return "flat-ring";
+    case Algorithm::Pat: return "pat";
     }
     return "auto";
 }
@@ -75,7 +76,8 @@ std::optional<Algorithm> algorithmFromString(const std::string &s)
                         Algorithm::Nvls,
                         Algorithm::Sharp,
                         Algorithm::Hierarchical,
-                        Algorithm::FlatRing})
+                        Algorithm::FlatRing,
+                        Algorithm::Pat})
         if (s == toString(a))
             return a;
     return std::nullopt;
@@ -219,6 +221,10 @@ std::vector<Candidate> candidates(const GroupShape &g,
         }
     };
     const bool ar = op == CollectiveOp::AllReduce;
+    const bool gatherOrScatter = op == CollectiveOp::AllGather || op == CollectiveOp::ReduceScatter;
+    // PAT (NCCL 2.23 on): all-gather and reduce-scatter with one GPU in each NVLink domain,
+    // Simple protocol only (tuning.cc ncclPatEnable: "PAT only supports 1 GPU per node").
+    const bool patOk = gatherOrScatter && g.ppn == 1 && g.domains > 1;
     const bool nvlsOn = g.nvls && t.gpuSpec().nvls;
     const auto fail = [&](const std::string &why) {
         throw InputError(std::string("algorithm \"") + toString(requested) + "\" cannot run "
@@ -245,6 +251,8 @@ std::vector<Candidate> candidates(const GroupShape &g,
             withProtocols(g.domains > 1 ? Algorithm::NvlsTree : Algorithm::Nvls);
         if (ar && g.sharp)
             withProtocols(Algorithm::Sharp);
+        if (patOk)
+            withProtocols(Algorithm::Pat);
         break;
     case Algorithm::Ring: withProtocols(Algorithm::Ring); break;
     case Algorithm::Tree:
@@ -273,6 +281,13 @@ std::vector<Candidate> candidates(const GroupShape &g,
         if (g.domains < 2)
             fail("SHARP reduces in the network switches: the GPUs must span NVLink domains");
         withProtocols(Algorithm::Sharp);
+        break;
+    case Algorithm::Pat:
+        if (!gatherOrScatter)
+            fail("PAT runs all-gather and reduce-scatter only");
+        if (!patOk)
+            fail("PAT needs one GPU in each of at least two NVLink domains");
+        withProtocols(Algorithm::Pat);
         break;
     case Algorithm::Hierarchical:
         if (op != CollectiveOp::AllReduce && op != CollectiveOp::AllGather
@@ -340,6 +355,8 @@ CollectiveCurve collectiveCurve(const Topology &t,
         case Protocol::Simple:
             if (treeLike || c.algo == Algorithm::Sharp)
                 k.efficiency = kTreeEfficiency;
+            if (c.algo == Algorithm::Pat)
+                k.efficiency = kPatEfficiency;
             if (treeLike)
                 k.capBusGBps = channels * kPerChMaxTree[arch][bucket];
             if (c.algo == Algorithm::NvlsTree)

@@ -26,7 +26,8 @@ enum class Algorithm {
     FlatRing,
     NvlsTree,
     Direct,
-    P2p
+    P2p,
+    Pat // NCCL's parallel aggregated trees: all-gather and reduce-scatter, one GPU per node
 };
 enum class Protocol { Simple, LL128, LL };
 const char *toString(Protocol p);
@@ -133,6 +134,8 @@ struct GroupShape
     double netPerDomainGBps = 0; // least any domain can send into the fabric (achieved)
     int nicsPerDomain = 0;       // distinct NICs of the members, in the smallest domain
     int channelsPerNic = 1;
+    double netMessageUs = 0; // the NIC's cost per network message beyond NCCL's model
+
     std::string architecture;
     int members(int d) const { return domainStart[d + 1] - domainStart[d]; }
     int member(int d, int k) const { return gpus[domainStart[d] + k]; }

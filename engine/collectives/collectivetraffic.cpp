@@ -364,6 +364,28 @@ void addCollectiveTraffic(LinkTraffic &tr,
     case Algorithm::Ring:
     case Algorithm::FlatRing: ring(op == CollectiveOp::Broadcast ? S : f * S); return;
     case Algorithm::P2p: ring(S); return;
+    case Algorithm::Pat: {
+        // One GPU per domain. Each rank exchanges with the ranks 1, 2, 4, ... away (a Bruck
+        // pattern, as NCCL's PAT schedules it), passing on the blocks it holds so far: 1, 2,
+        // 4, ... of the N - 1 it lacks, S / N bytes each. The bytes are the ring's; the peers
+        // are log2 N, further apart.
+        for (int d = 0; d < N; ++d) {
+            int remaining = N - 1, k = 0;
+            for (int dist = 1; remaining > 0; dist *= 2, ++k) {
+                const int blocks = std::min(dist, remaining);
+                for (int m = 0; m < g.members(d); ++m)
+                    addNetworkFlow(tr,
+                                   t,
+                                   g.member(d, m),
+                                   g.member((d + dist) % N, m % g.members((d + dist) % N)),
+                                   S * blocks / N,
+                                   k,
+                                   flows);
+                remaining -= blocks;
+            }
+        }
+        return;
+    }
     case Algorithm::Direct: addDirectAllToAll(tr, t, g, S, interDomainScale, flows); return;
     case Algorithm::Hierarchical: {
         // Reduce-scatter inside each domain, the collective across domains between GPUs of the

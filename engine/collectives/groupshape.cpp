@@ -155,6 +155,7 @@ void analyzeGroup(const Topology &t, std::span<const int> gpus, GroupShape &g)
     const int arch = archIndex(g.architecture);
     g.channelsPerNic = perNic >= (arch >= 2 ? 50.0 : 25.0) ? 2 : 1;
     g.nvls = t.gpuSpec().nvls && s.nvlsEnabled && !g.pcieOnly && g.ppn >= 2;
+    g.netMessageUs = g.domains > 1 ? t.nicModel().messageUs : 0.0;
     g.sharp = s.sharp && g.domains > 1;
 }
 

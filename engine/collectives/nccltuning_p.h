@@ -37,6 +37,9 @@ inline constexpr double kNvlsIntraUs = 25.0, kNvlsNetUs = 18.0;
 inline constexpr double kNvlsTreeIntraUs = 25.0, kNvlsTreeNetUs = 20.9;
 inline constexpr double kCollNetIntraUs = 3.7, kCollNetNetUs = 31.0;
 inline constexpr double kNetOverheadUs = 1.0; // Intel hosts; x3 for Simple
+inline constexpr double kBasePat = 8.0;       // PAT's base latency (all protocols)
+// PAT's bus bandwidth is three quarters of the channels' (tuning.cc).
+inline constexpr double kPatEfficiency = 0.75;
 
 // Per-channel ceilings by architecture and node count (1, 2, >= 3 nodes).
 inline constexpr double kPerChMaxRingLL128[4][3] = {{20, 20, 20},
@@ -81,6 +84,11 @@ inline double log2Nodes(int domains)
     return std::log2(std::max(1, domains));
 }
 
+// The network's post overhead per message (x3 for Simple, tuning.cc getNetOverhead).
+double netOverheadUs(Protocol proto);
+// One network hop of an algorithm (NCCL's hardware latency row for NET, plus the post
+// overhead) and the NIC's cost per message beyond NCCL's InfiniBand-calibrated model.
+double netHopUs(const GroupShape &g, const LatencyRow &row, Protocol proto);
 // NCCL's latency of one collective in microseconds (its tuning model, before kernel launch):
 // `bytes` matters only for the ring's plateau correction.
 double latencyUs(const GroupShape &g, CollectiveOp op, Algorithm algo, Protocol proto, double bytes);

@@ -112,7 +112,9 @@ void LinkTraffic::bind(const Topology &t, const LinkRates &rates)
     m_podDown.assign(m_podUp.size(), 0);
     m_direct = t.shape().directNvlink;
     m_peers.assign(m_direct ? gpus : 0, ~std::uint64_t(0));
-    m_adaptive = t.shape().adaptiveRouting;
+    // Adaptive routing, or a NIC that sprays each flow's packets over every path (EFA's SRD):
+    // no flow is pinned to one uplink.
+    m_adaptive = t.shape().adaptiveRouting || t.nicModel().multipath;
     m_qps = t.shape().qpsPerConnection;
     beginPhase(1.0);
 }

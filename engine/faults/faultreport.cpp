@@ -181,6 +181,141 @@ void writeFaultImpactText(std::ostream &out, const FaultImpact &impact, const To
     out << s;
 }
 
+namespace {
+
+// What a fault does to what it names, in words: "down", "degraded to 50% of its rate", "runs
+// 10% slow".
+std::string faultEffect(const Fault &f)
+{
+    if (f.slowdown)
+        return "runs " + formatNumber(100 * (*f.slowdown - 1), 3) + "% slow (a straggler)";
+    if (f.state == FaultState::Down)
+        return "down";
+    if (f.rate)
+        return "degraded to " + formatNumber(100 * *f.rate, 3) + "% of its rate";
+    if (f.lanesDown)
+        return "degraded: " + std::to_string(*f.lanesDown) + " lane"
+               + (*f.lanesDown == 1 ? "" : "s") + " missing";
+    return "degraded";
+}
+
+ReviewBlock reviewTable(std::vector<std::string> columns,
+                        std::vector<bool> numeric,
+                        std::vector<std::vector<std::string>> rows,
+                        std::string caption = {})
+{
+    ReviewBlock b;
+    b.kind = ReviewBlock::Kind::Table;
+    b.text = std::move(caption);
+    b.table.columns = std::move(columns);
+    b.table.numeric = std::move(numeric);
+    b.table.rows = std::move(rows);
+    return b;
+}
+
+ReviewBlock reviewParagraph(std::string text)
+{
+    ReviewBlock b;
+    b.text = std::move(text);
+    return b;
+}
+
+std::string metricText(const ImpactMetric &m)
+{
+    return m.key == "step_time_s" ? formatSeconds(m.before) + " -> " + formatSeconds(m.after)
+                                  : formatNumber(m.before, 4) + " -> " + formatNumber(m.after, 4);
+}
+
+} // namespace
+
+ReviewSection faultReviewSection(const FaultImpact &impact, const Topology &t)
+{
+    ReviewSection s;
+    s.heading = "Faults";
+    std::vector<std::vector<std::string>> faults;
+    for (const ResolvedFault &f : t.faults()) {
+        const std::size_t elements = f.devices.size() + (f.devices.empty() ? f.links.size() : 0);
+        faults.push_back({plainText(f.fault.targetText()),
+                          faultEffect(f.fault),
+                          grouped(elements),
+                          grouped(f.gpus.size())});
+    }
+    const std::string count = std::to_string(faults.size())
+                              + (faults.size() == 1 ? " fault" : " faults");
+    if (impact.healthy.ok && impact.faulted.ok)
+        s.blocks.push_back(reviewParagraph(
+                "The layout has " + count + ". The step takes "
+                + formatSeconds(impact.healthy.stepTimeS) + " on the healthy cluster and "
+                + formatSeconds(impact.faulted.stepTimeS) + " with the faults ("
+                + describeChange(impact.healthy.stepTimeS, impact.faulted.stepTimeS, "step time")
+                + ")."));
+    else if (!impact.healthy.ok)
+        s.blocks.push_back(reviewParagraph("The layout has " + count
+                                           + "; the healthy cluster cannot be priced: "
+                                           + plainText(impact.healthy.error)));
+    s.blocks.push_back(reviewTable({"Fault", "Effect", "Elements", "GPUs touched"},
+                                   {false, false, true, true},
+                                   std::move(faults)));
+    if (!impact.rerouted.empty()) {
+        ReviewBlock b;
+        b.kind = ReviewBlock::Kind::Bullets;
+        for (const std::string &r : impact.rerouted)
+            b.items.push_back(plainText(r));
+        b.text = "Rerouted around what is down:";
+        s.blocks.push_back(reviewParagraph(b.text));
+        b.text.clear();
+        s.blocks.push_back(std::move(b));
+    }
+    if (!impact.healthy.ok)
+        return s;
+    std::vector<std::vector<std::string>> metrics;
+    for (const ImpactMetric &m : impact.metrics)
+        metrics.push_back({m.key, metricText(m), describeChange(m.before, m.after, "")});
+    s.blocks.push_back(reviewTable({"Quantity", "Healthy -> with the faults", "Change"},
+                                   {false, true, true},
+                                   std::move(metrics)));
+    std::vector<std::vector<std::string>> breakdown;
+    for (const BreakdownChange &b : impact.breakdown)
+        if (b.before != 0 || b.after != 0)
+            breakdown.push_back({b.dim,
+                                 formatSeconds(b.before),
+                                 formatSeconds(b.after),
+                                 (b.after >= b.before ? "+" : "-")
+                                         + formatSeconds(std::fabs(b.after - b.before))});
+    s.blocks.push_back(reviewTable({"Part", "Healthy exposed", "With the faults", "Change"},
+                                   {false, true, true, true},
+                                   std::move(breakdown),
+                                   "The step breakdown, healthy and with the faults."));
+    if (!impact.links.empty()) {
+        std::vector<std::vector<std::string>> links;
+        for (const LinkChange &c : impact.links)
+            links.push_back({plainText(t.linkName(c.link)),
+                             percent(c.utilizationA),
+                             percent(c.utilizationB),
+                             bytesText(c.bytesA),
+                             bytesText(c.bytesB)});
+        s.blocks.push_back(
+                reviewTable({"Link",
+                             "Healthy utilization",
+                             "With the faults",
+                             "Healthy bytes",
+                             "With the faults"},
+                            {false, true, true, true, true},
+                            std::move(links),
+                            "Where the detoured traffic went: the links whose load changed most."));
+    }
+    if (impact.recovery) {
+        const Recovery &r = *impact.recovery;
+        s.blocks.push_back(reviewParagraph(
+                "Recovery: " + plainText(r.summary) + ". Step " + formatSeconds(r.stepTimeS) + ", "
+                + formatNumber(100 * r.recovered, 3)
+                + "% of the lost throughput back; price: " + plainText(r.price) + "."));
+    } else if (!impact.recoveryNote.empty()) {
+        s.blocks.push_back(reviewParagraph("Recovery: " + plainText(impact.recoveryNote)));
+    }
+    return s;
+}
+
 Json sweepJson(const SweepResult &sweep, std::size_t top)
 {
     Json j;

@@ -6,6 +6,7 @@
 #include "base/jsoncursor.h"
 #include "faults/faultimpact.h"
 #include "faults/faultsweep.h"
+#include "report/reviewreport.h"
 #include "topology/topology.h"
 
 #include <iosfwd>
@@ -15,6 +16,12 @@ namespace railyard::engine {
 // {faults, rerouted, metrics, breakdown_s, links_changed, recovery}: see README, "Failures".
 Json faultImpactJson(const FaultImpact &impact, const Topology &faulted);
 void writeFaultImpactText(std::ostream &out, const FaultImpact &impact, const Topology &faulted);
+
+// The design review's "Faults" section (report/reviewreport.h): each fault and what it does to
+// its element (down, degraded to a share of its rate, a GPU running slow), what was rerouted,
+// the key numbers healthy and with the faults, the step breakdown's change, the links that now
+// carry more, and the recovery. Text from the layout is plain (plainText), as the report holds.
+ReviewSection faultReviewSection(const FaultImpact &impact, const Topology &faulted);
 
 // {what_if, baseline_step_time_s, candidates, priced, symmetry, elapsed_s, ranked (the `top`
 // costliest)}.

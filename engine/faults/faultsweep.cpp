@@ -1,6 +1,7 @@
 #include "faults/faultsweep.h"
 
 #include "base/inputerror.h"
+#include "faults/railsymmetry.h"
 #include "layout/parallel.h"
 #include "step/evaluate.h"
 
@@ -65,6 +66,10 @@ std::vector<int> spineClasses(const Topology &t)
     return rep;
 }
 
+constexpr const char *kRailSymmetryWhy
+        = "each TP group is one whole server in the GPUs' order and the servers' rails are "
+          "alike, so swapping rails in every server maps the fabric and the job onto themselves";
+
 Fault deviceFault(const std::string &name)
 {
     Fault f;
@@ -99,6 +104,12 @@ SweepResult sweepFaults(const Layout &layout,
         out.baselineTokensPerS = e.tokensPerS;
     }
 
+    // Rails interchangeable for the fabric and the job (railsymmetry.h): leaves, NICs and
+    // their links priced once per scalable unit or server.
+    const RailSymmetry rails = kind == SweepKind::Leaves || kind == SweepKind::Nics
+                                               || kind == SweepKind::Links
+                                       ? railSymmetry(layout, base)
+                                       : RailSymmetry{};
     // The candidates, and for each the candidate whose price it takes (itself: priced).
     std::vector<SweepEntry> &entries = out.ranked;
     std::vector<int> rep;
@@ -110,13 +121,31 @@ SweepResult sweepFaults(const Layout &layout,
         entries.push_back(std::move(e));
     };
     switch (kind) {
-    case SweepKind::Leaves:
-        for (int l = 0; l < base.countOf(DeviceKind::Leaf); ++l)
-            if (!base.deviceDown(base.leafDevice(l)))
-                add(deviceFault(base.deviceName(base.leafDevice(l))),
-                    base.deviceName(base.leafDevice(l)),
-                    -1);
+    case SweepKind::Leaves: {
+        // With rail symmetry, one leaf per scalable unit (its first) is priced for the unit.
+        std::map<int, int> entryOfUnit;
+        int shared = 0;
+        for (int l = 0; l < base.countOf(DeviceKind::Leaf); ++l) {
+            const int device = base.leafDevice(l);
+            if (base.deviceDown(device))
+                continue;
+            int as = -1;
+            if (rails.holds) {
+                const int unit = base.devices()[static_cast<std::size_t>(device)].group;
+                if (const auto it = entryOfUnit.find(unit); it != entryOfUnit.end())
+                    as = it->second;
+                else
+                    entryOfUnit[unit] = static_cast<int>(entries.size());
+                shared += as >= 0;
+            }
+            add(deviceFault(base.deviceName(device)), base.deviceName(device), as);
+        }
+        if (shared > 0)
+            out.symmetry.push_back(std::to_string(shared) + " of " + std::to_string(entries.size())
+                                   + " leaves priced by rail symmetry: " + kRailSymmetryWhy
+                                   + "; one leaf per scalable unit is priced");
         break;
+    }
     case SweepKind::Spines: {
         const std::vector<int> classes = spineClasses(base);
         std::map<int, int> entryOfSpine;
@@ -143,17 +172,37 @@ SweepResult sweepFaults(const Layout &layout,
                                      "loads relabelled");
         break;
     }
-    case SweepKind::Nics:
-        for (int n = 0; n < base.nicCount(); ++n)
-            if (!base.deviceDown(base.nicDevice(n)))
-                add(deviceFault(base.deviceName(base.nicDevice(n))),
-                    base.deviceName(base.nicDevice(n)),
-                    -1);
+    case SweepKind::Nics: {
+        // With rail symmetry, one NIC per server (its first) is priced for the server.
+        std::map<int, int> entryOfServer;
+        int shared = 0;
+        for (int n = 0; n < base.nicCount(); ++n) {
+            const int device = base.nicDevice(n);
+            if (base.deviceDown(device))
+                continue;
+            int as = -1;
+            if (rails.holds) {
+                const int server = base.devices()[static_cast<std::size_t>(device)].node;
+                if (const auto it = entryOfServer.find(server); it != entryOfServer.end())
+                    as = it->second;
+                else
+                    entryOfServer[server] = static_cast<int>(entries.size());
+                shared += as >= 0;
+            }
+            add(deviceFault(base.deviceName(device)), base.deviceName(device), as);
+        }
+        if (shared > 0)
+            out.symmetry.push_back(std::to_string(shared) + " of " + std::to_string(entries.size())
+                                   + " NICs priced by rail symmetry: " + kRailSymmetryWhy
+                                   + "; one NIC per server is priced");
         break;
+    }
     case SweepKind::Links: {
         const std::vector<int> classes = spineClasses(base);
-        std::map<std::pair<int, int>, int> entryOfClass; // (leaf device, spine class)
-        int shared = 0;
+        // Leaf-spine links: (leaf device, spine class), or with rail symmetry (-1 - the leaf's
+        // unit, spine class); NICs' uplinks with rail symmetry: (-1 - server, -1).
+        std::map<std::pair<int, int>, int> entryOfClass;
+        int shared = 0, sharedByRails = 0;
         for (int l = 0; l < base.linkCount(); ++l) {
             const Link &k = base.links()[static_cast<std::size_t>(l)];
             if ((k.kind != LinkKind::Ib && k.kind != LinkKind::Ethernet) || k.down())
@@ -162,14 +211,21 @@ SweepResult sweepFaults(const Layout &layout,
             f.target = FaultTarget::Link;
             f.linkId = l;
             int as = -1;
+            const Device &a = base.devices()[static_cast<std::size_t>(k.a)];
             const Device &b = base.devices()[static_cast<std::size_t>(k.b)];
-            if (b.kind == DeviceKind::Spine) {
-                const std::pair<int, int> key{k.a, classes[static_cast<std::size_t>(b.index)]};
-                if (const auto it = entryOfClass.find(key); it != entryOfClass.end())
+            std::optional<std::pair<int, int>> key;
+            if (b.kind == DeviceKind::Spine)
+                key = std::pair{rails.holds && a.kind == DeviceKind::Leaf ? -1 - a.group : k.a,
+                                classes[static_cast<std::size_t>(b.index)]};
+            else if (rails.holds && a.kind == DeviceKind::Nic && b.kind == DeviceKind::Leaf)
+                key = std::pair{-1 - a.node, -1};
+            if (key) {
+                if (const auto it = entryOfClass.find(*key); it != entryOfClass.end())
                     as = it->second;
                 else
-                    entryOfClass[key] = static_cast<int>(entries.size());
-                shared += as >= 0;
+                    entryOfClass[*key] = static_cast<int>(entries.size());
+                if (as >= 0)
+                    ++(rails.holds ? sharedByRails : shared);
             }
             add(std::move(f), base.linkName(l), as);
         }
@@ -179,6 +235,14 @@ SweepResult sweepFaults(const Layout &layout,
                                      "a leaf's links to interchangeable "
                                      "spines (same leaves, lanes and "
                                      "rates) cost the same");
+        if (sharedByRails > 0)
+            out.symmetry.push_back(std::to_string(sharedByRails)
+                                   + " links priced by symmetry: a leaf's links to "
+                                     "interchangeable spines cost the same, and by rail "
+                                     "symmetry ("
+                                   + kRailSymmetryWhy
+                                   + ") so do those of the other leaves of its scalable unit, "
+                                     "and every NIC uplink of a server");
         break;
     }
     case SweepKind::Gpus: {

@@ -14,7 +14,14 @@
 // - GPUs (down): a GPU out drops its data-parallel replica (reformjob.h), and the re-formed job
 //   is the same whichever of the replica's GPUs was lost; one GPU per replica is priced (not
 //   where spare GPUs take the lost ranks instead: there each GPU's spare differs).
-// Leaves and NICs are priced one by one (their place in the job differs), on worker threads.
+// - Leaves and NICs (and their links), where the rails of every server are interchangeable
+//   for the fabric and the job (railsymmetry.h: each TP group one whole server with TP rank =
+//   the GPU's place in it, one NIC per GPU under its GPU's switch, switches and rails alike, no
+//   EP, no fault yet): swapping two GPUs of a switch, or two switches, in every server maps the
+//   fabric and the job onto themselves and one rail's failure onto another's. One leaf per
+//   scalable unit and one NIC per server are priced; the others equal them up to the order
+//   floating-point sums are taken in.
+// Everything else is priced one by one, on worker threads.
 
 #include "layout/layout.h"
 #include "topology/topology.h"

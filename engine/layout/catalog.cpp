@@ -85,8 +85,33 @@ GpuSpec readGpu(const JsonCursor &c)
     }
     g.attentionEfficiency = c.doubleOr("attention_efficiency", 0.5, 0.05, 1);
     g.memoryEfficiency = c.doubleOr("memory_efficiency", 0.8, 0.05, 1);
+    g.sustainedClock = c.doubleOr("sustained_clock", 1.0, 0.3, 1);
+    if (const auto kernels = c.find("attention_kernels")) {
+        kernels->requireObject();
+        for (const char *name : {"fa2", "fa3", "cudnn"})
+            if (const auto k = kernels->find(name)) {
+                k->requireObject();
+                AttentionKernelSpec a;
+                a.kernel = name;
+                a.forward = k->at("forward").toDouble(0.05, 1);
+                a.backward = k->at("backward").toDouble(0.05, 1);
+                g.attentionKernels.push_back(a);
+            }
+    }
     return g;
 }
+
+} // namespace
+
+const AttentionKernelSpec *GpuSpec::attentionKernel(const std::string &kernel) const
+{
+    for (const AttentionKernelSpec &a : attentionKernels)
+        if (a.kernel == kernel)
+            return &a;
+    return nullptr;
+}
+
+namespace {
 
 NicModel readNic(const JsonCursor &c)
 {
@@ -94,9 +119,14 @@ NicModel readNic(const JsonCursor &c)
     n.id = readId(c);
     n.name = c.stringOr("name", n.id);
     n.fabric = c.at("fabric").toChoice({"ib", "ethernet"});
+    n.transport = c.find("transport")
+                          ? c.at("transport").toChoice({"ib", "roce", "efa", "opa", "tcpxo"})
+                          : (n.fabric == "ib" ? "ib" : "roce");
     n.gbitPerS = rate(c.at("gbit_per_s"), 1e5, "Gb/s");
     n.efficiency = c.at("efficiency").toDouble(0.01, 1);
     n.latencyUs = c.doubleOr("latency_us", 1.0, 0, 1e4);
+    n.messageUs = c.doubleOr("message_us", 0, 0, 1e4);
+    n.multipath = c.boolOr("multipath", false);
     return n;
 }
 

@@ -17,6 +17,16 @@ struct NvlinkSpec
     double efficiency = 0; // NCCL's achieved fraction (H100: 18 x 20.6 / 450)
 };
 
+// What one flash-attention kernel reaches on a GPU (tests/data/kernels/attention.csv): the
+// fraction of the BF16 dense peak of its forward and its backward on long sequences, before the
+// per-tile costs that short sequences and causal masks add (ComputeModel).
+struct AttentionKernelSpec
+{
+    std::string kernel; // "fa2", "fa3", "cudnn"
+    double forward = 0;
+    double backward = 0;
+};
+
 struct GpuSpec
 {
     std::string id;
@@ -44,18 +54,34 @@ struct GpuSpec
     int sms = 132;
     double gemmEfficiencyBf16 = 0.75;
     double gemmEfficiencyFp8 = 0.6;
-    double attentionEfficiency = 0.5;
+    double attentionEfficiency = 0.5; // a flash kernel with no measured entry below
     double memoryEfficiency = 0.8;
+    // The SM clock a GPU holds through hours of training at its power limit, as a fraction of
+    // the clock its short kernel benchmarks ran at (the efficiencies above): tensor-core work
+    // runs that much slower in training; HBM's clock does not drop.
+    double sustainedClock = 1.0;
+    std::vector<AttentionKernelSpec> attentionKernels; // measured kernels
+    // The entry for `kernel` ("fa2", "fa3", "cudnn"); nullptr when none was measured.
+    const AttentionKernelSpec *attentionKernel(const std::string &kernel) const;
 };
 
+// A NIC as NCCL drives it. `fabric` picks the switches; `transport` is the protocol NCCL's
+// network plugin speaks, which sets what each network message costs beyond the wire.
 struct NicModel
 {
     std::string id;
     std::string name;
-    std::string fabric; // "ib" or "ethernet"
+    std::string fabric;    // "ib" or "ethernet": the switch family
+    std::string transport; // "ib", "roce", "efa", "opa", "tcpxo"
     double gbitPerS = 0;
-    double efficiency = 0;
-    double latencyUs = 0;
+    double efficiency = 0; // achieved fraction of the line rate on large messages
+    double latencyUs = 0;  // the NIC's own latency (the link's, shown on the canvas)
+    // What one network message (an NCCL step) costs beyond NCCL's own InfiniBand-calibrated
+    // tuning model: the transport's host path (libfabric and SRD for EFA, the receive daemon of
+    // GPUDirect-TCPXO). 0 for InfiniBand and RoCE, which that model describes.
+    double messageUs = 0;
+    // Packets of one flow sprayed over every path (EFA's SRD): no ECMP collisions.
+    bool multipath = false;
     double gbPerS() const { return gbitPerS / 8.0; }
 };
 

@@ -72,7 +72,28 @@ const char *toString(Recompute r)
 
 const char *toString(AttentionKernel a)
 {
-    return a == AttentionKernel::Materialized ? "materialized" : "flash";
+    switch (a) {
+    case AttentionKernel::Flash: return "flash";
+    case AttentionKernel::Materialized: return "materialized";
+    case AttentionKernel::FlashAttention2: return "fa2";
+    case AttentionKernel::FlashAttention3: return "fa3";
+    case AttentionKernel::Cudnn: return "cudnn";
+    }
+    return "flash";
+}
+
+bool attentionKernelFromString(const std::string &name, AttentionKernel &out)
+{
+    for (AttentionKernel a : {AttentionKernel::Flash,
+                              AttentionKernel::Materialized,
+                              AttentionKernel::FlashAttention2,
+                              AttentionKernel::FlashAttention3,
+                              AttentionKernel::Cudnn})
+        if (name == toString(a)) {
+            out = a;
+            return true;
+        }
+    return false;
 }
 
 const char *toString(MoeDispatcher d)

@@ -50,9 +50,12 @@ enum class Precision { Bf16, Fp8, Fp4 };
 // Inference", developer.nvidia.com/blog, 2025).
 double bytesPerValue(Precision p);
 enum class Recompute { None, Selective, Full };
-// Flash attention (fused, never stores the s x s scores), or the scores materialized in HBM
-// (Megatron before FlashAttention, 2021-2022).
-enum class AttentionKernel { Flash, Materialized };
+// The attention kernel. Flash kernels are fused and never store the s x s scores: FlashAttention-2
+// (Dao 2023, Ampere and later), FlashAttention-3 (Shah et al. 2024, Hopper), cuDNN's fused flash
+// attention (what Transformer Engine runs on Hopper and Blackwell). `Flash` is the software
+// stack's own choice for the GPU (StackProfile::flashKernel). `Materialized`: the scores written
+// to HBM (Megatron and DeepSpeed before FlashAttention, 2021-2022).
+enum class AttentionKernel { Flash, Materialized, FlashAttention2, FlashAttention3, Cudnn };
 // How MoE tokens reach their experts: NCCL all-to-all (one copy per routed expert), or a
 // dispatcher that sends each token once per destination node and forwards it over NVLink
 // (DeepEP, HybridEP).
@@ -61,7 +64,9 @@ enum class MoeDispatcher { AllToAll, DeepEP };
 const char *toString(FabricKind kind);
 const char *toString(Precision p);
 const char *toString(Recompute r);
-const char *toString(AttentionKernel a);
+const char *toString(AttentionKernel a); // "flash", "materialized", "fa2", "fa3", "cudnn"
+// The kernel named `name` (a toString value); false when none is.
+bool attentionKernelFromString(const std::string &name, AttentionKernel &out);
 const char *toString(MoeDispatcher d);
 std::optional<Precision> precisionFromString(const std::string &s);
 
@@ -151,6 +156,10 @@ struct TrainingConfig
     Recompute recompute = Recompute::Selective;
     AttentionKernel attention = AttentionKernel::Flash;
     MoeDispatcher moeDispatcher = MoeDispatcher::AllToAll;
+    // Megatron's --moe-router-force-load-balancing (benchmark runs: every expert gets its
+    // share); false: dropless routing, whose busiest expert-parallel rank gets more than its
+    // share (StackProfile::moeDroplessImbalance).
+    bool moeForceBalance = false;
     OptimizerConfig optimizer;
     OverlapConfig overlap;
     bool operator==(const TrainingConfig &) const = default;

@@ -243,9 +243,9 @@ TrainingConfig readTraining(const JsonCursor &c)
                                     : Recompute::Selective;
     }
     if (const auto a = c.find("attention"))
-        t.attention = a->toChoice({"flash", "materialized"}) == "materialized"
-                              ? AttentionKernel::Materialized
-                              : AttentionKernel::Flash;
+        attentionKernelFromString(a->toChoice({"flash", "materialized", "fa2", "fa3", "cudnn"}),
+                                  t.attention);
+    t.moeForceBalance = c.boolOr("moe_force_balance", t.moeForceBalance);
     if (const auto d = c.find("moe_dispatcher"))
         t.moeDispatcher = d->toChoice({"alltoall", "deepep"}) == "deepep" ? MoeDispatcher::DeepEP
                                                                           : MoeDispatcher::AllToAll;

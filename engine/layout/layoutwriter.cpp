@@ -53,6 +53,10 @@ void writeTraining(Json &tj, const TrainingConfig &t)
     tj["recompute"] = toString(t.recompute);
     tj["attention"] = toString(t.attention);
     tj["moe_dispatcher"] = toString(t.moeDispatcher);
+    if (t.moeForceBalance)
+        tj["moe_force_balance"] = true;
+    else
+        tj.erase("moe_force_balance");
     Json &opt = child(tj, "optimizer");
     opt["distributed"] = t.optimizer.distributed;
     opt["zero_stage"] = t.optimizer.zeroStage;

@@ -26,6 +26,7 @@ std::vector<StackProfile> buildStacks()
         p.attention = AttentionKernel::Materialized;
         p.overlap = overlap(false, false, false, false);
         p.dpBucketParams = 0;
+        p.streamK = false; // CUDA 11 cuBLAS (PyTorch 1.8-1.11)
         s.push_back(p);
     }
     {
@@ -38,6 +39,7 @@ std::vector<StackProfile> buildStacks()
         p.overlap = overlap(false, false, false, false);
         p.gradReduceFp32 = true; // Megatron-LM's default for BF16 since 2021
         p.dpBucketParams = 0;
+        p.streamK = false; // CUDA 11 cuBLAS (PyTorch 1.8-1.11)
         s.push_back(p);
     }
     {
@@ -55,6 +57,7 @@ std::vector<StackProfile> buildStacks()
         // of gathered bytes per GPU, a tenth of what NVLink carries.
         p.zeroCollectiveGBps = 21;
         p.zeroRegatherForRecompute = true;
+        p.streamK = false; // CUDA 11 cuBLAS (PyTorch 1.8-1.11)
         s.push_back(p);
     }
     {
@@ -67,10 +70,20 @@ std::vector<StackProfile> buildStacks()
                         "user guide recommends";
         p.overlap = overlap(true, true, true, false);
         p.gradReduceFp32 = true;
+        // Transformer Engine's DotProductAttention prefers cuDNN's fused attention on sm90 and
+        // later and flash-attn (FlashAttention-2) on sm80 (TE 1.4 attention.py: "Select
+        // FusedAttention on sm90 and FlashAttention on others for performance"; TE docs
+        // examples/attention/attention.ipynb, section 2).
+        p.flashAmpere = AttentionKernel::FlashAttention2;
+        p.flashHopperPlus = AttentionKernel::Cudnn;
         // Megatron-FSDP's recommended configuration (docs/discussions/megatron-fsdp-user-guide,
         // and its DeepSeek-V3 example script) adds --grad-reduce-in-bf16: every micro-batch
         // reduce-scatters its gradients, so their type sets most of FSDP's traffic.
         p.fsdpGradReduceFp32 = false;
+        // Dropless routing against --moe-router-force-load-balancing on the same Qwen3-235B
+        // runs (yanring/Megatron-MoE-ModelZoo best_practice/qwen3/readme.md, "Long Context"):
+        // chosen so the engine gives their four throughput ratios (tst_throughput).
+        p.moeDroplessImbalance = 1.95;
         s.push_back(p);
     }
     {
@@ -82,16 +95,70 @@ std::vector<StackProfile> buildStacks()
                         "per parameter)";
         p.overlap = overlap(true, true, true, false);
         p.optimizerBytesPerParam = 8;
+        p.flashAmpere = AttentionKernel::FlashAttention2;
+        p.flashHopperPlus = AttentionKernel::Cudnn;
+        // Dropless routing against --moe-router-force-load-balancing on the same Qwen3-235B
+        // runs (yanring/Megatron-MoE-ModelZoo best_practice/qwen3/readme.md, "Long Context"):
+        // chosen so the engine gives their four throughput ratios (tst_throughput).
+        p.moeDroplessImbalance = 1.95;
         s.push_back(p);
     }
     {
         StackProfile p;
         p.id = "torchtitan";
-        p.description = "torchtitan (PyTorch FSDP2 with TP/PP): flash attention (SDPA), one "
-                        "gather per transformer block, FP32 gradient reduction; not validated "
-                        "against measured runs";
+        p.description = "torchtitan (PyTorch FSDP2 with TP/PP): FlashAttention-2 through "
+                        "PyTorch's SDPA, PyTorch's own norms, one gather per transformer block, "
+                        "FP32 gradient reduction; not validated against measured runs";
         p.overlap = overlap(true, false, true, false);
         p.gradReduceFp32 = true;
+        // scaled_dot_product_attention's flash backend is FlashAttention-2's kernels
+        // (torch.nn.attention.SDPBackend.FLASH_ATTENTION, first in PyTorch's priority).
+        p.flashAmpere = AttentionKernel::FlashAttention2;
+        p.flashHopperPlus = AttentionKernel::FlashAttention2;
+        // torch.nn.RMSNorm (eager or compiled) against cuDNN's on H200, GB200 and GB300 at
+        // training shapes: median 0.8 of the bandwidth forward, 0.45 backward
+        // (NVIDIA/cudnn-frontend benchmark/norms/results, the pytorch and torch_compile rows).
+        p.elementwiseForward = 0.8;
+        p.elementwiseBackward = 0.45;
+        s.push_back(p);
+    }
+    {
+        StackProfile p;
+        p.id = "composer";
+        p.description = "MosaicML Composer with llm-foundry (PyTorch FSDP1, FULL_SHARD): "
+                        "FlashAttention-2, PyTorch's own norms, one FSDP unit per block, "
+                        "BACKWARD_POST prefetch (backward gathers wait), gradients reduced in "
+                        "BF16 (mixed_precision PURE); not validated against measured runs";
+        p.overlap = overlap(true, false, false, false);
+        // llm-foundry's yamls (scripts/train/yamls/pretrain/mpt-7b.yaml: fsdp_config
+        // mixed_precision PURE, i.e. parameters, gradients and buffers in BF16).
+        p.gradReduceFp32 = false;
+        // attn_impl: flash runs the flash-attn package (FlashAttention-2).
+        p.flashAmpere = AttentionKernel::FlashAttention2;
+        p.flashHopperPlus = AttentionKernel::FlashAttention2;
+        p.elementwiseForward = 0.8; // PyTorch's own norms (see torchtitan)
+        p.elementwiseBackward = 0.45;
+        // Composer's FSDPConfig defaults (composer/utils/parallelism.py): backward_prefetch
+        // BACKWARD_POST, forward_prefetch False with limit_all_gathers True (the forward's next
+        // gather is issued as the CPU runs ahead of the GPU, so it still overlaps).
+        p.zeroBackwardPrefetch = false;
+        s.push_back(p);
+    }
+    {
+        StackProfile p;
+        p.id = "deepspeed";
+        p.description = "DeepSpeed ZeRO (0.14 and later) under Hugging Face Transformers: "
+                        "FlashAttention-2 (attn_implementation flash_attention_2), PyTorch's own "
+                        "norms, ZeRO-3 gathers per submodule with prefetch and overlapped "
+                        "reduce-scatters; recomputation gathers again; not validated against "
+                        "measured runs";
+        p.overlap = overlap(true, false, false, false);
+        p.flashAmpere = AttentionKernel::FlashAttention2;
+        p.flashHopperPlus = AttentionKernel::FlashAttention2;
+        p.elementwiseForward = 0.8;
+        p.elementwiseBackward = 0.45;
+        p.zeroGatherParams = -1; // submodule by submodule
+        p.zeroRegatherForRecompute = true;
         s.push_back(p);
     }
     return s;
@@ -110,7 +177,8 @@ const StackProfile &genericStack()
     static const StackProfile generic = [] {
         StackProfile p;
         p.id = "";
-        p.description = "generic: flash attention, data-parallel and pipeline overlap on, TP "
+        p.description = "generic: flash attention (FlashAttention-2 on Ampere, cuDNN's on "
+                        "Hopper and Blackwell), data-parallel and pipeline overlap on, TP "
                         "overlap off";
         return p;
     }();
@@ -141,6 +209,19 @@ void applyStackDefaults(TrainingConfig &t, const StackProfile &p)
     t.attention = p.attention;
     t.overlap = p.overlap;
     t.optimizer.gradReduceFp32 = stackGradReduceFp32(p, t.optimizer.fsdp);
+}
+
+AttentionKernel resolveAttention(const StackProfile &stack,
+                                 AttentionKernel requested,
+                                 const std::string &architecture)
+{
+    const bool hopperPlus = architecture == "hopper" || architecture == "blackwell";
+    const AttentionKernel flash = hopperPlus ? stack.flashHopperPlus : stack.flashAmpere;
+    if (requested == AttentionKernel::Flash)
+        return flash;
+    if (requested == AttentionKernel::FlashAttention3 && architecture != "hopper")
+        return flash;
+    return requested;
 }
 
 bool stackGradReduceFp32(const StackProfile &p, bool fsdp)

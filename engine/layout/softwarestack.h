@@ -24,21 +24,39 @@ struct StackProfile
     // recommend another); unset: as gradReduceFp32.
     std::optional<bool> fsdpGradReduceFp32;
     // Engine constants.
-    // Achieved fraction of the catalog's GEMM and attention efficiency (the catalog's values
-    // are for current cuBLAS/cuDNN/Transformer Engine kernels).
-    double kernelEfficiency = 1.0;
+    // The kernel `attention: flash` runs: `flashAmpere` on Ampere, `flashHopperPlus` on Hopper
+    // and Blackwell (Transformer Engine prefers cuDNN's there, PyTorch's SDPA runs
+    // FlashAttention-2).
+    AttentionKernel flashAmpere = AttentionKernel::FlashAttention2;
+    AttentionKernel flashHopperPlus = AttentionKernel::Cudnn;
+    // Element-wise kernels (norms, activations, residual adds) against the fused ones the
+    // catalog's memory efficiency is measured on (Transformer Engine / cuDNN: 1); PyTorch's own
+    // RMSNorm runs at about 0.8 of cuDNN's bandwidth forward and 0.45 backward.
+    double elementwiseForward = 1.0;
+    double elementwiseBackward = 1.0;
     // Optimizer state per parameter, bytes: FP32 master weights and Adam's two moments (12),
     // less where the stack keeps them in 16 bits.
     double optimizerBytesPerParam = 12;
     // Parameters per data-parallel gradient bucket: each bucket is one collective, paying
     // the collective's latency once.
     double dpBucketParams = 40e6;
+    // cuBLAS splits a GEMM's last partial wave along K over the idle SMs (stream-K: Osama et
+    // al., PPoPP 2023, arXiv 2301.03598; in CUTLASS from 2.11, November 2022); false: the
+    // CUDA 11 libraries of 2021-2022 stacks, whose partial waves idle SMs.
+    bool streamK = true;
+    // Dropless MoE routing (no forced balance): the busiest expert-parallel rank's share of
+    // the routed tokens against the mean, which its expert GEMMs run on.
+    double moeDroplessImbalance = 1.0;
     // ZeRO-3 / FSDP: parameters fetched per all-gather (and reduced per reduce-scatter); 0 =
     // one transformer layer per collective (FSDP wrapping each block).
     double zeroGatherParams = 0;
     // ZeRO-3 / FSDP: the gathers are prefetched and the reduce-scatters run asynchronously, so
     // they hide behind the compute of the same micro-batch; false: each collective waits.
     bool zeroPrefetch = true;
+    // ZeRO-3 / FSDP: the backward's gathers are prefetched too; false: a unit's parameters are
+    // requested only after the next unit's gradients are computed (PyTorch FSDP1's
+    // BACKWARD_POST), so each backward gather waits.
+    bool zeroBackwardPrefetch = true;
     // ZeRO-3 / FSDP: the most bytes per second one GPU's parameter gathers and gradient
     // reduce-scatters move, whatever the links (0: the links alone bound them). DeepSpeed's
     // 2021 partitioned collectives went through per-rank tensor lists, flattened and copied
@@ -60,6 +78,12 @@ std::string stackList(); // "megatron-2021, megatron-2022, ..." for messages
 // Sets the layout defaults that `stack` implies (attention, overlap, gradient type). The
 // gradient type depends on training.optimizer.fsdp: set that first.
 void applyStackDefaults(TrainingConfig &training, const StackProfile &stack);
+// The kernel the stack runs for `requested` on a GPU of `architecture`: Flash becomes the
+// stack's flash kernel; an explicit kernel stays, except FlashAttention-3 (Hopper only), which
+// becomes the stack's flash kernel elsewhere.
+AttentionKernel resolveAttention(const StackProfile &stack,
+                                 AttentionKernel requested,
+                                 const std::string &architecture);
 // The gradient type `stack` reduces in, with or without FSDP.
 bool stackGradReduceFp32(const StackProfile &stack, bool fsdp);
 

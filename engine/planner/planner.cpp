@@ -244,6 +244,7 @@ struct PlanPricer::Impl
             shard.seqLen = t.seqLen;
             shard.recompute = c.recompute;
             shard.attention = t.attention;
+            shard.expertImbalance = t.moeForceBalance ? 1.0 : stack->moeDroplessImbalance;
             shard.tpOverlap = t.overlap.tp;
             Layers l;
             l.dense = layerTimes(m, false, shard, cm);
@@ -431,6 +432,7 @@ PlanPricer::PlanPricer(const Layout &layout, const Topology &topology)
                    + "\" (known: " + stackList() + ")";
         return;
     }
+    d->cm.setKernels(kernelChoice(*d->stack, layout.training.attention, topology.gpuSpec()));
     d->tokensPerStep = double(layout.training.globalBatch) * layout.training.seqLen;
     d->flopsPerStep = modelFlopsPerStep(d->m, d->tokensPerStep, layout.training.seqLen);
 }

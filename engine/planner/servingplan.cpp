@@ -1,6 +1,7 @@
 #include "planner/servingplan.h"
 
 #include "layout/transformer.h"
+#include "serving/servingcache.h"
 #include "serving/servingevaluate.h"
 
 #include <algorithm>
@@ -86,6 +87,11 @@ ServingPlanResult planServing(const Layout &layout,
     ServingOptions numbersOnly;
     numbersOnly.linkLoads = false;
     numbersOnly.timeline = false;
+    ServingCache cache;
+    if (options.shareWork) {
+        numbersOnly.details = false;
+        numbersOnly.cache = &cache;
+    }
     Layout l = layout;
     l.mapping.clear();
     l.serving->requestRate.reset();

@@ -22,6 +22,10 @@ struct ServingPlanOptions
     std::optional<double> tpotLimitS; // drop configurations slower per output token
     bool disaggregation = true;       // also search separate prefill and decode pools
     int maxConcurrency = 1 << 16;     // the largest requests in flight per replica tried
+    // Price what configurations share once (servingcache.h: a pool's collectives, prefill and
+    // decode steps) and skip what they do not need (warnings, bands). false: every
+    // configuration evaluated from scratch, as `evaluate` would (the same front, slower).
+    bool shareWork = true;
 };
 
 // One priced configuration.

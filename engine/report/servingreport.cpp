@@ -7,6 +7,7 @@
 #include "report/reportformat.h"
 
 #include <algorithm>
+#include <cmath>
 #include <ostream>
 
 namespace railyard::engine {
@@ -195,8 +196,16 @@ void writeServingText(std::ostream &out,
     Buffered b(out);
     std::string &s = b.text();
     const auto ms = [](double x) { return formatSeconds(x); };
+    // The band as the range around the value (TPOT's is a factor: -38% / +62%).
     const auto band = [](const ServingBand &band) {
-        return " \u00b1" + formatNumber(100 * band.fraction, 2) + "%";
+        const double mid = 0.5 * (band.lowS + band.highS);
+        if (band.highS <= 0 || mid <= 0)
+            return std::string(" \u00b10%");
+        const double value = band.highS / (1 + band.fraction);
+        const double down = 1 - band.lowS / value, up = band.highS / value - 1;
+        if (std::abs(down - up) < 0.005)
+            return " \u00b1" + formatNumber(100 * up, 2) + "%";
+        return " -" + formatNumber(100 * down, 2) + "% / +" + formatNumber(100 * up, 2) + "%";
     };
     s += terminalText(shownTitle(o.title)) + "\n";
     s += "  serving           " + std::to_string(e.gpus) + " GPUs, "

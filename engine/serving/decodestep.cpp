@@ -49,10 +49,17 @@ StageWork stageWork(const ServingSetup &setup,
         if (n <= 0)
             return;
         if (slidingShare < 1)
-            w.work += servingLayerCost(m, isMoe, false, p, pass, cm, setup.kvPrecision)
+            w.work += servingLayerCost(m,
+                                       isMoe,
+                                       false,
+                                       p,
+                                       pass,
+                                       cm,
+                                       setup.precision,
+                                       setup.kvPrecision)
                               .scaled(n * (1 - slidingShare));
         if (slidingShare > 0)
-            w.work += servingLayerCost(m, isMoe, true, p, pass, cm, setup.kvPrecision)
+            w.work += servingLayerCost(m, isMoe, true, p, pass, cm, setup.precision, setup.kvPrecision)
                               .scaled(n * slidingShare);
     };
     layers(false, dense);

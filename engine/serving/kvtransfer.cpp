@@ -136,6 +136,24 @@ KvTransfer planKvTransfer(const Topology &t,
             p.averageBytes = std::max(it->up, it->down);
         k.path.push_back(p);
     }
+    // A link's time at any rate grows with its seconds per transfer and its load per
+    // request/s: one no better on both than another is never the slowest.
+    for (const KvTransfer::PathLink &p : k.path) {
+        if (p.rate <= 0)
+            continue;
+        const double a = p.bytes / p.rate, c = p.averageBytes / p.rate;
+        bool dominated = false;
+        for (const KvTransfer::PathLink &q : k.path)
+            if (&q != &p && q.rate > 0) {
+                const double qa = q.bytes / q.rate, qc = q.averageBytes / q.rate;
+                if (qa >= a && qc >= c && (qa > a || qc > c || &q < &p)) {
+                    dominated = true;
+                    break;
+                }
+            }
+        if (!dominated)
+            k.slowest.push_back(p);
+    }
     // A send's latency: NCCL's point-to-point model between the first flow's GPUs.
     if (!flows.empty()) {
         std::vector<Flow> rep;
@@ -154,7 +172,7 @@ KvTransfer planKvTransfer(const Topology &t,
 double KvTransfer::timeS(double rate) const
 {
     double worst = 0;
-    for (const PathLink &p : path) {
+    for (const PathLink &p : slowest) {
         if (p.rate <= 0)
             continue;
         const double load = std::min(0.95, rate * p.averageBytes / p.rate);

@@ -35,6 +35,9 @@ struct KvTransfer
         double averageBytes = 0; // per request, over all pairs
     };
     std::vector<PathLink> path;
+    // Of `path`, the links that can be the slowest at some request rate (no other link has both
+    // more seconds per transfer and more load per request/s): what timeS() looks at.
+    std::vector<PathLink> slowest;
 
     bool empty() const { return flows == 0; }
     // Seconds for one request's transfer when `requestsPerS` requests transfer every second

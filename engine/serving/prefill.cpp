@@ -61,10 +61,24 @@ PassCost prefillRequest(const ServingSetup &setup,
                 if (k <= 0)
                     return;
                 if (slidingShare < 1)
-                    work += servingLayerCost(m, moe, false, p, pass, cm, setup.kvPrecision)
+                    work += servingLayerCost(m,
+                                             moe,
+                                             false,
+                                             p,
+                                             pass,
+                                             cm,
+                                             setup.precision,
+                                             setup.kvPrecision)
                                     .scaled(k * (1 - slidingShare));
                 if (slidingShare > 0)
-                    work += servingLayerCost(m, moe, true, p, pass, cm, setup.kvPrecision)
+                    work += servingLayerCost(m,
+                                             moe,
+                                             true,
+                                             p,
+                                             pass,
+                                             cm,
+                                             setup.precision,
+                                             setup.kvPrecision)
                                     .scaled(k * slidingShare);
             };
             layers(false, s.dense);

@@ -11,9 +11,10 @@ const std::vector<PartError> &servingPartErrors()
     static const std::vector<PartError> table = {
             {ServingPart::Compute,
              "compute-bound GEMMs",
-             0.10,
-             4,
-             "cuBLAS BF16 GEMMs on H100 (tests/data/kernels/gemm.csv)"},
+             0.21,
+             20,
+             "BF16, FP8 and MXFP8 GEMM benchmarks on A100, H100, H200, B200 and GB200 at the "
+             "benchmarks' clock, as inference runs them (tests/data/kernels/gemm.csv)"},
             {ServingPart::WeightsRead,
              "weights read from HBM",
              0.05,
@@ -22,9 +23,10 @@ const std::vector<PartError> &servingPartErrors()
              "(tests/data/serving-parts/hbm.csv)"},
             {ServingPart::PrefillAttention,
              "prefill attention",
-             0.21,
-             6,
-             "FlashAttention-3 forward on H100 (tests/data/kernels/attention.csv)"},
+             0.20,
+             60,
+             "FlashAttention-2/3 and cuDNN forward on A100, H100, H200, GB200 and GB300, each "
+             "row's own kernel (tests/data/kernels/attention.csv)"},
             {ServingPart::DecodeAttention,
              "decode attention (KV cache reads)",
              0.48,

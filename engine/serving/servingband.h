@@ -13,6 +13,14 @@
 
 namespace railyard::engine {
 
+// The band on a serving deployment's rates (output tokens/s per GPU, input tokens/s per GPU,
+// tokens/s per user, hence TPOT): the measured rate lies within the modelled one divided or
+// multiplied by 1 + kServingRunsBand for kServingRunsBandCoverage of the published runs of the
+// fitted families (tests/data/serving/runs.txt T, P, S; tst_servingruns derives it and checks
+// it leave-one-family-out and on the held-out families L, G, V, D).
+inline constexpr double kServingRunsBandCoverage = 0.8;
+inline constexpr double kServingRunsBand = 0.62;
+
 enum class ServingPart {
     Compute,
     WeightsRead,

@@ -82,21 +82,8 @@ CollectivePricer build(const Topology &t,
         if (p.curve.algorithm[static_cast<std::size_t>(i)] == Algorithm::Direct)
             p.directIndex = i;
     p.deepEp = deepEp && op == CollectiveOp::AllToAll && p.directIndex >= 0;
-    if (p.deepEp) {
-        p.deepEpLatencyS = kDeepEpLatencyS;
-        if (widest.domains == 1) {
-            // Inside one NVLink domain: the fastest direct-send candidate's latency, less the
-            // host launch NCCL's model adds.
-            double best = std::numeric_limits<double>::infinity();
-            for (int i = 0; i < p.curve.candidates; ++i) {
-                const CollectiveCandidate &c = p.curve.candidate[static_cast<std::size_t>(i)];
-                if (c.algorithm == Algorithm::Direct)
-                    best = std::min(best, c.latencyS - ncclLaunchOverheadS());
-            }
-            if (std::isfinite(best))
-                p.deepEpLatencyS = best;
-        }
-    }
+    if (p.deepEp)
+        p.deepEpLatencyS = widest.domains == 1 ? kDeepEpNvlinkLatencyS : kDeepEpLatencyS;
     p.oneShot = op == CollectiveOp::AllReduce && stack.customAllReduceMaxBytes > 0
                 && p.n <= stack.customAllReduceMaxRanks && widest.domains == 1 && !widest.pcieOnly;
     if (p.oneShot) {

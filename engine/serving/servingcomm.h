@@ -33,10 +33,15 @@ inline constexpr double kOneShotLatencyS = 6.0e-6;
 // DeepEP's V1 table (docs/legacy.md, "Low-latency kernels with pure RDMA": H800, CX7 400 Gb/s,
 // 128 tokens, hidden 7168, top-8) gives 118-194 us for dispatch at EP 16-256; at the NIC's
 // achieved 46 GB/s the bytes take 83-165 us: about 30 us more. tst_servingparts checks every row.
-// The latency is RDMA's (GPU-initiated sends, completion flags over the network): an EP group
-// inside one NVLink domain stores to its peers over NVLink and pays NCCL's NVLink point-to-point
-// latency instead.
+// The latency is RDMA's (GPU-initiated sends, completion flags over the network).
 inline constexpr double kDeepEpLatencyS = 30e-6;
+// Inside one NVLink domain the low-latency kernels store to their peers over NVLink; what a
+// dispatch or combine of one token per rank takes there is the kernels' own floor (per-expert
+// counts and flags exchanged, every rank waiting for every other): the median of the 32 one-token
+// rows of tests/data/serving/alltoall-ep.csv, DeepEP low latency on one H100 (12.2-16.3 us), H200
+// (11.9-12.6) and B200 (22.1) server and TensorRT-LLM's NVLink all-to-all on GB200 at EP 2-64
+// (10.7-68.6), AIConfigurator @ 095f58a5. tst_servingparts checks every row.
+inline constexpr double kDeepEpNvlinkLatencyS = 13.3e-6;
 
 enum class CollectiveMethod { None, Nccl, OneShot, TwoShot, DeepEP };
 const char *toString(CollectiveMethod m); // "nccl", "one-shot", "two-shot", "deepep"

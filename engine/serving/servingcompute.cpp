@@ -51,8 +51,11 @@ void attentionProjections(const ModelDims &m,
                           const ServingPoolShape &p,
                           const PassShape &s,
                           const ComputeModel &cm,
+                          bool low,
                           LayerCost &c)
 {
+    // The projections' GEMMs, at the attention's precision.
+    const auto project = [&](double rows, double n, double k) { addGemm(c, cm, rows, n, k, low); };
     const double h = m.hidden;
     const double T = s.tokens;
     const double heads = double(m.heads) / p.attentionTp();
@@ -60,27 +63,27 @@ void attentionProjections(const ModelDims &m,
     if (m.isMla()) {
         const double qkDim = m.headDim + m.qkRopeDim;
         if (m.qLoraRank > 0) {
-            addGemm(c, cm, T, m.qLoraRank, h);
-            addGemm(c, cm, T, heads * qkDim, m.qLoraRank);
+            project(T, m.qLoraRank, h);
+            project(T, heads * qkDim, m.qLoraRank);
         } else {
-            addGemm(c, cm, T, heads * qkDim, h);
+            project(T, heads * qkDim, h);
         }
-        addGemm(c, cm, T, m.kvLoraRank + m.qkRopeDim, h);
+        project(T, m.kvLoraRank + m.qkRopeDim, h);
         if (s.decode) {
             // Absorbed (weights of kv_b folded into the query and the output): the latent is
             // attended directly, never decompressed.
-            addGemm(c, cm, T, heads * m.kvLoraRank, m.headDim);
-            addGemm(c, cm, T, heads * vDim, m.kvLoraRank);
+            project(T, heads * m.kvLoraRank, m.headDim);
+            project(T, heads * vDim, m.kvLoraRank);
         } else {
             // Prefill decompresses K and V of the chunk and of the cached prefix it attends.
-            addGemm(c, cm, T + s.prefixTokens, heads * (m.headDim + vDim), m.kvLoraRank);
+            project(T + s.prefixTokens, heads * (m.headDim + vDim), m.kvLoraRank);
         }
-        addGemm(c, cm, T, h, heads * vDim);
+        project(T, h, heads * vDim);
         return;
     }
     const double kvHeads = std::max(1.0, std::ceil(double(m.kvHeads) / p.attentionTp()));
-    addGemm(c, cm, T, (heads + 2.0 * kvHeads) * m.headDim, h);
-    addGemm(c, cm, T, h, heads * m.headDim);
+    project(T, (heads + 2.0 * kvHeads) * m.headDim, h);
+    project(T, h, heads * m.headDim);
 }
 
 void coreAttention(const ModelDims &m,
@@ -94,6 +97,7 @@ void coreAttention(const ModelDims &m,
     const double heads = double(m.heads) / p.attentionTp();
     const double perToken = kvBytesPerTokenPerLayer(m, p.attentionTp(), kv);
     double flops = 0, bytes = 0;
+    double keys = 0; // keys each query tile sweeps
     if (s.decode) {
         const double context = sliding ? s.contextSliding : s.context;
         const double queries = s.requests > 0 ? s.tokens / s.requests : 0;
@@ -102,16 +106,18 @@ void coreAttention(const ModelDims &m,
         const double perKey = m.isMla() ? 2.0 * (2.0 * m.kvLoraRank + m.qkRopeDim)
                                         : 2.0 * (m.headDim + m.valueHeadDim());
         flops = s.requests * queries * context * heads * perKey;
+        keys = context;
         bytes = s.requests * context * perToken;
     } else {
         const double pairs = sliding ? s.keyPairsSliding : s.keyPairs;
         flops = 2.0 * heads * pairs * (m.headDim + m.qkRopeDim + m.valueHeadDim());
+        keys = s.tokens > 0 ? pairs / s.tokens : 0;
         bytes = s.prefixTokens * perToken;
     }
     if (flops <= 0 && bytes <= 0)
         return;
-    c.attention += std::max(cm.attentionForward(flops),
-                            cm.memory(bytes) + ComputeModel::kernelOverheadS());
+    c.attention += std::max(cm.attentionForward(flops, keys, !s.decode),
+                            cm.memory(bytes) + ComputeModel::kKernelLaunchS);
     c.kvBytes += bytes;
     ++c.kernels;
 }
@@ -149,9 +155,13 @@ void experts(const ModelDims &m,
         all.kernels = 2;
         c.expertCompute += all.compute + all.weightsRead;
         c += all;
-        // Permute the copies in and out, the activation.
-        c.compute += cm.memory(copies * h * 2.0 * 4.0 + copies * w * 2.0 * 3.0);
-        c.kernels += 4;
+        // The routing kernels around the grouped GEMMs: top-k selection, permuting the copies
+        // in (with their expert offsets), the activation, and un-permuting and weighting them
+        // out; each a kernel with its launch and tail even when it moves a few bytes.
+        constexpr int kRoutingKernels = 4;
+        c.compute += cm.memory(copies * h * 2.0 * 4.0 + copies * w * 2.0 * 3.0)
+                     + kRoutingKernels * ComputeModel::kKernelLaunchS;
+        c.kernels += kRoutingKernels;
     }
     if (m.sharedExperts > 0)
         mlp(m, double(m.expertFfn) * m.sharedExperts, p.mlpTp(), s.tokens, cm, c);
@@ -173,12 +183,13 @@ LayerCost servingLayerCost(const ModelDims &m,
                            const ServingPoolShape &p,
                            const PassShape &s,
                            const ComputeModel &cm,
+                           Precision weights,
                            Precision kv)
 {
     LayerCost c;
     if (s.tokens <= 0)
         return c;
-    attentionProjections(m, p, s, cm, c);
+    attentionProjections(m, p, s, cm, attentionPrecision(m, weights) == weights, c);
     coreAttention(m, sliding, p, s, cm, kv, c);
     if (moe)
         experts(m, p, s, cm, c);
@@ -188,7 +199,7 @@ LayerCost servingLayerCost(const ModelDims &m,
     // activation function, activation quantization: about ten passes over the hidden state.
     const double elementBytes = s.tokens * m.hidden * 2.0 * 10.0;
     constexpr int kElementKernels = 6;
-    c.compute += cm.memory(elementBytes) + kElementKernels * ComputeModel::kernelOverheadS();
+    c.compute += cm.memory(elementBytes) + kElementKernels * ComputeModel::kKernelLaunchS;
     c.kernels += kElementKernels;
     return c;
 }
@@ -205,7 +216,7 @@ LayerCost servingOutputCost(const ModelDims &m,
     // Final norm; softmax and sampling over the vocabulary shard in FP32.
     c.compute += cm.memory(tokens * m.hidden * 4.0
                            + tokens * double(m.vocab) / p.mlpTp() * 4.0 * 3.0)
-                 + 3 * ComputeModel::kernelOverheadS();
+                 + 3 * ComputeModel::kKernelLaunchS;
     c.kernels += 3;
     return c;
 }

@@ -43,13 +43,15 @@ struct LayerCost
     LayerCost scaled(double f) const;
 };
 
-// One layer (dense or MoE; sliding-window attention or full).
+// One layer (dense or MoE; sliding-window attention or full) of a model served at `weights`
+// precision (attentionPrecision() for its attention projections).
 LayerCost servingLayerCost(const ModelDims &model,
                            bool moe,
                            bool sliding,
                            const ServingPoolShape &pool,
                            const PassShape &pass,
                            const ComputeModel &compute,
+                           Precision weights,
                            Precision kvPrecision);
 // The output layer (vocab-parallel logits of `tokens` sampled positions, BF16) and sampling.
 LayerCost servingOutputCost(const ModelDims &model,

@@ -40,8 +40,10 @@ ServingEvaluation ServingModel::run()
         return std::move(m_result);
     solve();
     fillResult();
-    warnPlacement();
-    warnLoad();
+    if (m_options.details) {
+        warnPlacement();
+        warnLoad();
+    }
     if (m_options.linkLoads)
         fillLinks();
     if (m_options.timeline)
@@ -76,21 +78,31 @@ bool ServingModel::prepare()
 
     m_workspace.bind(m_topo);
     LinkTraffic &scratch = m_workspace.planning();
-    m_decodeGroups = poolGroups(m_layout, m_setup.decode);
-    m_decodeComm = priceComm(m_topo, m_decodeGroups, m_setup, m_setup.decode, scratch);
+    m_decodePool = pricePool(m_setup.decode, m_decodeGroups, m_decodeComm);
+    PricedPool *prefillPool = m_decodePool;
     if (m_setup.disaggregated) {
-        m_prefillGroups = poolGroups(m_layout, m_setup.prefill);
-        m_prefillComm = priceComm(m_topo, m_prefillGroups, m_setup, m_setup.prefill, scratch);
+        prefillPool = pricePool(m_setup.prefill, m_prefillGroups, m_prefillComm);
     } else {
         m_prefillGroups = m_decodeGroups;
         m_prefillComm = m_decodeComm;
     }
-    m_prefill = prefillRequest(m_setup,
-                               m_setup.prefill,
-                               m_prefillComm,
-                               *m_compute,
-                               c.inputTokens,
-                               m_setup.prefill.attentionDp);
+    const auto prefill = [&] {
+        return prefillRequest(m_setup,
+                              m_setup.prefill,
+                              m_prefillComm,
+                              *m_compute,
+                              c.inputTokens,
+                              m_setup.prefill.attentionDp);
+    };
+    if (prefillPool) {
+        if (!prefillPool->prefill || prefillPool->prefillTokens != c.inputTokens) {
+            prefillPool->prefill = prefill();
+            prefillPool->prefillTokens = c.inputTokens;
+        }
+        m_prefill = *prefillPool->prefill;
+    } else {
+        m_prefill = prefill();
+    }
     if (m_setup.disaggregated && c.phase == ServingPhase::Both)
         m_kv = planKvTransfer(m_topo,
                               m_setup,
@@ -99,6 +111,27 @@ bool ServingModel::prepare()
                               c.inputTokens,
                               scratch);
     return true;
+}
+
+PricedPool *ServingModel::pricePool(const ServingPoolShape &pool, PoolGroups &groups, PoolComm &comm)
+{
+    LinkTraffic &scratch = m_workspace.planning();
+    ServingCache *cache = m_options.cache;
+    if (!cache || !m_layout.mapping.empty()) {
+        groups = poolGroups(m_layout, pool);
+        comm = priceComm(m_topo, groups, m_setup, pool, scratch);
+        return nullptr;
+    }
+    PricedPool *priced = cache->find(pool);
+    if (!priced) {
+        PricedPool fresh;
+        fresh.groups = poolGroups(m_layout, pool);
+        fresh.comm = priceComm(m_topo, fresh.groups, m_setup, pool, scratch);
+        priced = &cache->insert(pool, std::move(fresh));
+    }
+    groups = priced->groups;
+    comm = priced->comm;
+    return priced;
 }
 
 bool ServingModel::checkMemory()
@@ -163,20 +196,35 @@ void ServingModel::solve()
     in.maxConcurrency = m_decodeMemory.maxConcurrency;
     in.concurrency = c.concurrency.value_or(0);
     in.requestRate = c.requestRate.value_or(0);
-    // Decode steps priced on a geometric grid of batches up to what the KV cache holds (and
-    // the concurrency asked for, when more), then interpolated.
-    constexpr int kGrid = 24;
+    // Decode steps priced on a grid of batches, a factor of 2^(1/4) apart from 1 (the same
+    // points whatever the top, so a plan's configurations share them: servingcache.h), up to
+    // what the KV cache holds (and the concurrency asked for, when more), then interpolated.
     const double top = std::max({1.0, double(m_decodeMemory.maxConcurrency), in.concurrency});
     m_gridBatch.clear();
     m_gridTime.clear();
-    for (int i = 0; i < kGrid; ++i) {
-        const double b = std::round(std::pow(top, double(i) / (kGrid - 1)) * 16.0) / 16.0;
-        if (!m_gridBatch.empty() && b <= m_gridBatch.back())
-            continue;
+    const auto price = [&](double b) {
         m_gridBatch.push_back(b);
-        m_gridTime.push_back(
-                decodeStep(m_setup, m_setup.decode, m_decodeComm, *m_compute, b, m_context).total());
+        const auto step = [&] {
+            return decodeStep(m_setup, m_setup.decode, m_decodeComm, *m_compute, b, m_context)
+                    .total();
+        };
+        if (m_decodePool) {
+            const auto [it, fresh] = m_decodePool->decodeStepS.try_emplace(b, 0.0);
+            if (fresh)
+                it->second = step();
+            m_gridTime.push_back(it->second);
+        } else {
+            m_gridTime.push_back(step());
+        }
+    };
+    const double last = std::round(top * 16.0) / 16.0;
+    for (int k = 0;; ++k) {
+        const double b = std::round(std::pow(2.0, 0.25 * k) * 16.0) / 16.0;
+        if (b >= last)
+            break;
+        price(b);
     }
+    price(last);
     in.decodeStepS = [this](double b) { return decodeTimeAt(b); };
     if (!m_kv.empty()) {
         const bool layerwise = m_setup.stack->kvLayerwise;
@@ -188,6 +236,8 @@ void ServingModel::solve()
         in.kvMaxRate = m_kv.maxRequestsPerS();
     }
     m_throughput = solveThroughput(in);
+    if (!m_options.details)
+        return;
     m_step = decodeStep(m_setup,
                         m_setup.decode,
                         m_decodeComm,
@@ -261,17 +311,16 @@ void ServingModel::fillResult()
                                                std::max(1.0, t.concurrency));
     r.memory = memory(served);
     r.prefillMemory = memory(m_setup.disaggregated ? m_prefillMemory : served);
+    if (!m_options.details)
+        return;
     const double a2aBytes = m_step.collectives.dispatchBytes;
     r.tpMethod = m_decodeComm.attentionAr.valid()
                          ? m_decodeComm.attentionAr.describe(m_step.collectives.attentionArBytes)
                          : "";
     r.epMethod = m_decodeComm.dispatch.valid() ? m_decodeComm.dispatch.describe(a2aBytes) : "";
-    // The band: TPOT rests on the decode step (and, aggregated, the prefill chunks sharing its
-    // time); TTFT on the prefill, the KV transfer and the decode steps its chunks ride.
-    const double share = t.prefillShare;
+    // The band: TTFT rests on the prefill, the KV transfer and the decode steps its chunks ride.
     const bool across = m_decodeComm.attentionAr.domains > 1 || m_decodeComm.tpAr.domains > 1
                         || m_prefillComm.attentionAr.domains > 1;
-    const ServingBandResult tpot = servingBand(r.decode, 1.0 - share, r.prefill, share, across);
     ServingBreakdown ttftPrefill = r.prefill;
     const double chunkSteps = m_setup.disaggregated ? 0.0
                                                     : std::ceil(double(c.inputTokens)
@@ -284,13 +333,21 @@ void ServingModel::fillResult()
                                                ttftPrefill,
                                                1.0,
                                                across);
-    r.tpotBand = {t.tpotS * (1 - tpot.fraction), t.tpotS * (1 + tpot.fraction), tpot.fraction};
+    // TPOT (and every rate): the end-to-end band of the published serving runs.
+    constexpr double b = kServingRunsBand;
+    r.tpotBand = {t.tpotS / (1 + b), t.tpotS * (1 + b), b};
     // Waiting is the queueing model's, not a measured part: outside the band, named in it.
     const double waitShare = t.ttftS > 0 ? t.waitS / t.ttftS : 0;
     r.ttftBand = {t.ttftS * (1 - ttft.fraction * (1 - waitShare)),
                   t.ttftS * (1 + ttft.fraction * (1 - waitShare)),
                   ttft.fraction * (1 - waitShare)};
-    r.bandBasis = "TPOT: " + tpot.basis + ". TTFT: " + ttft.basis
+    r.bandBasis = "TPOT and the rates (tokens/s per GPU and per user): divided or multiplied by "
+                  + formatNumber(1 + b, 3) + ", the range that held "
+                  + formatNumber(100 * kServingRunsBandCoverage, 2)
+                  + "% of the published serving runs of the fitted families (nothing fitted to "
+                    "them; tests/data/serving/README.md, leave-one-family-out and held-out "
+                    "coverage). TTFT (no published TTFT with its configuration yet): "
+                  + ttft.basis
                   + (waitShare > 0.005
                              ? "; queueing (" + formatNumber(100 * waitShare, 2)
                                        + "% of TTFT) is the queueing model's, not in the band"

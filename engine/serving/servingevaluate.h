@@ -104,10 +104,18 @@ struct ServingEvaluation
     std::vector<std::string> assumptions;
 };
 
+class ServingCache;
+
 struct ServingOptions
 {
     bool linkLoads = true;
     bool timeline = true;
+    // false: the numbers alone (latencies, rates, memory, the concurrency held), without the
+    // warnings, the bands and their basis, the assumptions, or the decode step's breakdown at
+    // the served batch (the planner's mode).
+    bool details = true;
+    // Pricing shared by the evaluations of one plan (servingcache.h); null: none.
+    ServingCache *cache = nullptr;
 };
 
 // Prices the layout's serving workload on `topology`. Never throws for a bad configuration:

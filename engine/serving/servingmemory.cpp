@@ -32,6 +32,11 @@ double attentionValues(const ModelDims &m, int atp)
 
 } // namespace
 
+Precision attentionPrecision(const ModelDims &m, Precision precision)
+{
+    return precision == Precision::Fp4 && m.isMla() ? Precision::Bf16 : precision;
+}
+
 double kvBytesPerTokenPerLayer(const ModelDims &m, int attentionTp, Precision kv)
 {
     const double b = bytesPerValue(kv);
@@ -61,8 +66,9 @@ double stageWeightBytes(const ModelDims &m,
 {
     const StageLayers s = stageLayers(m, p.pp, stage);
     const double wb = bytesPerValue(precision);
-    double values = attentionValues(m, p.attentionTp()) * s.count;
-    values += m.mlpParamsPerLayer(m.ffn) / p.mlpTp() * s.dense;
+    double bytes = attentionValues(m, p.attentionTp()) * s.count
+                   * bytesPerValue(attentionPrecision(m, precision));
+    double values = m.mlpParamsPerLayer(m.ffn) / p.mlpTp() * s.dense;
     if (m.isMoe()) {
         // Experts split EP x expert-TP = TP ways; an EP size that does not divide them leaves
         // some GPUs one more.
@@ -71,7 +77,7 @@ double stageWeightBytes(const ModelDims &m,
         const double shared = m.mlpParamsPerLayer(m.expertFfn) * m.sharedExperts / p.mlpTp();
         values += (routed + shared) * s.moe;
     }
-    double bytes = values * wb;
+    bytes += values * wb;
     // Router, embedding and output layer stay in BF16 (vocab-parallel).
     if (m.isMoe())
         bytes += double(m.hidden) * m.experts * 2.0 * s.moe;

@@ -9,6 +9,13 @@
 
 namespace railyard::engine {
 
+// The precision a model's attention projections are stored and multiplied in when the layout
+// serves it at `precision`: the same, except that an MLA model's NVFP4 checkpoint keeps them in
+// BF16 (NVIDIA's DeepSeek-R1 FP4 checkpoints quantize the MoE and dense MLPs only: "Compared to
+// nvidia/DeepSeek-R1-0528-FP4, this checkpoint additionally quantizes the wo module in
+// attention layers", huggingface.co/nvidia/DeepSeek-R1-0528-FP4-v2, "Description").
+Precision attentionPrecision(const ModelDims &model, Precision precision);
+
 // KV-cache bytes one token adds on one GPU of an attention group, per layer. MLA keeps one
 // latent of kv_lora_rank + qk_rope_head_dim values per layer and token, whole on every
 // attention-TP rank; GQA keeps K and V of the GPU's KV heads (one replicated head when the

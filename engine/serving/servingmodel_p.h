@@ -7,6 +7,7 @@
 
 #include "serving/forwardcost.h"
 #include "serving/kvtransfer.h"
+#include "serving/servingcache.h"
 #include "serving/servingevaluate.h"
 #include "serving/servingmemory.h"
 #include "serving/servingsetup.h"
@@ -31,6 +32,8 @@ public:
 private:
     // servingevaluate.cpp
     bool prepare();
+    // The pool's groups and collectives, from the plan's cache when there is one.
+    PricedPool *pricePool(const ServingPoolShape &pool, PoolGroups &groups, PoolComm &comm);
     bool checkMemory();
     // The decode step's time at `batch` requests per replica, interpolated on a grid of priced
     // steps (the throughput solver asks for many batches).
@@ -60,6 +63,7 @@ private:
     ServingEvaluation m_result;
     ServingSetup m_setup;
     std::unique_ptr<ComputeModel> m_compute;
+    PricedPool *m_decodePool = nullptr; // in the plan's cache, when there is one
     PoolGroups m_decodeGroups, m_prefillGroups;
     PoolComm m_decodeComm, m_prefillComm;
     ServingMemory m_decodeMemory, m_prefillMemory;

@@ -82,6 +82,102 @@ State at(const ThroughputInputs &in, double rate)
     return s;
 }
 
+// The same state from the other side: the decode batch per replica `batch` fixes the step, and
+// the rate that keeps that batch in flight is explicit (batch = rate x steps x step x stretch,
+// stretch = 1 / (1 - rate x prefill per server) when aggregated): no fixed point to iterate.
+// `rate` receives the cluster's requests/s.
+State atBatch(const ThroughputInputs &in, double batch, double &rate)
+{
+    State s;
+    const double afterFirst = std::max(0.0, in.outputTokens - 1);
+    const double steps = afterFirst / std::max(1.0, in.accepted);
+    s.batch = batch;
+    s.stepS = in.decodeStepS(std::max(1.0, batch));
+    if (!in.disaggregated) {
+        const double perServer = in.prefillS / in.prefillServers;
+        const double perReplica = batch / (steps * s.stepS + batch * perServer);
+        rate = perReplica * in.decodeReplicas;
+        s.share = perReplica * perServer;
+        if (s.share >= 1)
+            return s;
+        const double stretch = 1.0 / (1.0 - s.share);
+        s.tpotS = s.stepS * stretch / std::max(1.0, in.accepted);
+        s.waitS = queueWait(s.share, perServer);
+        s.ttftS = s.waitS + in.prefillS + in.prefillChunks * s.stepS;
+    } else {
+        rate = batch / (steps * s.stepS) * in.decodeReplicas;
+        const double servers = double(in.prefillReplicas) * in.prefillServers;
+        const double load = rate * in.prefillS / servers;
+        if (load >= 1 || (in.kvMaxRate > 0 && rate >= in.kvMaxRate))
+            return s;
+        s.tpotS = s.stepS / std::max(1.0, in.accepted);
+        s.waitS = queueWait(load, in.prefillS / servers);
+        s.kvS = in.kvTransferS ? in.kvTransferS(rate) : 0.0;
+        s.ttftS = s.waitS + in.prefillS + s.kvS;
+    }
+    s.e2eS = s.ttftS + afterFirst * s.tpotS;
+    s.feasible = true;
+    return s;
+}
+
+// Closed loop with decode steps (phase both, a concurrency, no request rate): solved on the
+// decode batch, each trial one decode-step lookup (the rate-side bisection runs a fixed point
+// per trial).
+ThroughputResult solveClosedLoop(const ThroughputInputs &in)
+{
+    ThroughputResult r;
+    const double maxBatch = std::max(1, in.maxConcurrency);
+    // The most the deployment serves: the largest batch still feasible (the prefill and the KV
+    // links below saturation), the rate growing with the batch.
+    double lo = 0, hi = maxBatch, rate = 0;
+    State top = atBatch(in, hi, rate);
+    double capRate = rate;
+    if (!top.feasible) {
+        for (int i = 0; i < 80 && hi - lo > 1e-12 * hi; ++i) {
+            const double mid = 0.5 * (lo + hi);
+            (atBatch(in, mid, rate).feasible ? lo : hi) = mid;
+        }
+        top = atBatch(in, lo, capRate);
+        hi = lo;
+    }
+    r.capacity = top.feasible ? capRate : 0;
+    const double served = std::min(in.concurrency, double(in.maxConcurrency));
+    const double N = served * in.decodeReplicas;
+    double chosen = 0, queuedWait = 0;
+    State s;
+    if (top.feasible && capRate * top.e2eS <= N) {
+        // Saturated (the prefill or the links bound it): the rest wait.
+        chosen = hi;
+        s = top;
+        rate = capRate;
+        queuedWait = rate > 0 ? (N - rate * top.e2eS) / rate : 0;
+    } else {
+        double a = 0, b = hi;
+        for (int i = 0; i < 80 && b - a > 1e-12 * b; ++i) {
+            const double mid = 0.5 * (a + b);
+            double midRate = 0;
+            const State m = atBatch(in, mid, midRate);
+            (m.feasible && midRate * m.e2eS < N ? a : b) = mid;
+        }
+        chosen = a;
+        s = atBatch(in, chosen, rate);
+    }
+    r.queued = std::max(0.0, in.concurrency - in.maxConcurrency);
+    if (r.queued > 0 && rate > 0)
+        queuedWait += r.queued * in.decodeReplicas / rate;
+    r.requestsPerS = rate;
+    r.decodeBatch = s.batch;
+    r.decodeStepS = s.stepS;
+    r.tpotS = s.tpotS;
+    r.waitS = s.waitS + queuedWait;
+    r.kvTransferS = s.kvS;
+    r.ttftS = s.ttftS + queuedWait;
+    r.e2eS = s.e2eS + queuedWait;
+    r.prefillShare = s.share;
+    r.concurrency = in.concurrency;
+    return r;
+}
+
 } // namespace
 
 ThroughputResult solveThroughput(const ThroughputInputs &in)
@@ -108,6 +204,8 @@ ThroughputResult solveThroughput(const ThroughputInputs &in)
         r.queued = std::max(0.0, c - in.maxConcurrency);
         return r;
     }
+    if (in.requestRate <= 0 && in.outputTokens > 1)
+        return solveClosedLoop(in);
     // The most the deployment serves: the largest rate that keeps the prefill below saturation,
     // the decode batch within the KV cache and the KV links below their rate.
     double hi = std::numeric_limits<double>::infinity();

@@ -6,15 +6,47 @@
 namespace railyard::engine {
 
 namespace {
-constexpr double kKernelOverheadS = 1.5e-6; // launch and tail of one kernel
+constexpr double kKernelOverheadS = ComputeModel::kKernelLaunchS;
+// Flash attention's per-query-tile prologue and epilogue (load Q, initialise, the final rescale
+// and store of O; backward: load K/V, store dK/dV), in 128-row key blocks of the main loop:
+// about 2 forward and 3 backward. Fitted to the measured sequence-length curves of
+// tests/data/kernels/attention.csv (FA2, FA3 and cuDNN on A100, H100, H200, GB200 and GB300 at
+// once: least summed |log error| of all 100 rows with each kernel's own efficiencies), not to
+// training runs.
+constexpr double kAttentionForwardTileCost = 2.0;
+constexpr double kAttentionBackwardTileCost = 3.0;
+constexpr double kAttentionKeyBlock = 128.0;
+
+// Of the work a query tile's sweep over `keys` keys does, the part that is useful: the tile's
+// fixed cost is `tileCost` key blocks; a causal call computes its diagonal block in full (half
+// of it masked) and, on average, half of the other blocks.
+double attentionShapeEfficiency(double keys, bool causal, double tileCost)
+{
+    const double n = std::max(keys / kAttentionKeyBlock, 1.0);
+    return causal ? n / (n + 1.0 + 2.0 * tileCost) : n / (n + tileCost);
+}
 } // namespace
 
-ComputeModel::ComputeModel(const GpuSpec &gpu, Precision precision)
+KernelChoice kernelChoice(const StackProfile &stack, AttentionKernel attention, const GpuSpec &gpu)
+{
+    KernelChoice k;
+    k.attention = resolveAttention(stack, attention, gpu.architecture);
+    if (k.attention == AttentionKernel::Materialized)
+        k.attention = resolveAttention(stack, AttentionKernel::Flash, gpu.architecture);
+    k.elementwiseForward = stack.elementwiseForward;
+    k.elementwiseBackward = stack.elementwiseBackward;
+    k.streamK = stack.streamK;
+    return k;
+}
+
+ComputeModel::ComputeModel(const GpuSpec &gpu, Precision precision, const KernelChoice &kernels)
     : m_gpu(gpu)
+    , m_kernels(kernels)
 {
     m_peakBf16 = gpu.bf16Tflops * 1e12;
     m_fp8 = precision != Precision::Bf16 && gpu.fp8Tflops > 0;
     m_peakGemm = m_fp8 ? gpu.fp8Tflops * 1e12 : m_peakBf16;
+    m_clock = kernels.sustainedClock ? gpu.sustainedClock : 1.0;
     m_effGemm = m_fp8 && gpu.gemmEfficiencyFp8 > 0 ? gpu.gemmEfficiencyFp8 : gpu.gemmEfficiencyBf16;
     m_weightBytes = m_actBytes = m_fp8 ? 1 : 2;
     if (precision == Precision::Fp4) {
@@ -31,18 +63,20 @@ ComputeModel::ComputeModel(const GpuSpec &gpu, Precision precision)
     }
 }
 
-double ComputeModel::kernelOverheadS()
+void ComputeModel::setKernels(const KernelChoice &kernels)
 {
-    return kKernelOverheadS;
+    m_kernels = kernels;
+    m_clock = kernels.sustainedClock ? m_gpu.sustainedClock : 1.0;
 }
 
-ComputeModel::GemmCost ComputeModel::gemmCore(double m, double n, double k, bool low, Use use) const
+ComputeModel::GemmCost ComputeModel::gemmCore(
+        double groups, double m, double n, double k, bool low, Use use) const
 {
-    const double peak = low ? m_peakGemm : m_peakBf16;
+    const double peak = (low ? m_peakGemm : m_peakBf16) * m_clock;
     const double eff = low ? m_effGemm : m_gpu.gemmEfficiencyBf16;
-    // Wave quantization: output tiles run in waves over the SMs and a partial last wave idles
-    // SMs. Like cuBLAS's heuristics, take the tile shape that wastes least; smaller tiles reuse
-    // less data and run a little slower.
+    // Output tiles run in waves over the SMs, and a tile that overhangs its group's rows or
+    // columns computes the overhang for nothing. Like cuBLAS's heuristics, take the tile shape
+    // that wastes least; smaller tiles reuse less data and run a little slower.
     struct Tile
     {
         double m, n, eff;
@@ -51,51 +85,64 @@ ComputeModel::GemmCost ComputeModel::gemmCore(double m, double n, double k, bool
                                       {128, 128, 0.95},
                                       {64, 128, 0.85},
                                       {64, 64, 0.7}};
-    // Each output tile pays a prologue and epilogue worth about one 128-deep step of its K
-    // loop, which a short K amortizes badly.
-    constexpr double kTileOverheadK = 128.0;
-    const double flops = 2.0 * m * n * k;
+    // Each output tile pays a prologue and epilogue (loads before the first MMA, the output's
+    // conversion and store) worth about one 128-deep step of a BF16 K loop. The cost is a time,
+    // and an FP8 K step moves twice the elements in it, so FP8 loses 256 elements' worth: a
+    // short K amortizes it badly (DeepGEMM's H800 FP8 table loses 20% between K = 7168 and 512
+    // at M = 4096, tests/data/kernels/gemm.csv).
+    const double tileOverheadK = low ? 256.0 : 128.0;
+    const double flops = 2.0 * groups * m * n * k;
+    const double sms = std::max(1, m_gpu.sms);
     GemmCost c;
     if (use == Use::Training) {
+        // cuBLAS (12 and later, on Ampere and later: stream-K) splits the last wave's tiles
+        // along K over the idle SMs, so a partial wave idles SMs only for a part of one 64-deep
+        // K step.
+        const double kSteps = m_kernels.streamK ? std::ceil(k / 64.0) : 1.0;
         double waveEff = 0;
         for (const Tile &tile : kTiles) {
-            const double tiles = std::ceil(m / tile.m) * std::ceil(n / tile.n);
-            const double waves = tiles / std::max(1, m_gpu.sms);
-            waveEff = std::max(waveEff, tile.eff * waves / std::ceil(waves));
+            const double perGroup = std::ceil(m / tile.m) * std::ceil(n / tile.n);
+            const double waves = groups * perGroup * kSteps / sms;
+            const double fill = m * n / (perGroup * tile.m * tile.n);
+            waveEff = std::max(waveEff, tile.eff * fill * waves / std::ceil(waves));
         }
-        const double kEff = k / (k + kTileOverheadK);
+        const double kEff = k / (k + tileOverheadK);
         c.computeS = flops / (peak * eff * waveEff * kEff);
     } else {
         // Split-K (as cuBLAS and CUTLASS run skinny GEMMs): too few output tiles to fill the
         // SMs split their K loop over several SMs, at least 256 deep each; their FP32 partial
         // sums meet in L2 (not priced).
-        const double sms = std::max(1, m_gpu.sms);
         double best = 0;
         for (const Tile &tile : kTiles) {
-            const double tiles = std::ceil(m / tile.m) * std::ceil(n / tile.n);
+            const double tiles = groups * std::ceil(m / tile.m) * std::ceil(n / tile.n);
             const double split = std::max(1.0,
                                           std::min(std::floor(sms / tiles), std::floor(k / 256.0)));
             const double waves = tiles * split / sms;
             const double depth = k / split;
-            const double score = tile.eff * waves / std::ceil(waves) * depth
-                                 / (depth + kTileOverheadK);
+            const double fill = groups * m * n / (tiles * tile.m * tile.n);
+            const double score = tile.eff * fill * waves / std::ceil(waves) * depth
+                                 / (depth + tileOverheadK);
             best = std::max(best, score);
         }
         c.computeS = flops / (peak * eff * best);
     }
     const double act = low ? m_actBytes : 2.0, weight = low ? m_weightBytes : 2.0;
-    const double bytes = (act == weight ? (m * k + k * n) * act : m * k * act + k * n * weight)
-                         + m * n * 2.0;
+    const double bytes = groups * (m * k * act + k * n * weight + m * n * 2.0);
     c.memoryS = bytes / hbmRate();
     c.totalS = std::max(c.computeS, c.memoryS) + kKernelOverheadS;
     return c;
 }
 
-double ComputeModel::gemm(double m, double n, double k, bool fp8) const
+double ComputeModel::gemmKernel(double m, double n, double k, bool fp8) const
 {
     if (m <= 0 || n <= 0 || k <= 0)
         return 0;
-    return gemmCost(m, n, k, fp8).totalS;
+    return gemmCore(1, m, n, k, fp8 && m_fp8, Use::Training).totalS;
+}
+
+double ComputeModel::gemm(double m, double n, double k, bool fp8) const
+{
+    return gemmGrouped(1, m, n, k, fp8);
 }
 
 ComputeModel::GemmCost ComputeModel::gemmCost(double m, double n, double k, bool fp8, Use use) const
@@ -103,10 +150,11 @@ ComputeModel::GemmCost ComputeModel::gemmCost(double m, double n, double k, bool
     if (m <= 0 || n <= 0 || k <= 0)
         return {};
     const bool low = fp8 && m_fp8;
-    GemmCost c = gemmCore(m, n, k, low, use);
+    GemmCost c = gemmCore(1, m, n, k, low, use);
     // FP8 (Transformer Engine): the BF16 input is scaled and cast, and transposed for the
     // weight gradient (read 2 bytes, write 1 + 1), in a kernel of its own. The weights' FP8
-    // copies are cast once a step and cached across micro-batches: not priced.
+    // copies are cast once a step and cached across micro-batches: not priced. Serving stacks
+    // fuse the activations' quantization into the kernel before.
     if (low && use == Use::Training) {
         const double cast = m * k * 4.0 / hbmRate();
         c.memoryS += cast;
@@ -117,32 +165,80 @@ ComputeModel::GemmCost ComputeModel::gemmCost(double m, double n, double k, bool
 
 double ComputeModel::gemmBackward(double m, double n, double k, bool fp8) const
 {
-    if (m <= 0 || n <= 0 || k <= 0)
+    return gemmGroupedBackward(1, m, n, k, fp8);
+}
+
+double ComputeModel::gemmGrouped(double groups, double m, double n, double k, bool fp8) const
+{
+    if (groups <= 0 || m <= 0 || n <= 0 || k <= 0)
         return 0;
     const bool low = fp8 && m_fp8;
-    // Data gradient (m x n).(n x k) and weight gradient (k x m).(m x n).
-    double t = gemmCore(m, k, n, low, Use::Training).totalS
-               + gemmCore(k, n, m, low, Use::Training).totalS;
-    // FP8: the output gradient is cast and transposed (read 2, write 1 + 1).
+    double t = gemmCore(groups, m, n, k, low, Use::Training).totalS;
+    // FP8 (Transformer Engine): the BF16 input is scaled and cast, and transposed for the
+    // weight gradient (read 2 bytes, write 1 + 1), in a kernel of its own. The weights' FP8
+    // copies are cast once a step and cached across micro-batches: not priced.
     if (low)
-        t += m * n * 4.0 / hbmRate() + kKernelOverheadS;
+        t += groups * m * k * 4.0 / hbmRate() + kKernelOverheadS;
     return t;
 }
 
-double ComputeModel::attentionForward(double flops) const
+double ComputeModel::gemmGroupedBackward(double groups, double m, double n, double k, bool fp8) const
 {
-    // Attention stays in BF16 in FP8 training (FP8 attention is opt-in).
-    return flops / (m_peakBf16 * m_gpu.attentionEfficiency) + kKernelOverheadS;
+    if (groups <= 0 || m <= 0 || n <= 0 || k <= 0)
+        return 0;
+    const bool low = fp8 && m_fp8;
+    // Data gradient (m x n).(n x k) and weight gradient (k x m).(m x n).
+    double t = gemmCore(groups, m, k, n, low, Use::Training).totalS
+               + gemmCore(groups, k, n, m, low, Use::Training).totalS;
+    // FP8: the output gradient is cast and transposed (read 2, write 1 + 1).
+    if (low)
+        t += groups * m * n * 4.0 / hbmRate() + kKernelOverheadS;
+    return t;
 }
 
-double ComputeModel::attentionBackward(double flops) const
+double ComputeModel::attentionEfficiencyForward() const
 {
-    return 2.5 * flops / (m_peakBf16 * m_gpu.attentionEfficiency) + kKernelOverheadS;
+    const AttentionKernelSpec *k = m_gpu.attentionKernel(toString(m_kernels.attention));
+    return k ? k->forward : m_gpu.attentionEfficiency;
+}
+
+double ComputeModel::attentionEfficiencyBackward() const
+{
+    const AttentionKernelSpec *k = m_gpu.attentionKernel(toString(m_kernels.attention));
+    return k ? k->backward : m_gpu.attentionEfficiency;
+}
+
+double ComputeModel::attentionForward(double flops, double keys, bool causal) const
+{
+    if (flops <= 0)
+        return 0;
+    // Attention stays in BF16 in FP8 training (FP8 attention is opt-in).
+    const double shape = attentionShapeEfficiency(keys, causal, kAttentionForwardTileCost);
+    return flops / (m_peakBf16 * m_clock * attentionEfficiencyForward() * shape) + kKernelOverheadS;
+}
+
+double ComputeModel::attentionBackward(double flops, double keys, bool causal) const
+{
+    if (flops <= 0)
+        return 0;
+    const double shape = attentionShapeEfficiency(keys, causal, kAttentionBackwardTileCost);
+    return 2.5 * flops / (m_peakBf16 * m_clock * attentionEfficiencyBackward() * shape)
+           + kKernelOverheadS;
 }
 
 double ComputeModel::memory(double bytes) const
 {
     return bytes / hbmRate();
+}
+
+double ComputeModel::elementwiseForward(double bytes) const
+{
+    return bytes / (hbmRate() * m_kernels.elementwiseForward);
+}
+
+double ComputeModel::elementwiseBackward(double bytes) const
+{
+    return bytes / (hbmRate() * m_kernels.elementwiseBackward);
 }
 
 namespace {
@@ -205,12 +301,17 @@ void attentionBlock(const ModelDims &m, const LayerShard &s, const ComputeModel 
     // Core attention: QK^T and AV over the whole sequence (ring attention brings the other CP
     // ranks' keys).
     const double sq = double(s.seqLen) / s.cp, skv = s.seqLen;
-    if (s.attention == AttentionKernel::Flash) {
-        // Flash attention skips the masked half of a causal mask.
+    if (s.attention != AttentionKernel::Materialized) {
+        // Flash attention skips the masked half of a causal mask. Without CP one causal call
+        // sweeps the whole sequence; ring attention (CP, load-balanced: each rank holds two
+        // chunks of S / 2cp) runs one call per ring step, each over a chunk of S / 2cp keys
+        // with no mask (the diagonal step's mask is a small part).
         const double flops = 2.0 * s.microBatch * heads * sq * skv * (qkDim + vDim) * 0.5;
+        const bool ring = s.cp > 1;
+        const double keys = ring ? skv / (2.0 * s.cp) : skv;
         p.attentionFlops += flops;
-        p.attention += c.attentionForward(flops);
-        p.attentionBack += c.attentionBackward(flops);
+        p.attention += c.attentionForward(flops, keys, !ring);
+        p.attentionBack += c.attentionBackward(flops, keys, !ring);
     } else {
         // Batched GEMMs over the full s x s scores, which make three trips through HBM in FP16:
         // written by QK^T, read and written by the fused scale-mask-softmax-dropout, read by
@@ -252,18 +353,21 @@ void moeBlock(const ModelDims &m, const LayerShard &s, const ComputeModel &c, Pa
     addGemm(p, c, s, tokensHere, m.experts, h, false, false);
     // Routed experts, balanced: each rank gets its share of the top-k token copies of its EP
     // group, gathered over expert-TP, for its experts.
-    const double copies = tokensHere * m.topK * s.etp;
+    // Dropless routing loads the busiest rank's experts above their share.
+    const double copies = tokensHere * m.topK * s.etp * s.expertImbalance;
     const double localExperts = std::max(1.0, double(m.experts) / s.ep);
     const double perExpert = copies / localExperts;
     const double w = double(m.expertFfn) / s.etp;
     const double up = m.gatedMlp ? 2 * w : w;
-    Pass one;
-    addGemm(one, c, s, perExpert, up, h, false);
-    addGemm(one, c, s, perExpert, h, w, false);
-    p.gemm += one.gemm * localExperts;
-    p.gemmBack += one.gemmBack * localExperts;
-    p.gemmFlops += one.gemmFlops * localExperts;
-    p.expert += one.gemm * localExperts;
+    // One grouped GEMM per projection over this rank's experts (Megatron's --moe-grouped-gemm,
+    // TE's GroupedLinear): the experts' tiles share the waves.
+    const double upF = c.gemmGrouped(localExperts, perExpert, up, h);
+    const double downF = c.gemmGrouped(localExperts, perExpert, h, w);
+    p.gemm += upF + downF;
+    p.gemmBack += c.gemmGroupedBackward(localExperts, perExpert, up, h)
+                  + c.gemmGroupedBackward(localExperts, perExpert, h, w);
+    p.gemmFlops += 2.0 * localExperts * perExpert * h * (up + w);
+    p.expert += upF + downF;
     // Permute and unpermute the token copies, the activation function.
     p.elementBytes += tokensHere * h * 11 + copies * h * 2 * 4
                       + copies * w * 2 * (m.gatedMlp ? 3 : 2);
@@ -275,14 +379,15 @@ void moeBlock(const ModelDims &m, const LayerShard &s, const ComputeModel &c, Pa
 LayerTimes finish(const Pass &p, const LayerShard &s, const ComputeModel &c)
 {
     LayerTimes t;
-    const double elementF = c.memory(p.elementBytes) + 12 * kKernelOverheadS;
+    const double elementF = c.elementwiseForward(p.elementBytes) + 12 * kKernelOverheadS;
+    const double elementB = c.elementwiseBackward(2 * p.elementBytes) + 24 * kKernelOverheadS;
     t.forward = p.gemm + p.attention + elementF;
     t.attentionForward = p.attention;
     t.tpGemmForward = p.tpGemm;
     t.expertForward = p.expert;
     // Backward: data and weight gradients, flash attention backward, element-wise kernels
     // twice.
-    t.backward = p.gemmBack + p.attentionBack + 2 * elementF;
+    t.backward = p.gemmBack + p.attentionBack + elementB;
     double recompute = 0;
     if (s.recompute == Recompute::Full)
         recompute = t.forward;

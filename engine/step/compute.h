@@ -2,19 +2,42 @@
 
 #include "layout/catalog.h"
 #include "layout/layout.h"
+#include "layout/softwarestack.h"
 #include "layout/transformer.h"
 
 namespace railyard::engine {
 
+// The kernels a software stack runs where there is a choice (StackProfile): which flash
+// attention, and how its element-wise kernels (norms, activations, residual adds) compare with
+// the fused ones the catalog's memory efficiency was measured on.
+struct KernelChoice
+{
+    AttentionKernel attention = AttentionKernel::Cudnn; // a flash kernel (never Flash itself)
+    double elementwiseForward = 1.0;
+    double elementwiseBackward = 1.0;
+    // GEMMs split their last partial wave along K (StackProfile::streamK).
+    bool streamK = true;
+    // Tensor-core work at the GPU's sustained training clock (GpuSpec::sustainedClock); false:
+    // at the clock of a short kernel benchmark, as tests/data/kernels measured.
+    bool sustainedClock = true;
+};
+
+// The kernels `stack` runs on `gpu` for a layout whose attention is `attention`.
+KernelChoice kernelChoice(const StackProfile &stack, AttentionKernel attention, const GpuSpec &gpu);
+
 // How long a GPU takes for the pieces of a transformer layer: GEMMs at an achievable fraction of
 // peak (lower when the tiles do not fill the last wave of SMs, or when the GEMM is memory bound),
-// flash attention at its own efficiency, element-wise kernels at HBM bandwidth.
+// flash attention at its kernel's measured efficiency with per-tile costs, element-wise kernels
+// at HBM bandwidth. The efficiencies are the catalog's, measured on kernels alone
+// (tests/data/kernels).
 class ComputeModel
 {
 public:
     // FP4 (serving): NVFP4 GEMMs where the GPU has FP4 tensor cores; elsewhere 4-bit weights
     // read from HBM and multiplied on the FP8 (or BF16) tensor cores.
-    ComputeModel(const GpuSpec &gpu, Precision precision);
+    ComputeModel(const GpuSpec &gpu, Precision precision, const KernelChoice &kernels = {});
+    void setKernels(const KernelChoice &kernels);
+    const KernelChoice &kernels() const { return m_kernels; }
 
     // One GEMM of (m x k) . (k x n), in seconds. `fp8`: may run on FP8 tensor cores.
     double gemm(double m, double n, double k, bool fp8 = true) const;
@@ -33,34 +56,53 @@ public:
     // their own. Training keeps the tile-wave model and Transformer Engine's cast.
     enum class Use { Training, Inference };
     GemmCost gemmCost(double m, double n, double k, bool fp8 = true, Use use = Use::Training) const;
-    // Launch and tail of one kernel.
-    static double kernelOverheadS();
     // Bytes per weight value of the low-precision GEMMs (2 in BF16).
     double weightBytes() const { return m_weightBytes; }
     // HBM bytes per second element-wise kernels and memory-bound GEMMs achieve.
     double hbmBytesPerS() const { return hbmRate(); }
     // Its backward: the data-gradient and weight-gradient GEMMs, each as large as the forward.
     double gemmBackward(double m, double n, double k, bool fp8 = true) const;
-    // Flash attention forward with `flops` of matmul work (after causal masking).
-    double attentionForward(double flops) const;
-    double attentionBackward(double flops) const; // 2.5x the forward's matmul work
+    // `groups` GEMMs of one shape in one grouped kernel (MoE experts, TE's GroupedLinear): the
+    // tiles of every group share the waves over the SMs, each group rounds its rows up to whole
+    // tiles, one launch.
+    double gemmGrouped(double groups, double m, double n, double k, bool fp8 = true) const;
+    double gemmGroupedBackward(double groups, double m, double n, double k, bool fp8 = true) const;
+    // The GEMM kernel alone (no FP8 casts), as kernel benchmarks time it.
+    double gemmKernel(double m, double n, double k, bool fp8) const;
+    // Flash attention forward with `flops` of matmul work (after causal masking), in kernel calls
+    // whose query tiles each sweep `keys` key rows; `causal`: the calls mask their diagonal (a
+    // causal call wastes half its diagonal tile). Each query tile pays a fixed prologue and
+    // epilogue (loading Q, the final rescale and store) worth kAttention*TileCost key blocks.
+    double attentionForward(double flops, double keys, bool causal) const;
+    double attentionBackward(double flops, double keys, bool causal) const; // 2.5x the matmuls
     // Element-wise kernels moving `bytes` through HBM.
     double memory(double bytes) const;
+    // The stack's element-wise kernels (norms, activations) moving `bytes`, forward / backward.
+    double elementwiseForward(double bytes) const;
+    double elementwiseBackward(double bytes) const;
+
+    // The launch and tail of one kernel (every kernel priced here pays it once).
+    static constexpr double kKernelLaunchS = 1.5e-6;
 
     double peakFlops() const { return m_peakGemm; } // the precision's dense peak
     double bf16Peak() const { return m_peakBf16; }
+    // The resolved kernel's efficiencies (forward, backward) on long sequences.
+    double attentionEfficiencyForward() const;
+    double attentionEfficiencyBackward() const;
 
 private:
-    GemmCost gemmCore(double m, double n, double k, bool low, Use use) const;
+    GemmCost gemmCore(double groups, double m, double n, double k, bool low, Use use) const;
     double hbmRate() const { return m_gpu.hbmTBPerS * 1e12 * m_gpu.memoryEfficiency; }
 
     const GpuSpec &m_gpu;
+    KernelChoice m_kernels;
     double m_peakBf16 = 0;
     double m_peakGemm = 0;
     double m_effGemm = 0;
     double m_weightBytes = 2; // per value of the (k x n) operand in the low-precision GEMMs
     double m_actBytes = 2;    // per value of the (m x k) operand
     bool m_fp8 = false;       // the low-precision GEMMs run below BF16
+    double m_clock = 1;       // the fraction of the benchmark clock tensor-core work runs at
 };
 
 // The shape of the work one GPU does for one micro-batch of one layer.
@@ -72,6 +114,8 @@ struct LayerShard
     int seqLen = 4096;
     Recompute recompute = Recompute::Selective;
     AttentionKernel attention = AttentionKernel::Flash;
+    // The busiest expert-parallel rank's routed tokens against its share (1: balanced).
+    double expertImbalance = 1.0;
     // TP communication overlapped with the GEMMs beside it (Transformer Engine's userbuffers,
     // with sequence parallelism): each such GEMM runs as TP chunks of the tokens, each chunk's
     // GEMM beside the next chunk's transfer.

@@ -31,7 +31,9 @@ Evaluation StepModel::run()
     buildGroups();
     const TrainingConfig &t = m_layout.training;
     const GpuSpec &gpu = m_topo.gpuSpec();
-    m_compute = std::make_unique<ComputeModel>(gpu, t.precision);
+    m_compute = std::make_unique<ComputeModel>(gpu,
+                                               t.precision,
+                                               kernelChoice(*m_stack, t.attention, gpu));
     if (t.precision == Precision::Fp8 && gpu.fp8Tflops <= 0)
         warn(Severity::Warning, "no-fp8", gpu.id + " has no FP8 tensor cores; priced in BF16");
 
@@ -45,6 +47,7 @@ Evaluation StepModel::run()
     shard.seqLen = t.seqLen;
     shard.recompute = t.recompute;
     shard.attention = t.attention;
+    shard.expertImbalance = t.moeForceBalance ? 1.0 : m_stack->moeDroplessImbalance;
     shard.tpOverlap = t.overlap.tp;
     m_dense = layerTimes(m_dims, false, shard, *m_compute);
     m_moe = m_dims.isMoe() ? layerTimes(m_dims, true, shard, *m_compute) : LayerTimes{};
@@ -80,8 +83,9 @@ Evaluation StepModel::run()
                 "syncs, kernel launches) are not priced; with many small "
                 "micro-batches measured steps have been 20-35% longer");
     m_result.assumptions.push_back(
-            "collectives below ~256 MiB per GPU: NCCL's latency model; measured "
-            "bandwidth there can be up to 30-50% lower");
+            "collectives below ~256 MiB per GPU: NCCL's latency model and the NIC's "
+            "cost per message; measured sweeps are within 6-11% (median by "
+            "fabric; 15% on GPUDirect-TCPXO), single sizes up to 30-50% off");
     m_result.assumptions.push_back(
             "pipeline stages split layers evenly; the last stage also runs the "
             "output layer and loss");

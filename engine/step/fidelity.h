@@ -19,8 +19,9 @@ struct ValidationRun
     bool zero3 = false; // ZeRO-3 or FSDP
     bool contextParallel = false;
     bool heldOut = false;
-    // (model - measured) / measured, tokens per second per GPU, out of sample: priced with the
-    // fitted constants refit without the run's source family (leave-one-source-out). The band
+    // (model - measured) / measured, tokens per second per GPU, out of sample: priced with any
+    // constant fitted to training runs refit without the run's source family
+    // (leave-one-source-out; since issue 19 no constant is, so it equals fittedError). The band
     // is taken from these.
     double error = 0;
     double fittedError = 0; // the same with the constants as built in (in sample)

@@ -447,8 +447,15 @@ StepTimes composeStep(const StepSetting &s,
                 fwd += out.forward * slow;
                 bwd += out.backward * slow;
             }
+            // FSDP1's BACKWARD_POST: the backward's gathers are issued after the gradients
+            // they should hide behind, so they wait; the rest overlaps as prefetched.
+            const double waitingGathers = s.stack->zeroBackwardPrefetch
+                                                  ? 0.0
+                                                  : layers * c.zeroBackwardGathers
+                                                            * c.zeroGatherPerLayerS;
             if (t.overlap.dp && s.stack->zeroPrefetch)
-                zeroExposed = std::max(0.0, commFwd + commBwd - fwd - bwd)
+                zeroExposed = waitingGathers
+                              + std::max(0.0, commFwd + commBwd - waitingGathers - fwd - bwd)
                               + std::min(c.zeroFwdPerLayerS, commFwd);
             else
                 zeroExposed = commFwd + commBwd;

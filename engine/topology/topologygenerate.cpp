@@ -28,6 +28,7 @@ Topology TopologyBuilder::build()
         custom.id = "custom";
         custom.name = std::to_string(static_cast<int>(m_cluster.nic.gbitPerS)) + "G NIC";
         custom.fabric = "ib";
+        custom.transport = "ib";
         custom.gbitPerS = m_cluster.nic.gbitPerS;
         custom.efficiency = 0.96;
         custom.latencyUs = 1.0;

@@ -230,7 +230,7 @@ private Q_SLOTS:
         // Rule 7: inter-node all-to-all busbw ~ N/(N-1) x the per-GPU NIC rate.
         const Topology t = load("h100-roce-4node");
         const CollectiveResult r = run(t, CollectiveOp::AllToAll, "4GiB", "", Algorithm::Auto);
-        const double perGpuNic = 50 * 0.85;
+        const double perGpuNic = 50 * Catalog::builtin().nic("RoCE-400G")->efficiency;
         const double expected = 4.0 / 3.0 * perGpuNic;
         qInfo("all-to-all on 4 nodes: %.1f GB/s busbw, rule of thumb %.1f", r.busbwGBps, expected);
         RAILYARD_COMPARE_NEAR(r.busbwGBps, expected, 0.10);
@@ -360,11 +360,11 @@ private Q_SLOTS:
     {
         // Rule 6: on exactly two nodes a tree moves fewer bytes between nodes than a ring
         // (S per node each way, not 2(n-1)/n x S), so NVLS-tree's bus bandwidth can exceed the
-        // NICs' sum (8 x 42.5 GB/s on 400G RoCE), while the ring cannot.
+        // NICs' sum (8 x 40.5 GB/s on 400G RoCE), while the ring cannot.
         const Topology t = load("h100-roce-2node");
         const CollectiveResult best = run(t, CollectiveOp::AllReduce, "8GiB", "", Algorithm::Auto);
         const CollectiveResult ring = run(t, CollectiveOp::AllReduce, "8GiB", "", Algorithm::Ring);
-        const double nics = 8 * 50 * 0.85;
+        const double nics = 8 * 50 * Catalog::builtin().nic("RoCE-400G")->efficiency;
         qInfo("H100 2 nodes: %s %.1f, ring %.1f GB/s, NICs %.0f",
               toString(best.algorithm),
               best.busbwGBps,

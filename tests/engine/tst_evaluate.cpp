@@ -464,6 +464,34 @@ private Q_SLOTS:
         QVERIFY(run(b).stepTimeS > run(a).stepTimeS);
     }
 
+    // The PyTorch FSDP stacks on one FSDP layout: both run FlashAttention-2 and PyTorch's own
+    // norms; torchtitan (FSDP2) prefetches its backward gathers, Composer (FSDP1's
+    // BACKWARD_POST) issues each after the gradients it should hide behind, so they wait.
+    // Composer reduces gradients in BF16 (half torchtitan's FP32 reduce-scatter bytes) and is
+    // still the slower one, by the waiting gathers.
+    void pytorchFsdpStacks()
+    {
+        const std::string parallel = R"({"tp": 1, "dp": 32})";
+        const std::string training = R"("seq_len": 4096, "global_batch": 64, "micro_batch": 1,
+                                         "optimizer": {"fsdp": true, "zero_stage": 3}})";
+        Layout titan = minimal(R"({"stack": "torchtitan", )" + training, parallel, 4);
+        Layout composer = minimal(R"({"stack": "composer", )" + training, parallel, 4);
+        titan.model->preset = composer.model->preset = "llama3-8b";
+        QVERIFY(titan.training.optimizer.gradReduceFp32);
+        QVERIFY(!composer.training.optimizer.gradReduceFp32);
+        const Evaluation t = run(titan), c = run(composer);
+        QVERIFY2(t.ok && c.ok, (t.error + c.error).c_str());
+        qInfo("llama3-8b FSDP on 32 H100: torchtitan step %.3f s (exposed DP %.3f), composer "
+              "%.3f s (exposed DP %.3f)",
+              t.stepTimeS,
+              t.exposed.dp,
+              c.stepTimeS,
+              c.exposed.dp);
+        RAILYARD_COMPARE_NEAR(t.exposed.compute, c.exposed.compute, 1e-9); // the same kernels
+        QVERIFY(c.exposed.dp > t.exposed.dp);
+        QVERIFY(c.stepTimeS > t.stepTimeS);
+    }
+
     // Every evaluation carries a band from the validation residuals of its regime, and says
     // what it rests on; a GPU with no validation runs gets a wider one.
     void uncertaintyBand()

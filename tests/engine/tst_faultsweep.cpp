@@ -29,9 +29,12 @@ Layout llama8b(ClusterConfig cluster, int tp, int dp, int globalBatch)
 
 // A data-parallel-heavy job on an oversubscribed fabric: 52 A100 servers with 200G HDR NICs
 // under 40-port switches at 2:1 (two scalable units of 26 servers, each leaf 13 lanes up to 6
-// spines), TP8 in each server, DP52 across, DP not overlapped, and the replicas placed
-// alternately in the two units (as a scheduler that scatters nodes would): every DP ring step
-// crosses the spine, so the leaves' uplinks, not the NICs, bound the gradient reduction.
+// spines), TP4 (two TP groups in each server), DP104 across, DP not overlapped, and the servers of
+// consecutive replica pairs alternating between the two units (as a scheduler that scatters
+// nodes would): every DP ring step between servers crosses the spine, so the leaves' uplinks,
+// not the NICs, bound the gradient reduction. (With TP8, one GPU per server in each DP group,
+// NCCL runs PAT, whose exchanges at even distances stay inside a unit with this placement: the
+// spine would hardly matter.)
 Layout dpHeavy()
 {
     ClusterConfig c;
@@ -39,11 +42,11 @@ Layout dpHeavy()
     c.nodes = 52;
     c.nic.gbitPerS = 200;
     c.fabric.oversubscription = 2;
-    Layout l = llama8b(c, 8, 52, 104);
+    Layout l = llama8b(c, 4, 104, 104);
     l.training.overlap.dp = false;
-    for (int dp = 0; dp < 52; ++dp)
-        for (int tp = 0; tp < 8; ++tp)
-            l.mapping.push_back(((dp % 2) * 26 + dp / 2) * 8 + tp);
+    for (int dp = 0; dp < 104; ++dp)
+        for (int tp = 0; tp < 4; ++tp)
+            l.mapping.push_back((((dp / 2) % 2) * 26 + dp / 4) * 8 + (dp % 2) * 4 + tp);
     return l;
 }
 
@@ -149,18 +152,59 @@ private Q_SLOTS:
         const SweepResult s = sweepFaults(l, healthy, SweepKind::Leaves, SweepOptions{2, {}});
         QVERIFY2(s.ok, s.error.c_str());
         QCOMPARE(s.candidates, 8);
-        QCOMPARE(s.priced, 8);
+        // TP8 in every server, rails alike: one leaf priced for the unit's eight; each checked.
+        QCOMPARE(s.priced, 1);
+        QCOMPARE(s.symmetry.size(), std::size_t(1));
+        EvaluationWorkspace workspace;
+        for (const SweepEntry &e : s.ranked) {
+            Layout one = l;
+            one.cluster.faults = {e.fault};
+            const Evaluation each = evaluate(one,
+                                             withFaults(healthy, one.cluster.faults),
+                                             workspace);
+            QVERIFY2(each.ok, each.error.c_str());
+            RAILYARD_COMPARE_NEAR(e.stepTimeS, each.stepTimeS, 1e-12);
+        }
         for (std::size_t i = 1; i < s.ranked.size(); ++i)
             QVERIFY(s.ranked[i - 1].costFraction >= s.ranked[i].costFraction);
         const Json j = sweepJson(s, 3);
         QCOMPARE(j["ranked"].size(), std::size_t(3));
         QCOMPARE(j["what_if"].get<std::string>(), std::string("leaves"));
         QCOMPARE(j["ranked"][0]["rank"].get<int>(), 1);
+        // NICs: one per server priced (16 of 128); those of server 5 checked one by one.
+        const SweepResult nics = sweepFaults(l, healthy, SweepKind::Nics);
+        QCOMPARE(nics.candidates, 128);
+        QCOMPARE(nics.priced, 16);
+        for (const SweepEntry &e : nics.ranked) {
+            if (e.name.rfind("NIC 5.", 0) != 0)
+                continue;
+            Layout one = l;
+            one.cluster.faults = {e.fault};
+            const Evaluation each = evaluate(one,
+                                             withFaults(healthy, one.cluster.faults),
+                                             workspace);
+            RAILYARD_COMPARE_NEAR(e.stepTimeS, each.stepTimeS, 1e-12);
+        }
+        // Where TP does not fill the server, the rails are not interchangeable: each leaf is
+        // priced.
+        Layout tp4 = l;
+        tp4.parallel.tp = 4;
+        tp4.parallel.pp = 8;
+        QCOMPARE(sweepFaults(tp4, healthy, SweepKind::Leaves).priced, 8);
+        // Nor where one server's GPUs take its TP ranks in another order (its TP ranks 0 and 1
+        // swapped: the DP and PP groups of rails 0 and 1 cross rails there).
+        Layout swapped = l;
+        for (int g = 0; g < healthy.gpuCount(); ++g)
+            swapped.mapping.push_back(g < 2 ? 1 - g : g);
+        const SweepResult crossed = sweepFaults(swapped, healthy, SweepKind::Leaves);
+        QVERIFY2(crossed.ok, crossed.error.c_str());
+        QCOMPARE(crossed.priced, 8);
+        QVERIFY(crossed.symmetry.empty());
         // Cancelling after the second evaluation keeps what was priced.
         SweepOptions cancel;
         cancel.threads = 1;
         cancel.progress = [](int done, int) { return done < 2; };
-        const SweepResult part = sweepFaults(l, healthy, SweepKind::Leaves, cancel);
+        const SweepResult part = sweepFaults(tp4, healthy, SweepKind::Leaves, cancel);
         QVERIFY(part.cancelled);
         QCOMPARE(part.priced, 2);
         QCOMPARE(part.ranked.size(), std::size_t(2));

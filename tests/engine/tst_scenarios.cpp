@@ -83,7 +83,7 @@ private Q_SLOTS:
         QVERIFY(f.open(QIODevice::ReadOnly));
         const std::vector<TourScenario> tour = parseTour(f.readAll().toStdString(),
                                                          "scenarios.json");
-        QCOMPARE(tour.size(), std::size_t(10));
+        QCOMPARE(tour.size(), std::size_t(11));
         for (const TourScenario &s : tour) {
             QVERIFY(!s.layouts.empty());
             for (const TourLayout &tl : s.layouts) {
@@ -269,12 +269,16 @@ private Q_SLOTS:
         RAILYARD_COMPARE_ABS(ideal.busbwGBps, 94.7, 1.5);
         RAILYARD_COMPARE_ABS(single.busbwGBps, 94.7, 1.5);
         QVERIFY(ea.stepTimeS > eb.stepTimeS);
-        // The step barely moves: in this Megatron workload (VP 5, 8 micro-batches) the chunks'
-        // reduce-scatters and gathers queue under the interleaved backward and forward, so
-        // little of the DP traffic is exposed. NVIDIA's 1.09 -> 0.83 s implies an exposed
-        // all-gather (the same layout under ZeRO-3 goes 1.97 -> 1.32 s): the workload that
-        // matches both published numbers is issue 19's point 4, open.
-        RAILYARD_COMPARE_ABS(ea.stepTimeS / eb.stepTimeS, 1.017, 0.01);
+        // The iteration: NVIDIA measured about 1.09 -> 0.83 s (x1.31) and published neither
+        // the model nor its settings. A workload that gives both published numbers: Llama 3 70B
+        // under ZeRO-3, TP32 and PP2 in each rack, DP8 across the racks, three micro-batches
+        // per replica, whose parameter gathers and gradient reduce-scatters per micro-batch
+        // cross the spine and are partly exposed: 1.11 -> 0.86 s. (The mechanism gives 34 ->
+        // 54 GB/s where 28 -> 61 were measured: balls into bins bounds the gain of 4x the flows
+        // at about 1.6x for this many uplinks.)
+        RAILYARD_COMPARE_ABS(ea.stepTimeS, 1.09, 0.05);
+        RAILYARD_COMPARE_ABS(eb.stepTimeS, 0.83, 0.05);
+        RAILYARD_COMPARE_ABS(ea.stepTimeS / eb.stepTimeS, 1.31, 0.04);
         QVERIFY(ea.exposed.dp > eb.exposed.dp);
     }
 
@@ -422,14 +426,16 @@ private Q_SLOTS:
         RAILYARD_COMPARE_ABS(impact.faulted.links->bytesUp[std::size_t(nic2)] / 1e9,
                              2 * impact.healthy.links->bytesUp[std::size_t(nic2)] / 1e9,
                              0.01);
-        qInfo("leaf down: step %.4f -> %.4f s, DP exposed %.4f -> %.4f s, PP sends %.4f -> %.4f s",
+        qInfo("leaf 3 down: step %.3f -> %.3f s (%+.2f%%), DP exposed %.4f -> %.4f s, PP sends "
+              "%.4f -> %.4f s",
               impact.healthy.stepTimeS,
               impact.faulted.stepTimeS,
+              100 * (impact.faulted.stepTimeS / impact.healthy.stepTimeS - 1),
               impact.healthy.exposed.dp,
               impact.faulted.exposed.dp,
               impact.healthy.exposed.ppP2p,
               impact.faulted.exposed.ppP2p);
-        RAILYARD_COMPARE_ABS(impact.healthy.stepTimeS, 15.8, 0.05);
+        RAILYARD_COMPARE_ABS(impact.healthy.stepTimeS, 16.0, 0.05);
         RAILYARD_COMPARE_ABS(impact.faulted.stepTimeS / impact.healthy.stepTimeS - 1,
                              0.0017,
                              0.0005);
@@ -465,22 +471,25 @@ private Q_SLOTS:
         Layout healthy = withoutFaults(l);
         const Evaluation a = runOk(healthy), b = runOk(l);
         QVERIFY(a.ok && b.ok);
-        qInfo("16k straggler: compute +%.4f s, step %.4f -> %.4f s, DP exposed %.4f -> %.4f s",
-              b.exposed.compute - a.exposed.compute,
+        qInfo("16k straggler: compute %.3f -> %.3f s, step %.3f -> %.3f s (%+.3f%%), DP exposed "
+              "%.3f -> %.3f s",
+              a.exposed.compute,
+              b.exposed.compute,
               a.stepTimeS,
               b.stepTimeS,
+              100 * (b.stepTimeS / a.stepTimeS - 1),
               a.exposed.dp,
               b.exposed.dp);
-        RAILYARD_COMPARE_ABS(b.exposed.compute - a.exposed.compute, 0.376, 0.002);
-        RAILYARD_COMPARE_ABS(a.stepTimeS, 6.558, 0.002);
-        RAILYARD_COMPARE_ABS(b.stepTimeS / a.stepTimeS - 1, -0.003, 0.0005);
-        RAILYARD_COMPARE_ABS(a.exposed.dp, 1.53, 0.01);
-        RAILYARD_COMPARE_ABS(b.exposed.dp, 1.13, 0.01);
+        RAILYARD_COMPARE_ABS(b.exposed.compute - a.exposed.compute, 0.386, 0.002);
+        RAILYARD_COMPARE_ABS(a.stepTimeS, 6.363, 0.002);
+        RAILYARD_COMPARE_ABS(b.stepTimeS / a.stepTimeS - 1, 0.0001, 0.0001);
+        RAILYARD_COMPARE_ABS(a.exposed.dp, 1.26, 0.01);
+        RAILYARD_COMPARE_ABS(b.exposed.dp, 0.87, 0.01);
         const auto warning = std::find_if(b.warnings.begin(),
                                           b.warnings.end(),
                                           [](const Warning &w) { return w.code == "straggler"; });
         QVERIFY(warning != b.warnings.end());
-        QVERIFY2(warning->message.find("+2.94 ms per layer and micro-batch") != std::string::npos,
+        QVERIFY2(warning->message.find("+3.01 ms per layer and micro-batch") != std::string::npos,
                  warning->message.c_str());
         QVERIFY2(warning->message.find("waiting on its data-parallel traffic anyway")
                          != std::string::npos,
@@ -494,8 +503,62 @@ private Q_SLOTS:
               b.stepTimeS,
               c.stepTimeS,
               d.stepTimeS);
-        RAILYARD_COMPARE_ABS(c.stepTimeS, 11.15, 0.01);
-        RAILYARD_COMPARE_ABS(d.stepTimeS, 11.53, 0.01);
+        RAILYARD_COMPARE_ABS(c.stepTimeS, 11.46, 0.01);
+        RAILYARD_COMPARE_ABS(d.stepTimeS, 11.85, 0.01);
+    }
+
+    // k. MLPerf Training v5.0, Llama 3.1 405B at 512 GPUs: NVIDIA's two closed-division
+    // submissions priced as submitted (configurations and sources in the layouts' notes).
+    // Measured (median train_step_time over each submission's three result files): 55.1 s per
+    // step of 1,152 x 8K tokens on 512 H100, 19.4 s per step of 896 x 8K on 512 GB200: 334 and
+    // 738 tokens/s per GPU, 2.21x: the seed's "2.2x faster per GPU".
+    void mlperfLlama405b()
+    {
+        const Layout h100 = shipped("mlperf5-llama405b-h100-512.railyard.json");
+        const Layout gb200 = shipped("mlperf5-llama405b-gb200-512.railyard.json");
+        QCOMPARE(h100.cluster.gpuCount(), 512);
+        QCOMPARE(gb200.cluster.gpuCount(), 512);
+        const Evaluation a = runOk(h100), b = runOk(gb200);
+        QVERIFY(a.ok && b.ok);
+        const double measuredH100 = 1152.0 * 8192 / 55.14 / 512;
+        const double measuredGb200 = 896.0 * 8192 / 19.43 / 512;
+        const auto comm = [](const Evaluation &e) {
+            return e.exposed.tp + e.exposed.cp + e.exposed.ep + e.exposed.ppBubble + e.exposed.ppP2p
+                   + e.exposed.dp;
+        };
+        qInfo("H100: %.1f tokens/s/GPU (measured %.1f, %+.1f%%), step %.1f s: compute %.1f s, "
+              "exposed communication and bubble %.2f s",
+              a.tokensPerSPerGpu,
+              measuredH100,
+              100 * (a.tokensPerSPerGpu / measuredH100 - 1),
+              a.stepTimeS,
+              a.exposed.compute,
+              comm(a));
+        qInfo("GB200: %.1f tokens/s/GPU (measured %.1f, %+.1f%%), step %.1f s: compute %.1f s, "
+              "exposed communication and bubble %.2f s",
+              b.tokensPerSPerGpu,
+              measuredGb200,
+              100 * (b.tokensPerSPerGpu / measuredGb200 - 1),
+              b.stepTimeS,
+              b.exposed.compute,
+              comm(b));
+        qInfo("per GPU, GB200 / H100: %.2fx (measured %.2fx); compute per token %.2fx",
+              b.tokensPerSPerGpu / a.tokensPerSPerGpu,
+              measuredGb200 / measuredH100,
+              (a.exposed.compute / (1152.0 * 8192 / 512))
+                      / (b.exposed.compute / (896.0 * 8192 / 512)));
+        RAILYARD_COMPARE_NEAR(measuredGb200 / measuredH100, 2.21, 0.01);
+        // What is off is GB200's compute: exposed communication and the bubble are under 6%
+        // of either step. H100 lands 2% fast, GB200 40% fast, so the engine says 3.0x where 2.2x
+        // was measured. Blackwell's compute is priced from kernel benchmarks (cuBLAS FP8 at 0.86
+        // of GB200's peak, tests/data/kernels) at Hopper's sustained clock (0.90: no Blackwell
+        // clock under training load has been measured); the run reaches 36% of GB200's FP8 peak
+        // in model FLOPs where the H100 run reaches 41% of its own. A known miss, pinned so that
+        // it cannot grow unnoticed (tests/data/throughput/README.md, "Known misses").
+        QVERIFY(comm(a) < 0.06 * a.stepTimeS && comm(b) < 0.06 * b.stepTimeS);
+        RAILYARD_COMPARE_NEAR(a.tokensPerSPerGpu, measuredH100, 0.12);
+        RAILYARD_COMPARE_NEAR(b.tokensPerSPerGpu, 1.40 * measuredGb200, 0.05);
+        RAILYARD_COMPARE_ABS(b.tokensPerSPerGpu / a.tokensPerSPerGpu, 3.01, 0.12);
     }
 };
 

@@ -5,6 +5,7 @@
 #include "comparenear.h"
 #include "layout/layout.h"
 #include "report/report.h"
+#include "serving/servingband.h"
 #include "serving/servingevaluate.h"
 #include "topology/topology.h"
 
@@ -130,7 +131,8 @@ private Q_SLOTS:
         QVERIFY(e.maxConcurrency >= 1);
         QVERIFY(e.tpotBand.lowS < e.tpotS && e.tpotS < e.tpotBand.highS);
         QVERIFY(e.ttftBand.lowS < e.ttftS && e.ttftS < e.ttftBand.highS);
-        QVERIFY(e.bandBasis.find("no end-to-end serving validation yet") != std::string::npos);
+        QVERIFY(e.bandBasis.find("published serving runs") != std::string::npos);
+        QCOMPARE(e.tpotBand.highS / e.tpotS, 1 + kServingRunsBand);
         QVERIFY(e.costPerMillionOutputTokens > 0);
         // No link carries more than its rate in the steady state.
         QVERIFY(e.links);

@@ -122,6 +122,58 @@ private Q_SLOTS:
         QVERIFY(most.serving.attentionDp.value_or(1) > 1);
     }
 
+    // The planner prices what configurations share once (ServingPlanOptions::shareWork); the
+    // front it returns is the one of evaluating every configuration from scratch, point for
+    // point and bit for bit, on a dense model over two servers and on wide-EP DeepSeek-R1 on
+    // an NVL72 (aggregated and disaggregated splits).
+    void sharedWorkGivesTheExhaustiveFront_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::newRow("llama70b-tp8-h100")
+                << QStringLiteral("serving-llama70b-tp8-h100.railyard.json");
+        QTest::newRow("deepseek-r1-gb200-nvl72")
+                << QStringLiteral("serving-deepseek-r1-wide-ep-gb200-nvl72.railyard.json");
+    }
+    void sharedWorkGivesTheExhaustiveFront()
+    {
+        QFETCH(QString, file);
+        const Layout l = shipped(file.toUtf8().constData());
+        const Topology t = buildTopology(l.cluster, Catalog::builtin());
+        ServingPlanOptions exhaustive;
+        exhaustive.shareWork = false;
+        const ServingPlanResult slow = planServing(l, t, exhaustive);
+        const ServingPlanResult fast = planServing(l, t);
+        QVERIFY2(slow.ok && fast.ok, (slow.error + fast.error).c_str());
+        checkFront(fast.front);
+        QCOMPARE(fast.evaluated, slow.evaluated);
+        QCOMPARE(fast.infeasible, slow.infeasible);
+        QCOMPARE(fast.front.size(), slow.front.size());
+        for (std::size_t i = 0; i < fast.front.size(); ++i) {
+            const ServingPlanPoint &a = fast.front[i], &b = slow.front[i];
+            QCOMPARE(a.disaggregated, b.disaggregated);
+            const auto same = [](const ServingPool &x, const ServingPool &y) {
+                return x.tp == y.tp && x.ep == y.ep && x.pp == y.pp && x.replicas == y.replicas
+                       && x.attentionDp.value_or(1) == y.attentionDp.value_or(1);
+            };
+            QVERIFY(same(a.serving, b.serving) && same(a.prefill, b.prefill)
+                    && same(a.decode, b.decode));
+            QCOMPARE(a.concurrency, b.concurrency);
+            QVERIFY2(a.outputTokensPerSPerGpu == b.outputTokensPerSPerGpu, "outputTokensPerSPerGpu");
+            QVERIFY2(a.tokensPerSPerUser == b.tokensPerSPerUser, "tokensPerSPerUser");
+            QVERIFY2(a.ttftS == b.ttftS, "ttftS");
+            QVERIFY2(a.tpotS == b.tpotS, "tpotS");
+            QVERIFY2(a.memoryGiBPerGpu == b.memoryGiBPerGpu, "memoryGiBPerGpu");
+            QCOMPARE(a.maxConcurrency, b.maxConcurrency);
+        }
+        qInfo("%s: %lld configurations, exhaustive %.0f per second, shared %.0f per second, "
+              "%zu on the front",
+              qPrintable(file),
+              fast.evaluated,
+              slow.evaluated / slow.elapsedS,
+              fast.evaluated / fast.elapsedS,
+              fast.front.size());
+    }
+
     void notServing()
     {
         Layout l = shipped("serving-llama70b-tp8-h100.railyard.json");

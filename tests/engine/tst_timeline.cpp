@@ -423,7 +423,7 @@ private Q_SLOTS:
         QTest::addColumn<QString>("file");
         const QDir dir(QStringLiteral(RAILYARD_SOURCE_DIR "/layouts"));
         const QStringList files = dir.entryList({QStringLiteral("*.railyard.json")}, QDir::Files);
-        QVERIFY(files.size() >= 17);
+        QVERIFY(files.size() >= 19);
         for (const QString &f : files)
             QTest::newRow(qPrintable(f.chopped(int(qstrlen(".railyard.json"))))) << dir.filePath(f);
     }

@@ -315,6 +315,77 @@ private Q_SLOTS:
         QVERIFY2(svgDiff < 0.06, qPrintable(QString::number(svgDiff)));
     }
 
+    // At 16,384 GPUs the page is shown ~30 times smaller than it is laid out: the room between
+    // the title block, the diagram and the legend must be room in the picture (it was half a
+    // pixel, and the title block covered scalable units 0-3, the legend units 55-58). In the
+    // PNG, the SVG (as librsvg draws it) and the PDF (as poppler does): at least 8 pixels of
+    // white page between the title block and the cluster and between the cluster and the
+    // legend. The racks of each unit are named under it.
+    void largeLayoutKeepsClearOfTheTitleAndLegend()
+    {
+        QString error;
+        const auto doc = Document::load(QStringLiteral(
+                                                RAILYARD_SOURCE_DIR
+                                                "/layouts/llama3.1-405b-16k-h100.railyard.json"),
+                                        &error);
+        QVERIFY2(doc, qPrintable(error));
+        ClusterScene scene(doc.get());
+        applyLayoutView(scene);
+        render::DiagramOptions o;
+        o.footer = options().footer;
+        const render::DiagramRenderer r(scene, QApplication::font(), o);
+        QVERIFY(!r.titleRect().isNull() && !r.legendRect().isNull());
+        QVERIFY2(exportDiagram(scene, out("clear.png"), options(), &error), qPrintable(error));
+        QVERIFY2(exportDiagram(scene, out("clear.svg"), options(), &error), qPrintable(error));
+        QVERIFY2(exportDiagram(scene, out("clear.pdf"), options(), &error), qPrintable(error));
+        const auto svg = runTool(QStringLiteral("rsvg-convert"),
+                                 {out("clear.svg"), QStringLiteral("-o"), out("clear.svg.png")});
+        QVERIFY2(svg.ok, qPrintable(svg.output));
+        const auto pdf = runTool(QStringLiteral("pdftoppm"),
+                                 {QStringLiteral("-r"),
+                                  QStringLiteral("96"),
+                                  QStringLiteral("-png"),
+                                  QStringLiteral("-singlefile"),
+                                  out("clear.pdf"),
+                                  out("clear.pdf")});
+        QVERIFY2(pdf.ok, qPrintable(pdf.output));
+        for (const char *file : {"clear.png", "clear.svg.png", "clear.pdf.png"}) {
+            const QImage read(out(file));
+            QVERIFY2(!read.isNull(), file);
+            // On white (librsvg leaves what the page does not cover transparent: the SVG's
+            // width rounded up).
+            QImage image(read.size(), QImage::Format_RGB32);
+            image.fill(Qt::white);
+            {
+                QPainter p(&image);
+                p.drawImage(0, 0, read);
+            }
+            const double k = double(image.width()) / r.size().width();
+            const auto whiteRows = [&](double from, double to) {
+                const int top = int(std::ceil(from * k)) + 1, bottom = int(std::floor(to * k)) - 1;
+                if (bottom - top < 6) // 8 pixels, less a row each side for antialiasing
+                    return QStringLiteral("%1 pixels").arg(bottom - top + 2);
+                for (int y = top; y <= bottom; ++y)
+                    for (int x = 0; x < image.width(); ++x)
+                        if (qGray(image.pixel(x, y)) < 245)
+                            return QStringLiteral("ink at %1,%2").arg(x).arg(y);
+                return QString();
+            };
+            const QString above = whiteRows(r.titleRect().bottom() + 1, r.diagramRect().top());
+            QVERIFY2(above.isEmpty(),
+                     qPrintable(QStringLiteral("%1, under the title: %2")
+                                        .arg(QLatin1String(file), above)));
+            const QString below = whiteRows(r.diagramRect().bottom() + 1, r.legendRect().top());
+            QVERIFY2(below.isEmpty(),
+                     qPrintable(QStringLiteral("%1, over the legend: %2")
+                                        .arg(QLatin1String(file), below)));
+        }
+        const QString text = xmlText(out("clear.svg"), &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QVERIFY(text.contains(QStringLiteral("racks 0\u20137")));
+        QVERIFY(text.contains(QStringLiteral("racks 504\u2013511")));
+    }
+
     // --region: the part holding the named racks, servers, GPUs or scalable units, drawn at full
     // detail (its devices named); an index the cluster lacks is an error naming what it has.
     void regionDrawsThatPartInDetail()

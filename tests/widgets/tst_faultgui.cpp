@@ -9,6 +9,7 @@
 #include "items/faultmarksitem.h"
 #include "layout/layout.h"
 #include "panels/faultpanel.h"
+#include "panels/inspectorpanel.h"
 #include "render/diagramrenderer.h"
 #include "scene/clustergeometry.h"
 #include "scene/faultmenu.h"
@@ -22,6 +23,7 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTest>
@@ -77,11 +79,13 @@ engine::Layout dpHeavy()
     c.nodes = 52;
     c.nic.gbitPerS = 200;
     c.fabric.oversubscription = 2;
-    engine::Layout l = llama8b(c, 8, 52, 104);
+    // TP4 and replica pairs' servers alternating between the two units: every DP ring step
+    // between servers crosses the spine (tst_faultsweep's dpHeavy says why not TP8).
+    engine::Layout l = llama8b(c, 4, 104, 104);
     l.training.overlap.dp = false;
-    for (int dp = 0; dp < 52; ++dp)
-        for (int tp = 0; tp < 8; ++tp)
-            l.mapping.push_back(((dp % 2) * 26 + dp / 2) * 8 + tp);
+    for (int dp = 0; dp < 104; ++dp)
+        for (int tp = 0; tp < 4; ++tp)
+            l.mapping.push_back((((dp / 2) % 2) * 26 + dp / 4) * 8 + (dp % 2) * 4 + tp);
     return l;
 }
 
@@ -264,6 +268,60 @@ private Q_SLOTS:
         QCOMPARE(marks->degradedDeviceCount(), 1);
         QVERIFY(marks->labels().contains(QStringLiteral("50%")));
         QVERIFY(marks->labels().contains(QStringLiteral("1.5x")));
+    }
+
+    void inspectorAndTooltipsSayWhatIsWrong()
+    {
+        // Leaf 3 failed, a NIC uplink at half rate and GPU 9 10% slow, each from the menus; the
+        // canvas's tooltips and the Inspector say so (and nothing of the kind while healthy).
+        auto doc = open("gmi-h200-cluster.railyard.json");
+        QVERIFY(doc);
+        Canvas c(doc.get());
+        InspectorPanel inspector;
+        inspector.setScene(&c.scene);
+        const int leaf = deviceNamed(*doc, "leaf 3");
+        const int gpu = deviceNamed(*doc, "GPU 9");
+        const int link = nicUplink(doc->topology());
+        QVERIFY(leaf >= 0 && gpu >= 0 && link >= 0);
+        const auto tipOver = [&](int device) {
+            return c.view.toolTipAt(
+                    c.view.mapFromScene(c.scene.geometry().deviceRect(device).center()));
+        };
+        const auto inspect = [&](int device) {
+            c.scene.setSelectedDevice(device);
+            return inspector.headerText();
+        };
+        const QRegularExpression anyFault(QStringLiteral("Down|Degraded|slow"));
+        QVERIFY(!tipOver(leaf).contains(anyFault));
+        QVERIFY(!inspect(gpu).contains(anyFault));
+        QVERIFY(triggerContextAction(c.view,
+                                     c.scene.geometry().deviceRect(leaf).center(),
+                                     QStringLiteral("actionFail")));
+        QMenu linkMenu;
+        faultmenu::addFaultActions(&linkMenu, doc.get(), -1, link, nullptr);
+        linkMenu.findChild<QAction *>(QStringLiteral("actionDegrade50"))->trigger();
+        QMenu gpuMenu;
+        faultmenu::addFaultActions(&gpuMenu, doc.get(), gpu, -1, nullptr);
+        gpuMenu.findChild<QAction *>(QStringLiteral("actionSlowDown110"))->trigger();
+        QCOMPARE(doc->layout().cluster.faults.size(), std::size_t(3));
+
+        QVERIFY2(tipOver(leaf).contains(QStringLiteral(">Down<")), qPrintable(tipOver(leaf)));
+        QVERIFY2(inspect(leaf).contains(QStringLiteral(">Down<")), qPrintable(inspect(leaf)));
+        QVERIFY2(tipOver(gpu).contains(QStringLiteral("Runs 10% slow")), qPrintable(tipOver(gpu)));
+        QVERIFY2(inspect(gpu).contains(QStringLiteral("Runs 10% slow")), qPrintable(inspect(gpu)));
+        // The NIC of the degraded uplink: one of its links degraded; the link itself: to 50%.
+        const int nic = doc->topology().links()[static_cast<std::size_t>(link)].a;
+        QVERIFY2(inspect(nic).contains(QStringLiteral("1 degraded (to 50%")),
+                 qPrintable(inspect(nic)));
+        c.scene.setSelectedDevice(-1);
+        c.scene.setSelectedLink(link);
+        QVERIFY2(inspector.headerText().contains(QStringLiteral("Degraded to 50% of its rate")),
+                 qPrintable(inspector.headerText()));
+        // A server beside the failed leaf: its NIC on rail 3 has its uplink down.
+        const int nic3 = deviceNamed(*doc, "NIC 0.3");
+        QVERIFY(nic3 >= 0);
+        QVERIFY2(inspect(nic3).contains(QStringLiteral("1 of its links down")),
+                 qPrintable(inspect(nic3)));
     }
 
     void unroutableFaultIsRefusedWithTheEnginesMessage()

@@ -23,6 +23,42 @@ class TestPlannerPanel : public QObject
     Q_OBJECT
 
 private Q_SLOTS:
+    // Before any search: an empty chart with plain axes (not a step axis of 0 to 1e-06 s) and
+    // a "Run a search" placeholder over it, gone once the plans are drawn.
+    void chartBeforeASearch()
+    {
+        auto doc = openLayout("gmi-h200-cluster.railyard.json");
+        QVERIFY(doc);
+        PlannerPanel panel;
+        panel.setAttribute(Qt::WA_DontShowOnScreen);
+        panel.setDocument(doc.get());
+        panel.resize(560, 820);
+        panel.show();
+        const ParetoChart *chart = panel.chart();
+        QVERIFY(chart->isEmpty());
+        QCOMPARE(chart->stepAxisMin(), 0.0);
+        QVERIFY2(chart->stepAxisMax() >= 1, qPrintable(QString::number(chart->stepAxisMax())));
+        QVERIFY(chart->placeholderLabel()->isVisible());
+        // Drawn over the plot (not under the chart view): the panel's picture has its text.
+        const QLabel *placeholder = chart->placeholderLabel();
+        const QImage shown = panel.grab().toImage();
+        const QRect at(placeholder->mapTo(&panel, QPoint(0, 0)), placeholder->size());
+        int dark = 0;
+        const QImage there = shown.copy(at); // offscreen: one pixel a unit
+        for (int y = 0; y < there.height(); ++y)
+            for (int x = 0; x < there.width(); ++x)
+                dark += qGray(there.pixel(x, y)) < 160;
+        QVERIFY2(dark > 50, qPrintable(QString::number(dark)));
+        QVERIFY(chart->placeholderLabel()->text().startsWith(QStringLiteral("Run a search")));
+        if (const QString dir = qEnvironmentVariable("RAILYARD_SHOTS_DIR"); !dir.isEmpty())
+            panel.grab().save(dir + QStringLiteral("/planner-before-search.png"));
+        QSignalSpy done(&panel, &PlannerPanel::searchFinished);
+        panel.search();
+        QVERIFY(done.count() == 1 || done.wait(120000));
+        QVERIFY(!chart->isEmpty());
+        QVERIFY(!chart->placeholderLabel()->isVisible());
+    }
+
     void searchListsAndApplies()
     {
         auto doc = openLayout("gmi-h200-cluster.railyard.json");

@@ -4,9 +4,11 @@
 #include "commands/changeworkload.h"
 #include "document/document.h"
 #include "export/reviewpdf.h"
+#include "export/reviewreport.h"
 #include "exportcheck.h"
 #include "mainwindow.h"
 #include "report/reviewreport.h"
+#include "scene/faultmenu.h"
 
 #include <QAction>
 #include <QApplication>
@@ -91,6 +93,81 @@ private Q_SLOTS:
         for (QWidget *top : QApplication::topLevelWidgets())
             if (top->inherits("QMessageBox"))
                 top->close();
+    }
+
+    // A layout with faults: the report says what is down or slow and what it costs (the step
+    // healthy and with the faults), in the PDF and in the Markdown.
+    void reviewReportListsTheFaults()
+    {
+        MainWindow w(nullptr, m_recovery.path());
+        QVERIFY(w.openFile(QStringLiteral(RAILYARD_TEST_DATA "/gmi-h200-cluster.railyard.json")));
+        Document *doc = w.document();
+        const double healthy = doc->evaluation().stepTimeS;
+        QVERIFY2(w.exportReviewReport(out("healthy.md")), qPrintable(w.lastError()));
+        QFile plain(out("healthy.md"));
+        QVERIFY(plain.open(QIODevice::ReadOnly));
+        QVERIFY(!plain.readAll().contains("## Faults"));
+        engine::Fault leaf;
+        leaf.device = "leaf 3";
+        engine::Fault slow;
+        slow.device = "GPU 9";
+        slow.state = engine::FaultState::Degraded;
+        slow.slowdown = 1.1;
+        QVERIFY(faultmenu::applyFaults(doc, {leaf, slow}, QStringLiteral("Fail"), &w));
+        const double faulted = doc->evaluation().stepTimeS;
+        QVERIFY(faulted > healthy);
+        QVERIFY2(w.exportReviewReport(out("faults.pdf")), qPrintable(w.lastError()));
+        const auto text = runTool(QStringLiteral("pdftotext"),
+                                  {QStringLiteral("-layout"),
+                                   out("faults.pdf"),
+                                   QStringLiteral("-")});
+        QVERIFY2(text.ok, qPrintable(text.output));
+        QVERIFY2(w.exportReviewReport(out("faults.md")), qPrintable(w.lastError()));
+        QFile md(out("faults.md"));
+        QVERIFY(md.open(QIODevice::ReadOnly));
+        const QString markdown = QString::fromUtf8(md.readAll());
+        const QString before = QString::fromStdString(engine::formatSeconds(healthy));
+        const QString after = QString::fromStdString(engine::formatSeconds(faulted));
+        for (const QString &report : {text.output, markdown}) {
+            QVERIFY2(report.contains(QStringLiteral("Faults")), qPrintable(report));
+            const QString sentence = QStringLiteral(
+                                             "The step takes %1 on the healthy cluster and %2 "
+                                             "with the faults")
+                                             .arg(before, after);
+            QVERIFY2(report.simplified().contains(sentence), qPrintable(report));
+            QVERIFY(report.contains(QStringLiteral("leaf 3")));
+            QVERIFY(report.contains(QStringLiteral("down")));
+            QVERIFY2(report.contains(QStringLiteral("runs 10% slow")), qPrintable(report));
+        }
+        QVERIFY(markdown.contains(QStringLiteral("## Faults")));
+        for (QWidget *top : QApplication::topLevelWidgets())
+            if (top->inherits("QMessageBox"))
+                top->close();
+    }
+
+    // The review report's diagram of 16,384 GPUs, a page wide: each scalable unit named with
+    // its racks under it ("racks 0-7", or "240-247" where the longer name does not fit the
+    // unit), as the PNG and SVG diagrams name them.
+    void largeLayoutReviewNamesTheRacks()
+    {
+        QString error;
+        QVERIFY2(exportLayoutReviewReport(QStringLiteral(
+                                                  RAILYARD_SOURCE_DIR
+                                                  "/layouts/llama3.1-405b-16k-h100.railyard.json"),
+                                          out("big-review.pdf"),
+                                          QString(),
+                                          DiagramRegion(),
+                                          &error),
+                 qPrintable(error));
+        const auto text = runTool(QStringLiteral("pdftotext"),
+                                  {out("big-review.pdf"), QStringLiteral("-")});
+        QVERIFY2(text.ok, qPrintable(text.output));
+        // "racks 0-7" fits unit 0; the wider names elsewhere leave the range alone.
+        QVERIFY(text.output.contains(QStringLiteral("racks 0\u20137")));
+        for (int unit : {30, 63}) {
+            const QString racks = QStringLiteral("%1\u2013%2").arg(8 * unit).arg(8 * unit + 7);
+            QVERIFY2(text.output.contains(racks), qPrintable(racks));
+        }
     }
 
     // The PDF's layout: every section on a page, headings on the page of what follows them,

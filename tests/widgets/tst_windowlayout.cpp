@@ -18,6 +18,7 @@
 #include "panels/warningspanel.h"
 #include "panels/workloadpanel.h"
 #include "quickguide.h"
+#include "scene/clustergeometry.h"
 #include "scene/clusterscene.h"
 #include "scene/clusterview.h"
 #include "shortcutsdialog.h"
@@ -52,6 +53,7 @@
 
 #include "comparenear.h"
 #include <functional>
+#include <map>
 
 using namespace railyard;
 using namespace railyard::test;
@@ -443,6 +445,136 @@ private Q_SLOTS:
             QCOMPARE(w.dockWidgetArea(docks.warnings), Qt::RightDockWidgetArea);
             QVERIFY(!docks.inspector->isHidden());
             checkCanvas(w, QStringLiteral("garbage state"));
+        }
+        QSettings().clear();
+    }
+    // Fit (Ctrl+0) leaves the cluster clear of the title block above it and the legend under
+    // it: no rack, switch or server under either, for every shipped layout, at 1600x1000 and
+    // 1280x800, with Link Load off and on (its scale makes the legend taller).
+    void fitLeavesRoomForTheOverlays()
+    {
+        const QStringList names = QDir(QStringLiteral(RAILYARD_SOURCE_DIR "/layouts"))
+                                          .entryList({QStringLiteral("*.railyard.json")});
+        QVERIFY(!names.isEmpty());
+        MainWindow w(nullptr, m_recovery.path());
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        for (const QString &name : names) {
+            QVERIFY2(w.openFile(QStringLiteral(RAILYARD_SOURCE_DIR "/layouts/") + name),
+                     qPrintable(name));
+            for (const QSize size : {QSize(1600, 1000), QSize(1280, 800)})
+                for (const bool load : {false, true}) {
+                    w.resize(size);
+                    if (w.action(QStringLiteral("actionLinkLoad"))->isChecked() != load)
+                        w.action(QStringLiteral("actionLinkLoad"))->trigger();
+                    settle();
+                    w.action(QStringLiteral("actionFit"))->trigger();
+                    settle();
+                    ClusterView *view = w.view();
+                    const QRect title = view->titleBlockRect(), legend = view->legendRect();
+                    const ClusterGeometry &g = static_cast<ClusterScene *>(view->scene())->geometry();
+                    const engine::Topology &t = w.document()->topology();
+                    std::vector<QRectF> parts;
+                    for (int r = 0; r < g.rackCount(); ++r)
+                        parts.push_back(g.rackRect(r));
+                    for (int d = 0; d < t.deviceCount(); ++d) {
+                        const auto kind = t.devices()[std::size_t(d)].kind;
+                        if (kind == engine::DeviceKind::Leaf || kind == engine::DeviceKind::Spine
+                            || kind == engine::DeviceKind::Core || g.rackCount() == 0)
+                            parts.push_back(g.deviceRect(d));
+                    }
+                    for (const QRectF &part : parts) {
+                        const QRect at = view->mapFromScene(part).boundingRect();
+                        const QString where = QStringLiteral("%1 at %2x%3%4: %5,%6 %7x%8 under the "
+                                                             "%9")
+                                                      .arg(name)
+                                                      .arg(size.width())
+                                                      .arg(size.height())
+                                                      .arg(load ? QStringLiteral(", link load")
+                                                                : QString())
+                                                      .arg(at.x())
+                                                      .arg(at.y())
+                                                      .arg(at.width())
+                                                      .arg(at.height());
+                        QVERIFY2(!at.intersects(title),
+                                 qPrintable(where.arg(QStringLiteral("title"))));
+                        QVERIFY2(!at.intersects(legend),
+                                 qPrintable(where.arg(QStringLiteral("legend"))));
+                    }
+                }
+            if (w.action(QStringLiteral("actionLinkLoad"))->isChecked())
+                w.action(QStringLiteral("actionLinkLoad"))->trigger();
+        }
+        closeMessageBoxes();
+    }
+
+    void dockSetChangesBumpTheStateVersion()
+    {
+        // The docks each saved-state version holds: a dock added or removed without a new
+        // version would have an older session's state restored over a set it does not know.
+        const std::map<int, QStringList> docksOfVersion{
+                {3,
+                 {"WorkloadDock",
+                  "ClusterDock",
+                  "GroupsDock",
+                  "InspectorDock",
+                  "PricingDock",
+                  "WarningsDock",
+                  "HottestLinksDock",
+                  "PlannerDock",
+                  "GuidedTourDock"}},
+                {4,
+                 {"WorkloadDock",
+                  "ClusterDock",
+                  "GroupsDock",
+                  "InspectorDock",
+                  "PricingDock",
+                  "WarningsDock",
+                  "HottestLinksDock",
+                  "PlannerDock",
+                  "GuidedTourDock",
+                  "CollectiveLessonDock",
+                  "FaultDock"}},
+        };
+        QSettings().clear();
+        QByteArray older;
+        {
+            MainWindow w(nullptr, m_recovery.path());
+            w.resize(1600, 1000);
+            w.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&w));
+            QStringList names;
+            for (QDockWidget *d : w.findChildren<QDockWidget *>())
+                names << d->objectName();
+            QStringList known = docksOfVersion.count(DockLayout::kStateVersion)
+                                        ? docksOfVersion.at(DockLayout::kStateVersion)
+                                        : QStringList();
+            names.sort();
+            known.sort();
+            QCOMPARE(names, known);
+            // A session of version 3 (no Lesson, no Faults dock), its Warnings moved left.
+            const DockLayout::Docks docks = w.dockLayout()->docks();
+            w.removeDockWidget(w.findChild<QDockWidget *>(QStringLiteral("FaultDock")));
+            w.removeDockWidget(w.findChild<QDockWidget *>(QStringLiteral("CollectiveLessonDock")));
+            w.removeDockWidget(docks.warnings);
+            w.addDockWidget(Qt::LeftDockWidgetArea, docks.warnings);
+            docks.warnings->show();
+            settle();
+            older = w.saveState(3);
+        }
+        QSettings().setValue(QStringLiteral("window/state"), older);
+        {
+            // Ignored: the default arrangement, the Faults dock in its place with Pricing.
+            MainWindow w(nullptr, m_recovery.path());
+            w.restoreSession();
+            w.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&w));
+            settle();
+            const DockLayout::Docks docks = w.dockLayout()->docks();
+            QCOMPARE(w.dockWidgetArea(docks.warnings), Qt::RightDockWidgetArea);
+            auto *faults = w.findChild<QDockWidget *>(QStringLiteral("FaultDock"));
+            QVERIFY(faults);
+            QCOMPARE(w.dockWidgetArea(faults), w.dockWidgetArea(docks.pricing));
         }
         QSettings().clear();
     }

@@ -2,12 +2,12 @@
 
 #include <QChart>
 #include <QChartView>
+#include <QGridLayout>
 #include <QLabel>
 #include <QLegend>
 #include <QLineSeries>
 #include <QLocale>
 #include <QScatterSeries>
-#include <QVBoxLayout>
 #include <QValueAxis>
 
 #include <algorithm>
@@ -26,6 +26,7 @@ ParetoChart::ParetoChart(QWidget *parent)
     , m_y(new QValueAxis)
     , m_note(new QLabel(this))
     , m_key(new QLabel(this))
+    , m_placeholder(new QLabel(this))
 {
     m_frontLine->setName(tr("Pareto front"));
     m_frontLine->setPen(QPen(QColor(0x2563eb), 1.5));
@@ -81,12 +82,24 @@ ParetoChart::ParetoChart(QWidget *parent)
                                swatch(QColor(0xdc2626), QStringLiteral("◯"), tr("chosen")),
                                swatch(QColor(0x64748b), QStringLiteral("┆"), tr("usable HBM"))}
                            .join(QStringLiteral(" &nbsp; ")));
-    auto *layout = new QVBoxLayout(this);
+    m_placeholder->setObjectName(QStringLiteral("paretoPlaceholder"));
+    m_placeholder->setText(tr("Run a search to rank the plans: each is drawn here by its step "
+                              "time and its memory per GPU."));
+    m_placeholder->setWordWrap(true);
+    m_placeholder->setAlignment(Qt::AlignCenter);
+    m_placeholder->setMaximumWidth(260);
+    m_placeholder->setStyleSheet(QStringLiteral("color: #5b6675;"));
+    m_placeholder->setAttribute(Qt::WA_TransparentForMouseEvents);
+    auto *layout = new QGridLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(2);
-    layout->addWidget(m_view, 1);
-    layout->addWidget(m_key);
-    layout->addWidget(m_note);
+    layout->addWidget(m_view, 0, 0);
+    layout->addWidget(m_placeholder, 0, 0, Qt::AlignCenter); // over the empty plot
+    m_placeholder->raise();                                  // above the chart view, made after it
+    layout->addWidget(m_key, 1, 0);
+    layout->addWidget(m_note, 2, 0);
+    layout->setRowStretch(0, 1);
+    showEmpty(0);
     connect(m_ranked, &QScatterSeries::clicked, this, [this](const QPointF &p) {
         for (std::size_t i = 0; i < m_rankedPoints.size(); ++i)
             if (qFuzzyCompare(m_rankedPoints[i].memoryGiB, p.x())
@@ -102,6 +115,11 @@ void ParetoChart::setData(const std::vector<Point> &front,
                           double hbmGiB)
 {
     m_rankedPoints = ranked;
+    if (front.empty() && ranked.empty()) {
+        showEmpty(hbmGiB);
+        return;
+    }
+    m_placeholder->hide();
     QList<QPointF> f, r;
     double xMax = hbmGiB, yMin = 0, yMax = 0;
     bool first = true;
@@ -165,6 +183,32 @@ void ParetoChart::setData(const std::vector<Point> &front,
     m_x->applyNiceNumbers(); // ticks on round numbers
     m_y->applyNiceNumbers();
     m_hbm->replace({QPointF(hbmGiB, m_y->min()), QPointF(hbmGiB, m_y->max())});
+}
+
+void ParetoChart::showEmpty(double hbmGiB)
+{
+    // No plan yet: memory up to the GPU's HBM (80 GiB when not known), step time 0 to 10 s,
+    // the usable HBM line when known, and the placeholder over the plot.
+    m_frontLine->clear();
+    m_front->clear();
+    m_ranked->clear();
+    m_chosen->clear();
+    m_note->clear();
+    m_note->hide();
+    m_x->setRange(0, hbmGiB > 0 ? hbmGiB * 1.05 : 80);
+    m_y->setRange(0, 10);
+    m_x->applyNiceNumbers();
+    m_y->applyNiceNumbers();
+    if (hbmGiB > 0)
+        m_hbm->replace({QPointF(hbmGiB, m_y->min()), QPointF(hbmGiB, m_y->max())});
+    else
+        m_hbm->clear();
+    m_placeholder->show();
+}
+
+bool ParetoChart::isEmpty() const
+{
+    return m_front->count() == 0 && m_ranked->count() == 0;
 }
 
 double ParetoChart::stepAxisMin() const

@@ -49,6 +49,9 @@ public:
     // "3 plans of the front are off the chart (up to 6,012 s)", or empty.
     QString noteText() const;
     QLabel *keyLabel() const { return m_key; }
+    // Before a search (no plans): the axes at a plain default and "Run a search..." over them.
+    bool isEmpty() const;
+    QLabel *placeholderLabel() const { return m_placeholder; }
 
     QSize sizeHint() const override { return {360, 240}; }
 
@@ -56,6 +59,8 @@ Q_SIGNALS:
     void rankedClicked(int index);
 
 private:
+    void showEmpty(double hbmGiB);
+
     QChart *m_chart;
     QChartView *m_view;
     QLineSeries *m_frontLine;
@@ -67,6 +72,7 @@ private:
     QValueAxis *m_y;
     QLabel *m_note;
     QLabel *m_key;
+    QLabel *m_placeholder;
     std::vector<Point> m_rankedPoints;
 };
 

@@ -13,6 +13,7 @@ enum CommandId {
     ChangeRankOrderId,
     RestoreSnapshotId,
     ChangeFaultsId,
+    ChangeServingId,
 };
 
 } // namespace railyard

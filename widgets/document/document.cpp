@@ -126,6 +126,7 @@ void Document::setLayout(const engine::Layout &layout)
     const bool title = layout.title != m_layout.title || layout.notes != m_layout.notes;
     const bool cluster = !(layout.cluster == m_layout.cluster);
     const bool workload = layout.model != m_layout.model || !(layout.training == m_layout.training)
+                          || layout.serving != m_layout.serving
                           || !(layout.parallel == m_layout.parallel);
     const bool mapping = layout.mapping != m_layout.mapping;
     if (cluster) {
@@ -139,6 +140,7 @@ void Document::setLayout(const engine::Layout &layout)
     if (cluster || workload || mapping) {
         buildRanks();
         m_previous = std::move(m_evaluation);
+        m_previousServing = std::move(m_serving);
         evaluate();
     }
     if (title)
@@ -159,6 +161,9 @@ void Document::buildRanks()
 {
     m_ranks.reset();
     m_ranksError.clear();
+    m_servingGroups.reset();
+    if (m_layout.isServing())
+        m_servingGroups = engine::servingGpuGroups(m_layout, m_topology->gpuCount());
     try {
         m_ranks = std::make_unique<engine::RankLayout>(m_layout);
     } catch (const engine::InputError &e) {
@@ -169,6 +174,7 @@ void Document::buildRanks()
 
 void Document::evaluate()
 {
+    m_serving.reset();
     try {
         m_evaluation = engine::evaluate(m_layout, *m_topology, m_workspace);
     } catch (const std::exception &e) {
@@ -177,6 +183,29 @@ void Document::evaluate()
         m_evaluation = engine::Evaluation{};
         m_evaluation.error = e.what();
     }
+    if (!m_layout.isServing())
+        return;
+    try {
+        m_serving = engine::evaluateServing(m_layout, *m_topology, m_workspace);
+    } catch (const std::exception &e) {
+        m_serving = engine::ServingEvaluation{};
+        m_serving->error = e.what();
+    }
+}
+
+std::shared_ptr<const engine::LinkLoads> Document::linkLoads() const
+{
+    if (!m_serving)
+        return m_evaluation.links;
+    if (!m_serving->ok || !m_serving->links)
+        return nullptr;
+    // The decode step's loads live inside the serving links: share their owner.
+    return {m_serving->links, &m_serving->links->decodeStep};
+}
+
+const engine::StepTimeline &Document::timeline() const
+{
+    return m_serving ? m_serving->decodeTimeline : m_evaluation.timeline;
 }
 
 engine::Evaluation Document::evaluateVariant(const engine::Layout &variant,
@@ -201,6 +230,8 @@ void Document::pin()
     const QString path = m_filePath.isEmpty() ? m_origin : m_filePath;
     m_pinned = Snapshot{m_layout,
                         m_evaluation,
+                        m_serving ? std::make_shared<const engine::ServingEvaluation>(*m_serving)
+                                  : nullptr,
                         path.isEmpty() ? displayName() : QFileInfo(path).fileName(),
                         path};
     Q_EMIT pinnedChanged();

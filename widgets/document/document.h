@@ -1,6 +1,8 @@
 #pragma once
 
 #include "layout/layout.h"
+#include "serving/servingevaluate.h"
+#include "serving/servinggroups.h"
 #include "step/evaluate.h"
 #include "topology/topology.h"
 
@@ -52,10 +54,42 @@ public:
     const engine::Layout &layout() const { return m_layout; }
     const engine::Topology &topology() const { return *m_topology; }
     const engine::Evaluation &evaluation() const { return m_evaluation; }
+    // A serving layout (one with `serving`) is priced by the serving engine instead: TTFT,
+    // TPOT, throughput, memory. Null for a training layout (whose evaluation() then says
+    // nothing of serving); for a serving layout evaluation() holds only the training engine's
+    // refusal, and the views read what both kinds share through linkLoads() and timeline().
+    bool isServing() const { return m_layout.isServing(); }
+    const engine::ServingEvaluation *servingEvaluation() const
+    {
+        return m_serving ? &*m_serving : nullptr;
+    }
+    // The serving evaluation before the last change (null until something changed, or when
+    // the layout before it did not serve).
+    const engine::ServingEvaluation *previousServingEvaluation() const
+    {
+        return m_previousServing ? &*m_previousServing : nullptr;
+    }
+    // Whether the numbers are priced: the training step's, or the serving engine's.
+    bool isPriced() const { return m_serving ? m_serving->ok : m_evaluation.ok; }
+    // Why not (when !isPriced()), naming the key.
+    std::string pricingError() const { return m_serving ? m_serving->error : m_evaluation.error; }
+    // The load on every link that the canvas and the hottest links show: over one training
+    // step, or one decode step of every decode replica when the layout serves. Null when not
+    // priced.
+    std::shared_ptr<const engine::LinkLoads> linkLoads() const;
+    // The timeline that playback plays: one training step, or one decode step when the layout
+    // serves (servingEvaluation()->requestTimeline holds one request's life).
+    const engine::StepTimeline &timeline() const;
     // The job's ranks (which GPU each rank runs on, its groups), rebuilt when the cluster, the
     // workload or the mapping change (ranksChanged); null when the parallel sizes do not
     // describe the cluster (the evaluation says why).
     const engine::RankLayout *ranks() const { return m_ranks.get(); }
+    // A serving layout's groups as the serving engine places them (each pool's TP and EP
+    // groups, stages, replicas, and the pools), rebuilt with ranks(); null for training.
+    const engine::ServingGpuGroups *servingGroups() const
+    {
+        return m_servingGroups ? &*m_servingGroups : nullptr;
+    }
     // Why there are no ranks (the sizes against the GPU count); empty when ranks() is set.
     const std::string &ranksError() const { return m_ranksError; }
     // The evaluation before the last change (an edit, an undo or a redo), to say what the change
@@ -73,6 +107,8 @@ public:
     {
         engine::Layout layout;
         engine::Evaluation evaluation;
+        // The serving numbers when the pinned layout serves.
+        std::shared_ptr<const engine::ServingEvaluation> serving;
         QString source;     // where A came from: the file's (or example's) name, else the title
         QString sourcePath; // the file's path (":/layouts/..." for an example); else empty
     };
@@ -143,8 +179,11 @@ private:
     mutable engine::EvaluationWorkspace m_workspace;
     std::unique_ptr<engine::RankLayout> m_ranks;
     std::string m_ranksError;
+    std::optional<engine::ServingGpuGroups> m_servingGroups;
     engine::Evaluation m_evaluation;
     std::optional<engine::Evaluation> m_previous;
+    std::optional<engine::ServingEvaluation> m_serving;
+    std::optional<engine::ServingEvaluation> m_previousServing;
     std::optional<Snapshot> m_pinned;
     QUndoStack *m_undoStack;
     QString m_filePath;

@@ -40,6 +40,43 @@ QString kindLabel(GroupKind kind)
     return {};
 }
 
+QString servingKindNoun(GroupKind kind)
+{
+    switch (kind) {
+    case GroupKind::Tp: return tr("TP group");
+    case GroupKind::Cp: return tr("Prefill/decode pool");
+    case GroupKind::Ep: return tr("EP group");
+    case GroupKind::PpStage: return tr("PP stage");
+    case GroupKind::DpReplica: return tr("Replica");
+    }
+    return {};
+}
+
+QString servingKindLabel(GroupKind kind)
+{
+    switch (kind) {
+    case GroupKind::Tp: return tr("TP");
+    case GroupKind::Cp: return tr("pool");
+    case GroupKind::Ep: return tr("EP");
+    case GroupKind::PpStage: return tr("PP");
+    case GroupKind::DpReplica: return tr("replica");
+    }
+    return {};
+}
+
+engine::ServingGpuGroups::Kind servingKind(GroupKind kind)
+{
+    using K = engine::ServingGpuGroups;
+    switch (kind) {
+    case GroupKind::Tp: return K::Tp;
+    case GroupKind::Cp: return K::Pool;
+    case GroupKind::Ep: return K::Ep;
+    case GroupKind::PpStage: return K::Stage;
+    case GroupKind::DpReplica: return K::Replica;
+    }
+    return K::Tp;
+}
+
 QString kindKey(GroupKind kind)
 {
     return QString::fromLatin1(engine::toString(dimOf(kind)));

@@ -2,6 +2,7 @@
 
 #include "layout/groupplacement.h"
 #include "layout/layout.h"
+#include "serving/servinggroups.h"
 
 #include <QString>
 
@@ -25,6 +26,14 @@ using engine::kAllGroupKinds;
 QString kindNoun(GroupKind kind);
 // "TP", "CP", "EP", "PP stage", "DP replica": short, for menus and legends.
 QString kindLabel(GroupKind kind);
+// On a serving layout the colour modes are the serving engine's groups: TP and EP groups,
+// pipeline stages, replicas, and in the CP slot (context parallelism is not served) the
+// prefill and decode pools. Their nouns ("TP group", "replica", "prefill/decode pool") and the
+// engine's group kind of each.
+QString servingKindNoun(GroupKind kind);
+QString servingKindLabel(GroupKind kind); // short: "TP", "EP", "PP", "replica", "pool"
+engine::ServingGpuGroups::Kind servingKind(GroupKind kind);
+
 // "tp", "cp", "ep", "pp", "dp": the layout file's "view": {"color_by": ...} values.
 QString kindKey(GroupKind kind);
 std::optional<GroupKind> kindFromKey(const QString &key);

@@ -35,7 +35,7 @@ ViewState::ViewState(Document *document, QObject *parent)
     if (document) {
         connect(document, &Document::evaluationChanged, this, &ViewState::syncEvaluation);
         connect(this, &ViewState::changed, this, &ViewState::keepDocumentView);
-        m_stepS = std::max(0.0, document->evaluation().timeline.stepS);
+        m_stepS = std::max(0.0, timeline().stepS);
     }
 }
 
@@ -89,7 +89,7 @@ void ViewState::writeDocumentView() const
 void ViewState::syncEvaluation()
 {
     // A new evaluation: another step length, other loads at the same moment.
-    m_stepS = std::max(0.0, m_document->evaluation().timeline.stepS);
+    m_stepS = std::max(0.0, timeline().stepS);
     if (m_stepS <= 0 && m_playing)
         pause();
     if (m_time > m_stepS) {
@@ -106,11 +106,36 @@ bool ViewState::syncMoment(bool fresh)
     if (!m_document)
         return false;
     return engine::moveMoment(m_moment,
-                              m_document->evaluation().timeline,
+                              timeline(),
                               m_document->topology(),
                               m_time,
                               kBusiestLinks,
                               fresh);
+}
+
+const engine::StepTimeline &ViewState::timeline() const
+{
+    static const engine::StepTimeline none;
+    if (!m_document)
+        return none;
+    if (const engine::ServingEvaluation *s = m_document->servingEvaluation();
+        s && m_servingTimeline == ServingTimeline::Request)
+        return s->requestTimeline;
+    return m_document->timeline();
+}
+
+void ViewState::setServingTimeline(ServingTimeline which)
+{
+    if (which == m_servingTimeline)
+        return;
+    m_servingTimeline = which;
+    // Another timeline: another length; the moment starts over at its average.
+    if (m_playing)
+        pause();
+    m_stepS = std::max(0.0, timeline().stepS);
+    m_time = -1;
+    syncMoment(true);
+    Q_EMIT changed(Timeline | Playback | Moment);
 }
 
 void ViewState::setColourBy(std::optional<GroupKind> kind)

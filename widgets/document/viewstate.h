@@ -4,6 +4,7 @@
 #include "document/groupref.h"
 #include "import/importedmachine.h"
 #include "report/moment.h"
+#include "step/timeline.h"
 
 #include <QFlags>
 #include <QObject>
@@ -48,8 +49,9 @@ public:
         SelectedLink = 0x80,   // the selected link
         Lesson = 0x100,        // the collective lesson's step shown on the canvas (or none)
         NcclGraph = 0x200,     // the NCCL graph overlay: which graph, which channel, shown or not
-        Moment = 0x400,    // the moment's loads: other phases run, a new evaluation, no moment now
-        LessonPlay = 0x800 // the lesson's played step moved on, or its playing started or stopped
+        Moment = 0x400,     // the moment's loads: other phases run, a new evaluation, no moment now
+        LessonPlay = 0x800, // the lesson's played step moved on, or its playing started or stopped
+        Timeline = 0x1000   // a serving layout's timeline: one decode step or one request's life
     };
     Q_DECLARE_FLAGS(Changes, Change)
 
@@ -105,6 +107,14 @@ public:
 
     int hoveredLink() const { return m_hoveredLink; }
     void setHoveredLink(int link);
+
+    // What is played: the training step, or for a serving layout one decode step or one
+    // request's life (waiting, prefill, KV transfer, its decode steps).
+    enum class ServingTimeline { DecodeStep, Request };
+    ServingTimeline servingTimeline() const { return m_servingTimeline; }
+    void setServingTimeline(ServingTimeline which);
+    // The timeline played: the document's step, or the chosen serving one (empty: none).
+    const engine::StepTimeline &timeline() const;
 
     // The step being played, in seconds: the document's evaluation's timeline (0: none); the
     // playback time stays in it.
@@ -166,6 +176,7 @@ private:
     double m_stepS = 0;
     double m_time = -1;
     double m_speed = 1;
+    ServingTimeline m_servingTimeline = ServingTimeline::DecodeStep;
     bool m_playing = false;
     bool m_lessonPlaying = false;
     bool m_configuring = false; // the driver's values are being set: no frame

@@ -103,7 +103,13 @@ void applyLayoutView(ClusterScene &scene)
 {
     // What the file says, before the default colouring below is kept in the document's view.
     const engine::Json saved = scene.document()->layout().view;
-    if (const engine::RankLayout *ranks = scene.ranks()) {
+    if (const engine::ServingGpuGroups *s = scene.document()->servingGroups()) {
+        // Serving: the prefill and decode pools when they are separate, else the TP groups.
+        if (s->disaggregated)
+            scene.setColourBy(GroupKind::Cp);
+        else if (s->count[engine::ServingGpuGroups::Tp] > 0)
+            scene.setColourBy(GroupKind::Tp);
+    } else if (const engine::RankLayout *ranks = scene.ranks()) {
         for (GroupKind kind :
              {GroupKind::Tp, GroupKind::Ep, GroupKind::Cp, GroupKind::PpStage, GroupKind::DpReplica})
             if (ranks->size(dimOf(kind)) > 1) {

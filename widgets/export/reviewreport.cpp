@@ -6,6 +6,9 @@
 #include "document/document.h"
 #include "document/safesave.h"
 #include "document/viewstate.h"
+#include "faults/faultimpact.h"
+#include "faults/faultreport.h"
+#include "layout/catalog.h"
 #include "panels/ganttview.h"
 #include "render/diagramrenderer.h"
 #include "render/legend.h"
@@ -179,7 +182,20 @@ engine::ReviewReport makeReport(const Document &doc, const ReviewReportOptions &
     in.pinnedLayout = options.pinnedLayout;
     in.pinned = options.pinned;
     in.pinnedSource = options.pinnedSource.toStdString();
-    return engine::makeReviewReport(in);
+    engine::ReviewReport report = engine::makeReviewReport(in);
+    // A layout with faults: what they take and cost, after the diagram (which draws them).
+    if (!doc.layout().cluster.faults.empty()) {
+        const engine::Topology healthy
+                = engine::buildTopology(engine::withoutFaults(doc.layout()).cluster,
+                                        engine::Catalog::builtin());
+        const engine::FaultImpact impact = engine::analyzeFaults(doc.layout(),
+                                                                 healthy,
+                                                                 doc.topology());
+        const auto at = std::min<std::ptrdiff_t>(1, std::ssize(report.sections));
+        report.sections.insert(report.sections.begin() + at,
+                               engine::faultReviewSection(impact, doc.topology()));
+    }
+    return report;
 }
 
 bool writePdf(ClusterScene &scene,

@@ -188,12 +188,30 @@ void GroupPalette::sync()
     m_model->refresh();
     syncButtons();
     const engine::RankLayout *ranks = m_scene ? m_scene->ranks() : nullptr;
+    const GroupKind kind = m_model->kind();
+    // A serving layout's chips are its ranks' groups only where they are the serving engine's:
+    // one pool without pipeline stages, TP, EP and replicas. Its pools, or the groups of a
+    // disaggregated or pipelined deployment, are sized in the Workload dock.
+    const engine::Layout *layout = m_scene ? &m_scene->document()->layout() : nullptr;
+    const bool serving = layout && layout->serving;
+    const bool servingChips = !serving
+                              || (ranks && !layout->serving->disaggregated
+                                  && layout->parallel.pp == 1 && kind != GroupKind::Cp
+                                  && kind != GroupKind::PpStage);
+    m_chips->setVisible(servingChips);
+    m_buttons[static_cast<std::size_t>(GroupKind::Cp)]->setText(
+            serving ? servingKindLabel(GroupKind::Cp) : kindLabel(GroupKind::Cp));
+    if (!servingChips) {
+        m_summary->setText(tr("The canvas colours the GPUs by %1s as the serving engine places "
+                              "them; their sizes are set in the Workload dock.")
+                                   .arg(servingKindNoun(kind)));
+        return;
+    }
     if (!ranks) {
         m_summary->setText(tr("<i>The parallel sizes do not fill the cluster: fix them in the "
                               "Workload panel to place groups.</i>"));
         return;
     }
-    const GroupKind kind = m_model->kind();
     const int count = groupCount(*ranks, kind);
     const int size = static_cast<int>(groupRanks(*ranks, GroupRef{kind, 0}).size());
     m_summary->setText(tr("<b>%1</b> of %2 each")

@@ -5,6 +5,7 @@
 #include <QCoreApplication>
 #include <QLocale>
 
+#include <algorithm>
 #include <map>
 
 namespace railyard {
@@ -154,9 +155,54 @@ QString linkGroupText(const LinkGroup &g)
                  gbps(g.effectiveGbPerS));
 }
 
+QString deviceFaultText(const engine::Topology &t, int id)
+{
+    if (id < 0 || id >= t.deviceCount())
+        return {};
+    const engine::Device &d = t.devices()[static_cast<std::size_t>(id)];
+    if (d.kind == DeviceKind::Gpu) {
+        if (t.gpuDown(d.index))
+            return tr("Down: out of the job");
+        if (const double slow = t.gpuSlowdown(d.index); slow > 1)
+            return tr("Runs %1% slow (a straggler: its kernels take %2\u00d7 as long)")
+                    .arg(number(100 * (slow - 1), slow < 1.1 ? 1 : 0))
+                    .arg(number(slow, 2));
+    }
+    if (t.deviceDown(id))
+        return tr("Down");
+    // Not down itself: its links that are (a fault on the device degrades them all alike).
+    int down = 0, degraded = 0, count = 0;
+    double least = 1;
+    for (int link : t.linksOf(id)) {
+        const engine::Link &l = t.links()[static_cast<std::size_t>(link)];
+        ++count;
+        if (l.down())
+            ++down;
+        else if (l.health < 1) {
+            ++degraded;
+            least = std::min(least, l.health);
+        }
+    }
+    if (down == 0 && degraded == 0)
+        return {};
+    if (down == 0 && degraded == count)
+        return tr("Degraded to %1% of its rate").arg(number(100 * least, least < 0.1 ? 1 : 0));
+    QStringList parts;
+    if (down > 0)
+        parts << (down == 1 ? tr("1 of its links down") : tr("%1 of its links down").arg(down));
+    if (degraded > 0)
+        parts << tr("%1 degraded (to %2% of their rate or more)")
+                         .arg(degraded)
+                         .arg(number(100 * least, least < 0.1 ? 1 : 0));
+    return parts.join(QStringLiteral(", "));
+}
+
 QString deviceTooltip(const engine::Topology &t, int id)
 {
     QString html = QStringLiteral("<b>%1</b>").arg(deviceTitle(t, id).toHtmlEscaped());
+    if (const QString fault = deviceFaultText(t, id); !fault.isEmpty())
+        html += QStringLiteral("<br><b style=\"color:%1\">%2</b>")
+                        .arg(style::kFaultDown.name(), fault.toHtmlEscaped());
     for (const QString &line : deviceSpecs(t, id))
         html += QStringLiteral("<br>") + line.toHtmlEscaped();
     const auto groups = deviceLinkGroups(t, id);

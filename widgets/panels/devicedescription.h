@@ -23,7 +23,10 @@ QString deviceTitle(const engine::Topology &topology, int device);
 QStringList deviceSpecs(const engine::Topology &topology, int device);
 std::vector<LinkGroup> deviceLinkGroups(const engine::Topology &topology, int device);
 QString linkGroupText(const LinkGroup &group);
-// The tooltip: title, specs and link groups as rich text.
+// What the layout's faults do to the device, in words ("down", "degraded to 50% of its rate",
+// "runs 10% slow (a straggler)"; some of its links down or degraded), or empty when healthy.
+QString deviceFaultText(const engine::Topology &topology, int device);
+// The tooltip: title, its fault state, specs and link groups as rich text.
 QString deviceTooltip(const engine::Topology &topology, int device);
 
 } // namespace railyard

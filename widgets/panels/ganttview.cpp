@@ -84,7 +84,7 @@ struct GanttView::Rows
 GanttView::Rows GanttView::rows() const
 {
     Rows r;
-    const engine::StepTimeline &tl = m_document->evaluation().timeline;
+    const engine::StepTimeline &tl = m_view->timeline();
     r.stages = std::max(1, tl.stages);
     // Only the lanes this step uses (a step without TP has no TP lane); many stages: the
     // critical path and one communication lane.
@@ -134,12 +134,12 @@ QColor GanttView::kindColor(PhaseKind kind)
 
 double GanttView::visibleSpan() const
 {
-    return m_document->evaluation().timeline.stepS / m_zoom;
+    return m_view->timeline().stepS / m_zoom;
 }
 
 double GanttView::visibleStart() const
 {
-    const double step = m_document->evaluation().timeline.stepS;
+    const double step = m_view->timeline().stepS;
     return std::clamp(m_start, 0.0, std::max(0.0, step - visibleSpan()));
 }
 
@@ -152,7 +152,7 @@ double GanttView::xOf(double t) const
 
 double GanttView::timeAt(double x) const
 {
-    const double step = m_document->evaluation().timeline.stepS;
+    const double step = m_view->timeline().stepS;
     const double w = std::max(1, width() - kLabelW - 2 * kPad);
     return std::clamp(visibleStart() + (x - kLabelW - kPad) / w * visibleSpan(), 0.0, step);
 }
@@ -201,7 +201,7 @@ int GanttView::labelStride() const
 
 QRectF GanttView::phaseRect(int index) const
 {
-    const engine::StepTimeline &tl = m_document->evaluation().timeline;
+    const engine::StepTimeline &tl = m_view->timeline();
     if (index < 0 || index >= static_cast<int>(tl.phases.size()))
         return {};
     const Rows r = rows();
@@ -213,7 +213,7 @@ QRectF GanttView::phaseRect(int index) const
 
 int GanttView::phaseAt(const QPointF &pos) const
 {
-    const engine::StepTimeline &tl = m_document->evaluation().timeline;
+    const engine::StepTimeline &tl = m_view->timeline();
     if (pos.x() < kLabelW)
         return -1;
     int hit = -1;
@@ -242,7 +242,7 @@ void GanttView::scrubTo(const QPointF &pos)
     double t = timeAt(pos.x());
     // A click beside a phase too narrow to hit lands inside it.
     if (const int i = phaseAt(pos); i >= 0) {
-        const Phase &ph = m_document->evaluation().timeline.phases[static_cast<std::size_t>(i)];
+        const Phase &ph = m_view->timeline().phases[static_cast<std::size_t>(i)];
         if (t < ph.start || t >= ph.end)
             t = (ph.start + ph.end) / 2;
     }
@@ -253,7 +253,7 @@ void GanttView::paintEvent(QPaintEvent *)
 {
     QPainter p(this);
     p.fillRect(rect(), palette().base());
-    const engine::StepTimeline &tl = m_document->evaluation().timeline;
+    const engine::StepTimeline &tl = m_view->timeline();
     if (tl.empty()) {
         p.setPen(palette().color(QPalette::PlaceholderText));
         p.drawText(rect(), Qt::AlignCenter, tr("No step to play: the step cannot be priced."));
@@ -391,7 +391,7 @@ bool GanttView::event(QEvent *e)
             QToolTip::showText(help->globalPos(), toolTip(), this);
             return true;
         }
-        const engine::StepTimeline &tl = m_document->evaluation().timeline;
+        const engine::StepTimeline &tl = m_view->timeline();
         const Phase &ph = tl.phases[static_cast<std::size_t>(i)];
         QToolTip::showText(help->globalPos(),
                            tr("<b>%1</b><br>stage %2 \u00b7 %3 to %4 (%5)%6")

@@ -124,8 +124,9 @@ QString HottestLinksPanel::headerText() const
 
 void HottestLinksPanel::refresh()
 {
-    const engine::Evaluation *e = m_document ? &m_document->evaluation() : nullptr;
-    if (!e || !e->links || e->links->size() == 0) {
+    const std::shared_ptr<const engine::LinkLoads> loads = m_document ? m_document->linkLoads()
+                                                                      : nullptr;
+    if (!loads || loads->size() == 0) {
         m_links.clear();
         m_values.clear();
         m_list->clear();
@@ -135,27 +136,35 @@ void HottestLinksPanel::refresh()
     // The moment's busiest links (the view state's), or the step average's. (A moment of
     // another evaluation, before the view state has heard of this one, is not listed.)
     const engine::StepMoment *moment = m_view ? &m_view->moment() : nullptr;
-    if (moment && (moment->empty() || moment->utilization.size() != e->links->size()))
+    if (moment && (moment->empty() || moment->utilization.size() != loads->size()))
         moment = nullptr;
-    const std::vector<float> &v = moment ? moment->utilization : e->links->utilization;
+    const std::vector<float> &v = moment ? moment->utilization : loads->utilization;
     ++m_rankings;
     m_links = moment ? moment->busiest : engine::busiestByUtilization(v, kTop);
     m_values.clear();
     for (int l : m_links)
         m_values.push_back(v[static_cast<std::size_t>(l)]);
-    m_header->setText(moment ? tr("Busiest links at %1 s of the %2 s step")
-                                       .arg(moment->at, 0, 'f', 3)
-                                       .arg(e->stepTimeS, 0, 'f', 3)
-                             : tr("Busiest links, step average (%1 of %2 links carry traffic)")
-                                       .arg(e->links->loaded)
-                                       .arg(e->links->size()));
+    // A serving layout plays and averages one decode step.
+    const bool serving = m_document->isServing();
+    const double stepS = m_document->timeline().stepS;
+    if (moment)
+        m_header->setText((serving ? tr("Busiest links at %1 ms of the %2 ms decode step")
+                                   : tr("Busiest links at %1 s of the %2 s step"))
+                                  .arg(moment->at * (serving ? 1e3 : 1), 0, 'f', 3)
+                                  .arg(stepS * (serving ? 1e3 : 1), 0, 'f', 3));
+    else
+        m_header->setText(
+                (serving ? tr("Busiest links, decode-step average (%1 of %2 links carry traffic)")
+                         : tr("Busiest links, step average (%1 of %2 links carry traffic)"))
+                        .arg(loads->loaded)
+                        .arg(loads->size()));
     rebuildRows();
 }
 
 void HottestLinksPanel::rebuildRows()
 {
     const engine::Topology &t = m_document->topology();
-    const engine::LinkLoads &loads = *m_document->evaluation().links;
+    const engine::LinkLoads &loads = *m_document->linkLoads();
     m_list->setUpdatesEnabled(false);
     // Rows are reused: a re-rank rewrites 20 rows' texts, no widgets come and go.
     while (m_list->topLevelItemCount() > static_cast<int>(m_links.size()))
@@ -172,7 +181,8 @@ void HottestLinksPanel::rebuildRows()
         item->setForeground(NameColumn, style::linkColor(l.kind).darker(140));
         const double u = m_values[r];
         const double bytes = double(loads.bytesUp[i]) + double(loads.bytesDown[i]);
-        const QString tip = tr("%1\n%2, %3 per step")
+        const QString tip = (m_document->isServing() ? tr("%1\n%2, %3 per decode step")
+                                                     : tr("%1\n%2, %3 per step"))
                                     .arg(linkTitle(t, link),
                                          style::linkKindName(l.kind),
                                          QString::fromStdString(engine::formatBytes(bytes)));
@@ -180,8 +190,13 @@ void HottestLinksPanel::rebuildRows()
             item->setToolTip(c, tip);
         item->setData(LoadColumn, kLoadRole, u);
         item->setText(LoadColumn, QStringLiteral("%1%").arg(100.0 * u, 0, 'f', u < 0.1 ? 1 : 0));
+        // A decode step moves megabytes where a training step moves gigabytes.
         item->setText(BytesColumn,
-                      QStringLiteral("%1 GB").arg(bytes / 1e9, 0, 'f', bytes < 1e11 ? 1 : 0));
+                      bytes < 1e8 ? QString::fromStdString(engine::formatBytes(bytes))
+                                  : QStringLiteral("%1 GB").arg(bytes / 1e9,
+                                                                0,
+                                                                'f',
+                                                                bytes < 1e11 ? 1 : 0));
         item->setTextAlignment(BytesColumn, Qt::AlignRight | Qt::AlignVCenter);
     }
     m_list->setUpdatesEnabled(true);

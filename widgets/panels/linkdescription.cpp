@@ -6,6 +6,7 @@
 #include <QObject>
 
 #include <algorithm>
+#include <cmath>
 
 namespace railyard {
 
@@ -60,6 +61,16 @@ LinkFacts linkFacts(const engine::Topology &t,
                     int link,
                     double now)
 {
+    return linkFacts(t, e.links.get(), e.timeline, ranks, link, now);
+}
+
+LinkFacts linkFacts(const engine::Topology &t,
+                    const engine::LinkLoads *loads,
+                    const engine::StepTimeline &timeline,
+                    const engine::RankLayout *ranks,
+                    int link,
+                    double now)
+{
     LinkFacts f;
     if (link < 0 || link >= t.linkCount())
         return f;
@@ -68,20 +79,22 @@ LinkFacts linkFacts(const engine::Topology &t,
     f.title = linkTitle(t, link);
     f.kind = style::linkKindName(l.kind);
     f.gbPerS = l.gbPerS;
+    f.health = l.health;
+    f.lanes = l.lanes;
     f.now = now;
     const std::size_t i = static_cast<std::size_t>(link);
-    if (e.links && i < e.links->size()) {
-        f.bytesUp = e.links->bytesUp[i];
-        f.bytesDown = e.links->bytesDown[i];
-        f.utilization = e.links->utilization[i];
+    if (loads && i < loads->size()) {
+        f.bytesUp = loads->bytesUp[i];
+        f.bytesDown = loads->bytesDown[i];
+        f.utilization = loads->utilization[i];
     }
-    f.kinds = e.timeline.empty() ? 0u : engine::kindsOnLink(e.timeline, link);
+    f.kinds = timeline.empty() ? 0u : engine::kindsOnLink(timeline, link);
     if (ranks)
         f.crossings = engine::groupsCrossingLink(t,
                                                  *ranks,
                                                  link,
-                                                 e.timeline.empty() ? nullptr : &e.timeline,
-                                                 e.links.get());
+                                                 timeline.empty() ? nullptr : &timeline,
+                                                 loads);
     return f;
 }
 
@@ -131,13 +144,32 @@ QString kindsText(unsigned kinds)
     return out.join(QStringLiteral(", "));
 }
 
+QString linkFaultText(const LinkFacts &f)
+{
+    if (f.link < 0 || f.health >= 1)
+        return {};
+    if (f.health <= 0)
+        return QObject::tr("Down");
+    QString text = QObject::tr("Degraded to %1 of its rate").arg(percent(f.health));
+    const double left = f.lanes * f.health;
+    if (f.lanes > 1 && std::abs(left - std::round(left)) < 1e-9)
+        text += QObject::tr(" (%1 of %2 lanes left)")
+                        .arg(std::lround(left))
+                        .arg(std::lround(f.lanes));
+    return text;
+}
+
 QString linkTooltip(const LinkFacts &f)
 {
     if (f.link < 0)
         return {};
-    QString html = QStringLiteral("<b>%1</b><br>%2, %3 GB/s per direction")
-                           .arg(f.title.toHtmlEscaped(), f.kind)
-                           .arg(f.gbPerS, 0, 'f', f.gbPerS < 100 ? 1 : 0);
+    QString html = QStringLiteral("<b>%1</b>").arg(f.title.toHtmlEscaped());
+    if (const QString fault = linkFaultText(f); !fault.isEmpty())
+        html += QStringLiteral("<br><b style=\"color:%1\">%2</b>")
+                        .arg(style::kFaultDown.name(), fault.toHtmlEscaped());
+    html += QStringLiteral("<br>%1, %2 GB/s per direction")
+                    .arg(f.kind)
+                    .arg(f.gbPerS, 0, 'f', f.gbPerS < 100 ? 1 : 0);
     html += QStringLiteral("<br>") + QObject::tr("Bytes: %1").arg(bytesText(f));
     html += QStringLiteral("<br>") + QObject::tr("Utilization: %1").arg(utilizationText(f));
     if (const QString groups = crossingText(f); !groups.isEmpty())

@@ -18,9 +18,11 @@ namespace railyard {
 struct LinkFacts
 {
     int link = -1;
-    QString title;      // "NIC 17.3 \u2194 leaf 3"
-    QString kind;       // "InfiniBand"
-    double gbPerS = 0;  // line rate per direction
+    QString title;     // "NIC 17.3 \u2194 leaf 3"
+    QString kind;      // "InfiniBand"
+    double gbPerS = 0; // line rate per direction
+    double health = 1; // the fraction of the line rate the layout's faults leave (0: down)
+    double lanes = 1;
     double bytesUp = 0; // per step, a -> b
     double bytesDown = 0;
     double utilization = 0; // step average, busiest direction
@@ -29,10 +31,21 @@ struct LinkFacts
     unsigned kinds = 0; // PhaseKind bits on the link in the step
 };
 
+// "Down", "Degraded to 50% of its rate (2 of 4 lanes left)", or empty when healthy.
+QString linkFaultText(const LinkFacts &facts);
+
 // The facts of `link` in `evaluation` (`ranks` null: no groups). `now`: the utilization at the
 // moment shown, or negative.
 LinkFacts linkFacts(const engine::Topology &topology,
                     const engine::Evaluation &evaluation,
+                    const engine::RankLayout *ranks,
+                    int link,
+                    double now = -1);
+
+// The same from the loads and the timeline alone (a serving layout's decode step, say).
+LinkFacts linkFacts(const engine::Topology &topology,
+                    const engine::LinkLoads *loads,
+                    const engine::StepTimeline &timeline,
                     const engine::RankLayout *ranks,
                     int link,
                     double now = -1);

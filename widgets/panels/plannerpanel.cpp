@@ -4,6 +4,7 @@
 #include "charts/paretochart.h"
 #include "commands/layoutcommand.h"
 #include "document/document.h"
+#include "servingplanner.h"
 
 #include <QComboBox>
 #include <QFormLayout>
@@ -80,6 +81,8 @@ PlannerPanel::PlannerPanel(QWidget *parent)
     , m_status(new QLabel(this))
     , m_table(new QTableWidget(0, Columns, this))
     , m_chart(new ParetoChart(this))
+    , m_training(new QWidget(this))
+    , m_serving(new ServingPlanner(this))
 {
     m_objective->addItem(tr("Shortest step"), int(engine::PlanObjective::StepTime));
     m_objective->addItem(tr("Lowest cost per step"), int(engine::PlanObjective::Cost));
@@ -120,13 +123,19 @@ PlannerPanel::PlannerPanel(QWidget *parent)
     buttons->addWidget(m_cancel);
     buttons->addStretch(1);
     buttons->addWidget(m_apply);
-    auto *layout = new QVBoxLayout(this);
+    auto *layout = new QVBoxLayout(m_training);
+    layout->setContentsMargins(0, 0, 0, 0);
     layout->addLayout(form);
     layout->addLayout(buttons);
     layout->addWidget(m_progress);
     layout->addWidget(m_status);
     layout->addWidget(m_table, 2);
     layout->addWidget(m_chart, 1);
+    auto *outer = new QVBoxLayout(this);
+    outer->addWidget(m_training, 1);
+    outer->addWidget(m_serving, 1);
+    m_serving->hide();
+    connect(m_serving, &ServingPlanner::searchFinished, this, &PlannerPanel::searchFinished);
 
     connect(m_search, &QPushButton::clicked, this, &PlannerPanel::search);
     connect(m_cancel, &QPushButton::clicked, this, &PlannerPanel::cancel);
@@ -170,6 +179,11 @@ void PlannerPanel::setDocument(Document *document)
     m_stale = false;
     showResult();
     m_status->setText(tr("Search ranks every configuration that fits in memory."));
+    // A serving layout is planned by the serving planner.
+    const bool serving = m_document && m_document->isServing();
+    m_training->setVisible(!serving);
+    m_serving->setVisible(serving);
+    m_serving->setDocument(serving ? m_document.data() : nullptr);
     if (!m_document)
         return;
     connect(m_document, &Document::workloadChanged, this, &PlannerPanel::markStale);
@@ -190,6 +204,10 @@ void PlannerPanel::search()
 {
     if (!m_document)
         return;
+    if (m_document->isServing()) {
+        m_serving->search();
+        return;
+    }
     cancel();
     const std::uint64_t generation = ++m_generation;
     auto flag = std::make_shared<std::atomic<bool>>(false);
@@ -346,6 +364,8 @@ void PlannerPanel::showResult()
 
 bool PlannerPanel::applyPlan(int row)
 {
+    if (m_document && m_document->isServing())
+        return m_serving->applyPlan(row);
     if (!m_document || m_stale || row < 0 || row >= int(m_result.plans.size()))
         return false;
     const engine::Plan &p = m_result.plans[std::size_t(row)];

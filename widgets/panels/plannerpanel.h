@@ -20,6 +20,7 @@ namespace railyard {
 
 class Document;
 class ParetoChart;
+class ServingPlanner;
 
 // The Planner dock: searches every valid parallel configuration of the document's model on its
 // cluster (engine::searchPlans, off the GUI thread, with progress and Cancel), lists the best N
@@ -50,6 +51,9 @@ public:
     QPushButton *searchButton() const { return m_search; }
     QPushButton *applyButton() const { return m_apply; }
     QComboBox *objectiveBox() const { return m_objective; }
+    // A serving layout's planner (the Pareto front of tokens/s per GPU against tokens/s per
+    // user), shown instead of the training search.
+    ServingPlanner *serving() const { return m_serving; }
 
 Q_SIGNALS:
     void searchFinished();
@@ -70,6 +74,8 @@ private:
     QLabel *m_status;
     QTableWidget *m_table;
     ParetoChart *m_chart;
+    QWidget *m_training;
+    ServingPlanner *m_serving;
 
     engine::PlanSearch m_result;
     bool m_stale = false;

@@ -6,6 +6,7 @@
 #include "commands/restoresnapshot.h"
 #include "document/document.h"
 #include "scene/style.h"
+#include "servingpricing.h"
 #include "step/evaluationdiff.h"
 
 #include <QHBoxLayout>
@@ -152,6 +153,7 @@ PricingPanel::PricingPanel(QWidget *parent)
     , m_linksTitle(new QLabel(tr("<b>Links whose load changed most</b>"), this))
     , m_links(new QTreeWidget(this))
     , m_note(new QLabel(this))
+    , m_serving(new ServingPricing(this))
 {
     QFont big = m_step->font();
     big.setPixelSize(22);
@@ -244,7 +246,9 @@ PricingPanel::PricingPanel(QWidget *parent)
     layout->addWidget(m_linksTitle);
     layout->addWidget(m_links);
     layout->addWidget(m_note);
+    layout->addWidget(m_serving);
     layout->addStretch(1);
+    m_serving->hide();
 
     setEnabled(false);
     sync();
@@ -341,6 +345,11 @@ void PricingPanel::sync()
     if (!haveDoc) {
         m_step->setText(tr("Step \u2014"));
         m_change->clear();
+        return;
+    }
+    showTrainingParts(!m_document->isServing());
+    if (m_document->isServing()) {
+        syncServing();
         return;
     }
     const engine::Evaluation &now = m_document->evaluation();
@@ -485,6 +494,61 @@ void PricingPanel::sync()
                    : list[3].tip);
     m_note->setText(now.ok ? tr("Hover MFU for how FLOPs are counted; hover a link for its bytes.")
                            : QString());
+    arrangeHead();
+}
+
+void PricingPanel::showTrainingParts(bool on)
+{
+    m_metrics->setVisible(on);
+    m_stepChart->setVisible(on);
+    m_memoryChart->setVisible(on);
+    m_memoryNote->setVisible(on);
+    m_note->setVisible(on);
+    m_serving->setVisible(!on);
+    if (!on) { // the changed links are the training step's
+        m_linksTitle->hide();
+        m_links->hide();
+    }
+}
+
+void PricingPanel::syncServing()
+{
+    const Document::Snapshot *pinned = m_document->pinned();
+    const engine::ServingEvaluation *now = m_document->servingEvaluation();
+    const engine::ServingEvaluation *base = pinned ? pinned->serving.get()
+                                                   : m_document->previousServingEvaluation();
+    if (base && !base->ok)
+        base = nullptr;
+    if (!now || !now->ok) {
+        m_step->setText(tr("TPOT \u2014"));
+        m_step->setToolTip({});
+        m_change->clear();
+        m_error->setText(tr("The serving workload cannot be priced: %1")
+                                 .arg(QString::fromStdString(now ? now->error : std::string())));
+        m_error->show();
+        m_serving->clear();
+        m_serving->hide();
+        arrangeHead();
+        return;
+    }
+    m_error->hide();
+    m_step->setText(ServingPricing::headline(*now));
+    m_step->setToolTip(
+            tr("Time per output token band: %1").arg(QString::fromStdString(now->bandBasis)));
+    if (base) {
+        m_change->setText(ServingPricing::changeText(*base, *now)
+                          + (pinned ? tr(" vs A") : QString()));
+        const QColor c = changeColour(base->tpotS, now->tpotS, false);
+        m_change->setStyleSheet(QStringLiteral("color: %1;").arg(c.name()));
+    } else {
+        m_change->setText(pinned ? tr("A is not a priced serving layout")
+                                 : tr("edit to see what changes"));
+        m_change->setStyleSheet(QStringLiteral("color: #5b6675; font-weight: normal;"));
+    }
+    m_serving->setEvaluation(*now,
+                             base,
+                             pinned ? tr("A") : tr("Before"),
+                             pinned ? tr("B") : tr("Now"));
     arrangeHead();
 }
 

@@ -13,6 +13,7 @@ namespace railyard {
 
 class Document;
 class MemoryChart;
+class ServingPricing;
 class StepChart;
 
 // The Pricing dock: what the step costs now, re-read after every edit: the step time and what
@@ -34,6 +35,8 @@ public:
     QTableWidget *metrics() const { return m_metrics; }
     StepChart *stepChart() const { return m_stepChart; }
     MemoryChart *memoryChart() const { return m_memoryChart; }
+    // A serving layout's numbers, shown instead of the training step's.
+    ServingPricing *serving() const { return m_serving; }
     QTreeWidget *linkChanges() const { return m_links; }
     QPushButton *pinButton() const { return m_pin; }
     QPushButton *restoreButton() const { return m_restore; }
@@ -55,6 +58,9 @@ protected:
 
 private:
     void arrangeHead();
+    // A serving layout: the head, the serving numbers; the training step's parts hidden.
+    void syncServing();
+    void showTrainingParts(bool on);
 
     QPointer<Document> m_document;
     QLabel *m_step;
@@ -72,6 +78,7 @@ private:
     QLabel *m_linksTitle;
     QTreeWidget *m_links;
     QLabel *m_note;
+    ServingPricing *m_serving;
 };
 
 } // namespace railyard

@@ -37,6 +37,7 @@ TimelinePanel::TimelinePanel(Document *document, ViewState *view, QWidget *paren
     , m_play(new QToolButton(this))
     , m_average(new QToolButton(this))
     , m_speed(new QComboBox(this))
+    , m_servingTimeline(new QComboBox(this))
     , m_status(new QLabel(this))
 {
     setObjectName("TimelinePanel");
@@ -48,6 +49,20 @@ TimelinePanel::TimelinePanel(Document *document, ViewState *view, QWidget *paren
     for (double s : {0.25, 0.5, 1.0, 2.0, 4.0})
         m_speed->addItem(QString::number(s) + QStringLiteral("\u00d7"), s);
     m_speed->setCurrentIndex(2);
+    m_servingTimeline->setObjectName("TimelineServing");
+    m_servingTimeline->addItem(tr("Decode step"),
+                               static_cast<int>(ViewState::ServingTimeline::DecodeStep));
+    m_servingTimeline->addItem(tr("One request"),
+                               static_cast<int>(ViewState::ServingTimeline::Request));
+    m_servingTimeline->setToolTip(tr("Play one decode step of the batch, or one request's life: "
+                                     "waiting, prefill, KV transfer, its decode steps"));
+    m_servingTimeline->setVisible(document && document->isServing());
+    m_servingTimeline->setCurrentIndex(
+            view->servingTimeline() == ViewState::ServingTimeline::Request ? 1 : 0);
+    connect(m_servingTimeline, &QComboBox::activated, this, [this](int index) {
+        m_view->setServingTimeline(static_cast<ViewState::ServingTimeline>(
+                m_servingTimeline->itemData(index).toInt()));
+    });
     // The running phases can be a long line at scale: the label takes the room it is given and
     // elides the rest (it once widened the window past the screen while playing).
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -59,6 +74,7 @@ TimelinePanel::TimelinePanel(Document *document, ViewState *view, QWidget *paren
     bar->setContentsMargins(4, 2, 4, 0);
     bar->addWidget(m_play);
     bar->addWidget(m_speed);
+    bar->addWidget(m_servingTimeline);
     bar->addWidget(m_average);
     bar->addWidget(m_status, 1);
     auto *box = new QVBoxLayout(this);
@@ -92,7 +108,7 @@ TimelinePanel::~TimelinePanel() = default;
 
 QString TimelinePanel::runningText() const
 {
-    const engine::StepTimeline &tl = m_document->evaluation().timeline;
+    const engine::StepTimeline &tl = m_view->timeline();
     if (m_view->moment().empty() || tl.empty())
         return {};
     QStringList names;
@@ -112,7 +128,19 @@ void TimelinePanel::syncPlayback()
     m_play->setText(m_view->isPlaying() ? tr("Pause") : tr("Play"));
     m_play->setEnabled(m_view->stepLength() > 0);
     const double t = m_view->playbackTime();
-    if (t < 0)
+    const bool serving = m_document && m_document->isServing();
+    const bool request = serving
+                         && m_view->servingTimeline() == ViewState::ServingTimeline::Request;
+    m_average->setText(serving ? tr("Average") : tr("Step average"));
+    if (t < 0 && request)
+        m_statusText = tr("One request %1 \u00b7 links show the decode-step average \u00b7 click "
+                          "the chart to scrub, wheel to zoom")
+                               .arg(seconds(m_view->stepLength()));
+    else if (t < 0 && serving)
+        m_statusText = tr("Decode step %1 \u00b7 links show its average \u00b7 click the chart "
+                          "to scrub, wheel to zoom")
+                               .arg(seconds(m_view->stepLength()));
+    else if (t < 0)
         m_statusText = tr("Step %1 \u00b7 links show the step average \u00b7 click the chart to "
                           "scrub, wheel to zoom")
                                .arg(seconds(m_view->stepLength()));

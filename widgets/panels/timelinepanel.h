@@ -32,6 +32,9 @@ public:
     QLabel *statusLabel() const { return m_status; }
     GanttView *gantt() const { return m_gantt; }
     QScrollBar *scrollBar() const { return m_scroll; }
+    // A serving layout: which timeline plays (one decode step, one request's life); hidden
+    // for training.
+    QComboBox *servingTimelineBox() const { return m_servingTimeline; }
 
 protected:
     void resizeEvent(QResizeEvent *event) override;
@@ -48,6 +51,7 @@ private:
     QToolButton *m_play;
     QToolButton *m_average;
     QComboBox *m_speed;
+    QComboBox *m_servingTimeline;
     QLabel *m_status;
     QString m_statusText;
 };

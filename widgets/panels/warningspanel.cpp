@@ -135,17 +135,27 @@ void WarningsPanel::sync()
             Q_EMIT countChanged(0);
         return;
     }
+    // A serving layout's warnings are the serving engine's; their costs are what the message
+    // says (per output token, or of the time to first token), not seconds of a step.
     const engine::Evaluation &e = m_document->evaluation();
-    if (!e.ok) {
+    const engine::ServingEvaluation *serving = m_document->servingEvaluation();
+    const bool priced = m_document->isPriced();
+    const std::vector<engine::Warning> &all = serving ? serving->warnings : e.warnings;
+    const std::vector<std::string> &assumptions = serving ? serving->assumptions : e.assumptions;
+    // A serving warning's cost is per output token or of the time to first token.
+    m_list->setHeaderLabels({tr("Warning"), serving ? tr("Cost") : tr("Cost per step")});
+    const QString refusal = serving ? tr("The serving workload cannot be priced: %1")
+                                    : tr("The step cannot be priced: %1");
+    if (!priced) {
         auto *item = new QTreeWidgetItem(m_list);
         item->setIcon(0, severityIcon(engine::Severity::Error));
-        item->setText(0, tr("The step cannot be priced: %1").arg(QString::fromStdString(e.error)));
+        item->setText(0, refusal.arg(QString::fromStdString(m_document->pricingError())));
         item->setToolTip(0, item->text(0));
         ++m_count;
     }
     // Worst first: the costliest placement problems at the top.
     std::vector<const engine::Warning *> warnings;
-    for (const engine::Warning &w : e.warnings)
+    for (const engine::Warning &w : all)
         warnings.push_back(&w);
     std::stable_sort(warnings.begin(), warnings.end(), [&](const auto *a, const auto *b) {
         if (a->severity != b->severity)
@@ -163,7 +173,7 @@ void WarningsPanel::sync()
                           QStringLiteral("+") + QString::fromStdString(engine::formatSeconds(cost)));
             item->setTextAlignment(1, Qt::AlignRight | Qt::AlignVCenter);
             item->setData(1, Qt::UserRole, cost);
-            if (e.ok && e.stepTimeS > 0)
+            if (!serving && e.ok && e.stepTimeS > 0)
                 tip += tr("\nAbout %1 per step, %2% of the step.")
                                .arg(QString::fromStdString(engine::formatSeconds(cost)))
                                .arg(100 * cost / e.stepTimeS, 0, 'f', 1);
@@ -181,21 +191,24 @@ void WarningsPanel::sync()
         if (w->severity != engine::Severity::Info)
             ++m_count;
     }
-    if (!e.assumptions.empty()) {
+    if (!assumptions.empty()) {
         auto *group = new QTreeWidgetItem(m_list);
-        group->setText(0, tr("Where the model is unsure (%1)").arg(e.assumptions.size()));
+        group->setText(0, tr("Where the model is unsure (%1)").arg(assumptions.size()));
         group->setIcon(0, severityIcon(engine::Severity::Info));
-        for (const std::string &a : e.assumptions) {
+        for (const std::string &a : assumptions) {
             auto *item = new QTreeWidgetItem(group);
             item->setText(0, QString::fromStdString(a));
             item->setToolTip(0, item->text(0));
         }
     }
-    if (!e.ok)
-        m_summary->setText(tr("<b>The step cannot be priced.</b>"));
+    if (!priced)
+        m_summary->setText(serving ? tr("<b>The serving workload cannot be priced.</b>")
+                                   : tr("<b>The step cannot be priced.</b>"));
     else if (m_count == 0)
-        m_summary->setText(tr("No placement problems: every group sits where its traffic is "
-                              "cheapest."));
+        m_summary->setText(serving ? tr("No placement or load problems: no TP or EP group "
+                                        "leaves its NVLink domain, no request queues.")
+                                   : tr("No placement problems: every group sits where its "
+                                        "traffic is cheapest."));
     else
         m_summary->setText(tr("<b>%1</b>; click one to select its GPUs.")
                                    .arg(counted(m_count, tr("warning"), tr("warnings"))));

@@ -9,6 +9,7 @@
 #include "document/groupref.h"
 #include "layout/placement.h"
 #include "layout/transformer.h"
+#include "servingform.h"
 
 #include <QAbstractItemView>
 #include <QCheckBox>
@@ -138,6 +139,7 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
     , m_placement(new QLabel(this))
     , m_resetPlacement(new QPushButton(tr("Reset Placement"), this))
     , m_error(new QLabel(this))
+    , m_serving(new ServingForm(this))
 {
     // Model
     m_preset->addItem(tr("None (cluster only)"), QString());
@@ -217,6 +219,7 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
     }
     overlapRow->addStretch(1);
     auto *trainingBox = new QGroupBox(tr("Training"), this);
+    m_trainingBox = trainingBox;
     auto *trainingForm = new QFormLayout(trainingBox);
     trainingForm->setRowWrapPolicy(QFormLayout::WrapLongRows);
     trainingForm->addRow(tr("Sequence length"), m_seqLen);
@@ -233,6 +236,7 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
 
     // Parallelism
     auto *parallelBox = new QGroupBox(tr("Parallelism"), this);
+    m_parallelBox = parallelBox;
     auto *parallelForm = new QFormLayout(parallelBox);
     parallelForm->setRowWrapPolicy(QFormLayout::WrapLongRows);
     const std::array<Dim, 5> dims = {Dim::TP, Dim::CP, Dim::EP, Dim::PP, Dim::DP};
@@ -331,7 +335,9 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(modelBox);
     layout->addWidget(trainingBox);
+    layout->addWidget(m_serving);
     layout->addWidget(parallelBox);
+    m_serving->hide();
     layout->addWidget(m_error);
     layout->addStretch(1);
     setEnabled(false);
@@ -348,6 +354,7 @@ void WorkloadPanel::setDocument(Document *document)
     connect(document, &Document::workloadChanged, this, &WorkloadPanel::sync);
     connect(document, &Document::clusterChanged, this, &WorkloadPanel::sync);
     connect(document, &Document::mappingChanged, this, &WorkloadPanel::syncParallel);
+    m_serving->setDocument(document);
     m_error->hide();
     sync();
 }
@@ -367,6 +374,13 @@ void WorkloadPanel::sync()
 {
     if (!m_document)
         return;
+    // A serving layout has no training settings, and its pools are the serving form's.
+    const bool serving = m_document->isServing();
+    m_trainingBox->setVisible(!serving);
+    m_parallelBox->setVisible(!serving);
+    m_serving->setVisible(serving);
+    if (serving)
+        m_serving->sync();
     m_syncing = true;
     syncModel();
     syncTraining();

@@ -19,8 +19,10 @@ class QToolButton;
 namespace railyard {
 
 class Document;
+class ServingForm;
 
-// The Workload dock: what is trained and how it is split. The model (a preset, or its
+// The Workload dock: what is trained and how it is split (or, for a serving layout, what is
+// served and on which pools: ServingForm). The model (a preset, or its
 // dimensions), sequence length, global and micro batch, precision, recompute, optimizer
 // sharding and overlap; the parallel sizes TP, CP, EP, PP, VP and DP, offering the valid sizes
 // and saying why the others are not; the rank order (topology-aware, naive, or custom). Every
@@ -49,6 +51,8 @@ public:
     QCheckBox *distributedBox() const { return m_distributed; }
     QPushButton *resetPlacementButton() const { return m_resetPlacement; }
     QLabel *parallelSummary() const { return m_parallelSummary; }
+    // A serving layout's settings, shown instead of the training and parallelism sections.
+    ServingForm *servingForm() const { return m_serving; }
 
     // Rank order presets, as the order combo lists them.
     enum OrderChoice { TopologyAware, Naive, Custom };
@@ -119,6 +123,9 @@ private:
     QLabel *m_placement;
     QPushButton *m_resetPlacement;
     QLabel *m_error;
+    QWidget *m_trainingBox = nullptr;
+    QWidget *m_parallelBox = nullptr;
+    ServingForm *m_serving;
 };
 
 } // namespace railyard

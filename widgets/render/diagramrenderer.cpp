@@ -6,6 +6,7 @@
 #include "scene/clusterscene.h"
 #include "scene/style.h"
 
+#include <QFontMetricsF>
 #include <QPainter>
 
 #include <algorithm>
@@ -86,14 +87,19 @@ DiagramRenderer::DiagramRenderer(ClusterScene &scene,
     const int contentW = std::max(diagram.width(), kMinContentWidth);
     m_overlayScale = std::max(1.0, contentW / kOverlayReferenceWidth);
     const int overlayW = int(contentW / m_overlayScale);
-    int y = kMargin;
+    // The margins and gaps grow with the title block and the legend: a wide page is shown
+    // shrunk, and the names and links the scene draws at its edges (in device pixels, whatever
+    // the scale) must keep clear of the title block above and the legend below.
+    const int margin = int(std::ceil(kMargin * m_overlayScale));
+    const int gap = int(std::ceil(kGap * m_overlayScale));
+    int y = margin;
     if (options.titleBlock) {
         m_title = std::make_unique<TitleBlock>(*scene.document(), font, overlayW, options.footer);
-        m_titleRect = scaled(QPoint(kMargin, y), m_title->size(), m_overlayScale);
-        y += m_titleRect.height() + kGap;
+        m_titleRect = scaled(QPoint(margin, y), m_title->size(), m_overlayScale);
+        y += m_titleRect.height() + gap;
     }
     // The diagram is centred in the content width when the page is wider than the cluster.
-    m_diagram = QRect(QPoint(kMargin + (contentW - diagram.width()) / 2, y), diagram);
+    m_diagram = QRect(QPoint(margin + (contentW - diagram.width()) / 2, y), diagram);
     y += diagram.height();
     if (options.legend) {
         m_legend = std::make_unique<Legend>(scene.document()->topology(),
@@ -103,12 +109,12 @@ DiagramRenderer::DiagramRenderer(ClusterScene &scene,
         if (m_legend->isEmpty()) {
             m_legend.reset();
         } else {
-            y += kGap;
-            m_legendRect = scaled(QPoint(kMargin, y), m_legend->size(), m_overlayScale);
+            y += gap;
+            m_legendRect = scaled(QPoint(margin, y), m_legend->size(), m_overlayScale);
             y += m_legendRect.height();
         }
     }
-    m_size = QSize(contentW + 2 * kMargin, y + kMargin);
+    m_size = QSize(contentW + 2 * margin, y + margin);
 }
 
 DiagramRenderer::~DiagramRenderer() = default;
@@ -172,20 +178,46 @@ void DiagramRenderer::paintRackRanges(QPainter *painter) const
     const double pixels = painter->worldTransform().m11(); // device pixels per scene unit
     paint::Plates::Cache cache;
     paint::Plates plates(painter, &cache);
+    QFont bold = painter->font();
+    bold.setBold(true);
     for (const ClusterGeometry::Block &b : g.blocks()) {
-        // Where the scalable unit's own name fits (LocationLabelsItem), its racks go under it.
-        if (b.rackCount < 1 || b.rect.width() * pixels < 90 || !b.rect.intersects(m_source))
+        // Where the scalable unit's own name is drawn (LocationLabelsItem: 50 pixels wide), its
+        // racks go under it, at 9 pixels or 8; not when the plate would be wider than the block.
+        if (b.rackCount < 1 || b.rect.width() * pixels < 50 || !b.rect.intersects(m_source))
             continue;
         const QString racks = b.rackCount == 1 ? QStringLiteral("rack %1").arg(b.firstRack)
                                                : QStringLiteral("racks %1\u2013%2")
                                                          .arg(b.firstRack)
                                                          .arg(b.firstRack + b.rackCount - 1);
+        // A unit too narrow for "racks 240-247" (a page-wide figure of 64 units: 62 pixels
+        // each) gets the range alone, "240-247", under its name.
+        const QString range = b.rackCount == 1 ? QString::number(b.firstRack)
+                                               : QStringLiteral("%1\u2013%2")
+                                                         .arg(b.firstRack)
+                                                         .arg(b.firstRack + b.rackCount - 1);
+        int px = 0;
+        QString text;
+        for (const QString &t : {racks, range}) {
+            for (int size : {9, 8}) {
+                bold.setPixelSize(size);
+                // The plate is the text plus 10 pixels (paint::Plates).
+                if (QFontMetricsF(bold).horizontalAdvance(t) + 10 <= b.rect.width() * pixels) {
+                    px = size;
+                    text = t;
+                    break;
+                }
+            }
+            if (px > 0)
+                break;
+        }
+        if (px == 0)
+            continue;
         plates.draw(b.rect.center(),
-                    racks,
-                    9,
+                    text,
+                    px,
                     Qt::AlignHCenter | Qt::AlignTop,
                     paint::Plates::Style::Light,
-                    QPointF(0, 10));
+                    QPointF(0, px + 1));
     }
     painter->restore();
 }

@@ -109,7 +109,11 @@ void Legend::build(const engine::Topology &t, const CanvasState &state, int maxW
     const bool groups = state.colouring();
     Row links{loads ? tr("Link load") : tr("Links"), {}, {}};
     Row devs{tr("Devices"), {}, {}};
-    Row grp{groups ? kindNoun(*state.colourBy()) + tr("s") : QString(), {}, {}};
+    Row grp{groups ? (state.groupHeading.isEmpty() ? kindNoun(*state.colourBy()) + tr("s")
+                                                   : state.groupHeading)
+                   : QString(),
+            {},
+            {}};
 
     const QFontMetrics fmb(m_bold), fm(m_font);
     Row graph{state.graphCaption.isEmpty() ? QString() : tr("NCCL graph"), {}, {}};
@@ -179,8 +183,12 @@ void Legend::build(const engine::Topology &t, const CanvasState &state, int maxW
                 textPiece(state.lesson
                                   ? tr("busy share of the lesson's step (its bottleneck: 100%)")
                           : state.moment().empty()
-                                  ? tr("utilization, step average (busiest direction)")
-                                  : tr("utilization at this moment of the step"),
+                                  ? (state.serving ? tr("utilization, decode-step average "
+                                                        "(busiest direction)")
+                                                   : tr("utilization, step average (busiest "
+                                                        "direction)"))
+                          : state.serving ? tr("utilization at this moment of the decode step")
+                                          : tr("utilization at this moment of the step"),
                           style::kTextMuted,
                           0,
                           avail));
@@ -274,20 +282,24 @@ void Legend::build(const engine::Topology &t, const CanvasState &state, int maxW
         const int swatches = std::min(count, kMaxSwatches);
         for (int i = 0; i < swatches; ++i) {
             const QColor fill = state.groupFill(i);
+            // Named groups (a serving layout's prefill and decode pools) say their names.
+            const QString name = static_cast<std::size_t>(i) < state.groupNames.size()
+                                         ? state.groupNames[static_cast<std::size_t>(i)]
+                                         : QString::number(i);
             Piece p;
-            p.width = kSwatchW;
+            p.width = std::max(kSwatchW, QFontMetrics(m_tiny).horizontalAdvance(name) + 10);
             p.height = kRowH;
             p.gap = 4;
-            p.text = QString::number(i);
+            p.text = name;
             p.font = m_tiny;
             p.textFlags = Qt::AlignCenter;
-            p.draw = [fill, i](QPainter *painter, const QRect &r) {
+            p.draw = [fill, name](QPainter *painter, const QRect &r) {
                 painter->setPen(QPen(fill.darker(140), 1));
                 painter->setBrush(fill);
                 const QRectF box(r.left(), r.top() + 2, r.width(), kRowH - 4);
                 painter->drawRoundedRect(box, 3, 3);
                 painter->setPen(style::textOn(fill));
-                painter->drawText(box, Qt::AlignCenter, QString::number(i));
+                painter->drawText(box, Qt::AlignCenter, name);
             };
             grp.pieces.push_back(std::move(p));
         }

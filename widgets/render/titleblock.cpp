@@ -54,6 +54,39 @@ QString jobLine(const Document &doc)
     const engine::Layout &l = doc.layout();
     if (!l.model)
         return {};
+    const QString model = l.model->preset.empty() ? tr("custom model")
+                                                  : QString::fromStdString(l.model->preset);
+    if (l.serving) {
+        // Serving: the pools, the load and what a token costs in time.
+        const auto pool = [](const engine::ServingPool &p) {
+            QString s = tr("TP %1").arg(p.tp);
+            if (p.ep > 1)
+                s += tr(" EP %1").arg(p.ep);
+            if (p.pp > 1)
+                s += tr(" PP %1").arg(p.pp);
+            return s + QStringLiteral(" \u00d7 %1").arg(p.replicas);
+        };
+        QString pools;
+        if (l.serving->disaggregated)
+            pools = tr("prefill %1, decode %2")
+                            .arg(pool(l.serving->disaggregated->prefill),
+                                 pool(l.serving->disaggregated->decode));
+        else
+            pools = pool(engine::ServingPool{l.parallel.tp,
+                                             l.parallel.ep,
+                                             l.parallel.pp,
+                                             l.dataParallel(),
+                                             l.parallel.attentionDp});
+        QString job = model + QStringLiteral(" \u00b7 ") + pools;
+        if (!l.mapping.empty())
+            job += tr(" \u00b7 placed by hand");
+        if (const engine::ServingEvaluation *e = doc.servingEvaluation(); e && e->ok)
+            job += tr(" \u00b7 TTFT %1 \u00b7 TPOT %2 \u00b7 %3 tok/s per GPU")
+                           .arg(QString::fromStdString(engine::formatSeconds(e->ttftS)),
+                                QString::fromStdString(engine::formatSeconds(e->tpotS)))
+                           .arg(e->outputTokensPerSPerGpu, 0, 'f', 0);
+        return job;
+    }
     const engine::ParallelConfig &p = l.parallel;
     QStringList sizes;
     sizes << tr("TP %1").arg(p.tp);
@@ -63,9 +96,7 @@ QString jobLine(const Document &doc)
         sizes << tr("EP %1").arg(p.ep);
     sizes << (p.vp > 1 ? tr("PP %1 (VP %2)").arg(p.pp).arg(p.vp) : tr("PP %1").arg(p.pp));
     sizes << tr("DP %1").arg(l.dataParallel());
-    QString job = (l.model->preset.empty() ? tr("custom model")
-                                           : QString::fromStdString(l.model->preset))
-                  + QStringLiteral(" \u00b7 ") + sizes.join(QStringLiteral(" \u00b7 "));
+    QString job = model + QStringLiteral(" \u00b7 ") + sizes.join(QStringLiteral(" \u00b7 "));
     if (!l.mapping.empty())
         job += tr(" \u00b7 placed by hand");
     const engine::Evaluation &e = doc.evaluation();

@@ -27,6 +27,10 @@ QString CanvasState::gpuCaption(int gpu) const
     if (!colouring())
         return QStringLiteral("rank %1").arg(rank);
     const int g = gpuGroup[static_cast<std::size_t>(gpu)];
+    if (g >= 0 && static_cast<std::size_t>(g) < groupNames.size())
+        return QStringLiteral("%1 \u00b7 r%2").arg(groupNames[static_cast<std::size_t>(g)]).arg(rank);
+    if (!kindShort.isEmpty())
+        return QStringLiteral("%1 %2 \u00b7 r%3").arg(kindShort).arg(g).arg(rank);
     QString kind;
     switch (*colourBy()) {
     case GroupKind::Tp: kind = QStringLiteral("TP"); break;

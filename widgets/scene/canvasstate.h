@@ -27,6 +27,13 @@ struct CanvasState
     std::vector<int> gpuRank;  // by GPU index; -1 where no rank runs (or the sizes are invalid)
     std::vector<int> gpuGroup; // by GPU index: the group of `colourBy`, or -1
     int groupCount = 0;
+    // A serving layout: the groups are the serving engine's; what the legend calls them
+    // ("Replicas", "Prefill/decode pools"), the GPUs' captions' short kind ("replica", "pool"),
+    // and names for the groups where they have some ("prefill", "decode"; empty: numbers).
+    bool serving = false; // the loads are one decode step's
+    QString groupHeading;
+    QString kindShort;
+    std::vector<QString> groupNames;
     std::shared_ptr<const engine::LinkLoads> loads;
     // The loads shown instead of the step average: the lesson's step while one is shown, else
     // the view state's playback moment (dense by link id, engine::StepMoment); empty: none.

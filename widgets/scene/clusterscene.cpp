@@ -110,7 +110,7 @@ void ClusterScene::rebuild()
     m_state.gpuRank.assign(static_cast<std::size_t>(m_document->topology().gpuCount()), -1);
     m_state.gpuGroup.clear();
     m_state.groupCount = 0;
-    m_state.loads = m_document->evaluation().links;
+    m_state.loads = m_document->linkLoads();
     syncLesson(); // a lesson's ids are for the old topology: it is shown no more
     syncView(kSelection | ViewState::Hover);
     syncGraph(true);
@@ -123,7 +123,10 @@ void ClusterScene::syncRanks()
     const engine::RankLayout *ranks = m_document->ranks();
     const int gpus = m_document->topology().gpuCount();
     m_state.gpuRank.assign(static_cast<std::size_t>(gpus), -1);
-    if (ranks)
+    // A serving layout's ranks are the serving engine's (both pools, idle GPUs without one).
+    if (const engine::ServingGpuGroups *s = m_document->servingGroups(); s && s->ok())
+        m_state.gpuRank = s->rank;
+    else if (ranks)
         for (int gpu = 0; gpu < gpus; ++gpu)
             m_state.gpuRank[static_cast<std::size_t>(gpu)] = ranks->rankOfGpu(gpu);
     syncColours();
@@ -133,8 +136,26 @@ void ClusterScene::syncColours()
 {
     m_state.gpuGroup.clear();
     m_state.groupCount = 0;
+    m_state.serving = m_document->isServing();
+    m_state.groupHeading.clear();
+    m_state.kindShort.clear();
+    m_state.groupNames.clear();
     const engine::RankLayout *ranks = m_document->ranks();
-    if (m_state.colourBy() && ranks) {
+    if (const engine::ServingGpuGroups *s = m_document->servingGroups(); s && m_state.colourBy()) {
+        // The serving engine's groups: what it prices is what is coloured.
+        const GroupKind kind = *m_state.colourBy();
+        const auto k = servingKind(kind);
+        m_state.groupHeading = servingKindNoun(kind) + tr("s");
+        m_state.kindShort = servingKindLabel(kind);
+        if (k == engine::ServingGpuGroups::Pool)
+            m_state.groupNames = s->disaggregated
+                                         ? std::vector<QString>{tr("prefill"), tr("decode")}
+                                         : std::vector<QString>{tr("serving")};
+        if (s->ok()) {
+            m_state.groupCount = s->count[k];
+            m_state.gpuGroup = s->group[k];
+        }
+    } else if (m_state.colourBy() && ranks) {
         const GroupKind kind = *m_state.colourBy();
         m_state.groupCount = groupCount(*ranks, kind);
         m_state.gpuGroup.assign(m_state.gpuRank.size(), -1);
@@ -306,7 +327,7 @@ void ClusterScene::syncMoment()
 
 void ClusterScene::syncLoads()
 {
-    m_state.loads = m_document->evaluation().links;
+    m_state.loads = m_document->linkLoads();
     syncHover(); // the links a group's traffic crosses follow the loads
     if (m_state.linkLoad())
         update();

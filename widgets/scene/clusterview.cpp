@@ -65,6 +65,8 @@ ClusterView::ClusterView(ClusterScene *scene, QWidget *parent)
     connect(scene, &ClusterScene::rebuilt, this, [this] {
         if (m_autoFit)
             fitToCluster();
+        else
+            setSceneRect(QRectF()); // the view scrolls over the new cluster's rect
     });
     // The legend lists the groups and the load scale: repaint it (and refit, as it takes
     // room) when they change.
@@ -118,7 +120,7 @@ QRect ClusterView::freeRect() const
 
 double ClusterView::fitZoom() const
 {
-    const QRectF r = sceneRect();
+    const QRectF r = clusterScene()->sceneRect();
     const QRect v = freeRect();
     if (r.isEmpty() || v.isEmpty())
         return 1.0;
@@ -132,6 +134,10 @@ double ClusterView::minZoom() const
 
 void ClusterView::applyZoom(double z)
 {
+    // Zoomed from a fit: the view scrolls over the cluster again, not the fitted viewport's
+    // area around it (fitToCluster), so panning stops at the cluster's edges.
+    if (sceneRect() != clusterScene()->sceneRect())
+        setSceneRect(QRectF());
     z = std::clamp(z, minZoom(), maxZoom());
     const double f = z / zoom();
     if (std::abs(f - 1.0) < 1e-9)
@@ -171,9 +177,20 @@ void ClusterView::fitToCluster()
     resetTransform();
     const double z = fitZoom();
     scale(z, z);
-    // The cluster in the middle of the room the overlays leave.
-    const QPointF offset = QPointF(freeRect().center() - viewport()->rect().center()) / z;
-    centerOn(sceneRect().center() - offset);
+    // The cluster in the middle of the room the overlays leave. Fitted, the cluster is smaller
+    // than the viewport, and QGraphicsView centres a scene rect smaller than its viewport in it,
+    // whatever centerOn asks (so a legend taller than the title block covered the cluster's
+    // bottom): the view scrolls over the area of the scene the whole viewport shows with the
+    // cluster centred in that room (a pixel short of it, so no scroll bar appears).
+    const QRectF cluster = clusterScene()->sceneRect();
+    const QPointF room = QRectF(freeRect()).center() - QRectF(viewport()->rect()).topLeft();
+    const QSizeF shown = QSizeF(std::max(1, viewport()->width() - 1),
+                                std::max(1, viewport()->height() - 1))
+                         / z;
+    const QRectF around(cluster.center() - room / z, shown);
+    setSceneRect(around.contains(cluster) ? around : around.united(cluster));
+    centerOn(cluster.center()
+             + (QPointF(viewport()->rect().center()) - QRectF(freeRect()).center()) / z);
     m_autoFit = true;
     m_unfolded = false;
     Q_EMIT zoomChanged(zoom());
@@ -276,10 +293,17 @@ bool ClusterView::apply(const DropPlan &plan)
         return true;
     }
     Document *doc = clusterScene()->document();
-    const double before = doc->evaluation().ok ? doc->evaluation().stepTimeS : 0;
+    // What the move did: to the step time, or to a serving layout's time per output token.
+    const auto time = [doc] {
+        if (const engine::ServingEvaluation *s = doc->servingEvaluation())
+            return s->ok ? s->tpotS : 0.0;
+        return doc->evaluation().ok ? doc->evaluation().stepTimeS : 0.0;
+    };
+    const double before = time();
     doc->undoStack()->push(new ChangeMapping(doc, plan.mapping, plan.commandText));
-    const double after = doc->evaluation().ok ? doc->evaluation().stepTimeS : 0;
-    const QString change = stepChangeText(before, after);
+    const double after = time();
+    const QString change = doc->isServing() ? tpotChangeText(before, after)
+                                            : stepChangeText(before, after);
     Q_EMIT message(change.isEmpty() ? plan.message : plan.message + QStringLiteral(": ") + change,
                    false);
     return true;
@@ -302,7 +326,13 @@ QString ClusterView::toolTipAt(const QPoint &pos) const
         return {};
     const CanvasState &state = s->canvasState();
     const double now = state.moment().empty() ? -1.0 : state.load(link);
-    return linkTooltip(linkFacts(t, s->document()->evaluation(), s->ranks(), link, now));
+    const Document *doc = s->document();
+    if (doc->isServing()) {
+        // One decode step's loads; the training ranks do not name the serving groups.
+        const auto loads = doc->linkLoads();
+        return linkTooltip(linkFacts(t, loads.get(), doc->timeline(), nullptr, link, now));
+    }
+    return linkTooltip(linkFacts(t, doc->evaluation(), s->ranks(), link, now));
 }
 
 int ClusterView::linkAtViewport(const QPoint &pos) const
@@ -378,7 +408,7 @@ ClusterView::Overlays ClusterView::overlays() const
     // The overview map only when part of the cluster is out of view: fitted, the canvas is its
     // own map.
     const QRectF visible = mapToScene(vp).boundingRect();
-    const bool map = !visible.adjusted(-1, -1, 1, 1).contains(sceneRect());
+    const bool map = !visible.adjusted(-1, -1, 1, 1).contains(s->sceneRect());
     const auto overviewAt = [&](int width) {
         const render::Overview overview(s->geometry(), visible, locationText(), font(), width);
         return QRect(QPoint(vp.width() - kOverlayMargin - overview.size().width(), kOverlayMargin),

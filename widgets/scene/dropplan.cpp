@@ -97,6 +97,16 @@ QString stepChangeText(double before, double after)
                  seconds(after));
 }
 
+QString tpotChangeText(double before, double after)
+{
+    if (before <= 0 || after <= 0)
+        return {};
+    return QStringLiteral("%1 (%2 \u2192 %3)")
+            .arg(QString::fromStdString(engine::describeChange(before, after, "TPOT")),
+                 seconds(before),
+                 seconds(after));
+}
+
 DropPlan planDrop(const ClusterScene &scene,
                   const QMimeData *data,
                   const QPointF &scenePos,

@@ -44,5 +44,7 @@ DropPlan planMakeGroup(const ClusterScene &scene, GroupKind kind, const std::vec
 
 // "+13% step time (18.8 s → 21.3 s)": the change between two step times, for messages.
 QString stepChangeText(double before, double after);
+// The same for a serving layout's time per output token: "+38% TPOT (12.1 ms → 16.7 ms)".
+QString tpotChangeText(double before, double after);
 
 } // namespace railyard

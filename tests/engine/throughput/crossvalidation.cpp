@@ -18,6 +18,11 @@ FitKey fitKey(const Run &r)
     return {gpuFor(r), r.precision == QLatin1String("fp8")};
 }
 
+bool trainingFitted(const FitKey &)
+{
+    return false;
+}
+
 double builtInEfficiency(const FitKey &key)
 {
     const GpuSpec *g = Catalog::builtin().gpu(key.gpu);
@@ -80,14 +85,14 @@ double fitEfficiency(const QList<Run> &runs,
 
 CrossValidation leaveOneSourceOut(const QList<Run> &runs,
                                   const EfficiencyCurves &curves,
-                                  const std::function<bool(int)> &in)
+                                  const std::function<bool(int)> &in,
+                                  const QList<double> &direct)
 {
     CrossValidation cv;
     const double nan = std::numeric_limits<double>::quiet_NaN();
     for (int i = 0; i < runs.size(); ++i) {
         cv.error << nan;
         cv.refit << nan;
-        cv.fromRest << false;
     }
     QList<QChar> families;
     for (int i = 0; i < runs.size(); ++i)
@@ -99,13 +104,16 @@ CrossValidation leaveOneSourceOut(const QList<Run> &runs,
             if (!in(i) || runs[i].family != held)
                 continue;
             const FitKey key = fitKey(runs[i]);
-            double eff = fitEfficiency(runs, curves, key, rest);
-            cv.fromRest[i] = !std::isnan(eff);
-            if (std::isnan(eff))
-                eff = builtInEfficiency(key);
-            cv.refits[held][key.name()] = eff;
-            cv.refit[i] = eff;
-            cv.error[i] = (curves.tokens(i, eff) - runs[i].measuredTokens) / runs[i].measuredTokens;
+            const double refit = fitEfficiency(runs, curves, key, rest);
+            cv.refits[held][key.name()] = refit;
+            if (!trainingFitted(key) || std::isnan(refit)) {
+                cv.refit[i] = builtInEfficiency(key);
+                cv.error[i] = direct[i];
+                continue;
+            }
+            cv.refit[i] = refit;
+            cv.error[i] = (curves.tokens(i, refit) - runs[i].measuredTokens)
+                          / runs[i].measuredTokens;
         }
     }
     return cv;

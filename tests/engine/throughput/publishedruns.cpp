@@ -156,6 +156,7 @@ Layout layoutFor(const Run &r)
                                                    : 1;
     o.fsdp = r.shard == QLatin1String("fsdp");
     t.overlap.ep = r.flags.contains(QLatin1String("ovep"));
+    t.moeForceBalance = r.flags.contains(QLatin1String("forcebal"));
     if (r.flags.contains(QLatin1String("fp32grad")))
         o.gradReduceFp32 = true;
     t.moeDispatcher = r.flags.contains(QLatin1String("deepep")) ? MoeDispatcher::DeepEP

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <QString>
+#include <QWidget>
+
+class QLabel;
+class QTableWidget;
+
+namespace railyard {
+
+namespace engine {
+struct ServingEvaluation;
+} // namespace engine
+
+// The Pricing dock's numbers for a serving layout (one with `serving`): time to first token,
+// time per output token, tokens/s per user and per GPU, the cluster's output tokens/s,
+// requests/s, $ per million output tokens, memory per GPU and the concurrency the KV cache
+// holds, against the state before the last edit or the pinned A; then where one decode step's
+// and one prefill's time goes, and what each GPU holds. It shows the serving engine's numbers
+// (Document::servingEvaluation()) and computes none.
+class ServingPricing : public QWidget
+{
+    Q_OBJECT
+
+public:
+    explicit ServingPricing(QWidget *parent = nullptr);
+
+    // `now` priced (ok); `base` the numbers to compare with (null: none), named `baseName`
+    // ("A", "Before") beside `nowName`.
+    void setEvaluation(const engine::ServingEvaluation &now,
+                       const engine::ServingEvaluation *base,
+                       const QString &baseName,
+                       const QString &nowName);
+    void clear();
+
+    // "TPOT 12.4 ms ±9%": the headline of the dock.
+    static QString headline(const engine::ServingEvaluation &now);
+    // "+38% time per output token": what changed.
+    static QString changeText(const engine::ServingEvaluation &base,
+                              const engine::ServingEvaluation &now);
+
+    QTableWidget *metrics() const { return m_metrics; }
+    QTableWidget *breakdown() const { return m_breakdown; }
+    QString memoryText() const;
+    // The row of `name` ("TPOT", "TTFT", ...) in metrics(), or -1.
+    int metricRow(const QString &name) const;
+
+private:
+    void fitMetrics();
+
+    QTableWidget *m_metrics;
+    QLabel *m_breakdownTitle;
+    QTableWidget *m_breakdown;
+    QLabel *m_memory;
+    QLabel *m_note;
+};
+
+} // namespace railyard
