@@ -36,11 +36,13 @@ void run(const char *name, const Layout &layout, int repeats)
         rate.push_back(s.evaluated / s.elapsedS);
         pricing.push_back(s.evaluated / std::max(1e-9, s.elapsedS - s.patternBuildS));
     }
-    std::printf("%s (%d GPUs): search size %lld configurations, %lld fit in HBM\n",
+    std::printf("%s (%d GPUs): search size %lld configurations, %lld fit in HBM, %lld priced "
+                "with shared links\n",
                 name,
                 topology.gpuCount(),
                 static_cast<long long>(s.evaluated),
-                static_cast<long long>(s.fitting));
+                static_cast<long long>(s.fitting),
+                static_cast<long long>(s.scheduled));
     std::printf("  median %.1f ms per search (%.1f ms building collective patterns)\n",
                 1e3 * median(elapsed),
                 1e3 * median(build));

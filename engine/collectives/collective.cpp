@@ -338,6 +338,10 @@ CollectiveCurve collectiveCurve(const Topology &t,
         curve.algorithm[static_cast<std::size_t>(i)] = a;
         curve.bwPerByte[static_cast<std::size_t>(i)] = stageTime(scratch, a, g.domains)
                                                        / kProbeBytes;
+        const bool nvls = a == Algorithm::Nvls || a == Algorithm::NvlsTree;
+        curve.nvlinkPerByte[static_cast<std::size_t>(i)] = scratch.phaseNvlinkTime()
+                                                           * (nvls ? nvlsEff : 1.0) / kProbeBytes;
+        curve.networkPerByte[static_cast<std::size_t>(i)] = scratch.phaseOtherTime() / kProbeBytes;
         return i;
     };
 

@@ -182,6 +182,8 @@ struct CollectiveCurve
     double plateauBytes = 0;
     std::array<Algorithm, 6> algorithm{};
     std::array<double, 6> bwPerByte{}; // the group alone, stageTime() per byte
+    // Its busiest NVLink (at the link's own rate) and busiest other link, seconds per byte.
+    std::array<double, 6> nvlinkPerByte{}, networkPerByte{};
     int algorithms = 0;
     std::array<CollectiveCandidate, 16> candidate{};
     int candidates = 0;

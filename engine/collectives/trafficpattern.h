@@ -18,7 +18,8 @@ struct LinkShare
 };
 
 // Every byte one kind of communication puts on the links in one step, for one pipeline stage's
-// groups (stage -1: the pipeline's send/recv, shared by all stages). Sorted by link, no repeats.
+// groups (the pipeline's send/recv: the bytes on the stage's own GPUs' and NICs' links, and its
+// part of the links the stages share). Sorted by link, no repeats.
 struct TrafficPattern
 {
     PhaseKind kind = PhaseKind::Tp;

@@ -9,9 +9,11 @@
 #include "step/fidelity.h"
 #include "step/memory.h"
 #include "step/stepcost.h"
+#include "step/stepschedule.h"
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <unordered_map>
 
 namespace railyard::engine {
@@ -119,6 +121,11 @@ bool pipelineInnerApplies(const PlanChoice &c, bool moe)
 
 namespace {
 
+// priceAlone()'s step is the exposed parts' sum less this share: below the schedule's step
+// whatever order each adds its terms in (a few hundred terms: ~1e-14 apart at most).
+constexpr double kAloneMargin = 1e-12;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
 std::uint64_t layerKey(int tp, int cp, int ep, int mb, Recompute r)
 {
     return std::uint64_t(tp) | std::uint64_t(cp) << 18 | std::uint64_t(ep) << 36
@@ -144,6 +151,12 @@ struct PlanPricer::Impl
     TrainingConfig t; // the layout's, varied in place
     CollectivePatterns patterns;
     ComputeModel cm;
+    StepScheduler scheduler; // the collectives that run at once share the links
+    StepSchedule schedule;
+    // The configuration last priced: its step with every collective alone (for shareLinks()).
+    PlanChoice lastChoice;
+    StepSetting lastSetting;
+    StepTimes lastTimes;
     double hbm = 0, gpuHourPrice = 0, flopsPerStep = 0, tokensPerStep = 0;
     int gpus = 0;
 
@@ -290,7 +303,7 @@ struct PlanPricer::Impl
         return mm.cost;
     }
 
-    PlanPrice price(const PlanChoice &c, bool always)
+    PlanPrice price(const PlanChoice &c, bool always, bool share)
     {
         PlanPrice out;
         order = c.order;
@@ -350,10 +363,35 @@ struct PlanPricer::Impl
             last = &cost;
         }
         finishStepComm(s, comm);
-        const StepTimes st
-                = composeStep(s, stageRunsHere, nRunsHere, l.dense, l.moe, l.out, comm, cm);
-        out.exposed = st.exposed;
-        out.stepTimeS = st.exposed.sum();
+        lastSetting = s;
+        lastTimes = composeStep(s, stageRunsHere, nRunsHere, l.dense, l.moe, l.out, comm, cm);
+        lastChoice = c;
+        if (!share) {
+            // Every collective alone: no stage ends before its exposed parts add up (the
+            // schedule only stretches them), less a rounding margin (the schedule adds them in
+            // another order).
+            out.exposed = lastTimes.exposed;
+            setStep(out, lastTimes.exposed.sum() * (1 - kAloneMargin));
+            return out;
+        }
+        return *shareLinks(out, kInf);
+    }
+
+    // The configuration price() last priced (`out`: its price with every collective alone), with
+    // the links shared; none once its step is known to be longer than `giveUpAbove`.
+    std::optional<PlanPrice> shareLinks(PlanPrice out, double giveUpAbove)
+    {
+        if (!scheduler.run(lastSetting, comm, lastTimes, schedule, false, true, giveUpAbove))
+            return std::nullopt;
+        out.exposed = schedule.exposed;
+        setStep(out, schedule.stepS);
+        return out;
+    }
+
+    void setStep(PlanPrice &out, double stepTimeS)
+    {
+        const PlanChoice &c = lastChoice;
+        out.stepTimeS = stepTimeS;
         const StepThroughput rate = stepThroughput(tokensPerStep,
                                                    flopsPerStep,
                                                    out.stepTimeS,
@@ -368,7 +406,6 @@ struct PlanPricer::Impl
         out.costPerStep = rate.costPerStep;
         out.costPerMillionTokens = rate.costPerMillionTokens;
         out.tokensPerDollar = rate.tokensPerDollar;
-        return out;
     }
 };
 
@@ -490,7 +527,17 @@ bool PlanPricer::valid(const PlanChoice &c, std::string *why) const
 
 PlanPrice PlanPricer::price(const PlanChoice &choice, bool always)
 {
-    return d->price(choice, always);
+    return d->price(choice, always, true);
+}
+
+PlanPrice PlanPricer::priceAlone(const PlanChoice &choice, bool always)
+{
+    return d->price(choice, always, false);
+}
+
+std::optional<PlanPrice> PlanPricer::shareLinks(const PlanPrice &alone, double giveUpAbove)
+{
+    return d->shareLinks(alone, giveUpAbove);
 }
 
 bool planBefore(const PlanPrice &a, const PlanPrice &b, PlanObjective objective)

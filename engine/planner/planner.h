@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -91,6 +92,15 @@ public:
     bool valid(const PlanChoice &choice, std::string *why = nullptr) const;
     // Memory always; the step only when it fits (or `always`).
     PlanPrice price(const PlanChoice &choice, bool always = false);
+    // The same with every collective given the links to itself (no sharing where they run at
+    // once): a lower bound of price()'s step time and, through it, of its cost (the schedule
+    // only stretches collectives), at a small share of its cost.
+    PlanPrice priceAlone(const PlanChoice &choice, bool always = false);
+    // price() of the configuration priceAlone() last priced, from its `alone` price (only the
+    // step schedule runs again); none as soon as its step is known to be longer than
+    // `giveUpAbove` (one pipeline stage ends later).
+    std::optional<PlanPrice> shareLinks(
+            const PlanPrice &alone, double giveUpAbove = std::numeric_limits<double>::infinity());
 
     double hbmGiB() const;
     double pricePerGpuHour() const; // the layout's, else the catalog's (0: none)
@@ -123,6 +133,11 @@ struct PlanOptions
     double progressIntervalS = 0.05;
     // Also keep the Pareto front of step time against memory per GPU (PlanSearch::pareto).
     bool pareto = false;
+    // Price each fitting configuration with its collectives alone first (PlanPricer::
+    // priceAlone(), a lower bound of its step) and share the links (the step schedule, most of
+    // a configuration's cost) only where that bound could still enter the top plans or the
+    // front: the same plans at the same prices as scheduling every one. Off: every one is.
+    bool boundFirst = true;
 };
 
 struct PlanSearch
@@ -135,6 +150,7 @@ struct PlanSearch
     std::vector<Plan> pareto;
     std::int64_t evaluated = 0; // valid configurations priced (memory, and the step if it fits)
     std::int64_t fitting = 0;   // of those, within HBM (their step priced)
+    std::int64_t scheduled = 0; // of those, priced with the links shared (PlanOptions::boundFirst)
     double elapsedS = 0;
     double patternBuildS = 0; // of which building collective patterns
     bool cancelled = false;

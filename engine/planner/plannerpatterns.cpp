@@ -367,19 +367,27 @@ CollectiveCost CollectivePatterns::price(int index, double bytes)
     }
     const Algorithm first = algorithms[static_cast<std::size_t>(
             std::min(p.classOfGroup.empty() ? 0 : p.classOfGroup.front(), 3))];
-    double linkS = 0;
+    double linkS = 0, nvlinkS = 0, networkS = 0;
     if (p.single) {
         // One group in the window: its traffic with every group's is its traffic alone, which
         // its curve measured (stageTime() is linear in the bytes).
-        linkS = p.classes.front().curve.bwPerByte[std::size_t(bwIndex)] * bytes;
+        const CollectiveCurve &curve = p.classes.front().curve;
+        linkS = curve.bwPerByte[std::size_t(bwIndex)] * bytes;
+        nvlinkS = curve.nvlinkPerByte[std::size_t(bwIndex)] * bytes;
+        networkS = curve.networkPerByte[std::size_t(bwIndex)] * bytes;
     } else {
         const Pattern::Links &links = linksFor(p, algorithms);
         linkS = stageTime(links.nvPerByte * bytes / nvScale,
                           links.netPerByte * bytes,
                           first,
                           p.maxDomains);
+        nvlinkS = links.nvPerByte * bytes;
+        networkS = links.netPerByte * bytes;
     }
-    return groupsCost(p.op, p.n, bytes, linkS, worstLat, worstEff, cap, first);
+    CollectiveCost cost = groupsCost(p.op, p.n, bytes, linkS, worstLat, worstEff, cap, first);
+    cost.nvlinkBusyS = nvlinkS;
+    cost.networkBusyS = networkS;
+    return cost;
 }
 
 } // namespace railyard::engine

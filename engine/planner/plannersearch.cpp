@@ -8,10 +8,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
+#include <optional>
 
 namespace railyard::engine {
 
 namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kRoundingMargin = 1e-9;
 
 std::vector<int> divisorsOf(int n)
 {
@@ -42,10 +47,23 @@ public:
     {
         m_heap.reserve(static_cast<std::size_t>(m_top) + 1);
     }
+    // Whether offer() would keep a plan priced `p` (for now).
+    bool wouldTake(const PlanPrice &p) const
+    {
+        return static_cast<int>(m_heap.size()) < m_top
+               || planBefore(p, m_heap.front().price, m_objective);
+    }
+    // A step time past which offer() refuses any plan (for now): the worst plan's, and a
+    // hair more (cost and tokens per dollar follow step time up to their rounding).
+    double refusesAbove() const
+    {
+        return static_cast<int>(m_heap.size()) < m_top
+                       ? kInf
+                       : m_heap.front().price.stepTimeS * (1 + kRoundingMargin);
+    }
     void offer(const PlanChoice &c, const PlanPrice &p)
     {
-        if (static_cast<int>(m_heap.size()) == m_top
-            && !planBefore(p, m_heap.front().price, m_objective))
+        if (!wouldTake(p))
             return;
         m_heap.push_back({c, p});
         std::push_heap(m_heap.begin(), m_heap.end(), cmp());
@@ -72,21 +90,48 @@ private:
 // the step time falls strictly. A dominated offer costs a binary search and no allocation.
 class ParetoFront
 {
-public:
-    void offer(const PlanChoice &c, const PlanPrice &p)
+    using Iterator = std::vector<Plan>::iterator;
+    using ConstIterator = std::vector<Plan>::const_iterator;
+    // The first plan with more memory than p, or as much, when p is not dominated.
+    template<class It>
+    static std::optional<It> place(It begin, It end, const PlanPrice &p)
     {
         const auto byMemory = [](const Plan &a, double memory) {
             return a.price.memoryGiB < memory;
         };
-        // The first plan with more memory than p, or as much.
-        auto at = std::lower_bound(m_front.begin(), m_front.end(), p.memoryGiB, byMemory);
+        It at = std::lower_bound(begin, end, p.memoryGiB, byMemory);
         // Dominated by one with no more memory and no longer step (the one just before has
         // the shortest step of those with less memory; one with equal memory sits at `at`).
-        if (at != m_front.begin() && std::prev(at)->price.stepTimeS <= p.stepTimeS)
+        if (at != begin && std::prev(at)->price.stepTimeS <= p.stepTimeS)
+            return std::nullopt;
+        if (at != end && at->price.memoryGiB == p.memoryGiB && at->price.stepTimeS <= p.stepTimeS)
+            return std::nullopt;
+        return at;
+    }
+
+public:
+    // Whether offer() would keep a plan priced `p` (for now).
+    bool wouldTake(const PlanPrice &p) const
+    {
+        return place<ConstIterator>(m_front.begin(), m_front.end(), p).has_value();
+    }
+    // A step time past which offer() refuses any plan of `memoryGiB` (for now): the shortest
+    // step of the plans with no more memory.
+    double refusesAbove(double memoryGiB) const
+    {
+        const auto byMemory = [](double memory, const Plan &a) {
+            return memory < a.price.memoryGiB;
+        };
+        // The first plan with more memory; the one before has the shortest step of the rest.
+        auto after = std::upper_bound(m_front.begin(), m_front.end(), memoryGiB, byMemory);
+        return after == m_front.begin() ? kInf : std::prev(after)->price.stepTimeS;
+    }
+    void offer(const PlanChoice &c, const PlanPrice &p)
+    {
+        const std::optional<Iterator> found = place<Iterator>(m_front.begin(), m_front.end(), p);
+        if (!found)
             return;
-        if (at != m_front.end() && at->price.memoryGiB == p.memoryGiB
-            && at->price.stepTimeS <= p.stepTimeS)
-            return;
+        auto at = *found;
         // p beats the plans after it whose step is no shorter.
         auto end = at;
         while (end != m_front.end() && end->price.stepTimeS >= p.stepTimeS)
@@ -192,10 +237,31 @@ PlanSearch searchPlans(const Layout &layout, const Topology &topology, const Pla
                             c.sharding = shardings[si % nShardings];
                             c.order = si < nShardings ? PlanOrder::Megatron
                                                       : PlanOrder::PipelineInner;
-                            const PlanPrice p = pricer.price(c);
+                            // With every collective alone first: a lower bound of the step
+                            // (and of its cost). Where even that would not be kept, the shared
+                            // step would not be either (top and front only take a plan that
+                            // beats one they hold); elsewhere the links are shared.
+                            PlanPrice p = options.boundFirst ? pricer.priceAlone(c)
+                                                             : pricer.price(c);
                             ++out.evaluated;
                             if (p.fits) {
                                 ++out.fitting;
+                                if (options.boundFirst) {
+                                    if (!top.wouldTake(p) && !(options.pareto && front.wouldTake(p)))
+                                        continue;
+                                    // Given up as soon as a stage shows neither would.
+                                    ++out.scheduled;
+                                    double above = top.refusesAbove();
+                                    if (options.pareto)
+                                        above = std::max(above, front.refusesAbove(p.memoryGiB));
+                                    const std::optional<PlanPrice> shared = pricer.shareLinks(p,
+                                                                                              above);
+                                    if (!shared)
+                                        continue;
+                                    p = *shared;
+                                } else {
+                                    ++out.scheduled;
+                                }
                                 top.offer(c, p);
                                 if (options.pareto)
                                     front.offer(c, p);

@@ -20,9 +20,11 @@ bool moveMoment(StepMoment &m,
     }
     m.at = std::clamp(at, 0.0, tl.stepS);
     std::vector<int> running = tl.runningAt(m.at);
-    if (!fresh && !m.utilization.empty() && running == m.running)
+    std::vector<int> segments = tl.segmentsAt(running, m.at);
+    if (!fresh && !m.utilization.empty() && running == m.running && segments == m.segments)
         return false;
     m.running = std::move(running);
+    m.segments = std::move(segments);
     utilizationAt(tl, t, m.at, m.utilization, &m.reverse);
     m.busiest = busiestByUtilization(m.utilization, busiest);
     return true;

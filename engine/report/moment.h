@@ -17,6 +17,7 @@ struct StepMoment
 {
     double at = -1;                    // seconds from the start of the step; < 0: no moment
     std::vector<int> running;          // StepTimeline::runningAt(at)
+    std::vector<int> segments;         // StepTimeline::segmentsAt(running, at)
     std::vector<float> utilization;    // dense by link id (utilizationAt)
     std::vector<std::uint8_t> reverse; // per link, 1 where more goes b -> a than a -> b
     std::vector<int> busiest;          // busiestByUtilization(utilization, the count asked)
@@ -24,7 +25,8 @@ struct StepMoment
 };
 
 // Moves `moment` to `at` seconds into the step (clamped into it). The loads depend only on
-// which phases run, so they and the busiest links are recomputed only when that set changes,
+// which phases run and at which rate (a collective that shares its links runs slower for a
+// stretch of its phase), so they and the busiest links are recomputed only when that changes,
 // or when `fresh` says the timeline or topology is new. Returns whether they were recomputed.
 // A negative `at` or an empty timeline clears the moment (and returns whether it had loads).
 bool moveMoment(StepMoment &moment,

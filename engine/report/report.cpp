@@ -157,6 +157,21 @@ void reportformat::appendTimelineJson(std::string &s,
         appendNumber(s, p.start);
         s += ", \"end_s\": ";
         appendNumber(s, p.end);
+        if (p.segments > 0) {
+            // Where its collective shared links and ran slower: the share of its bytes in each.
+            s += ", \"segments\": [";
+            for (int i = 0; i < p.segments; ++i) {
+                const PhaseSegment &g = tl.segments[static_cast<std::size_t>(p.firstSegment + i)];
+                s += i == 0 ? "{\"start_s\": " : ", {\"start_s\": ";
+                appendNumber(s, g.start);
+                s += ", \"end_s\": ";
+                appendNumber(s, g.end);
+                s += ", \"fraction\": ";
+                appendNumber(s, g.fraction);
+                s += '}';
+            }
+            s += ']';
+        }
         s += ", \"links\": [";
         std::size_t omitted = 0;
         double omittedBytes = 0;

@@ -89,6 +89,13 @@ Evaluation StepModel::run()
     m_result.assumptions.push_back(
             "pipeline stages split layers evenly; the last stage also runs the "
             "output layer and loss");
+    if (m_options.shareLinks)
+        m_result.assumptions.push_back(
+                "collectives that run at once on one pipeline stage share its links max-min "
+                "fairly (here +"
+                + formatNumber(1e3 * m_schedule.sharedLinksS)
+                + " ms of step); two stages' collectives that meet on one link are priced as if "
+                  "each had it alone");
     m_result.ok = true;
     return std::move(m_result);
 }

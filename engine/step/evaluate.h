@@ -94,6 +94,9 @@ struct EvaluateOptions
     // The step's phases per pipeline stage with the bytes each puts on each link (costs about
     // as much again as pricing the communication).
     bool timeline = true;
+    // Collectives that run at once share the links they cross (stepschedule.h). Off: each is
+    // priced with the links to itself, as if alone (to see what the sharing costs).
+    bool shareLinks = true;
 };
 
 // Prices one training step of the layout's workload on its topology. Never throws for a bad

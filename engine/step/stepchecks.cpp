@@ -281,15 +281,18 @@ void StepModel::warnStragglers()
     std::vector<StageRun> even = m_runs;
     for (StageRun &r : even)
         r.slowdown = 1;
-    const StepTimes healthy = engine::composeStep(m_setting,
-                                                  even.data(),
-                                                  static_cast<int>(even.size()),
-                                                  m_dense,
-                                                  m_moe,
-                                                  m_out,
-                                                  m_comm,
-                                                  *m_compute);
-    const double cost = m_result.stepTimeS - healthy.exposed.sum();
+    const StepTimes evenTimes = engine::composeStep(m_setting,
+                                                    even.data(),
+                                                    static_cast<int>(even.size()),
+                                                    m_dense,
+                                                    m_moe,
+                                                    m_out,
+                                                    m_comm,
+                                                    *m_compute);
+    // As it runs, with the links shared as in the step priced (stepschedule.h).
+    StepSchedule healthy;
+    m_scheduler.run(m_setting, m_comm, evenTimes, healthy, false, m_options.shareLinks);
+    const double cost = m_result.stepTimeS - healthy.stepS;
     int reported = 0;
     for (int r = 0; r < m_ranks->worldSize(); ++r) {
         const int gpu = m_ranks->gpuOfRank(r);
@@ -320,12 +323,12 @@ void StepModel::warnStragglers()
                     + (m_pp > 1 && m_dp * m_cp <= 1 ? "s" : "") + " for it";
         // Where the step waits on data-parallel traffic anyway, the slower compute hides under
         // it.
-        const double stepDelta = m_result.stepTimeS - healthy.exposed.sum();
+        const double stepDelta = m_result.stepTimeS - healthy.stepS;
         if (extra > 0 && stepDelta < 0.5 * extra && m_result.exposed.dp < healthy.exposed.dp)
             text += ", but the step was waiting on its data-parallel traffic anyway (DP exposed "
                     + formatSeconds(healthy.exposed.dp) + " -> "
                     + formatSeconds(m_result.exposed.dp) + ")";
-        text += ": " + describeChange(healthy.exposed.sum(), m_result.stepTimeS, "step time");
+        text += ": " + describeChange(healthy.stepS, m_result.stepTimeS, "step time");
         std::vector<int> gpus = {gpu};
         if (m_tp > 1)
             gpus = m_ranks->groupGpus(Dim::TP, m_ranks->groupOf(r, Dim::TP));

@@ -123,6 +123,8 @@ DimPrice StepModel::price(const Groups &groups, CollectiveOp op, double bytes, d
     const int n = static_cast<int>(groups.front().size());
     static_cast<CollectiveCost &>(out)
             = groupsCost(op, n, bytes, bw, worstLat, worstEff, cap, algorithm);
+    out.nvlinkBusyS = m_traffic.phaseNvlinkTime() * nvScale;
+    out.networkBusyS = m_traffic.phaseOtherTime();
     if (m_options.timeline) {
         out.perStep = perStep;
         recordStages(groups, op, bytes, &groups == &m_ppGroups, out);

@@ -16,9 +16,11 @@ void StepModel::composeStep()
                                              m_out,
                                              m_comm,
                                              *m_compute);
-    m_result.exposed = st.exposed;
+    // The collectives that run at once share the links (stepschedule.h).
+    m_scheduler.run(m_setting, m_comm, st, m_schedule, m_options.timeline, m_options.shareLinks);
+    m_result.exposed = m_schedule.exposed;
     m_result.total = st.total;
-    m_result.stepTimeS = st.exposed.sum();
+    m_result.stepTimeS = m_schedule.stepS;
     m_stageCompute = st.stageCompute;
 }
 

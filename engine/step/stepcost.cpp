@@ -57,7 +57,18 @@ CollectiveCost samePatternCost(const CollectiveCost &like, double bytes)
     out.bytes = bytes;
     out.bwTimeS = like.bwTimeS * scale;
     out.timeS = like.latencyS + out.bwTimeS;
+    out.nvlinkBusyS = like.nvlinkBusyS * scale;
+    out.networkBusyS = like.networkBusyS * scale;
     return out;
+}
+
+double parameterGatherWait(double gatherS, int chunks, double group, double unitForward, double lead)
+{
+    double wait = 0;
+    const int n = std::max(1, chunks);
+    for (int k = 0; k < n; ++k)
+        wait = std::max(wait, (k + 1) * gatherS / n - lead - (k * group + 1) * unitForward);
+    return wait;
 }
 
 double deepEpDispatchScale(const ModelDims &m, int N)
@@ -213,33 +224,29 @@ void requestStepComm(const StepSetting &s, const StageRun *runs, int nRuns, Step
         // all-reduced, once a step, bucket by bucket. ZeRO-2 shards the gradients too: each
         // micro-batch's are reduce-scattered as its backward produces them, layer by layer,
         // into this rank's shard.
-        const auto data = [&](bool has,
-                              CommGroups g,
-                              double params,
-                              CommSlot rs,
-                              CommSlot ag,
-                              CommSlot ar) {
-            if (!has || params <= 0)
-                return 0.0;
-            const double bucket = s.stack->dpBucketParams;
-            double ops = bucket > 0 ? std::max(1.0, std::ceil(params / bucket)) : 1.0;
-            if (c.zero2) {
-                ops = layersPerStage * units;
-                add(c,
-                    rs,
-                    g,
-                    CollectiveOp::ReduceScatter,
-                    params / ops * c.gradBytes,
-                    ops * microBatches);
-                addSame(c, ag, g, CollectiveOp::AllGather, params / ops * 2.0, ops / microBatches);
-            } else if (c.shardedGrads) {
-                add(c, rs, g, CollectiveOp::ReduceScatter, params / ops * c.gradBytes, ops);
-                addSame(c, ag, g, CollectiveOp::AllGather, params / ops * 2.0, ops);
-            } else {
-                add(c, ar, g, CollectiveOp::AllReduce, params / ops * c.gradBytes, ops);
-            }
-            return ops;
-        };
+        const auto data =
+                [&](bool has, CommGroups g, double params, CommSlot rs, CommSlot ag, CommSlot ar) {
+                    if (!has || params <= 0)
+                        return 0.0;
+                    const double bucket = s.stack->dpBucketParams;
+                    double ops = bucket > 0 ? std::max(1.0, std::ceil(params / bucket)) : 1.0;
+                    if (c.zero2) {
+                        ops = layersPerStage * units;
+                        add(c,
+                            rs,
+                            g,
+                            CollectiveOp::ReduceScatter,
+                            params / ops * c.gradBytes,
+                            ops * microBatches);
+                        addSame(c, ag, g, CollectiveOp::AllGather, params / ops * 2.0, ops);
+                    } else if (c.shardedGrads) {
+                        add(c, rs, g, CollectiveOp::ReduceScatter, params / ops * c.gradBytes, ops);
+                        addSame(c, ag, g, CollectiveOp::AllGather, params / ops * 2.0, ops);
+                    } else {
+                        add(c, ar, g, CollectiveOp::AllReduce, params / ops * c.gradBytes, ops);
+                    }
+                    return ops;
+                };
         c.dpOps = data(dpGroups,
                        CommGroups::Dp,
                        c.denseParamsGpu,
@@ -504,8 +511,11 @@ StepTimes composeStep(const StepSetting &s,
     // everything runs after the backward.
     const double stageCompute = r.stageCompute;
     double dpExposed = c.dpGradS + c.dpParamS;
+    r.dpGradExposed = c.dpGradS;
+    r.dpParamExposed = c.dpParamS;
     if (c.zero3) {
         dpExposed = microBatches * stageZero;
+        r.dpGradExposed = r.dpParamExposed = 0;
     } else if (c.zero2) {
         // Each micro-batch's gradients reduce-scatter on the communication stream while the
         // pipeline goes on (nothing waits for them until the optimizer): they are exposed only
@@ -513,9 +523,12 @@ StepTimes composeStep(const StepSetting &s,
         // layer's always waits. The parameters gather under the first forward.
         const double busy = x.compute + x.tp + x.cp + x.ep + x.ppBubble + x.ppP2p;
         const double lastUnit = c.dpOps > 0 ? c.dpGradS / (microBatches * c.dpOps) : 0.0;
-        if (t.overlap.dp)
-            dpExposed = std::max(lastUnit, c.dpGradS - (busy - stageCompute / 3.0))
-                        + std::max(0.0, c.dpParamS - stageCompute / 3.0);
+        if (t.overlap.dp) {
+            r.paramUnitForward = stageCompute / 3.0;
+            r.dpGradExposed = std::max(lastUnit, c.dpGradS - (busy - stageCompute / 3.0));
+            r.dpParamExposed = parameterGatherWait(c.dpParamS, 1, 1, r.paramUnitForward, 0);
+            dpExposed = r.dpGradExposed + r.dpParamExposed;
+        }
     } else if (t.overlap.dp) {
         // Megatron-Core reduces each model chunk's gradients when its last micro-batch's
         // backward fills them, bucket by bucket. With interleaving the last group of
@@ -529,16 +542,18 @@ StepTimes composeStep(const StepSetting &s,
         const double unitForward = stageCompute / 3.0 / vp;
         const double group = vp > 1 ? std::min(microBatches, double(pp)) : 1.0;
         const double lastBucket = (c.dpOps > 0 ? c.dpGradS / std::max(1.0, c.dpOps) : 0);
-        const double chunkGrad = c.dpGradS / vp, chunkParam = c.dpParamS / vp;
+        const double chunkGrad = c.dpGradS / vp;
         // Time from the end of the backward (0) at which the last chunk's reduction ends.
         double gradDone = -std::numeric_limits<double>::infinity();
         for (int k = vp - 1; k >= 0; --k)
             gradDone = std::max(gradDone, -(k * group + 1) * unitBackward) + chunkGrad;
         // How long the first forwards wait for the gathers (from the step's start).
-        double paramWait = 0;
-        for (int k = 0; k < vp; ++k)
-            paramWait = std::max(paramWait, (k + 1) * chunkParam - (k * group + 1) * unitForward);
-        dpExposed = std::max(gradDone, lastBucket) + paramWait;
+        r.paramChunks = vp;
+        r.paramGroup = group;
+        r.paramUnitForward = unitForward;
+        r.dpGradExposed = std::max(gradDone, lastBucket);
+        r.dpParamExposed = parameterGatherWait(c.dpParamS, vp, group, unitForward, 0);
+        dpExposed = r.dpGradExposed + r.dpParamExposed;
     }
     x.dp = dpExposed;
     // Optimizer: Adam over this GPU's shard of FP32 master weights and moments, memory bound.

@@ -99,6 +99,10 @@ struct CollectiveCost
     double bytes = 0;
     double timeS = 0; // one instance
     Algorithm algorithm = Algorithm::Ring;
+    // How long one instance keeps its busiest NVLink (at the link's own rate, before NVLS's
+    // multicast efficiency) and its busiest other link busy: its demand on the links while it
+    // runs (stepschedule.h).
+    double nvlinkBusyS = 0, networkBusyS = 0;
 };
 // The cost of all groups at once: the slowest group's latency, and the link-bound seconds of
 // every group's bytes together (`linkS`) at the worst efficiency and ceiling of their plans.
@@ -167,14 +171,26 @@ double deepEpDispatchScale(const ModelDims &model, int domains);
 void finishStepComm(const StepSetting &s, StepComm &c);
 
 // The step from its parts: one micro-batch of one layer (`dense`, `moe`), the output layer
-// (`out`), the priced communication. `exposed` adds up to the step time; `total` is each part
-// on its own. `stageCompute`: the slowest stage's compute for one micro-batch.
+// (`out`), the priced communication, every collective with the links to itself (the schedule,
+// stepschedule.h, then shares the links where they overlap). `exposed` adds up to the step
+// time; `total` is each part on its own. `stageCompute`: the slowest stage's compute for one
+// micro-batch.
 struct StepTimes
 {
     StepBreakdown exposed;
     StepBreakdown total;
     double stageCompute = 0;
+    // DP without ZeRO-3: exposed.dp's two parts (the gradient reduction the optimizer waits
+    // for, the parameter gathers the first forwards wait for), and parameterGatherWait()'s terms
+    // for the gathers (unit forward 0: nothing hides them).
+    double dpGradExposed = 0, dpParamExposed = 0;
+    int paramChunks = 1;
+    double paramGroup = 1, paramUnitForward = 0;
 };
+// How long the first forwards wait for the step's parameter gathers of `gatherS` seconds that
+// start `lead` seconds before the first forward: they arrive in `chunks` equal parts (one per
+// model chunk), part k needed after k x `group` + 1 forward units of `unitForward` seconds.
+double parameterGatherWait(double gatherS, int chunks, double group, double unitForward, double lead);
 StepTimes composeStep(const StepSetting &s,
                       const StageRun *runs,
                       int nRuns,

@@ -13,6 +13,7 @@
 #include "step/evaluate.h"
 #include "step/memory.h"
 #include "step/stepcost.h"
+#include "step/stepschedule.h"
 
 #include <initializer_list>
 #include <memory>
@@ -120,6 +121,7 @@ private:
     // steptimeline.cpp
     void buildTimeline();
     int addPattern(PhaseKind kind, int stage, std::initializer_list<const DimPrice *> parts);
+    std::vector<int> addPipelinePatterns();
     // evaluate.cpp
     void fillLinks();
 
@@ -151,7 +153,9 @@ private:
     PricedComm m_comm;
     StepSetting m_setting;        // the sizes, for the shared formulas (stepcost.h)
     std::vector<StageRun> m_runs; // one per stage
-    double m_stageCompute = 0;    // the slowest stage, one micro-batch
+    StepScheduler m_scheduler;
+    StepSchedule m_schedule;   // the step as it runs (the timeline's phases when asked for)
+    double m_stageCompute = 0; // the slowest stage, one micro-batch
     struct PlanKey
     {
         CollectiveOp op;

@@ -6,10 +6,6 @@
 namespace railyard::engine::detail {
 
 namespace {
-// At most this many compute phases per direction and stage: more micro-batches are grouped
-// (64 micro-batches: 16 phases of 4), so a 16k-GPU step stays a few thousand phases.
-constexpr int kMaxOps = 16;
-
 std::string microBatchName(const char *what, int op, double perOp, int micro)
 {
     const int first = static_cast<int>(op * perOp) + 1;
@@ -59,213 +55,186 @@ int StepModel::addPattern(PhaseKind kind, int stage, std::initializer_list<const
     return static_cast<int>(m_result.timeline.patterns.size()) - 1;
 }
 
-// One step, stage by stage, as the step's breakdown prices it: the micro-batches in 1F1B order
-// (warm-up forwards, one forward one backward, cool-down backwards; grouped when there are
-// many), each forward a third and each backward two thirds of the compute with the exposed
-// TP/CP/EP/PP time; the bubble split between the start (the stage waits for its first input),
-// the middle and the end; then the exposed DP wait and the optimizer. The communication runs
-// beside the compute it overlaps: the TP, CP and EP collectives at the start of each
-// micro-batch, PP send/recv at its end, the DP gradient reduction ending where the exposed DP
-// wait ends, the parameter gather under the first forward.
+// The pipeline's sends, one pattern per stage: a stage's phases carry the bytes on the links of
+// its own GPUs and NICs (what it sends and receives; every stage sends at once in one
+// instance), and an equal part of the bytes on links no one stage owns (spine and core
+// uplinks, a NIC two stages share). -1 for a stage without bytes.
+std::vector<int> StepModel::addPipelinePatterns()
+{
+    std::vector<int> out(static_cast<std::size_t>(m_pp), -1);
+    const int whole = addPattern(PhaseKind::PpP2p, -1, {&m_comm.ppP2p});
+    if (whole < 0)
+        return out;
+    std::vector<TrafficPattern> &patterns = m_result.timeline.patterns;
+    const TrafficPattern all = std::move(patterns[static_cast<std::size_t>(whole)]);
+    patterns.pop_back();
+    // Each of the pattern's links' stage: -1 none, -2 more than one (kOff: a link the sends do
+    // not cross). Kept between evaluations, only the pattern's entries set and reset: a dense
+    // array of a million links is not filled for each one.
+    constexpr int kOff = -3;
+    static thread_local std::vector<int> owner;
+    if (owner.size() != static_cast<std::size_t>(m_topo.linkCount()))
+        owner.assign(static_cast<std::size_t>(m_topo.linkCount()), kOff);
+    for (const LinkShare &l : all.links)
+        owner[static_cast<std::size_t>(l.link)] = -1;
+    const auto claim = [&](int link, int stage) {
+        if (link < 0)
+            return;
+        int &o = owner[static_cast<std::size_t>(link)];
+        if (o != kOff)
+            o = o == -1 || o == stage ? stage : -2;
+    };
+    for (int g = 0; g < m_topo.gpuCount(); ++g) {
+        const int s = m_stageOfGpu[static_cast<std::size_t>(g)];
+        if (s < 0)
+            continue;
+        for (int l : m_topo.gpuNvlinks(g))
+            claim(l, s);
+        claim(m_topo.gpuHostLink(g), s);
+        for (int nic : m_topo.gpuNics(g)) {
+            const int i = m_topo.devices()[static_cast<std::size_t>(nic)].index;
+            claim(m_topo.nicHostLink(i), s);
+            claim(m_topo.nicUplink(i), s);
+        }
+    }
+    // One pass: a stage's own links to it, the others' share to every stage (in link order).
+    std::vector<TrafficPattern> stages(static_cast<std::size_t>(m_pp));
+    const float spread = 1.0f / static_cast<float>(m_pp);
+    for (const LinkShare &l : all.links) {
+        int &o = owner[static_cast<std::size_t>(l.link)];
+        if (o >= 0) {
+            stages[static_cast<std::size_t>(o)].links.push_back(l);
+        } else {
+            for (TrafficPattern &p : stages)
+                p.links.push_back({l.link, l.up * spread, l.down * spread});
+        }
+        o = kOff;
+    }
+    for (int stage = 0; stage < m_pp; ++stage) {
+        TrafficPattern &p = stages[static_cast<std::size_t>(stage)];
+        if (p.links.empty())
+            continue;
+        p.kind = PhaseKind::PpP2p;
+        p.stage = stage;
+        out[static_cast<std::size_t>(stage)] = static_cast<int>(patterns.size());
+        patterns.push_back(std::move(p));
+    }
+    return out;
+}
+
+// The step's phases as the schedule ran them (stepschedule.h), each with the bytes it puts on
+// the links: its kind's pattern on its stage, times its share of the kind's bytes per step.
 void StepModel::buildTimeline()
 {
     StepTimeline &tl = m_result.timeline;
     tl = {};
     tl.stages = m_pp;
     tl.stepS = m_result.stepTimeS;
-    const StepBreakdown &x = m_result.exposed;
-    const StepBreakdown &tot = m_result.total;
-    const TrainingConfig &t = m_layout.training;
-    const int ops = std::min(m_micro, kMaxOps);
-    const double perOp = double(m_micro) / ops;
-    const double work = x.compute + x.tp + x.cp + x.ep + x.ppP2p + (m_comm.zero3 ? x.dp : 0.0);
-    const double fwdLen = work / 3.0 / ops, bwdLen = 2.0 * fwdLen;
-    // The forward's share of each collective's bytes (SP: per layer two all-gathers and two
-    // reduce-scatters forward, of 10; without SP two all-reduces of 4; recomputation repeats the
-    // forward's in the backward).
-    const double rc = t.recompute == Recompute::Full ? 2.0 : 0.0;
-    const double tpFwd = m_sp ? 4.0 / (10.0 + 2.0 * rc) : 2.0 / (4.0 + rc);
-    const double cpFwd = 1.0 / 3.0, epFwd = 0.5;
     const std::string tpName = m_sp ? "TP all-gather / reduce-scatter" : "TP all-reduce";
-    const int ppPattern = addPattern(PhaseKind::PpP2p, -1, {&m_comm.ppP2p});
-
-    double clock = 0;
-    int stage = 0;
-    // Where each pattern's last phase on this stage ends: one group's collectives run one after
-    // another on its stream (NCCL orders the operations of a communicator), so a phase that
-    // would start before the previous one of its pattern ends waits for it.
-    std::vector<double> patternFree;
-    bool chained = true; // false: the phase keeps the start it is given
-    const auto add = [&](std::string name,
-                         PhaseKind kind,
-                         bool exposed,
-                         double start,
-                         double len,
-                         int pattern,
-                         double share) {
-        if (len <= 0 && pattern < 0)
-            return;
-        if (pattern >= 0 && chained) {
-            if (patternFree.size() <= static_cast<std::size_t>(pattern))
-                patternFree.resize(static_cast<std::size_t>(pattern) + 1, 0.0);
-            double &free = patternFree[static_cast<std::size_t>(pattern)];
-            // ... unless waiting would run it past the step's end: where the priced step
-            // leaves a stream too little time, its phases keep the start the schedule gives
-            // them and overlap (the link load shows more than the link's rate: the contention
-            // the step time does not price yet, issue 19).
-            if (free + std::max(0.0, len) <= tl.stepS)
-                start = std::max(start, free);
-            free = std::max(free, start + std::max(0.0, len));
-        }
-        Phase p;
-        p.name = std::move(name);
-        p.kind = kind;
-        p.stage = stage;
-        p.exposed = exposed;
-        p.start = start;
-        // A phase with bytes keeps some length, so its bytes have a moment to run in.
-        p.end = std::min(tl.stepS, start + std::max(len, pattern >= 0 ? 1e-9 : 0.0));
-        p.start = std::min(p.start, p.end);
-        p.pattern = pattern;
-        p.share = pattern >= 0 ? share : 0.0;
-        tl.phases.push_back(std::move(p));
+    const std::vector<int> ppPatterns = addPipelinePatterns();
+    struct StagePatterns
+    {
+        int tp, cp, ep, grads, params;
     };
-    const auto main = [&](std::string name, PhaseKind kind, double len) {
-        add(std::move(name), kind, true, clock, len, -1, 0);
-        clock += std::max(0.0, len);
-    };
-
-    for (stage = 0; stage < m_pp; ++stage) {
-        clock = 0;
-        patternFree.assign(patternFree.size(), 0.0);
-        const int tpP = addPattern(PhaseKind::Tp, stage, {&m_comm.tpAg, &m_comm.tpRs, &m_comm.tpAr});
-        const int cpP = addPattern(PhaseKind::Cp, stage, {&m_comm.cpRing});
-        const int epP = addPattern(PhaseKind::Ep, stage, {&m_comm.epA2a});
-        const int gradP
-                = m_comm.zero3
+    std::vector<StagePatterns> patterns;
+    for (int stage = 0; stage < m_pp; ++stage) {
+        StagePatterns p;
+        p.tp = addPattern(PhaseKind::Tp, stage, {&m_comm.tpAg, &m_comm.tpRs, &m_comm.tpAr});
+        p.cp = addPattern(PhaseKind::Cp, stage, {&m_comm.cpRing});
+        p.ep = addPattern(PhaseKind::Ep, stage, {&m_comm.epA2a});
+        p.grads = m_comm.zero3
                           ? addPattern(PhaseKind::Dp, stage, {&m_comm.dpRs, &m_comm.edpRs})
                           : addPattern(PhaseKind::Dp,
                                        stage,
                                        {&m_comm.dpRs, &m_comm.dpAr, &m_comm.edpRs, &m_comm.edpAr});
-        const int paramP = addPattern(PhaseKind::Dp, stage, {&m_comm.dpAg, &m_comm.edpAg});
-
-        const double before = m_pp > 1 ? double(stage) / (m_pp - 1) : 0.0;
-        const double lead = x.ppBubble * before / 3.0;
-        const double tail = x.ppBubble * before * 2.0 / 3.0;
-        const double middle = x.ppBubble - lead - tail;
-        main("pipeline fill", PhaseKind::Bubble, lead);
-        if (!m_comm.zero3 && paramP >= 0)
-            add(m_comm.shardedGrads ? "DP parameter all-gather" : "DP parameters",
-                PhaseKind::Dp,
-                false,
-                0.0,
-                m_comm.dpParamS,
-                paramP,
-                1.0);
-
-        // 1F1B order: warm-up forwards, then one forward one backward, then the backwards.
-        const int warm = std::min(ops, m_pp - 1 - stage);
-        std::vector<bool> forward;
-        for (int i = 0; i < warm; ++i)
-            forward.push_back(true);
-        for (int i = warm; i < ops; ++i) {
-            forward.push_back(true);
-            forward.push_back(false);
+        p.params = addPattern(PhaseKind::Dp, stage, {&m_comm.dpAg, &m_comm.edpAg});
+        patterns.push_back(p);
+    }
+    const double perOp = m_schedule.perOp;
+    tl.phases.reserve(m_schedule.phases.size());
+    for (const ScheduledPhase &sp : m_schedule.phases) {
+        const StagePatterns &sps = patterns[static_cast<std::size_t>(sp.stage)];
+        Phase p;
+        p.stage = sp.stage;
+        p.exposed = sp.exposed;
+        p.kind = PhaseKind::Bubble;
+        switch (sp.activity) {
+        case StepActivity::Fill: p.name = "pipeline fill"; break;
+        case StepActivity::Bubble: p.name = "pipeline bubble"; break;
+        case StepActivity::Drain: p.name = "pipeline drain"; break;
+        case StepActivity::Idle: p.name = "waiting for the slowest stage"; break;
+        case StepActivity::Forward:
+        case StepActivity::Backward:
+            p.kind = PhaseKind::Compute;
+            p.name = microBatchName(sp.activity == StepActivity::Forward ? "forward" : "backward",
+                                    sp.op,
+                                    perOp,
+                                    m_micro);
+            break;
+        case StepActivity::DpWait:
+            p.kind = PhaseKind::Dp;
+            p.name = "DP wait";
+            break;
+        case StepActivity::Optimizer:
+            p.kind = PhaseKind::Optimizer;
+            p.name = "optimizer step";
+            break;
+        case StepActivity::Tp:
+            p.kind = PhaseKind::Tp;
+            p.name = tpName;
+            p.pattern = sps.tp;
+            break;
+        case StepActivity::Cp:
+            p.kind = PhaseKind::Cp;
+            p.name = "CP ring attention";
+            p.pattern = sps.cp;
+            break;
+        case StepActivity::Ep:
+            p.kind = PhaseKind::Ep;
+            p.name = sp.forward ? "EP dispatch / combine" : "EP dispatch / combine (backward)";
+            p.pattern = sps.ep;
+            break;
+        case StepActivity::PpSend:
+            p.kind = PhaseKind::PpP2p;
+            p.name = sp.forward ? "PP send activations" : "PP send gradients";
+            p.pattern = ppPatterns[static_cast<std::size_t>(sp.stage)];
+            break;
+        case StepActivity::DpParams:
+            p.kind = PhaseKind::Dp;
+            p.name = m_comm.shardedGrads ? "DP parameter all-gather" : "DP parameters";
+            p.pattern = sps.params;
+            break;
+        case StepActivity::DpGrads:
+            p.kind = PhaseKind::Dp;
+            p.name = m_comm.shardedGrads ? "DP gradient reduce-scatter" : "DP gradient all-reduce";
+            p.pattern = sps.grads;
+            break;
+        case StepActivity::ZeroGather:
+            p.kind = PhaseKind::Dp;
+            p.name = "ZeRO-3 parameter gather";
+            p.pattern = sps.params;
+            break;
+        case StepActivity::ZeroReduce:
+            p.kind = PhaseKind::Dp;
+            p.name = "ZeRO-3 gradient reduce-scatter";
+            p.pattern = sps.grads;
+            break;
         }
-        for (int i = 0; i < warm; ++i)
-            forward.push_back(false);
-        int f = 0, b = 0;
-        for (std::size_t j = 0; j < forward.size(); ++j) {
-            if (j == static_cast<std::size_t>(warm))
-                main("pipeline bubble", PhaseKind::Bubble, middle);
-            const bool fwd = forward[j];
-            const double start = clock, len = fwd ? fwdLen : bwdLen;
-            main(microBatchName(fwd ? "forward" : "backward", fwd ? f : b, perOp, m_micro),
-                 PhaseKind::Compute,
-                 len);
-            const double share = 1.0 / ops;
-            add(tpName,
-                PhaseKind::Tp,
-                false,
-                start,
-                tot.tp * (fwd ? tpFwd : 1 - tpFwd) / ops,
-                tpP,
-                share * (fwd ? tpFwd : 1 - tpFwd));
-            add("CP ring attention",
-                PhaseKind::Cp,
-                false,
-                start,
-                tot.cp * (fwd ? cpFwd : 1 - cpFwd) / ops,
-                cpP,
-                share * (fwd ? cpFwd : 1 - cpFwd));
-            add(fwd ? "EP dispatch / combine" : "EP dispatch / combine (backward)",
-                PhaseKind::Ep,
-                false,
-                start,
-                tot.ep * (fwd ? epFwd : 1 - epFwd) / ops,
-                epP,
-                share * (fwd ? epFwd : 1 - epFwd));
-            if (m_comm.zero3) {
-                // Each micro-batch gathers every layer's parameters once forward and
-                // `gathers` times backward (the pattern's bytes split the same way), and
-                // reduce-scatters every layer's gradients backward.
-                const double layers = double(m_dims.layers) / m_pp * perOp;
-                const double gathers = m_comm.zeroBackwardGathers;
-                add("ZeRO-3 parameter gather",
-                    PhaseKind::Dp,
-                    false,
-                    start,
-                    layers * m_comm.zeroGatherPerLayerS * (fwd ? 1.0 : gathers),
-                    paramP,
-                    share * (fwd ? 1.0 : gathers) / (1.0 + gathers));
-                if (!fwd)
-                    add("ZeRO-3 gradient reduce-scatter",
-                        PhaseKind::Dp,
-                        false,
-                        start + len / 2,
-                        layers * m_comm.zeroReducePerLayerS,
-                        gradP,
-                        share);
-            } else if (m_comm.zero2 && !fwd) {
-                // Priced as one collective overlapping the backward (stepcost.cpp), not as a
-                // chain: each keeps its backward's start.
-                chained = false;
-                add("DP gradient reduce-scatter",
-                    PhaseKind::Dp,
-                    false,
-                    start,
-                    m_comm.dpGradS / ops,
-                    gradP,
-                    share);
-                chained = true;
-            }
-            if (ppPattern >= 0) {
-                const double p2p = m_comm.ppP2p.timeS * perOp * m_vp;
-                add(fwd ? "PP send activations" : "PP send gradients",
-                    PhaseKind::PpP2p,
-                    false,
-                    std::max(start, clock - p2p),
-                    p2p,
-                    ppPattern,
-                    share / (2.0 * m_pp));
-            }
-            (fwd ? f : b)++;
+        // A phase with bytes keeps some length, so its bytes have a moment to run in.
+        p.start = std::min(sp.start, tl.stepS);
+        p.end = std::min(tl.stepS, std::max(sp.end, p.start + (p.pattern >= 0 ? 1e-9 : 0.0)));
+        p.start = std::min(p.start, p.end);
+        p.share = p.pattern >= 0 ? sp.share : 0.0;
+        if (p.end <= p.start && p.pattern < 0)
+            continue;
+        if (p.pattern >= 0 && sp.segments > 0) {
+            p.firstSegment = static_cast<int>(tl.segments.size());
+            p.segments = sp.segments;
+            for (int i = 0; i < sp.segments; ++i)
+                tl.segments.push_back(
+                        m_schedule.segments[static_cast<std::size_t>(sp.firstSegment + i)]);
         }
-        main("pipeline drain", PhaseKind::Bubble, tail);
-        const double dpWait = m_comm.zero3 ? 0.0 : x.dp;
-        if (!m_comm.zero3 && !m_comm.zero2 && gradP >= 0) {
-            // The buckets reduce as the last backward fills them; what is left waits.
-            const double end = clock + std::min(dpWait, m_comm.dpGradS);
-            add(m_comm.shardedGrads ? "DP gradient reduce-scatter" : "DP gradient all-reduce",
-                PhaseKind::Dp,
-                false,
-                std::max(0.0, end - m_comm.dpGradS),
-                m_comm.dpGradS,
-                gradP,
-                1.0);
-        }
-        main("DP wait", PhaseKind::Dp, dpWait);
-        main("optimizer step", PhaseKind::Optimizer, x.optimizer);
+        tl.phases.push_back(std::move(p));
     }
 }
 

@@ -19,12 +19,42 @@ std::vector<LinkShare> StepTimeline::phaseLinks(const Phase &phase) const
     return out;
 }
 
+int StepTimeline::segmentAt(const Phase &phase, double t) const
+{
+    for (int i = 0; i < phase.segments; ++i) {
+        const int at = phase.firstSegment + i;
+        if (t < segments[static_cast<std::size_t>(at)].end || i + 1 == phase.segments)
+            return at;
+    }
+    return -1;
+}
+
+double StepTimeline::shareRateAt(const Phase &phase, double t) const
+{
+    const int i = segmentAt(phase, t);
+    if (i < 0)
+        return phase.duration() > 0 ? phase.share / phase.duration() : 0.0;
+    const PhaseSegment &g = segments[static_cast<std::size_t>(i)];
+    return g.end > g.start ? phase.share * g.fraction / (g.end - g.start) : 0.0;
+}
+
 std::vector<int> StepTimeline::runningAt(double t) const
 {
     std::vector<int> out;
     for (std::size_t i = 0; i < phases.size(); ++i)
         if (phases[i].start <= t && t < phases[i].end)
             out.push_back(static_cast<int>(i));
+    return out;
+}
+
+std::vector<int> StepTimeline::segmentsAt(const std::vector<int> &running, double t) const
+{
+    std::vector<int> out;
+    for (const int i : running) {
+        const int g = segmentAt(phases[static_cast<std::size_t>(i)], t);
+        if (g >= 0)
+            out.push_back(g);
+    }
     return out;
 }
 
@@ -48,7 +78,7 @@ void utilizationAt(const StepTimeline &tl,
     for (const Phase &p : tl.phases) {
         if (p.pattern < 0 || !(p.start <= at && at < p.end) || p.duration() <= 0)
             continue;
-        const double perS = p.share / p.duration();
+        const double perS = tl.shareRateAt(p, at);
         for (const LinkShare &l : tl.patterns[static_cast<std::size_t>(p.pattern)].links) {
             if (l.up == 0 && l.down == 0)
                 continue;

@@ -296,6 +296,7 @@ private Q_SLOTS:
         std::vector<double> sum(static_cast<std::size_t>(links.size()), 0.0);
         std::set<QString> seen;
         std::set<int> stages;
+        int segmented = 0;
         for (const QJsonValue &v : phases) {
             const QJsonObject p = v.toObject();
             const QString kind = p.value(QStringLiteral("kind")).toString();
@@ -304,6 +305,20 @@ private Q_SLOTS:
             stages.insert(int(number(p, "stage")));
             const double start = number(p, "start_s"), end = number(p, "end_s");
             QVERIFY(start >= 0 && start <= end && end <= step * (1 + 1e-12));
+            // Where its collective shared links and ran slower: stretches in order inside the
+            // phase, carrying all of its bytes between them.
+            if (p.contains(QStringLiteral("segments"))) {
+                double at = start, fraction = 0;
+                for (const QJsonValue &g : p.value(QStringLiteral("segments")).toArray()) {
+                    const double from = number(g.toObject(), "start_s");
+                    QVERIFY(from >= at - 1e-12 && number(g.toObject(), "end_s") > from);
+                    at = number(g.toObject(), "end_s");
+                    fraction += number(g.toObject(), "fraction");
+                }
+                QVERIFY(at <= end + 1e-12);
+                QVERIFY2(std::abs(fraction - 1) < 1e-9, qPrintable(QString::number(fraction)));
+                ++segmented;
+            }
             for (const QJsonValue &l : p.value(QStringLiteral("links")).toArray()) {
                 const int id = l.toObject().value(QStringLiteral("id")).toInt(-1);
                 QVERIFY(id >= 0 && id < links.size());
@@ -311,6 +326,7 @@ private Q_SLOTS:
             }
         }
         QCOMPARE(stages, (std::set<int>{0, 1, 2, 3}));
+        QVERIFY(segmented > 0); // the reduce-scatters slow down beside the cool-down's sends
         for (const char *k : {"compute", "tp", "pp_p2p", "dp", "optimizer", "bubble"})
             QVERIFY2(seen.count(QLatin1String(k)), k);
         for (qsizetype i = 0; i < links.size(); ++i) {

@@ -438,6 +438,102 @@ private Q_SLOTS:
                              1e-9);
     }
 
+    // The search prices every fitting configuration with its collectives alone first (a lower
+    // bound) and shares the links only where the bound could still make the top plans or the
+    // front: the same plans at the same prices, to the bit, as sharing the links of every one.
+    void boundFirstFindsWhatSchedulingEveryOneFinds_data()
+    {
+        QTest::addColumn<QString>("layout");
+        QTest::addColumn<int>("objective");
+        // Shipped layouts whose collectives overlap on shared links (before the links were
+        // shared, their timelines put 117% and 190-198% of a link's rate on InfiniBand).
+        QTest::newRow("gmi-h200-cluster") << "gmi-h200-cluster" << int(PlanObjective::StepTime);
+        QTest::newRow("moe-h200-ib") << "moe-h200-ib" << int(PlanObjective::TokensPerDollar);
+        QTest::newRow("zero3-scaling") << "zero3-scaling" << int(PlanObjective::Cost);
+    }
+
+    void boundFirstFindsWhatSchedulingEveryOneFinds()
+    {
+        QFETCH(QString, layout);
+        QFETCH(int, objective);
+        Layout l = shipped(qPrintable(layout + ".railyard.json"));
+        l.cluster.pricePerGpuHour = 2.5;
+        const Topology topology = buildTopology(l.cluster, Catalog::builtin());
+        PlanOptions o;
+        o.objective = PlanObjective(objective);
+        o.top = 20;
+        o.pareto = true;
+        const PlanSearch bounded = searchPlans(l, topology, o);
+        o.boundFirst = false;
+        const PlanSearch every = searchPlans(l, topology, o);
+        QVERIFY(bounded.ok && every.ok);
+        QCOMPARE(bounded.evaluated, every.evaluated);
+        QCOMPARE(bounded.fitting, every.fitting);
+        QCOMPARE(every.scheduled, every.fitting);
+        qInfo("%lld of %lld fitting configurations scheduled",
+              static_cast<long long>(bounded.scheduled),
+              static_cast<long long>(bounded.fitting));
+        // The bound does leave most configurations unscheduled.
+        QVERIFY2(bounded.scheduled * 4 < bounded.fitting,
+                 qPrintable(QString("%1 of %2").arg(bounded.scheduled).arg(bounded.fitting)));
+        const auto same = [&](const std::vector<Plan> &a, const std::vector<Plan> &b) {
+            QCOMPARE(a.size(), b.size());
+            for (std::size_t i = 0; i < a.size(); ++i) {
+                QVERIFY2(a[i].choice == b[i].choice, qPrintable(describe(a[i].choice)));
+                QCOMPARE(a[i].price.stepTimeS, b[i].price.stepTimeS);
+                QCOMPARE(a[i].price.memoryGiB, b[i].price.memoryGiB);
+                QCOMPARE(a[i].price.costPerStep, b[i].price.costPerStep);
+                QCOMPARE(a[i].price.exposed.sum(), b[i].price.exposed.sum());
+            }
+        };
+        QCOMPARE(int(bounded.plans.size()), 20);
+        same(bounded.plans, every.plans);
+        QVERIFY(bounded.pareto.size() >= 2);
+        same(bounded.pareto, every.pareto);
+        // The prices are the shared links' (price()), which the bound is below, and here the
+        // sharing moves some of them.
+        PlanPricer pricer(l, topology);
+        int longer = 0;
+        for (const Plan &p : every.plans) {
+            const PlanPrice alone = pricer.priceAlone(p.choice);
+            QCOMPARE(pricer.price(p.choice).stepTimeS, p.price.stepTimeS);
+            QVERIFY(alone.stepTimeS <= p.price.stepTimeS);
+            longer += alone.stepTimeS < p.price.stepTimeS * (1 - 1e-9) ? 1 : 0;
+        }
+        QVERIFY(longer > 0);
+    }
+
+    // priceAlone() is a lower bound of price() wherever the search may go.
+    void pricingAloneIsALowerBound()
+    {
+        for (const char *name : {"moe-h200-ib.railyard.json",
+                                 "oversubscribed-spine.railyard.json",
+                                 "zero3-scaling.railyard.json",
+                                 "gmi-h200-cluster.railyard.json"}) {
+            const Layout l = shipped(name);
+            const Topology topology = buildTopology(l.cluster, Catalog::builtin());
+            PlanPricer pricer(l, topology);
+            std::mt19937 rng(7);
+            int longer = 0;
+            for (int i = 0; i < 300; ++i) {
+                const PlanChoice c = randomValid(rng, l, pricer);
+                const PlanPrice alone = pricer.priceAlone(c, true);
+                const PlanPrice shared = pricer.price(c, true);
+                QVERIFY2(alone.stepTimeS <= shared.stepTimeS,
+                         qPrintable(describe(c)
+                                    + QString(": alone %1 s, shared %2 s")
+                                              .arg(alone.stepTimeS, 0, 'g', 17)
+                                              .arg(shared.stepTimeS, 0, 'g', 17)));
+                QVERIFY(alone.costPerStep <= shared.costPerStep);
+                QCOMPARE(alone.memoryGiB, shared.memoryGiB);
+                // shareLinks() from the bound gives price()'s answer.
+                QCOMPARE(pricer.shareLinks(pricer.priceAlone(c, true))->stepTimeS, shared.stepTimeS);
+                longer += alone.stepTimeS < shared.stepTimeS * (1 - 1e-6) ? 1 : 0;
+            }
+            QVERIFY2(longer > 0, name);
+        }
+    }
+
     void cancelAndProgress()
     {
         const Layout l = example("example.railyard.json");

@@ -409,7 +409,7 @@ private Q_SLOTS:
 
     // i. A leaf switch dies on the GMI-style cluster: rail 3 moves onto NIC 2 of every server,
     // whose links carry twice their bytes; the step hardly moves and nothing needs recovering.
-    // On the 16,384-GPU layout the same failure of leaf 0 costs 39%, and dropping the two
+    // On the 16,384-GPU layout the same failure of leaf 0 costs 40%, and dropping the two
     // replicas on that unit wins most of it back.
     void leafDown()
     {
@@ -437,10 +437,10 @@ private Q_SLOTS:
               impact.faulted.exposed.ppP2p);
         RAILYARD_COMPARE_ABS(impact.healthy.stepTimeS, 16.0, 0.05);
         RAILYARD_COMPARE_ABS(impact.faulted.stepTimeS / impact.healthy.stepTimeS - 1,
-                             0.0012,
+                             0.0017,
                              0.0005);
-        RAILYARD_COMPARE_ABS(impact.healthy.exposed.dp, 0.004, 0.001);
-        RAILYARD_COMPARE_ABS(impact.faulted.exposed.dp, 0.021, 0.002);
+        RAILYARD_COMPARE_ABS(impact.healthy.exposed.dp, 0.010, 0.001);
+        RAILYARD_COMPARE_ABS(impact.faulted.exposed.dp, 0.035, 0.002);
         QVERIFY(!impact.recovery);
 
         Layout big = shipped("llama3.1-405b-16k-h100.railyard.json");
@@ -457,7 +457,7 @@ private Q_SLOTS:
               100 * loss,
               b.recovery->summary.c_str(),
               100 * b.recovery->recovered);
-        RAILYARD_COMPARE_ABS(loss, 0.39, 0.01);
+        RAILYARD_COMPARE_ABS(loss, 0.405, 0.01);
         QCOMPARE(b.recovery->layout.dataParallel(), 126);
         RAILYARD_COMPARE_ABS(b.recovery->recovered, 0.97, 0.01);
     }
