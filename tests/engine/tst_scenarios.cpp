@@ -481,10 +481,14 @@ private Q_SLOTS:
               a.exposed.dp,
               b.exposed.dp);
         RAILYARD_COMPARE_ABS(b.exposed.compute - a.exposed.compute, 0.386, 0.002);
-        RAILYARD_COMPARE_ABS(a.stepTimeS, 6.363, 0.002);
-        RAILYARD_COMPARE_ABS(b.stepTimeS / a.stepTimeS - 1, 0.0001, 0.0001);
-        RAILYARD_COMPARE_ABS(a.exposed.dp, 1.26, 0.01);
-        RAILYARD_COMPARE_ABS(b.exposed.dp, 0.87, 0.01);
+        RAILYARD_COMPARE_ABS(a.stepTimeS, 6.789, 0.002);
+        // The slower backward hides 386 ms more of the DP reduce-scatters, and spreads them
+        // over a longer window where they share the NICs and spine with less of the pipeline's
+        // traffic (links are shared max-min): the step comes out 0.27% shorter, a second-order
+        // effect inside the model's resolution, not a gain to expect from a slow GPU.
+        RAILYARD_COMPARE_ABS(b.stepTimeS / a.stepTimeS - 1, -0.0027, 0.001);
+        RAILYARD_COMPARE_ABS(a.exposed.dp, 1.66, 0.01);
+        RAILYARD_COMPARE_ABS(b.exposed.dp, 1.25, 0.01);
         const auto warning = std::find_if(b.warnings.begin(),
                                           b.warnings.end(),
                                           [](const Warning &w) { return w.code == "straggler"; });
