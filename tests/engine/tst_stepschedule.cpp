@@ -5,6 +5,7 @@
 // than it carries.
 #include "base/units.h"
 #include "layout/layout.h"
+#include "report/moment.h"
 #include "step/evaluate.h"
 #include "step/timeline.h"
 #include "topology/topology.h"
@@ -39,7 +40,8 @@ Priced price(const char *name)
 }
 
 // The highest utilization of any link at any moment (a link's load only rises when a phase
-// starts or its rate changes).
+// starts or its rate changes), read as the app reads a moment (moveMoment, whose first busiest
+// link is the moment's highest).
 double peak(const Evaluation &e, const Topology &t)
 {
     std::vector<double> moments;
@@ -51,10 +53,11 @@ double peak(const Evaluation &e, const Topology &t)
     std::sort(moments.begin(), moments.end());
     moments.erase(std::unique(moments.begin(), moments.end()), moments.end());
     double most = 0;
-    std::vector<float> u;
+    StepMoment m;
     for (double at : moments) {
-        utilizationAt(e.timeline, t, at, u);
-        most = std::max(most, double(*std::max_element(u.begin(), u.end())));
+        moveMoment(m, e.timeline, t, at, 1);
+        if (!m.busiest.empty())
+            most = std::max(most, double(m.utilization[std::size_t(m.busiest.front())]));
     }
     return most;
 }

@@ -88,10 +88,19 @@ GanttView::Rows GanttView::rows() const
     r.stages = std::max(1, tl.stages);
     // Only the lanes this step uses (a step without TP has no TP lane); many stages: the
     // critical path and one communication lane.
+    // Which lanes the phases use, counted once per timeline: rows() runs for every phase's box
+    // (hover, clicks, painting), and thousands of phases made each box cost a pass over all.
+    if (m_lanesUsed.empty() || m_lanesOf != tl.phases.data() || m_lanesCount != tl.phases.size()) {
+        m_lanesUsed.assign(kLanes, 0);
+        m_lanesUsed[0] = 1;
+        for (const Phase &ph : tl.phases)
+            m_lanesUsed[static_cast<std::size_t>(laneOf(ph))] = 1;
+        m_lanesOf = tl.phases.data();
+        m_lanesCount = tl.phases.size();
+    }
     std::array<bool, kLanes> used{};
-    used[0] = true;
-    for (const Phase &ph : tl.phases)
-        used[static_cast<std::size_t>(laneOf(ph))] = true;
+    for (std::size_t l = 0; l < used.size(); ++l)
+        used[l] = m_lanesUsed[l] != 0;
     r.oneCommLane = r.stages > 8;
     if (r.oneCommLane) {
         std::fill(used.begin() + 1, used.end(), false);
@@ -115,6 +124,12 @@ GanttView::GanttView(Document *document, ViewState *view, QWidget *parent)
     setAttribute(Qt::WA_OpaquePaintEvent);
     setFocusPolicy(Qt::ClickFocus); // + - 0 after a click in the chart
     setToolTip(tr("Click or drag to scrub; wheel or +/- to zoom, Shift+wheel to pan, 0 to fit"));
+    // A new evaluation or the other serving timeline: the lanes are counted again.
+    connect(m_document, &Document::evaluationChanged, this, [this] { m_lanesUsed.clear(); });
+    connect(m_view, &ViewState::changed, this, [this](ViewState::Changes what) {
+        if (what & ViewState::Timeline)
+            m_lanesUsed.clear();
+    });
 }
 
 QColor GanttView::kindColor(PhaseKind kind)

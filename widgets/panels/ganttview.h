@@ -4,6 +4,8 @@
 
 #include <QWidget>
 
+#include <vector>
+
 namespace railyard {
 
 class Document;
@@ -70,6 +72,10 @@ private:
     ViewState *m_view;
     double m_zoom = 1;
     double m_start = 0; // seconds at the left edge of the chart
+    // The lanes the timeline's phases use (rows()), and the timeline they were counted on.
+    mutable std::vector<char> m_lanesUsed;
+    mutable const engine::Phase *m_lanesOf = nullptr;
+    mutable std::size_t m_lanesCount = 0;
 };
 
 } // namespace railyard
