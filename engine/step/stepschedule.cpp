@@ -237,31 +237,25 @@ void StepScheduler::plan(int stage)
         const int mb = exposed(fwd ? StepActivity::Forward : StepActivity::Backward, op, len);
         // TP, CP and EP one after another at the micro-batch's start (the layers issue them in
         // order); each stretched by sharing, its micro-batch waits for the exposed share.
-        const double tp = fwd ? T.tpFwd : 1 - T.tpFwd;
-        const double cp = fwd ? T.cpFwd : 1 - T.cpFwd;
-        const double ep = fwd ? T.epFwd : 1 - T.epFwd;
         const Planned layer{.forward = fwd, .op = op, .stream = kLayer, .anchor = mb};
-        Planned p = layer;
-        p.activity = StepActivity::Tp;
-        p.work = T.tot.tp * tp / ops;
-        p.share = share * tp;
-        p.exposure = T.eTp;
-        p.part = kPartTp;
-        comm(p);
-        p = layer;
-        p.activity = StepActivity::Cp;
-        p.work = T.tot.cp * cp / ops;
-        p.share = share * cp;
-        p.exposure = T.eCp;
-        p.part = kPartCp;
-        comm(p);
-        p = layer;
-        p.activity = StepActivity::Ep;
-        p.work = T.tot.ep * ep / ops;
-        p.share = share * ep;
-        p.exposure = T.eEp;
-        p.part = kPartEp;
-        comm(p);
+        const struct
+        {
+            StepActivity activity;
+            double total, forwardShare, exposure;
+            int part;
+        } layerComms[] = {{StepActivity::Tp, T.tot.tp, T.tpFwd, T.eTp, kPartTp},
+                          {StepActivity::Cp, T.tot.cp, T.cpFwd, T.eCp, kPartCp},
+                          {StepActivity::Ep, T.tot.ep, T.epFwd, T.eEp, kPartEp}};
+        for (const auto &lc : layerComms) {
+            const double part = fwd ? lc.forwardShare : 1 - lc.forwardShare;
+            Planned p = layer;
+            p.activity = lc.activity;
+            p.work = lc.total * part / ops;
+            p.share = share * part;
+            p.exposure = lc.exposure;
+            p.part = lc.part;
+            comm(p);
+        }
         if (T.zero3) {
             // Each micro-batch gathers every layer's parameters once forward and `gathers`
             // times backward (the pattern's bytes split the same way), and reduce-scatters
