@@ -359,9 +359,12 @@ private:
     // 26.1%; with MLA's NVFP4 attention in BF16, DeepEP's in-domain floor and the routing
     // kernels priced, 25.9% and 22.2%; with the decode steps on a fixed grid four points per
     // doubling (24 points from 1 to the top before: V1 read its step 5% off between points)
-    // 28.7% and 23.2%.
-    static constexpr double kHeldOutputPerGpu = 0.29;
-    static constexpr double kHeldPerUser = 0.24;
+    // 28.7% and 23.2%; with each serving kernel paying a small kernel's measured time in a CUDA
+    // graph (catalog graph_kernel_us, tst_servingparts::gemmOneToken) and a grouped expert GEMM
+    // paying it once, 14.1% and 13.5%. The bounds are DESIGN.md's goal, 15%: the model may get
+    // better, not worse past the goal, without this test saying so.
+    static constexpr double kHeldOutputPerGpu = 0.15;
+    static constexpr double kHeldPerUser = 0.15;
 };
 
 QTEST_APPLESS_MAIN(TestServingRuns)
