@@ -60,6 +60,9 @@ struct GpuSpec
     // the clock its short kernel benchmarks ran at (the efficiencies above): tensor-core work
     // runs that much slower in training; HBM's clock does not drop.
     double sustainedClock = 1.0;
+    // One small kernel replayed from a CUDA graph, back to back with the next (serving's
+    // decode steps): its launch, ramp to HBM bandwidth and tail, in seconds. 0: not measured.
+    double graphKernelS = 0;
     std::vector<AttentionKernelSpec> attentionKernels; // measured kernels
     // The entry for `kernel` ("fa2", "fa3", "cudnn"); nullptr when none was measured.
     const AttentionKernelSpec *attentionKernel(const std::string &kernel) const;

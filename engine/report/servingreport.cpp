@@ -196,7 +196,7 @@ void writeServingText(std::ostream &out,
     Buffered b(out);
     std::string &s = b.text();
     const auto ms = [](double x) { return formatSeconds(x); };
-    // The band as the range around the value (TPOT's is a factor: -38% / +62%).
+    // The band as the range around the value (TPOT's is a factor: -37% / +59%).
     const auto band = [](const ServingBand &band) {
         const double mid = 0.5 * (band.lowS + band.highS);
         if (band.highS <= 0 || mid <= 0)

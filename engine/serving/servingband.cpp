@@ -9,9 +9,11 @@ namespace railyard::engine {
 const std::vector<PartError> &servingPartErrors()
 {
     static const std::vector<PartError> table = {
+            // 0.21 until each serving kernel paid a small kernel's time in a CUDA graph
+            // (catalog graph_kernel_us); the smaller benchmark GEMMs then come out slower.
             {ServingPart::Compute,
              "compute-bound GEMMs",
-             0.21,
+             0.26,
              20,
              "BF16, FP8 and MXFP8 GEMM benchmarks on A100, H100, H200, B200 and GB200 at the "
              "benchmarks' clock, as inference runs them (tests/data/kernels/gemm.csv)"},

@@ -35,16 +35,25 @@ LayerCost LayerCost::scaled(double f) const
 namespace {
 
 // Adds one GEMM (m x k).(k x n), the (k x n) operand the weights, to `c`: to weightsRead when
-// reading it from HBM bounds it, else to compute.
-double addGemm(LayerCost &c, const ComputeModel &cm, double m, double n, double k, bool low = true)
+// reading it from HBM bounds it, else to compute. `groups` > 1: that many such GEMMs in one
+// grouped kernel (MoE experts), which pays one kernel's fixed time, not one per group.
+double addGemm(LayerCost &c,
+               const ComputeModel &cm,
+               double m,
+               double n,
+               double k,
+               bool low = true,
+               double groups = 1)
 {
-    if (m <= 0 || n <= 0 || k <= 0)
+    if (m <= 0 || n <= 0 || k <= 0 || groups <= 0)
         return 0;
     const ComputeModel::GemmCost g = cm.gemmCost(m, n, k, low, ComputeModel::Use::Inference);
-    (g.memoryBound() ? c.weightsRead : c.compute) += g.totalS;
-    c.weightBytes += n * k * (low ? cm.weightBytes() : 2.0);
+    const double fixed = cm.inferenceKernelS();
+    const double t = groups * (g.totalS - fixed) + fixed;
+    (g.memoryBound() ? c.weightsRead : c.compute) += t;
+    c.weightBytes += groups * n * k * (low ? cm.weightBytes() : 2.0);
     ++c.kernels;
-    return g.totalS;
+    return t;
 }
 
 void attentionProjections(const ModelDims &m,
@@ -116,10 +125,16 @@ void coreAttention(const ModelDims &m,
     }
     if (flops <= 0 && bytes <= 0)
         return;
-    c.attention += std::max(cm.attentionForward(flops, keys, !s.decode),
-                            cm.memory(bytes) + ComputeModel::kKernelLaunchS);
+    // Decode attention splits each request's keys over the SMs and merges the partial results
+    // in a second kernel (FlashMLA's split-KV and combine kernels, FlashInfer's merge of
+    // states); prefill runs one kernel. Each pays a small kernel's time in a CUDA graph.
+    const int kernels = s.decode ? 2 : 1;
+    c.attention += std::max(cm.attentionForward(flops, keys, !s.decode)
+                                    - ComputeModel::kKernelLaunchS,
+                            cm.memory(bytes))
+                   + kernels * cm.inferenceKernelS();
     c.kvBytes += bytes;
-    ++c.kernels;
+    c.kernels += kernels;
 }
 
 void mlp(const ModelDims &m, double width, int tp, double T, const ComputeModel &cm, LayerCost &c)
@@ -147,12 +162,10 @@ void experts(const ModelDims &m,
     if (copies > 0 && active > 0) {
         const double perExpert = copies / active;
         const double w = double(m.expertFfn) / p.etp();
-        LayerCost one;
-        addGemm(one, cm, perExpert, m.gatedMlp ? 2 * w : w, h);
-        addGemm(one, cm, perExpert, h, w);
-        LayerCost all = one.scaled(active);
-        // The grouped GEMM is one kernel per projection, not one per expert.
-        all.kernels = 2;
+        // One grouped GEMM per projection over the active experts.
+        LayerCost all;
+        addGemm(all, cm, perExpert, m.gatedMlp ? 2 * w : w, h, true, active);
+        addGemm(all, cm, perExpert, h, w, true, active);
         c.expertCompute += all.compute + all.weightsRead;
         c += all;
         // The routing kernels around the grouped GEMMs: top-k selection, permuting the copies
@@ -160,7 +173,7 @@ void experts(const ModelDims &m,
         // out; each a kernel with its launch and tail even when it moves a few bytes.
         constexpr int kRoutingKernels = 4;
         c.compute += cm.memory(copies * h * 2.0 * 4.0 + copies * w * 2.0 * 3.0)
-                     + kRoutingKernels * ComputeModel::kKernelLaunchS;
+                     + kRoutingKernels * cm.inferenceKernelS();
         c.kernels += kRoutingKernels;
     }
     if (m.sharedExperts > 0)
@@ -199,7 +212,7 @@ LayerCost servingLayerCost(const ModelDims &m,
     // activation function, activation quantization: about ten passes over the hidden state.
     const double elementBytes = s.tokens * m.hidden * 2.0 * 10.0;
     constexpr int kElementKernels = 6;
-    c.compute += cm.memory(elementBytes) + kElementKernels * ComputeModel::kKernelLaunchS;
+    c.compute += cm.memory(elementBytes) + kElementKernels * cm.inferenceKernelS();
     c.kernels += kElementKernels;
     return c;
 }
@@ -216,7 +229,7 @@ LayerCost servingOutputCost(const ModelDims &m,
     // Final norm; softmax and sampling over the vocabulary shard in FP32.
     c.compute += cm.memory(tokens * m.hidden * 4.0
                            + tokens * double(m.vocab) / p.mlpTp() * 4.0 * 3.0)
-                 + 3 * ComputeModel::kKernelLaunchS;
+                 + 3 * cm.inferenceKernelS();
     c.kernels += 3;
     return c;
 }

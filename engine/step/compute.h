@@ -83,6 +83,13 @@ public:
 
     // The launch and tail of one kernel (every kernel priced here pays it once).
     static constexpr double kKernelLaunchS = 1.5e-6;
+    // The same for serving (Use::Inference): one small kernel replayed from a CUDA graph back
+    // to back with the next (GpuSpec::graphKernelS, measured), H100's where not measured.
+    static constexpr double kGraphKernelFallbackS = 5.7e-6;
+    double inferenceKernelS() const
+    {
+        return m_gpu.graphKernelS > 0 ? m_gpu.graphKernelS : kGraphKernelFallbackS;
+    }
 
     double peakFlops() const { return m_peakGemm; } // the precision's dense peak
     double bf16Peak() const { return m_peakBf16; }

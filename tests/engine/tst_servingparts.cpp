@@ -426,6 +426,62 @@ private Q_SLOTS:
         QCOMPARE(servingPartError(ServingPart::DecodeAttention).points, 1);
     }
 
+    // GEMMs at one token, timed back to back in a CUDA graph (gemm-m1.csv): the serving GEMM's
+    // fixed time (the catalog's graph_kernel_us) plus its weights at the achieved HBM rate.
+    void gemmOneToken()
+    {
+        std::vector<double> errs;
+        double worst = 0;
+        int checked = 0;
+        for (const QStringList &r : rows("gemm-m1.csv")) {
+            QCOMPARE(int(r.size()), 6);
+            const GpuSpec *gpu = Catalog::builtin().gpu(r[0].toStdString());
+            QVERIFY2(gpu, qPrintable(r[0]));
+            QVERIFY(gpu->graphKernelS > 0);
+            const ComputeModel cm(*gpu, Precision::Bf16);
+            const double model = cm.gemmCost(r[2].toDouble(),
+                                             r[3].toDouble(),
+                                             r[4].toDouble(),
+                                             false,
+                                             ComputeModel::Use::Inference)
+                                         .totalS;
+            const double measured = r[5].toDouble() * 1e-6;
+            const double err = relError(model, measured);
+            errs.push_back(std::abs(err));
+            worst = std::max(worst, std::abs(err));
+            ++checked;
+            // Before (the training kernel's 1.5 us launch and tail): 0.5 MB of weights priced
+            // at a quarter of the measured time.
+            const double old = cm.gemmCost(r[2].toDouble(),
+                                           r[3].toDouble(),
+                                           r[4].toDouble(),
+                                           false,
+                                           ComputeModel::Use::Training)
+                                       .totalS;
+            qInfo("%-8s m 1 n %5s k %s: model %6.1f us (training's %6.1f), measured %6.1f: "
+                  "%+5.1f%%",
+                  qPrintable(r[0]),
+                  qPrintable(r[3]),
+                  qPrintable(r[4]),
+                  model * 1e6,
+                  old * 1e6,
+                  measured * 1e6,
+                  100 * err);
+        }
+        QCOMPARE(checked, 72);
+        std::sort(errs.begin(), errs.end());
+        const double med = errs[errs.size() / 2];
+        qInfo("one-token GEMMs: %d rows, median |error| %.1f%%, largest %.1f%%",
+              checked,
+              100 * med,
+              100 * worst);
+        // Measured when added: median 10.2%, largest 33.2% (B200 at n = 32, k = 4096: 3.8 us
+        // against the 4.7 us of k = 7168); Hopper's rows come out 13-24% slow (the catalog's
+        // 0.80 of HBM against the 0.87 these GEMMs reach).
+        QVERIFY2(med <= 0.11, qPrintable(QString::number(med)));
+        QVERIFY2(worst <= 0.34, qPrintable(QString::number(worst)));
+    }
+
     // The compute model's GEMMs and flash attention, as the serving passes run them (an
     // inference GEMM: split-K, activations quantized before), against the kernel benchmarks of
     // tests/data/kernels at the benchmarks' clock, each row on its own GPU, precision and
@@ -544,20 +600,25 @@ private Q_SLOTS:
 
     // A decode step of one request reads every weight once: Llama 3.1 70B FP8 at TP8 on H100,
     // 8.5 GiB per GPU at 3.35 TB/s x 0.8. The memory-bound GEMMs take that plus their kernels'
-    // launch and tail (1.5 us each) and their activations.
+    // fixed time in a CUDA graph (5.7 us each on H100) and their activations.
     void decodeStepReadsTheWeights()
     {
         const Priced p = price(llamaDoc(1, 8, 8));
         const double bytes = p.e.memory.weightsGiB * std::pow(2.0, 30);
         const double hbm = 3.35e12 * 0.8;
         const double gemmKernels = 80 * 4 + 1;
-        const double expected = bytes / hbm + gemmKernels * 1.5e-6;
-        qInfo("weights read %.3f ms, by hand %.3f ms (%.3f ms of bytes)",
+        // Each GEMM pays H100's small-kernel time in a CUDA graph (catalog graph_kernel_us).
+        const double expected = bytes / hbm + gemmKernels * 5.7e-6;
+        qInfo("weights read %.3f ms, by hand %.3f ms (%.3f ms of bytes), of a %.3f ms step",
               p.e.decode.weightsRead * 1e3,
               expected * 1e3,
-              bytes / hbm * 1e3);
+              bytes / hbm * 1e3,
+              p.e.decodeStepS * 1e3);
         RAILYARD_COMPARE_NEAR(p.e.decode.weightsRead, expected, 0.05);
-        QVERIFY(p.e.decode.weightsRead > 0.6 * p.e.decodeStepS);
+        // The largest part of the step, though at one token the kernels' fixed times (the
+        // norms', attention's and all-reduces' beside the GEMMs') take nearly as long as the
+        // bytes.
+        QVERIFY(p.e.decode.weightsRead > 0.5 * p.e.decodeStepS);
     }
 
     // TP16 across two H100 servers against TP16 inside one 16-GPU NVLink domain (the same

@@ -347,6 +347,11 @@ private:
               heldIn,
               heldN,
               100.0 * heldIn / heldN);
+        // The band holds what it claims out of sample: on the families left out in turn (33 of
+        // 41 when set) and on the held-out families (21 of 21), at least its coverage less one
+        // rate in twenty.
+        QVERIFY2(double(inside) / total >= q - 0.05, "leave-one-family-out coverage");
+        QVERIFY2(double(heldIn) / heldN >= q - 0.05, "held-out coverage");
         // The engine's constant is this quantile (to the percent it is written with).
         QVERIFY2(std::abs(band - kServingRunsBand) <= 0.005,
                  qPrintable(QStringLiteral("kServingRunsBand is %1, the fitted rates give %2")
@@ -359,9 +364,12 @@ private:
     // 26.1%; with MLA's NVFP4 attention in BF16, DeepEP's in-domain floor and the routing
     // kernels priced, 25.9% and 22.2%; with the decode steps on a fixed grid four points per
     // doubling (24 points from 1 to the top before: V1 read its step 5% off between points)
-    // 28.7% and 23.2%.
-    static constexpr double kHeldOutputPerGpu = 0.29;
-    static constexpr double kHeldPerUser = 0.24;
+    // 28.7% and 23.2%; with each serving kernel paying a small kernel's measured time in a CUDA
+    // graph (catalog graph_kernel_us, tst_servingparts::gemmOneToken) and a grouped expert GEMM
+    // paying it once, 14.1% and 13.5%. The bounds are DESIGN.md's goal, 15%: the model may get
+    // better, not worse past the goal, without this test saying so.
+    static constexpr double kHeldOutputPerGpu = 0.15;
+    static constexpr double kHeldPerUser = 0.15;
 };
 
 QTEST_APPLESS_MAIN(TestServingRuns)
