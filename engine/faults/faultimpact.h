@@ -59,7 +59,10 @@ struct FaultImpact
     // where the detoured traffic went. Down links show their load falling to 0.
     std::vector<LinkChange> links;
     std::vector<std::string> rerouted; // Topology::faultNotes()
-    std::optional<Recovery> recovery;  // what recovers most of the loss, if anything does
+    // What the faults did to the job itself: serving replicas out of service (the gpu-out
+    // warnings). Training says this in its evaluation's warnings.
+    std::vector<std::string> jobChanges;
+    std::optional<Recovery> recovery; // what recovers most of the loss, if anything does
     std::vector<Recovery> consideredRecoveries;
     std::string recoveryNote; // why there is none, when there is none
 };

@@ -117,6 +117,8 @@ Json faultImpactJson(const FaultImpact &impact, const Topology &t)
     j["faults"] = faults;
     j["rerouted"] = impact.rerouted;
     j["serving"] = impact.serving;
+    if (!impact.jobChanges.empty())
+        j["job_changes"] = impact.jobChanges;
     if (!impact.priced()) {
         j["healthy_error"] = impact.error();
         return j;
@@ -180,6 +182,8 @@ void writeFaultImpactText(std::ostream &out, const FaultImpact &impact, const To
         s += "  " + terminalText(f.fault.describe()) + "\n";
     for (const std::string &r : impact.rerouted)
         s += "  rerouted: " + terminalText(r) + "\n";
+    for (const std::string &r : impact.jobChanges)
+        s += "  job: " + terminalText(r) + "\n";
     if (!impact.priced()) {
         s += "  (cannot price the layout with and without its faults: "
              + terminalText(impact.error()) + ")\n";
@@ -324,6 +328,8 @@ ReviewSection faultReviewSection(const FaultImpact &impact, const Topology &t)
         b.text.clear();
         s.blocks.push_back(std::move(b));
     }
+    for (const std::string &r : impact.jobChanges)
+        s.blocks.push_back(reviewParagraph(plainText(r) + "."));
     if (!impact.priced())
         return s;
     std::vector<std::vector<std::string>> metrics;

@@ -318,7 +318,7 @@ FaultImpact analyzeServingFaults(const Layout &layout,
         return out;
     for (const Warning &w : b.warnings)
         if (w.code == "gpu-out")
-            out.rerouted.push_back(w.message);
+            out.jobChanges.push_back(w.message);
     out.metrics = servingImpactMetrics(a, b);
     out.breakdown = servingImpactBreakdown(a, b);
     if (a.links && b.links)
