@@ -27,6 +27,7 @@
 #include <optional>
 #include <ostream>
 #include <set>
+#include <sstream>
 
 namespace railyard::cli {
 
@@ -351,7 +352,11 @@ int evaluateFile(const Options &o, const std::string &file, std::ostream &out)
             throw InputError(file, e.where(), e.message());
         }
         if (!r.ok)
-            throw InputError(file, "", "cannot price this step: " + r.error);
+            throw InputError(file,
+                             "",
+                             std::string(layout.isServing() ? "cannot price this serving workload: "
+                                                            : "cannot price this step: ")
+                                     + r.error);
         if (o.flag("json"))
             out << jsonDocument(sweepJson(r, top));
         else
@@ -379,10 +384,28 @@ int evaluateFile(const Options &o, const std::string &file, std::ostream &out)
         if (!e.ok)
             throw InputError(file, "", "cannot price this serving workload: " + e.error);
         workspace = EvaluationWorkspace();
-        if (o.flag("json"))
-            writeServingJson(out, e, topology, report);
-        else
+        std::optional<FaultImpact> impact;
+        if (healthy) {
+            ImpactOptions io;
+            io.links = std::max<std::size_t>(report.busiest, 10);
+            impact = analyzeFaults(layout, *healthy, topology, io);
+        }
+        if (o.flag("json")) {
+            std::ostringstream json;
+            writeServingJson(json, e, topology, report);
+            if (!impact) {
+                out << json.str();
+            } else {
+                // The serving report with the faults' impact after it (as training's `faults`).
+                Json j = Json::parse(json.str());
+                j["faults"] = faultImpactJson(*impact, topology);
+                out << jsonDocument(j);
+            }
+        } else {
             writeServingText(out, e, topology, report);
+            if (impact)
+                writeFaultImpactText(out, *impact, topology);
+        }
         return 0;
     }
     EvaluateOptions options;

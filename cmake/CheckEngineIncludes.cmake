@@ -20,8 +20,9 @@ set(_layers base layout topology collectives step serving planner)
 set(_side_report base layout topology collectives step serving)
 set(_side_lesson base layout topology collectives step)
 set(_side_import base layout topology collectives step serving planner)
-# faults prices what-ifs on top of the step (sweeps, recovery) and writes their reports.
-set(_side_faults base layout topology collectives step planner report)
+# faults prices what-ifs on top of the step and of serving (sweeps, recovery) and writes their
+# reports.
+set(_side_faults base layout topology collectives step serving planner report)
 
 # Beyond its layers, a layer may also include these side folders.
 set(_extra_planner report)

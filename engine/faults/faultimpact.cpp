@@ -1,6 +1,7 @@
 #include "faults/faultimpact.h"
 
 #include "base/units.h"
+#include "faults/servingfaultimpact.h"
 
 #include <algorithm>
 
@@ -18,11 +19,20 @@ Layout withoutFaults(const Layout &layout)
     return l;
 }
 
+std::string FaultImpact::error() const
+{
+    if (serving)
+        return !servingHealthy.ok ? servingHealthy.error : servingFaulted.error;
+    return !healthy.ok ? healthy.error : faulted.error;
+}
+
 FaultImpact analyzeFaults(const Layout &layout,
                           const Topology &healthy,
                           const Topology &faulted,
                           const ImpactOptions &options)
 {
+    if (layout.isServing())
+        return analyzeServingFaults(layout, healthy, faulted, options);
     FaultImpact out;
     out.layout = layout;
     EvaluationWorkspace workspace;

@@ -17,11 +17,15 @@ namespace railyard::engine {
 
 struct Recovery
 {
-    std::string kind;    // "smaller-dp", "swap-servers", "rank-order"
+    // "smaller-dp", "swap-servers", "rank-order"; serving: "drop-replicas", "swap-servers"
+    std::string kind;
     std::string summary; // for people: "drop DP replica 5 (GPU 17's): DP 128 -> 127"
     Layout layout;       // the layout to apply, faults kept (they are the cluster's state)
+    // Training: the step and tokens/s. Serving: TPOT and output tokens/s (the cluster's; the
+    // per-GPU rate is over the GPUs the layout holds), with TTFT below.
     double stepTimeS = 0;
     double tokensPerS = 0;
+    double ttftS = 0;                // serving
     double costPerMillionTokens = 0; // 0 without a price
     // The share of the throughput the faults took that it wins back (1: all of it; above 1:
     // better than the healthy cluster's job).

@@ -39,16 +39,30 @@ Json recoveryJson(const Recovery &r, const Layout &before)
     Json j;
     j["kind"] = r.kind;
     j["summary"] = r.summary;
-    j["step_time_s"] = r.stepTimeS;
-    j["tokens_per_s"] = r.tokensPerS;
-    if (r.costPerMillionTokens > 0)
-        j["cost_per_million_tokens"] = r.costPerMillionTokens;
+    if (before.isServing()) {
+        j["tpot_s"] = r.stepTimeS;
+        j["ttft_s"] = r.ttftS;
+        j["output_tokens_per_s"] = r.tokensPerS;
+        if (r.costPerMillionTokens > 0)
+            j["cost_per_million_output_tokens"] = r.costPerMillionTokens;
+    } else {
+        j["step_time_s"] = r.stepTimeS;
+        j["tokens_per_s"] = r.tokensPerS;
+        if (r.costPerMillionTokens > 0)
+            j["cost_per_million_tokens"] = r.costPerMillionTokens;
+    }
     j["recovered"] = r.recovered;
     j["healthy_gain"] = r.healthyGain;
     j["idle_gpus"] = r.idleGpus;
     j["price"] = r.price;
     j["layout_change"] = recoveryChangeJson(before, r.layout);
     return j;
+}
+
+// Whether an impact metric is in seconds.
+bool inSeconds(const std::string &key)
+{
+    return key == "step_time_s" || key == "tpot_s" || key == "ttft_s" || key == "slowest_tpot_s";
 }
 
 std::string changeText(double before, double after, bool seconds)
@@ -79,6 +93,18 @@ Json recoveryChangeJson(const Layout &before, const Layout &after)
         j["training"] = {{"global_batch", after.training.globalBatch}};
     if (after.mapping != before.mapping)
         j["mapping"] = after.mapping;
+    if (after.serving && before.serving) {
+        // Serving: the replicas of a disaggregated pool, and the requests in flight per replica.
+        const ServingConfig &a = *after.serving, &b = *before.serving;
+        Json sj = Json::object();
+        if (a.concurrency != b.concurrency && a.concurrency)
+            sj["concurrency"] = *a.concurrency;
+        if (a.disaggregated && b.disaggregated && !(*a.disaggregated == *b.disaggregated))
+            sj["disaggregated"] = {{"prefill", {{"replicas", a.disaggregated->prefill.replicas}}},
+                                   {"decode", {{"replicas", a.disaggregated->decode.replicas}}}};
+        if (!sj.empty())
+            j["serving"] = sj;
+    }
     return j;
 }
 
@@ -90,8 +116,11 @@ Json faultImpactJson(const FaultImpact &impact, const Topology &t)
         faults.push_back(resolvedJson(f, t));
     j["faults"] = faults;
     j["rerouted"] = impact.rerouted;
-    if (!impact.healthy.ok) {
-        j["healthy_error"] = impact.healthy.error;
+    j["serving"] = impact.serving;
+    if (!impact.jobChanges.empty())
+        j["job_changes"] = impact.jobChanges;
+    if (!impact.priced()) {
+        j["healthy_error"] = impact.error();
         return j;
     }
     Json metrics = Json::object();
@@ -127,13 +156,20 @@ Json faultImpactJson(const FaultImpact &impact, const Topology &t)
     Json others = Json::array();
     for (std::size_t i = 1; i < impact.consideredRecoveries.size() && i <= 4; ++i) {
         const Recovery &r = impact.consideredRecoveries[i];
-        others.push_back({{"kind", r.kind},
-                          {"summary", r.summary},
-                          {"step_time_s", r.stepTimeS},
-                          {"tokens_per_s", r.tokensPerS},
-                          {"recovered", r.recovered},
-                          {"idle_gpus", r.idleGpus},
-                          {"price", r.price}});
+        Json o = {{"kind", r.kind},
+                  {"summary", r.summary},
+                  {"recovered", r.recovered},
+                  {"idle_gpus", r.idleGpus},
+                  {"price", r.price}};
+        if (impact.serving) {
+            o["tpot_s"] = r.stepTimeS;
+            o["ttft_s"] = r.ttftS;
+            o["output_tokens_per_s"] = r.tokensPerS;
+        } else {
+            o["step_time_s"] = r.stepTimeS;
+            o["tokens_per_s"] = r.tokensPerS;
+        }
+        others.push_back(std::move(o));
     }
     j["other_recoveries"] = others;
     return j;
@@ -146,21 +182,28 @@ void writeFaultImpactText(std::ostream &out, const FaultImpact &impact, const To
         s += "  " + terminalText(f.fault.describe()) + "\n";
     for (const std::string &r : impact.rerouted)
         s += "  rerouted: " + terminalText(r) + "\n";
-    if (!impact.healthy.ok) {
-        s += "  (the healthy cluster cannot be priced: " + terminalText(impact.healthy.error)
-             + ")\n";
+    for (const std::string &r : impact.jobChanges)
+        s += "  job: " + terminalText(r) + "\n";
+    if (!impact.priced()) {
+        s += "  (cannot price the layout with and without its faults: "
+             + terminalText(impact.error()) + ")\n";
         out << s;
         return;
     }
     for (const ImpactMetric &m : impact.metrics)
-        s += "  " + padded(m.key, 26) + changeText(m.before, m.after, m.key == "step_time_s")
-             + "  (" + describeChange(m.before, m.after, "") + ")\n";
-    s += "  exposed seconds, healthy -> with the faults\n";
+        s += "  " + padded(m.key, 32) + changeText(m.before, m.after, inSeconds(m.key)) + "  ("
+             + describeChange(m.before, m.after, "") + ")\n";
+    s += impact.serving ? "  seconds of one decode step and of one request's prefill, healthy -> "
+                          "with the faults\n"
+                        : "  exposed seconds, healthy -> with the faults\n";
     for (const BreakdownChange &b : impact.breakdown)
         if (b.before != 0 || b.after != 0)
-            s += "    " + padded(b.dim, 12) + changeText(b.before, b.after, true) + "\n";
+            s += "    " + padded(b.dim, impact.serving ? 22 : 12)
+                 + changeText(b.before, b.after, true) + "\n";
     if (!impact.links.empty()) {
-        s += "  links whose load changed most (utilization, bytes per step)\n";
+        s += impact.serving ? "  links whose load changed most (utilization, bytes per decode "
+                              "step)\n"
+                            : "  links whose load changed most (utilization, bytes per step)\n";
         for (const LinkChange &c : impact.links)
             s += "    " + padded(percent(c.utilizationA) + " -> " + percent(c.utilizationB), 20)
                  + terminalText(t.linkName(c.link)) + " (" + bytesText(c.bytesA) + " -> "
@@ -168,9 +211,15 @@ void writeFaultImpactText(std::ostream &out, const FaultImpact &impact, const To
     }
     if (impact.recovery) {
         const Recovery &r = *impact.recovery;
-        s += "  recovery: " + terminalText(r.summary) + "\n    step " + formatSeconds(r.stepTimeS)
-             + ", " + formatNumber(100 * r.recovered, 3)
-             + "% of the lost throughput back; price: " + terminalText(r.price) + "\n";
+        if (impact.serving)
+            s += "  recovery: " + terminalText(r.summary) + "\n    TPOT "
+                 + formatSeconds(r.stepTimeS) + ", TTFT " + formatSeconds(r.ttftS) + ", "
+                 + formatNumber(100 * r.recovered, 3)
+                 + "% of the lost output tokens/s back; price: " + terminalText(r.price) + "\n";
+        else
+            s += "  recovery: " + terminalText(r.summary) + "\n    step "
+                 + formatSeconds(r.stepTimeS) + ", " + formatNumber(100 * r.recovered, 3)
+                 + "% of the lost throughput back; price: " + terminalText(r.price) + "\n";
         if (r.healthyGain > 0)
             s += "    (the same change makes the healthy job "
                  + formatNumber(100 * r.healthyGain, 3)
@@ -222,8 +271,8 @@ ReviewBlock reviewParagraph(std::string text)
 
 std::string metricText(const ImpactMetric &m)
 {
-    return m.key == "step_time_s" ? formatSeconds(m.before) + " -> " + formatSeconds(m.after)
-                                  : formatNumber(m.before, 4) + " -> " + formatNumber(m.after, 4);
+    return inSeconds(m.key) ? formatSeconds(m.before) + " -> " + formatSeconds(m.after)
+                            : formatNumber(m.before, 4) + " -> " + formatNumber(m.after, 4);
 }
 
 } // namespace
@@ -242,7 +291,20 @@ ReviewSection faultReviewSection(const FaultImpact &impact, const Topology &t)
     }
     const std::string count = std::to_string(faults.size())
                               + (faults.size() == 1 ? " fault" : " faults");
-    if (impact.healthy.ok && impact.faulted.ok)
+    if (impact.serving && impact.priced())
+        s.blocks.push_back(reviewParagraph(
+                "The layout has " + count + ". Serving, TPOT is "
+                + formatSeconds(impact.servingHealthy.tpotS) + " on the healthy cluster and "
+                + formatSeconds(impact.servingFaulted.tpotS) + " with the faults ("
+                + describeChange(impact.servingHealthy.tpotS, impact.servingFaulted.tpotS, "TPOT")
+                + "); output tokens/s per GPU "
+                + formatNumber(impact.servingHealthy.outputTokensPerSPerGpu, 4) + " -> "
+                + formatNumber(impact.servingFaulted.outputTokensPerSPerGpu, 4) + "."));
+    else if (impact.serving)
+        s.blocks.push_back(reviewParagraph("The layout has " + count
+                                           + "; it cannot be priced with and without them: "
+                                           + plainText(impact.error())));
+    else if (impact.healthy.ok && impact.faulted.ok)
         s.blocks.push_back(reviewParagraph(
                 "The layout has " + count + ". The step takes "
                 + formatSeconds(impact.healthy.stepTimeS) + " on the healthy cluster and "
@@ -266,7 +328,9 @@ ReviewSection faultReviewSection(const FaultImpact &impact, const Topology &t)
         b.text.clear();
         s.blocks.push_back(std::move(b));
     }
-    if (!impact.healthy.ok)
+    for (const std::string &r : impact.jobChanges)
+        s.blocks.push_back(reviewParagraph(plainText(r) + "."));
+    if (!impact.priced())
         return s;
     std::vector<std::vector<std::string>> metrics;
     for (const ImpactMetric &m : impact.metrics)
@@ -285,7 +349,10 @@ ReviewSection faultReviewSection(const FaultImpact &impact, const Topology &t)
     s.blocks.push_back(reviewTable({"Part", "Healthy exposed", "With the faults", "Change"},
                                    {false, true, true, true},
                                    std::move(breakdown),
-                                   "The step breakdown, healthy and with the faults."));
+                                   impact.serving ? "One decode step and one request's prefill, "
+                                                    "part by part, healthy and with the faults."
+                                                  : "The step breakdown, healthy and with the "
+                                                    "faults."));
     if (!impact.links.empty()) {
         std::vector<std::vector<std::string>> links;
         for (const LinkChange &c : impact.links)
@@ -306,10 +373,14 @@ ReviewSection faultReviewSection(const FaultImpact &impact, const Topology &t)
     }
     if (impact.recovery) {
         const Recovery &r = *impact.recovery;
-        s.blocks.push_back(reviewParagraph(
-                "Recovery: " + plainText(r.summary) + ". Step " + formatSeconds(r.stepTimeS) + ", "
-                + formatNumber(100 * r.recovered, 3)
-                + "% of the lost throughput back; price: " + plainText(r.price) + "."));
+        s.blocks.push_back(
+                reviewParagraph("Recovery: " + plainText(r.summary) + ". "
+                                + (impact.serving ? "TPOT " + formatSeconds(r.stepTimeS) + ", TTFT "
+                                                            + formatSeconds(r.ttftS)
+                                                  : "Step " + formatSeconds(r.stepTimeS))
+                                + ", " + formatNumber(100 * r.recovered, 3) + "% of the lost "
+                                + (impact.serving ? "output tokens/s" : "throughput")
+                                + " back; price: " + plainText(r.price) + "."));
     } else if (!impact.recoveryNote.empty()) {
         s.blocks.push_back(reviewParagraph("Recovery: " + plainText(impact.recoveryNote)));
     }
@@ -324,8 +395,16 @@ Json sweepJson(const SweepResult &sweep, std::size_t top)
         j["error"] = sweep.error;
         return j;
     }
-    j["baseline_step_time_s"] = sweep.baselineStepS;
-    j["baseline_tokens_per_s"] = sweep.baselineTokensPerS;
+    j["serving"] = sweep.serving;
+    if (sweep.serving) {
+        // Ranked by the output tokens/s per GPU lost.
+        j["baseline_tpot_s"] = sweep.baselineStepS;
+        j["baseline_ttft_s"] = sweep.baselineTtftS;
+        j["baseline_output_tokens_per_s_per_gpu"] = sweep.baselineTokensPerS;
+    } else {
+        j["baseline_step_time_s"] = sweep.baselineStepS;
+        j["baseline_tokens_per_s"] = sweep.baselineTokensPerS;
+    }
     j["candidates"] = sweep.candidates;
     j["priced"] = sweep.priced;
     j["symmetry"] = sweep.symmetry;
@@ -338,7 +417,12 @@ Json sweepJson(const SweepResult &sweep, std::size_t top)
         r["rank"] = i + 1;
         r["name"] = e.name;
         r["fault"] = faultsToJson({e.fault}).front();
-        if (e.ok) {
+        if (e.ok && sweep.serving) {
+            r["tpot_s"] = e.stepTimeS;
+            r["ttft_s"] = e.ttftS;
+            r["output_tokens_per_s_per_gpu"] = e.tokensPerS;
+            r["cost"] = e.costFraction;
+        } else if (e.ok) {
             r["step_time_s"] = e.stepTimeS;
             r["tokens_per_s"] = e.tokensPerS;
             r["cost"] = e.costFraction;
@@ -360,7 +444,11 @@ void writeSweepText(std::ostream &out, const SweepResult &sweep, std::size_t top
         out << s << "  the layout cannot be priced: " << terminalText(sweep.error) << "\n";
         return;
     }
-    s += "  baseline step " + formatSeconds(sweep.baselineStepS) + "; "
+    s += (sweep.serving ? "  baseline TPOT " + formatSeconds(sweep.baselineStepS) + ", TTFT "
+                                  + formatSeconds(sweep.baselineTtftS) + ", "
+                                  + formatNumber(sweep.baselineTokensPerS, 4)
+                                  + " output tokens/s per GPU; "
+                        : "  baseline step " + formatSeconds(sweep.baselineStepS) + "; ")
          + std::to_string(sweep.candidates) + " candidates, " + std::to_string(sweep.priced)
          + " priced in " + formatSeconds(sweep.elapsedS) + (sweep.cancelled ? " (cancelled)" : "")
          + "\n";
@@ -371,7 +459,11 @@ void writeSweepText(std::ostream &out, const SweepResult &sweep, std::size_t top
     for (std::size_t i = 0; i < sweep.ranked.size() && i < top; ++i) {
         const SweepEntry &e = sweep.ranked[i];
         s += "  " + padded(std::to_string(i + 1) + ".", 5) + padded(terminalText(e.name), 28);
-        if (e.ok)
+        if (e.ok && sweep.serving)
+            s += "TPOT " + formatSeconds(e.stepTimeS) + ", TTFT " + formatSeconds(e.ttftS) + "  ("
+                 + (e.costFraction > 0 ? "-" : "+")
+                 + formatNumber(100 * std::abs(e.costFraction), 3) + "% output tokens/s per GPU)";
+        else if (e.ok)
             s += "step " + formatSeconds(e.stepTimeS) + "  (" + (e.costFraction > 0 ? "-" : "+")
                  + formatNumber(100 * std::abs(e.costFraction), 3) + "% throughput)";
         else

@@ -3,6 +3,8 @@
 #include "base/inputerror.h"
 #include "faults/railsymmetry.h"
 #include "layout/parallel.h"
+#include "serving/servingevaluate.h"
+#include "serving/servinggroups.h"
 #include "step/evaluate.h"
 
 #include <algorithm>
@@ -70,6 +72,41 @@ constexpr const char *kRailSymmetryWhy
         = "each TP group is one whole server in the GPUs' order and the servers' rails are "
           "alike, so swapping rails in every server maps the fabric and the job onto themselves";
 
+// One candidate priced: training's step, or serving's TPOT and output tokens/s per GPU.
+struct Priced
+{
+    bool ok = false;
+    std::string error;
+    double stepTimeS = 0, tokensPerS = 0, ttftS = 0;
+};
+
+Priced priceLayout(const Layout &layout, const Topology &t, EvaluationWorkspace &workspace)
+{
+    Priced p;
+    if (layout.isServing()) {
+        ServingOptions o;
+        o.linkLoads = false;
+        o.timeline = false;
+        o.details = false;
+        const ServingEvaluation e = evaluateServing(layout, t, workspace, o);
+        p.ok = e.ok;
+        p.error = e.error;
+        p.stepTimeS = e.tpotS;
+        p.tokensPerS = e.outputTokensPerSPerGpu;
+        p.ttftS = e.ttftS;
+        return p;
+    }
+    EvaluateOptions fast;
+    fast.linkLoads = false;
+    fast.timeline = false;
+    const Evaluation e = evaluate(layout, t, workspace, fast);
+    p.ok = e.ok;
+    p.error = e.error;
+    p.stepTimeS = e.stepTimeS;
+    p.tokensPerS = e.tokensPerS;
+    return p;
+}
+
 Fault deviceFault(const std::string &name)
 {
     Fault f;
@@ -90,18 +127,17 @@ SweepResult sweepFaults(const Layout &layout,
     SweepResult out;
     out.kind = kind;
     const Topology base = withFaults(healthy, layout.cluster.faults);
-    EvaluateOptions fast;
-    fast.linkLoads = false;
-    fast.timeline = false;
+    out.serving = layout.isServing();
     {
         EvaluationWorkspace workspace;
-        const Evaluation e = evaluate(layout, base, workspace, fast);
+        const Priced e = priceLayout(layout, base, workspace);
         if (!e.ok) {
             out.error = e.error;
             return out;
         }
         out.baselineStepS = e.stepTimeS;
         out.baselineTokensPerS = e.tokensPerS;
+        out.baselineTtftS = e.ttftS;
     }
 
     // Rails interchangeable for the fabric and the job (railsymmetry.h): leaves, NICs and
@@ -246,6 +282,35 @@ SweepResult sweepFaults(const Layout &layout,
         break;
     }
     case SweepKind::Gpus: {
+        if (out.serving) {
+            // A GPU out takes its replica out of service, whichever GPU of it that was; a GPU
+            // that serves nothing costs nothing.
+            const ServingGpuGroups groups = servingGpuGroups(layout, base.gpuCount());
+            std::map<int, int> entryOfReplica;
+            int shared = 0;
+            for (int g = 0; g < base.gpuCount(); ++g) {
+                if (base.gpuDown(g))
+                    continue;
+                const int replica = groups.ok() ? groups.group[ServingGpuGroups::Replica]
+                                                              [static_cast<std::size_t>(g)]
+                                                : g;
+                int as = -1;
+                if (groups.ok()) {
+                    if (const auto it = entryOfReplica.find(replica); it != entryOfReplica.end())
+                        as = it->second;
+                    else
+                        entryOfReplica[replica] = static_cast<int>(entries.size());
+                    shared += as >= 0;
+                }
+                add(deviceFault("GPU " + std::to_string(g)), "GPU " + std::to_string(g), as);
+            }
+            if (shared > 0)
+                out.symmetry.push_back(std::to_string(shared)
+                                       + " GPUs priced by symmetry: a GPU out takes its serving "
+                                         "replica out of service whichever of its GPUs it was, "
+                                         "and a GPU that serves nothing costs nothing");
+            break;
+        }
         // Without spare GPUs a GPU out drops its replica, whichever GPU of it that was: one
         // priced per replica. With spares (or GPUs already out) each GPU is priced.
         std::unique_ptr<RankLayout> ranks;
@@ -309,11 +374,12 @@ SweepResult sweepFaults(const Layout &layout,
             faults.back() = e.fault;
             try {
                 t.refault(healthy, faults);
-                const Evaluation r = evaluate(candidate, t, workspace, fast);
+                const Priced r = priceLayout(candidate, t, workspace);
                 e.ok = r.ok;
                 if (r.ok) {
                     e.stepTimeS = r.stepTimeS;
                     e.tokensPerS = r.tokensPerS;
+                    e.ttftS = r.ttftS;
                 } else {
                     e.error = r.error;
                 }
@@ -357,6 +423,7 @@ SweepResult sweepFaults(const Layout &layout,
             e.error = p.error;
             e.stepTimeS = p.stepTimeS;
             e.tokensPerS = p.tokensPerS;
+            e.ttftS = p.ttftS;
             e.pricedAs = p.name;
         }
         e.costFraction = e.ok && out.baselineTokensPerS > 0

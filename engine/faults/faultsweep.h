@@ -21,7 +21,13 @@
 //   fabric and the job onto themselves and one rail's failure onto another's. One leaf per
 //   scalable unit and one NIC per server are priced; the others equal them up to the order
 //   floating-point sums are taken in.
+// - Serving layouts: a GPU out takes its replica out of service whichever of its GPUs it was
+//   (one GPU per replica priced), and a GPU that serves nothing costs nothing (one priced for
+//   all); spines as above. Rail symmetry is training's (it does not hold for serving).
 // Everything else is priced one by one, on worker threads.
+//
+// Serving layouts are ranked by the output tokens/s per GPU lost, with TPOT and TTFT: each
+// entry's stepTimeS is its TPOT and tokensPerS its output tokens/s per GPU.
 
 #include "layout/layout.h"
 #include "topology/topology.h"
@@ -47,6 +53,7 @@ struct SweepEntry
     double stepTimeS = 0;
     double tokensPerS = 0;
     double costFraction = 0; // of the baseline's tokens/s lost (0.1: 10% slower)
+    double ttftS = 0;        // serving
     // The element priced for it by symmetry (its price is that one's); empty: priced itself.
     std::string pricedAs;
 };
@@ -55,12 +62,14 @@ struct SweepResult
 {
     SweepKind kind = SweepKind::Leaves;
     bool ok = false;
-    std::string error;        // the baseline cannot be priced
-    double baselineStepS = 0; // the layout as it is (its own faults included)
-    double baselineTokensPerS = 0;
-    std::vector<SweepEntry> ranked;    // every element, costliest first (errors first of all)
-    int candidates = 0;                // elements of the kind
-    int priced = 0;                    // evaluations made (the rest by symmetry)
+    std::string error;              // the baseline cannot be priced
+    double baselineStepS = 0;       // the layout as it is (its own faults included); serving: TPOT
+    double baselineTokensPerS = 0;  // serving: output tokens/s per GPU
+    bool serving = false;           // a serving layout (the keys above as its entries')
+    double baselineTtftS = 0;       // serving
+    std::vector<SweepEntry> ranked; // every element, costliest first (errors first of all)
+    int candidates = 0;             // elements of the kind
+    int priced = 0;                 // evaluations made (the rest by symmetry)
     std::vector<std::string> symmetry; // where symmetry stood in for pricing, in words
     double elapsedS = 0;
     bool cancelled = false;

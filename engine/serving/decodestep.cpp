@@ -183,7 +183,8 @@ PassCost decodeStep(const ServingSetup &setup,
                     const PoolComm &comm,
                     const ComputeModel &cm,
                     double batch,
-                    double context)
+                    double context,
+                    std::span<const double> stageSlowdown)
 {
     const ModelDims &m = setup.model;
     const int draft = setup.config.speculative ? setup.config.speculative->draftTokens : 0;
@@ -257,6 +258,8 @@ PassCost decodeStep(const ServingSetup &setup,
                 addCounts(w.counts, d.counts);
             }
         }
+        if (static_cast<std::size_t>(stage) < stageSlowdown.size())
+            w.work = w.work.stretched(stageSlowdown[static_cast<std::size_t>(stage)]);
         addWork(cost, w);
         if (!graphs)
             cost.overhead += eagerWait(w, w.work.total() + w.tp + w.ep);

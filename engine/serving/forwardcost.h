@@ -8,6 +8,8 @@
 #include "serving/servingcompute.h"
 #include "serving/servingsetup.h"
 
+#include <span>
+
 namespace railyard::engine {
 
 class LinkTraffic;
@@ -59,22 +61,28 @@ struct PassCost
 // One decode step of `batch` requests per replica, each with `context` cached tokens on average
 // (input + half the output), through every stage: the time between two tokens of a request
 // without speculation (with it, the time of one verification step and its drafts).
+// `stageSlowdown` (absent: 1): per pipeline stage, how much longer its kernels take (a straggler
+// among the stage's GPUs: the slowest's slowdown; its TP and EP groups wait for it at every
+// collective, so the whole stage runs at its pace).
 PassCost decodeStep(const ServingSetup &setup,
                     const ServingPoolShape &pool,
                     const PoolComm &comm,
                     const ComputeModel &compute,
                     double batch,
-                    double context);
+                    double context,
+                    std::span<const double> stageSlowdown = {});
 
 // One request's prefill of `tokens` input tokens in chunks of the prefill budget, through every
 // stage (chunks pipelined across stages); `concurrentRequests`: prefills running at once on the
-// replica's attention-DP ranks (their tokens share the EP dispatch).
+// replica's attention-DP ranks (their tokens share the EP dispatch). `stageSlowdown` as for
+// decodeStep.
 PassCost prefillRequest(const ServingSetup &setup,
                         const ServingPoolShape &pool,
                         const PoolComm &comm,
                         const ComputeModel &compute,
                         double tokens,
-                        double concurrentRequests);
+                        double concurrentRequests,
+                        std::span<const double> stageSlowdown = {});
 
 // Mean tokens a speculative decoding step accepts per request (1 without speculation): the
 // layout's acceptance, else 1 + p + ... + p^k for k drafted tokens at the method's per-token

@@ -34,7 +34,8 @@ PassCost prefillRequest(const ServingSetup &setup,
                         const PoolComm &comm,
                         const ComputeModel &cm,
                         double tokens,
-                        double concurrent)
+                        double concurrent,
+                        std::span<const double> stageSlowdown)
 {
     const ModelDims &m = setup.model;
     const double budget = std::max(1, setup.config.maxPrefillTokens);
@@ -86,6 +87,8 @@ PassCost prefillRequest(const ServingSetup &setup,
             // Only the last chunk's last token is sampled.
             if (stage == p.pp - 1 && c == chunks - 1)
                 work += servingOutputCost(m, p, 1, cm);
+            if (static_cast<std::size_t>(stage) < stageSlowdown.size())
+                work = work.stretched(stageSlowdown[static_cast<std::size_t>(stage)]);
             PassCollectives k;
             if (comm.attentionAr.valid()) {
                 k.attentionAr = count + s.dense + (p.attentionDp == 1 ? s.moe : 0);

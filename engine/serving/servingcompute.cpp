@@ -32,6 +32,16 @@ LayerCost LayerCost::scaled(double f) const
     return c;
 }
 
+LayerCost LayerCost::stretched(double f) const
+{
+    LayerCost c = *this;
+    c.compute *= f;
+    c.weightsRead *= f;
+    c.attention *= f;
+    c.expertCompute *= f;
+    return c;
+}
+
 namespace {
 
 // Adds one GEMM (m x k).(k x n), the (k x n) operand the weights, to `c`: to weightsRead when

@@ -41,6 +41,9 @@ struct LayerCost
     double total() const { return compute + weightsRead + attention; }
     LayerCost &operator+=(const LayerCost &o);
     LayerCost scaled(double f) const;
+    // The same work on a GPU whose kernels take `f` times as long (a straggler): the seconds
+    // stretched, the bytes and kernels as they were.
+    LayerCost stretched(double f) const;
 };
 
 // One layer (dense or MoE; sliding-window attention or full) of a model served at `weights`

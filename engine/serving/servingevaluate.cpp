@@ -55,7 +55,7 @@ ServingEvaluation ServingModel::run()
 bool ServingModel::prepare()
 {
     m_result.error = resolveServing(m_layout, m_topo.gpuCount(), m_setup);
-    if (!m_result.error.empty())
+    if (!m_result.error.empty() || !takeOutOfService())
         return false;
     const GpuSpec &gpu = m_topo.gpuSpec();
     m_compute = std::make_unique<ComputeModel>(gpu, m_setup.precision);
@@ -70,7 +70,12 @@ bool ServingModel::prepare()
                      + (gpu.fp8Tflops > 0 ? "FP8" : "BF16") + " tensor cores");
     m_result.disaggregated = m_setup.disaggregated;
     m_result.phase = toString(m_setup.config.phase);
-    m_result.gpus = m_setup.gpus;
+    m_result.gpus = m_heldGpus;
+    m_result.replicasOutOfService = m_outDecode;
+    m_result.prefillReplicasOutOfService = m_outPrefill;
+    m_result.gpusOutOfService = static_cast<int>(m_outDecode.size()) * m_heldDecode.gpusPerReplica()
+                                + static_cast<int>(m_outPrefill.size())
+                                          * m_heldPrefill.gpusPerReplica();
     m_accepted = acceptedTokensPerStep(m_setup.config);
     m_result.acceptedTokensPerStep = m_accepted;
     const ServingConfig &c = m_setup.config;
@@ -117,8 +122,10 @@ PricedPool *ServingModel::pricePool(const ServingPoolShape &pool, PoolGroups &gr
 {
     LinkTraffic &scratch = m_workspace.planning();
     ServingCache *cache = m_options.cache;
-    if (!cache || !m_layout.mapping.empty()) {
-        groups = poolGroups(m_layout, pool);
+    // With faults the groups lose the replicas out of service and the links price differently:
+    // not the plan's shared pricing.
+    if (!cache || !m_layout.mapping.empty() || m_topo.hasFaults()) {
+        groups = servingGroups(pool);
         comm = priceComm(m_topo, groups, m_setup, pool, scratch);
         return nullptr;
     }
@@ -139,7 +146,7 @@ bool ServingModel::checkMemory()
     const ServingConfig &c = m_setup.config;
     const GpuSpec &gpu = m_topo.gpuSpec();
     const double tokens = double(c.inputTokens) + c.outputTokens;
-    const double concurrency = c.concurrency.value_or(1);
+    const double concurrency = c.concurrency.value_or(1) * m_loadScale;
     m_decodeMemory = servingMemory(m_setup, m_setup.decode, gpu, tokens, concurrency);
     m_prefillMemory = m_setup.disaggregated
                               ? servingMemory(m_setup, m_setup.prefill, gpu, c.inputTokens, 1)
@@ -166,9 +173,9 @@ bool ServingModel::checkMemory()
     return true;
 }
 
-double ServingModel::decodeTimeAt(double batch) const
+double ServingModel::decodeTimeAt(const std::vector<double> &t, double batch) const
 {
-    const std::vector<double> &b = m_gridBatch, &t = m_gridTime;
+    const std::vector<double> &b = m_gridBatch;
     if (b.size() == 1)
         return t.front();
     const double x = std::max(1.0, batch);
@@ -181,69 +188,96 @@ double ServingModel::decodeTimeAt(double batch) const
 void ServingModel::solve()
 {
     const ServingConfig &c = m_setup.config;
+    formClasses();
     ThroughputInputs in;
     in.disaggregated = m_setup.disaggregated;
     in.phase = c.phase;
-    in.prefillReplicas = m_setup.prefill.replicas;
-    in.decodeReplicas = m_setup.decode.replicas;
     in.prefillServers = m_setup.prefill.attentionDp;
     in.inputTokens = c.inputTokens;
     in.outputTokens = c.outputTokens;
     in.accepted = m_accepted;
-    in.prefillS = m_prefill.total();
     in.prefillChunks = static_cast<int>(
             std::ceil(double(c.inputTokens) / std::max(1, c.maxPrefillTokens)));
     in.maxConcurrency = m_decodeMemory.maxConcurrency;
-    in.concurrency = c.concurrency.value_or(0);
-    in.requestRate = c.requestRate.value_or(0);
+    // Closed loop: the requests in flight per replica (more per replica when some are out of
+    // service: the same load).
+    in.concurrency = c.concurrency.value_or(0) * m_loadScale;
     // Decode steps priced on a grid of batches, a factor of 2^(1/4) apart from 1 (the same
     // points whatever the top, so a plan's configurations share them: servingcache.h), up to
     // what the KV cache holds (and the concurrency asked for, when more), then interpolated.
     const double top = std::max({1.0, double(m_decodeMemory.maxConcurrency), in.concurrency});
     m_gridBatch.clear();
-    m_gridTime.clear();
-    const auto price = [&](double b) {
-        m_gridBatch.push_back(b);
-        const auto step = [&] {
-            return decodeStep(m_setup, m_setup.decode, m_decodeComm, *m_compute, b, m_context)
-                    .total();
-        };
-        if (m_decodePool) {
-            const auto [it, fresh] = m_decodePool->decodeStepS.try_emplace(b, 0.0);
-            if (fresh)
-                it->second = step();
-            m_gridTime.push_back(it->second);
-        } else {
-            m_gridTime.push_back(step());
-        }
-    };
     const double last = std::round(top * 16.0) / 16.0;
     for (int k = 0;; ++k) {
         const double b = std::round(std::pow(2.0, 0.25 * k) * 16.0) / 16.0;
         if (b >= last)
             break;
-        price(b);
+        m_gridBatch.push_back(b);
     }
-    price(last);
-    in.decodeStepS = [this](double b) { return decodeTimeAt(b); };
-    if (!m_kv.empty()) {
-        const bool layerwise = m_setup.stack->kvLayerwise;
-        const double prefillS = in.prefillS;
-        const int layers = m_setup.model.layers;
-        in.kvTransferS = [this, layerwise, prefillS, layers](double rate) {
-            return exposedKvTransfer(m_kv.timeS(rate), prefillS, layers, layerwise);
-        };
-        in.kvMaxRate = m_kv.maxRequestsPerS();
+    m_gridBatch.push_back(last);
+    const int replicas = m_setup.decode.replicas;
+    for (ReplicaClass &k : m_classes) {
+        k.gridTime.clear();
+        for (double b : m_gridBatch) {
+            const auto step = [&] {
+                return decodeStep(m_setup,
+                                  m_setup.decode,
+                                  m_decodeComm,
+                                  *m_compute,
+                                  b,
+                                  m_context,
+                                  k.slowdown)
+                        .total();
+            };
+            if (m_decodePool && k.slowdown.empty()) {
+                const auto [it, fresh] = m_decodePool->decodeStepS.try_emplace(b, 0.0);
+                if (fresh)
+                    it->second = step();
+                k.gridTime.push_back(it->second);
+            } else {
+                k.gridTime.push_back(step());
+            }
+        }
+        // Each class serves its replicas' share of the requests (spread evenly over the
+        // replicas), with that share of a disaggregated prefill pool.
+        const double share = double(k.replicas.size()) / replicas;
+        ThroughputInputs ki = in;
+        ki.decodeReplicas = static_cast<int>(k.replicas.size());
+        ki.prefillReplicas = m_setup.disaggregated ? m_setup.prefill.replicas * share
+                                                   : double(ki.decodeReplicas);
+        ki.requestRate = c.requestRate.value_or(0) * share;
+        ki.prefillS = k.prefill.total();
+        ki.decodeStepS = [this, &k](double b) { return decodeTimeAt(k.gridTime, b); };
+        if (!m_kv.empty()) {
+            const bool layerwise = m_setup.stack->kvLayerwise;
+            const double prefillS = ki.prefillS;
+            const int layers = m_setup.model.layers;
+            // The KV links carry every class's transfers: priced at the cluster's rate.
+            ki.kvTransferS = [this, layerwise, prefillS, layers, share](double rate) {
+                return exposedKvTransfer(m_kv.timeS(rate / share), prefillS, layers, layerwise);
+            };
+            ki.kvMaxRate = m_kv.maxRequestsPerS() * share;
+        }
+        k.throughput = solveThroughput(ki);
     }
-    m_throughput = solveThroughput(in);
+    m_slowestClass = 0;
+    for (std::size_t i = 1; i < m_classes.size(); ++i)
+        if (m_classes[i].throughput.tpotS > m_classes[m_slowestClass].throughput.tpotS)
+            m_slowestClass = i;
+    m_throughput = combineClasses();
+    const ReplicaClass &slowest = m_classes[m_slowestClass];
+    m_prefill = slowest.prefill;
     if (!m_options.details)
         return;
+    // The decode step at the served batch: the slowest replica's (the healthy one's without
+    // stragglers).
     m_step = decodeStep(m_setup,
                         m_setup.decode,
                         m_decodeComm,
                         *m_compute,
-                        std::max(1.0, m_throughput.decodeBatch),
-                        m_context);
+                        std::max(1.0, slowest.throughput.decodeBatch),
+                        m_context,
+                        slowest.slowdown);
 }
 
 void ServingModel::fillResult()
@@ -255,6 +289,8 @@ void ServingModel::fillResult()
     r.ttftWaitS = t.waitS;
     r.tpotS = t.tpotS;
     r.e2eLatencyS = t.e2eS;
+    r.slowestTpotS = m_classes[m_slowestClass].throughput.tpotS;
+    r.slowestTtftS = m_classes[m_slowestClass].throughput.ttftS;
     r.requestsPerS = t.requestsPerS;
     r.concurrency = t.concurrency;
     r.decodeBatch = t.decodeBatch;
@@ -262,9 +298,10 @@ void ServingModel::fillResult()
     r.maxConcurrency = m_decodeMemory.maxConcurrency;
     const bool prefillOnly = c.phase == ServingPhase::Prefill;
     const bool decodeOnly = c.phase == ServingPhase::Decode;
-    const int gpus = prefillOnly  ? m_setup.prefill.gpus()
-                     : decodeOnly ? m_setup.decode.gpus()
-                                  : m_setup.gpus;
+    // The GPUs the pools hold, those of replicas out of service included.
+    const int gpus = prefillOnly  ? m_heldPrefill.gpus()
+                     : decodeOnly ? m_heldDecode.gpus()
+                                  : m_heldGpus;
     r.gpus = gpus;
     // A decode pool measured alone makes every token but the first (the prefill makes that one).
     const double tokensPerRequest = prefillOnly  ? 1.0

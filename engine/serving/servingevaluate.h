@@ -74,6 +74,9 @@ struct ServingEvaluation
     double ttftWaitS = 0; // of it, waiting (for a slot, for the prefill server)
     double tpotS = 0;     // time per output token after the first
     double e2eLatencyS = 0;
+    // With a straggler (cluster.faults) the replicas run at different speeds: TPOT and TTFT
+    // above are the mean a request sees, these the slowest replica's (else the same).
+    double slowestTpotS = 0, slowestTtftS = 0;
     // Throughput.
     double outputTokensPerS = 0; // the cluster
     double outputTokensPerSPerGpu = 0;
@@ -82,10 +85,16 @@ struct ServingEvaluation
     double requestsPerS = 0;
     double costPerMillionOutputTokens = 0; // 0 without a price
     // Load.
-    int gpus = 0;           // the GPUs the pools use
-    double concurrency = 0; // requests in flight per (decode) replica
-    double decodeBatch = 0; // requests per decode step per replica
-    int maxConcurrency = 0; // what one (decode) replica's KV cache holds
+    // The GPUs the pools hold (per-GPU rates and the price are over them, those out of service
+    // included: they are still held).
+    int gpus = 0;
+    // GPUs out (cluster.faults) take their replica out of service; the others serve the load.
+    int gpusOutOfService = 0;                     // down, and the idle GPUs of their replicas
+    std::vector<int> replicasOutOfService;        // decode (aggregated: the only) pool's
+    std::vector<int> prefillReplicasOutOfService; // disaggregated
+    double concurrency = 0;                       // requests in flight per (decode) replica
+    double decodeBatch = 0;                       // requests per decode step per replica
+    int maxConcurrency = 0;                       // what one (decode) replica's KV cache holds
     double acceptedTokensPerStep = 1;
     // Parts.
     ServingBreakdown decode;  // one decode step

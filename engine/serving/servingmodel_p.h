@@ -36,10 +36,28 @@ private:
     PricedPool *pricePool(const ServingPoolShape &pool, PoolGroups &groups, PoolComm &comm);
     bool checkMemory();
     // The decode step's time at `batch` requests per replica, interpolated on a grid of priced
-    // steps (the throughput solver asks for many batches).
-    double decodeTimeAt(double batch) const;
+    // steps (`times`, at m_gridBatch: the throughput solver asks for many batches).
+    double decodeTimeAt(const std::vector<double> &times, double batch) const;
     void solve();
     void fillResult();
+    // servingfaults.cpp (cluster.faults: links and switches down or degraded are routed around
+    // by the topology itself; these are the GPUs)
+    // Takes the replicas with a GPU out (down) out of service: the pools keep the others,
+    // which serve the same load. False (with the error) when a pool has none left.
+    bool takeOutOfService();
+    // The pool's groups without its replicas out of service.
+    PoolGroups servingGroups(const ServingPoolShape &pool) const;
+    // Per pipeline stage of replica `replica` of `groups`: the slowest GPU's slowdown; empty
+    // when every GPU of the replica runs at its rate.
+    std::vector<double> stageSlowdown(const PoolGroups &groups,
+                                      const ServingPoolShape &pool,
+                                      int replica) const;
+    // The decode replicas in classes by their stages' slowdown (one class without stragglers),
+    // each class's prefill priced (aggregated: on its own replicas; disaggregated: the prefill
+    // pool's, its replicas' rates averaged).
+    void formClasses();
+    // The throughput of every class, combined (rates summed, latencies weighted by requests).
+    ThroughputResult combineClasses() const;
     // servingwarnings.cpp
     void warnPlacement();
     void warnLoad();
@@ -71,7 +89,24 @@ private:
     KvTransfer m_kv;
     double m_context = 0; // cached tokens a decode step reads per request, on average
     double m_accepted = 1;
-    std::vector<double> m_gridBatch, m_gridTime; // priced decode steps, ascending batch
+    std::vector<double> m_gridBatch; // the batches decode steps are priced at, ascending
+    // Decode replicas that run alike: all of them, or without stragglers the healthy ones and
+    // each straggler's replica (classes by the slowdown of their stages).
+    struct ReplicaClass
+    {
+        std::vector<double> slowdown; // per stage; empty: healthy
+        std::vector<int> replicas;    // decode replica indices (among those in service)
+        PassCost prefill;             // one request's prefill for this class's requests
+        std::vector<double> gridTime; // decode steps at m_gridBatch
+        ThroughputResult throughput;
+    };
+    std::vector<ReplicaClass> m_classes;
+    std::size_t m_slowestClass = 0; // the class with the longest TPOT
+    // The pools as the layout holds them (m_setup's keep the replicas in service).
+    ServingPoolShape m_heldPrefill, m_heldDecode;
+    int m_heldGpus = 0;
+    std::vector<int> m_outPrefill, m_outDecode; // replicas out of service (the layout's indices)
+    double m_loadScale = 1; // closed loop: in flight per replica, for the same load
     ThroughputResult m_throughput;
     PassCost m_step; // the decode step at the served batch
     // Link bytes by kind: one decode step's (every replica), one request's (prefill

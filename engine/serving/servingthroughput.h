@@ -16,7 +16,10 @@ struct ThroughputInputs
 {
     bool disaggregated = false;
     ServingPhase phase = ServingPhase::Both;
-    int prefillReplicas = 1, decodeReplicas = 1;
+    // Prefill replicas: a share of the pool when the decode replicas are solved in classes
+    // (replicas that run at different speeds, each class with its share of the requests).
+    double prefillReplicas = 1;
+    int decodeReplicas = 1;
     int prefillServers = 1; // prefills one prefill replica runs at once (its attention-DP ranks)
     double inputTokens = 1, outputTokens = 1;
     double accepted = 1;    // tokens a decode step yields per request

@@ -40,10 +40,18 @@ std::vector<LinkChange> linksWithChangedBytes(const Evaluation &a,
                                               const Evaluation &b,
                                               std::size_t count)
 {
+    if (!a.links || !b.links)
+        return {};
+    return linksWithChangedBytes(*a.links, *b.links, count);
+}
+
+std::vector<LinkChange> linksWithChangedBytes(const LinkLoads &la,
+                                              const LinkLoads &lb,
+                                              std::size_t count)
+{
     std::vector<LinkChange> out;
-    if (!a.links || !b.links || a.links->size() != b.links->size())
+    if (la.size() != lb.size())
         return out;
-    const LinkLoads &la = *a.links, &lb = *b.links;
     for (std::size_t i = 0; i < la.size(); ++i) {
         const double before = double(la.bytesUp[i]) + la.bytesDown[i];
         const double after = double(lb.bytesUp[i]) + lb.bytesDown[i];

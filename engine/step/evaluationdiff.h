@@ -29,6 +29,10 @@ std::vector<LinkChange> mostChangedLinks(const Evaluation &a,
 std::vector<LinkChange> linksWithChangedBytes(const Evaluation &a,
                                               const Evaluation &b,
                                               std::size_t count);
+// The same on two sets of link loads (a serving decode step's, say) of the same links.
+std::vector<LinkChange> linksWithChangedBytes(const LinkLoads &a,
+                                              const LinkLoads &b,
+                                              std::size_t count);
 
 // "+41% step time", "-3% step time", "no change": how `after` differs from `before` in words.
 std::string describeChange(double before, double after, const std::string &what);

@@ -27,9 +27,11 @@ class TestFaultCli : public QObject
     }
 
     // The GMI-style H200 cluster with `faults` (a JSON array), written to the temporary folder.
-    QString withFaults(const QByteArray &faults)
+    QString withFaults(const QByteArray &faults,
+                       const QString &source = QStringLiteral(RAILYARD_TEST_DATA
+                                                              "/gmi-h200-cluster.railyard.json"))
     {
-        QFile in(QStringLiteral(RAILYARD_TEST_DATA "/gmi-h200-cluster.railyard.json"));
+        QFile in(source);
         if (!in.open(QIODevice::ReadOnly))
             return {};
         QJsonObject doc = QJsonDocument::fromJson(in.readAll()).object();
@@ -152,6 +154,66 @@ private Q_SLOTS:
         QCOMPARE(r.exitCode, 1);
         QVERIFY2(r.err.contains(QStringLiteral("every uplink of leaf 3 is down")),
                  qPrintable(r.err));
+    }
+
+    void servingLayoutWithFaults()
+    {
+        // The Llama 70B TP8 x 2 serving layout with GPU 3 out: the serving report, then what
+        // the fault costs (text), and in JSON the serving metrics before and after.
+        const QString serving = QStringLiteral(RAILYARD_SOURCE_DIR
+                                               "/layouts/serving-llama70b-tp8-h100.railyard.json");
+        const QString file = withFaults(R"([{"device": "GPU 3"}])", serving);
+        const Run text = run({QStringLiteral("evaluate"), file});
+        QVERIFY2(text.exitCode == 0, qPrintable(text.err));
+        QVERIFY2(text.out.contains(QStringLiteral("tpot_s")), qPrintable(text.out));
+        QVERIFY2(text.out.contains(QStringLiteral("left service")), qPrintable(text.out));
+        const Run r = run({QStringLiteral("evaluate"), file, QStringLiteral("--json")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QJsonObject o = json(r);
+        const QJsonObject faults = o.value(QStringLiteral("faults")).toObject();
+        QCOMPARE(faults.value(QStringLiteral("serving")).toBool(), true);
+        const QJsonObject metrics = faults.value(QStringLiteral("metrics")).toObject();
+        const QJsonObject perGpu = metrics.value(QStringLiteral("output_tokens_per_s_per_gpu"))
+                                           .toObject();
+        QVERIFY(perGpu.value(QStringLiteral("after")).toDouble()
+                < perGpu.value(QStringLiteral("before")).toDouble());
+        QVERIFY(metrics.contains(QStringLiteral("tpot_s")));
+        QVERIFY(metrics.contains(QStringLiteral("ttft_s")));
+
+        // --what-if on a serving layout ranks by tokens/s per GPU lost, with TPOT and TTFT.
+        const Run w = run({QStringLiteral("evaluate"),
+                           serving,
+                           QStringLiteral("--what-if"),
+                           QStringLiteral("gpus"),
+                           QStringLiteral("--json")});
+        QVERIFY2(w.exitCode == 0, qPrintable(w.err));
+        const QJsonObject sweep = json(w);
+        QCOMPARE(sweep.value(QStringLiteral("serving")).toBool(), true);
+        QCOMPARE(sweep.value(QStringLiteral("candidates")).toInt(), 16);
+        QCOMPARE(sweep.value(QStringLiteral("priced")).toInt(), 2);
+        const QJsonObject first = sweep.value(QStringLiteral("ranked")).toArray()[0].toObject();
+        QVERIFY(first.contains(QStringLiteral("tpot_s")));
+        QVERIFY(first.value(QStringLiteral("cost")).toDouble() > 0.1);
+        const Run wt = run(
+                {QStringLiteral("evaluate"), serving, QStringLiteral("--what-if=leaves")});
+        QVERIFY2(wt.exitCode == 0, qPrintable(wt.err));
+        QVERIFY2(wt.out.contains(QStringLiteral("baseline TPOT")), qPrintable(wt.out));
+    }
+
+    void servingBadFaultNamesTheKey()
+    {
+        const QString serving = QStringLiteral(RAILYARD_SOURCE_DIR
+                                               "/layouts/serving-llama70b-tp8-h100.railyard.json");
+        const QString file = withFaults(R"([{"device": "leaf 99"}])", serving);
+        for (const QStringList &extra :
+             {QStringList{}, QStringList{QStringLiteral("--what-if"), QStringLiteral("spines")}}) {
+            const Run r = run(QStringList{QStringLiteral("evaluate"), file} + extra);
+            QCOMPARE(r.exitCode, 1);
+            QVERIFY2(r.err.contains(file
+                                    + QStringLiteral(": /cluster/faults/0/device: no device "
+                                                     "\"leaf 99\"")),
+                     qPrintable(r.err));
+        }
     }
 
     void usageErrors_data()

@@ -478,6 +478,103 @@ private Q_SLOTS:
         QVERIFY(doc->layout().cluster.faults.empty());
     }
 
+    void servingLayoutFailedFromTheMenuRepricedAndRecovered()
+    {
+        // The Llama 70B TP8 x 2 serving layout: right-click GPU 3 > Fail. Its replica leaves
+        // service; the serving numbers re-price (the other replica takes 64 in flight), the
+        // fault is drawn, the Fault dock gives TPOT and tokens/s per GPU before and after; undo
+        // restores the layout to the byte, and the fault survives a save and reopen.
+        QString error;
+        auto doc = Document::load(QStringLiteral(
+                                          RAILYARD_SOURCE_DIR
+                                          "/layouts/serving-llama70b-tp8-h100.railyard.json"),
+                                  &error);
+        QVERIFY2(doc, qPrintable(error));
+        QVERIFY(doc->layout().isServing());
+        Canvas c(doc.get());
+        const engine::ServingEvaluation *healthy = doc->servingEvaluation();
+        QVERIFY(healthy && healthy->ok);
+        const double healthyTps = healthy->outputTokensPerS;
+        const QByteArray healthyText = doc->toText();
+        const int gpu = deviceNamed(*doc, "GPU 3");
+        QVERIFY(gpu >= 0);
+        QVERIFY(triggerContextAction(c.view,
+                                     c.scene.geometry().deviceRect(gpu).center(),
+                                     QStringLiteral("actionFail")));
+        QCOMPARE(doc->undoStack()->count(), 1);
+        QCOMPARE(doc->layout().cluster.faults.size(), std::size_t(1));
+        const engine::ServingEvaluation *faulted = doc->servingEvaluation();
+        QVERIFY2(faulted && faulted->ok, faulted ? faulted->error.c_str() : "none");
+        QCOMPARE(faulted->replicasOutOfService, std::vector<int>{0});
+        QVERIFY(faulted->outputTokensPerS < healthyTps);
+        const double faultedTps = faulted->outputTokensPerS;
+        FaultMarksItem *marks = faultMarks(c.scene);
+        QVERIFY(marks);
+        QCOMPARE(marks->downDeviceCount(), 1);
+
+        FaultPanel panel;
+        QSignalSpy shown(&panel, &FaultPanel::impactShown);
+        panel.setDocument(doc.get());
+        QVERIFY(shown.count() > 0 || shown.wait(120000));
+        const engine::FaultImpact *impact = panel.impact();
+        QVERIFY(impact && impact->serving && impact->priced());
+        QVERIFY(panel.summaryLabel()->text().contains(QStringLiteral("TPOT")));
+        QVERIFY(panel.summaryLabel()->text().contains(QStringLiteral("Output tokens/s per GPU")));
+        QVERIFY(panel.summaryLabel()->text().contains(QStringLiteral("left service")));
+        QVERIFY(panel.breakdownTable()->rowCount() > 0);
+
+        // Save and reopen: the fault and the numbers are the same.
+        const QByteArray faultedText = doc->toText();
+        auto reopened = Document::fromText(faultedText, QStringLiteral("saved"), &error);
+        QVERIFY2(reopened, qPrintable(error));
+        QCOMPARE(reopened->layout().cluster.faults, doc->layout().cluster.faults);
+        QCOMPARE(reopened->servingEvaluation()->outputTokensPerS, faultedTps);
+
+        // Undo: the healthy layout to the byte, re-priced; redo fails it again.
+        doc->undoStack()->undo();
+        QCOMPARE(doc->toText(), healthyText);
+        QCOMPARE(doc->servingEvaluation()->outputTokensPerS, healthyTps);
+        QVERIFY(!faultMarks(c.scene));
+        doc->undoStack()->redo();
+        QCOMPARE(doc->servingEvaluation()->outputTokensPerS, faultedTps);
+    }
+
+    void servingStragglerRecoveryIsOneUndoStep()
+    {
+        // GPU 3 twice as slow: dropping its replica (the other serving 64 in flight) serves
+        // more than both together, applied from the dock as one undo step.
+        QString error;
+        auto doc = Document::load(QStringLiteral(
+                                          RAILYARD_SOURCE_DIR
+                                          "/layouts/serving-llama70b-tp8-h100.railyard.json"),
+                                  &error);
+        QVERIFY2(doc, qPrintable(error));
+        engine::Fault f;
+        f.device = "GPU 3";
+        f.state = engine::FaultState::Degraded;
+        f.slowdown = 2.0;
+        QVERIFY(faultmenu::applyFaults(doc.get(), {f}, QStringLiteral("Slow down GPU 3"), nullptr));
+        FaultPanel panel;
+        QSignalSpy shown(&panel, &FaultPanel::impactShown);
+        panel.setDocument(doc.get());
+        QVERIFY(shown.count() > 0 || shown.wait(120000));
+        const engine::FaultImpact *impact = panel.impact();
+        QVERIFY(impact && impact->recovery);
+        QVERIFY(panel.recoveryLabel()->text().contains(QStringLiteral("TPOT")));
+        QVERIFY(panel.applyButton()->isEnabled());
+        const double expected = impact->recovery->tokensPerS;
+        const QByteArray faultedText = doc->toText();
+        const int steps = doc->undoStack()->count();
+        panel.applyButton()->click();
+        QCOMPARE(doc->undoStack()->count(), steps + 1);
+        QCOMPARE(doc->layout().dataParallel(), 1);
+        QCOMPARE(*doc->layout().serving->concurrency, 64);
+        QCOMPARE(doc->layout().cluster.faults.size(), std::size_t(1));
+        RAILYARD_COMPARE_NEAR(doc->servingEvaluation()->outputTokensPerS, expected, 1e-9);
+        doc->undoStack()->undo();
+        QCOMPARE(doc->toText(), faultedText);
+    }
+
     void sweepRanksASpineAboveANic()
     {
         // On the DP-heavy job a spine down costs more than any single NIC (tst_faultsweep:

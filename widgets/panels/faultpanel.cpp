@@ -57,6 +57,22 @@ QString metricName(const std::string &key)
 {
     if (key == "step_time_s")
         return FaultPanel::tr("Step time");
+    if (key == "tpot_s")
+        return FaultPanel::tr("TPOT");
+    if (key == "ttft_s")
+        return FaultPanel::tr("TTFT");
+    if (key == "slowest_tpot_s")
+        return FaultPanel::tr("Slowest replica's TPOT");
+    if (key == "output_tokens_per_s_per_gpu")
+        return FaultPanel::tr("Output tokens/s per GPU");
+    if (key == "tokens_per_s_per_user")
+        return FaultPanel::tr("Tokens/s per user");
+    if (key == "output_tokens_per_s")
+        return FaultPanel::tr("Output tokens/s");
+    if (key == "requests_per_s")
+        return FaultPanel::tr("Requests/s");
+    if (key == "cost_per_million_output_tokens")
+        return FaultPanel::tr("$ per million output tokens");
     if (key == "tokens_per_s")
         return FaultPanel::tr("Tokens/s");
     if (key == "mfu")
@@ -68,12 +84,15 @@ QString metricName(const std::string &key)
 
 QString metricValue(const std::string &key, double v)
 {
-    if (key == "step_time_s")
+    if (key == "step_time_s" || key == "tpot_s" || key == "ttft_s" || key == "slowest_tpot_s")
         return seconds(v);
     if (key == "mfu")
         return pct(v);
-    if (key == "cost_per_million_tokens")
+    if (key == "cost_per_million_tokens" || key == "cost_per_million_output_tokens")
         return QStringLiteral("$%1").arg(QLocale().toString(v, 'f', 2));
+    if (key == "tokens_per_s_per_user" || key == "output_tokens_per_s_per_gpu"
+        || key == "requests_per_s")
+        return QLocale().toString(v, 'f', 1);
     return QLocale().toString(v, 'f', 0);
 }
 
@@ -440,9 +459,8 @@ void FaultPanel::showImpact()
         m_recovery->setText(QString());
         return;
     }
-    if (!a.healthy.ok || !a.faulted.ok) {
-        m_summary->setText(tr("Cannot price the job: %1")
-                                   .arg(text(a.healthy.ok ? a.faulted.error : a.healthy.error)));
+    if (!a.priced()) {
+        m_summary->setText(tr("Cannot price the job: %1").arg(text(a.error())));
         m_recovery->setText(QString());
         return;
     }
@@ -452,6 +470,8 @@ void FaultPanel::showImpact()
                               metricValue(m.key, m.before),
                               metricValue(m.key, m.after),
                               text(engine::describeChange(m.before, m.after, "")));
+    for (const std::string &j : a.jobChanges)
+        lines << tr("Job: %1").arg(text(j));
     // A rail down reroutes a GPU in every server: the first few, the rest in the tooltip.
     constexpr std::size_t kReroutedShown = 3;
     QStringList rerouted;
@@ -465,6 +485,15 @@ void FaultPanel::showImpact()
     m_summary->setText(lines.join(QLatin1Char('\n')));
     m_summary->setToolTip(rerouted.join(QLatin1Char('\n')));
 
+    m_breakdown->setHorizontalHeaderLabels(
+            {a.serving ? tr("Part (decode step, prefill)") : tr("Exposed"),
+             tr("Healthy"),
+             tr("Faulted"),
+             tr("\u0394")});
+    m_links->setHorizontalHeaderLabels(
+            {tr("Link"),
+             tr("Utilization"),
+             a.serving ? tr("Bytes per decode step") : tr("Bytes per step")});
     int row = 0;
     for (const engine::BreakdownChange &b : a.breakdown) {
         if (b.before == 0 && b.after == 0)
@@ -504,11 +533,18 @@ void FaultPanel::showImpact()
 
     if (a.recovery) {
         const engine::Recovery &r = *a.recovery;
-        QString s = tr("%1\nStep %2, %3 of the lost throughput back.\nPrice: %4")
-                            .arg(text(r.summary),
-                                 seconds(r.stepTimeS),
-                                 pct(r.recovered),
-                                 text(r.price));
+        QString s = a.serving ? tr("%1\nTPOT %2, TTFT %3, %4 of the lost output tokens/s back.\n"
+                                   "Price: %5")
+                                        .arg(text(r.summary),
+                                             seconds(r.stepTimeS),
+                                             seconds(r.ttftS),
+                                             pct(r.recovered),
+                                             text(r.price))
+                              : tr("%1\nStep %2, %3 of the lost throughput back.\nPrice: %4")
+                                        .arg(text(r.summary),
+                                             seconds(r.stepTimeS),
+                                             pct(r.recovered),
+                                             text(r.price));
         if (r.healthyGain > 0)
             s += QLatin1Char('\n')
                  + tr("The same change makes the healthy job %1 faster too: the layout's own "
@@ -532,6 +568,7 @@ bool FaultPanel::applyRecovery()
     after.parallel = r.layout.parallel;
     after.training.globalBatch = r.layout.training.globalBatch;
     after.mapping = r.layout.mapping;
+    after.serving = r.layout.serving; // serving: the replicas and the requests in flight
     const QString what = tr("Apply recovery: %1").arg(text(r.summary));
     if (const QString problem = Document::checkLayout(after); !problem.isEmpty()) {
         auto *box = new QMessageBox(QMessageBox::Warning,
@@ -643,17 +680,25 @@ void FaultPanel::showSweep()
         m_ranked->hide();
         return;
     }
-    QString status = tr("Baseline step %1; %2 candidates, %3 priced in %4%5.")
+    QString status = (s.serving ? tr("Baseline TPOT %1, TTFT %6, %7 output tokens/s per GPU; %2 "
+                                     "candidates, %3 priced in %4%5.")
+                                : tr("Baseline step %1; %2 candidates, %3 priced in %4%5."))
                              .arg(seconds(s.baselineStepS))
                              .arg(s.candidates)
                              .arg(s.priced)
                              .arg(seconds(s.elapsedS), s.cancelled ? tr(" (cancelled)") : QString());
+    if (s.serving)
+        status = status.arg(seconds(s.baselineTtftS),
+                            QLocale().toString(s.baselineTokensPerS, 'f', 1));
     for (const std::string &n : s.symmetry)
         status += QLatin1Char('\n') + tr("Symmetry: %1").arg(text(n));
     if (m_sweepStale)
         status += QLatin1Char('\n')
                   + tr("The layout changed since: run again to rank it as it is.");
     m_sweepStatus->setText(status);
+    m_ranked->setHorizontalHeaderLabels(
+            s.serving ? QStringList{tr("#"), tr("Fails"), tr("TPOT"), tr("Tokens/s per GPU")}
+                      : QStringList{tr("#"), tr("Fails"), tr("Step"), tr("Throughput")});
     const int rows = std::min<int>(kSweepRows, static_cast<int>(s.ranked.size()));
     m_ranked->setRowCount(rows);
     for (int row = 0; row < rows; ++row) {
@@ -664,7 +709,10 @@ void FaultPanel::showSweep()
             name->setToolTip(tr("Priced as %1 (the same by symmetry)").arg(text(e.pricedAs)));
         m_ranked->setItem(row, 1, name);
         if (e.ok) {
-            m_ranked->setItem(row, 2, cell(seconds(e.stepTimeS), true));
+            QTableWidgetItem *step = cell(seconds(e.stepTimeS), true);
+            if (s.serving)
+                step->setToolTip(tr("TTFT %1").arg(seconds(e.ttftS)));
+            m_ranked->setItem(row, 2, step);
             m_ranked->setItem(row,
                               3,
                               cell((e.costFraction > 0 ? QStringLiteral("\u2212")
