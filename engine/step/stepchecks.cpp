@@ -16,8 +16,8 @@ bool StepModel::validate()
 {
     if (m_layout.serving) {
         m_result.error = "the layout describes a serving workload (\"serving\"), not a training "
-                         "step: serving workloads are priced in the command line (railyard "
-                         "evaluate FILE); the panels come next";
+                         "step: it is priced by the serving model (TTFT, TPOT, tokens/s), "
+                         "not as a training step";
         return false;
     }
     if (!m_layout.model) {
