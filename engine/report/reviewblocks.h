@@ -5,6 +5,7 @@
 
 #include "layout/layout.h"
 #include "report/reviewreport.h"
+#include "step/evaluate.h"
 #include "topology/topology.h"
 
 #include <string>
@@ -32,5 +33,12 @@ ReviewBlock table(std::vector<std::string> columns,
                   std::vector<std::vector<std::string>> rows,
                   std::string caption = {});
 ReviewBlock bullets(std::vector<std::string> items);
+
+// "Warnings": severity, message and cost, the cost also as a share (`share`, "of the step") of
+// `wholeS` seconds.
+ReviewSection warningsSection(const std::vector<Warning> &warnings,
+                              double wholeS,
+                              const char *share,
+                              const char *costColumn);
 
 } // namespace railyard::engine::reviewblocks

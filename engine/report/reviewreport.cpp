@@ -120,6 +120,32 @@ ReviewBlock bullets(std::vector<std::string> items)
     return b;
 }
 
+ReviewSection warningsSection(const std::vector<Warning> &warnings,
+                              double wholeS,
+                              const char *share,
+                              const char *costColumn)
+{
+    ReviewSection s;
+    s.heading = "Warnings";
+    if (warnings.empty()) {
+        s.blocks.push_back(paragraph("No placement or configuration warnings."));
+        return s;
+    }
+    std::vector<std::vector<std::string>> rows;
+    for (const Warning &w : warnings) {
+        std::string cost = "not priced";
+        if (w.costS > 0)
+            cost = "+" + formatSeconds(w.costS)
+                   + (wholeS > 0
+                              ? " (" + formatNumber(100 * w.costS / wholeS, 2) + "% " + share + ")"
+                              : std::string());
+        rows.push_back({severityName(w.severity), plain(w.message), cost});
+    }
+    s.blocks.push_back(
+            table({"Severity", "Warning", costColumn}, {false, false, true}, std::move(rows)));
+    return s;
+}
+
 } // namespace reviewblocks
 
 namespace {
@@ -387,29 +413,6 @@ ReviewSection linksSection(const Evaluation &e, const Topology &t, std::size_t c
     return s;
 }
 
-ReviewSection warningsSection(const Evaluation &e)
-{
-    ReviewSection s;
-    s.heading = "Warnings";
-    if (e.warnings.empty()) {
-        s.blocks.push_back(paragraph("No placement or configuration warnings."));
-        return s;
-    }
-    std::vector<std::vector<std::string>> rows;
-    for (const Warning &w : e.warnings) {
-        std::string cost = "not priced";
-        if (w.costS > 0)
-            cost = "+" + formatSeconds(w.costS)
-                   + (e.stepTimeS > 0 ? " (" + formatNumber(100 * w.costS / e.stepTimeS, 2)
-                                                + "% of the step)"
-                                      : std::string());
-        rows.push_back({severityName(w.severity), plain(w.message), cost});
-    }
-    s.blocks.push_back(
-            table({"Severity", "Warning", "Cost per step"}, {false, false, true}, std::move(rows)));
-    return s;
-}
-
 ReviewSection comparisonSection(const ReviewInput &in)
 {
     const Evaluation &a = *in.pinned, &b = *in.evaluation;
@@ -528,7 +531,7 @@ ReviewReport makeReviewReport(const ReviewInput &in)
     r.sections.push_back(timelineSection(e));
     r.sections.push_back(memorySection(e));
     r.sections.push_back(linksSection(e, *in.topology, in.busiestLinks));
-    r.sections.push_back(warningsSection(e));
+    r.sections.push_back(warningsSection(e.warnings, e.stepTimeS, "of the step", "Cost per step"));
     if (a)
         r.sections.push_back(comparisonSection(in));
     r.sections.push_back(assumptionsSection(e));

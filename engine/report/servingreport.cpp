@@ -116,6 +116,21 @@ std::vector<ServingTierSummary> summarizeServingLinks(const Topology &t, const S
     return out;
 }
 
+const std::array<ServingPartName, 8> &servingParts()
+{
+    static const std::array<ServingPartName, 8> parts = {{
+            {"Compute", &ServingBreakdown::compute},
+            {"Weights read", &ServingBreakdown::weightsRead},
+            {"Attention", &ServingBreakdown::attention},
+            {"TP", &ServingBreakdown::tp},
+            {"EP", &ServingBreakdown::ep},
+            {"PP", &ServingBreakdown::pp},
+            {"KV transfer", &ServingBreakdown::kvTransfer},
+            {"Overhead", &ServingBreakdown::overhead},
+    }};
+    return parts;
+}
+
 std::vector<int> busiestServingLinks(const ServingLinks &l, std::size_t count)
 {
     const std::size_t n = l.decodeStep.utilization.size();
@@ -360,16 +375,7 @@ void writeServingMarkdown(std::ostream &out,
     s += "\n## Where the time goes (seconds)\n\nOne decode step of the batch; one request's "
          "prefill (with its KV transfer when disaggregated). TTFT adds "
          + sec(e.ttftWaitS) + " of waiting.\n\n| Part | Decode step | Prefill |\n|---|---:|---:|\n";
-    const std::pair<const char *, double ServingBreakdown::*> parts[]
-            = {{"Compute", &ServingBreakdown::compute},
-               {"Weights read", &ServingBreakdown::weightsRead},
-               {"Attention", &ServingBreakdown::attention},
-               {"TP", &ServingBreakdown::tp},
-               {"EP", &ServingBreakdown::ep},
-               {"PP", &ServingBreakdown::pp},
-               {"KV transfer", &ServingBreakdown::kvTransfer},
-               {"Overhead", &ServingBreakdown::overhead}};
-    for (const auto &[name, member] : parts)
+    for (const auto &[name, member] : servingParts())
         s += std::string("| ") + name + " | " + sec(e.decode.*member) + " | "
              + sec(e.prefill.*member) + " |\n";
     s += "| Total | " + sec(e.decode.sum()) + " | " + sec(e.prefill.sum()) + " |\n";

@@ -5,6 +5,7 @@
 #include "serving/servingevaluate.h"
 #include "topology/topology.h"
 
+#include <array>
 #include <cstddef>
 #include <iosfwd>
 #include <string>
@@ -51,6 +52,14 @@ std::vector<ServingTierSummary> summarizeServingLinks(const Topology &topology,
 // The `count` busiest links: highest decode-step utilization first, then most bytes per
 // request, then lowest id; only links that carry something.
 std::vector<int> busiestServingLinks(const ServingLinks &links, std::size_t count);
+// The parts of a ServingBreakdown as the reports list them: "Compute", "Weights read", ...
+struct ServingPartName
+{
+    const char *name;
+    double ServingBreakdown::*member;
+};
+const std::array<ServingPartName, 8> &servingParts();
+
 // A band as the range around its value: "\u00b112%", or "-38% / +62%" when it is a factor.
 std::string servingBandText(const ServingBand &band);
 

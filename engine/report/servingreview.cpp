@@ -129,17 +129,6 @@ const std::array<Metric, 8> &metrics()
     return list;
 }
 
-const std::pair<const char *, double ServingBreakdown::*> kParts[] = {
-        {"Compute", &ServingBreakdown::compute},
-        {"Weights read", &ServingBreakdown::weightsRead},
-        {"Attention", &ServingBreakdown::attention},
-        {"TP", &ServingBreakdown::tp},
-        {"EP", &ServingBreakdown::ep},
-        {"PP", &ServingBreakdown::pp},
-        {"KV transfer", &ServingBreakdown::kvTransfer},
-        {"Overhead", &ServingBreakdown::overhead},
-};
-
 ReviewSection breakdownSection(const ServingEvaluation &e, const ServingEvaluation *a)
 {
     ReviewSection s;
@@ -152,7 +141,7 @@ ReviewSection breakdownSection(const ServingEvaluation &e, const ServingEvaluati
             + (e.tpMethod.empty() ? "" : " TP all-reduces: " + plain(e.tpMethod) + ".")
             + (e.epMethod.empty() ? "" : " MoE dispatch and combine: " + plain(e.epMethod) + ".")));
     std::vector<std::vector<std::string>> rows;
-    for (const auto &[name, member] : kParts) {
+    for (const auto &[name, member] : servingParts()) {
         if (e.decode.*member == 0 && e.prefill.*member == 0
             && (!a || (a->decode.*member == 0 && a->prefill.*member == 0)))
             continue;
@@ -310,24 +299,6 @@ ReviewSection linksSection(const ServingEvaluation &e, const Topology &t, std::s
     return s;
 }
 
-ReviewSection warningsSection(const ServingEvaluation &e)
-{
-    ReviewSection s;
-    s.heading = "Warnings";
-    if (e.warnings.empty()) {
-        s.blocks.push_back(paragraph("No placement or configuration warnings."));
-        return s;
-    }
-    std::vector<std::vector<std::string>> rows;
-    for (const Warning &w : e.warnings)
-        rows.push_back({severityName(w.severity),
-                        plain(w.message),
-                        w.costS > 0 ? "+" + formatSeconds(w.costS) : std::string("not priced")});
-    s.blocks.push_back(
-            table({"Severity", "Warning", "Cost"}, {false, false, true}, std::move(rows)));
-    return s;
-}
-
 ReviewSection comparisonSection(const ServingReviewInput &in, const ServingEvaluation &a)
 {
     const ServingEvaluation &b = *in.evaluation;
@@ -417,7 +388,7 @@ ReviewReport makeServingReviewReport(const ServingReviewInput &in)
     if (resolved && setup.disaggregated)
         r.sections.push_back(poolsSection(setup));
     r.sections.push_back(linksSection(e, *in.topology, in.busiestLinks));
-    r.sections.push_back(warningsSection(e));
+    r.sections.push_back(warningsSection(e.warnings, e.tpotS, "of TPOT", "Cost"));
     if (a)
         r.sections.push_back(comparisonSection(in, *a));
     r.sections.push_back(assumptionsSection(e));

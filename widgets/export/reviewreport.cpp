@@ -167,19 +167,29 @@ private:
     int m_stages = 1;
 };
 
+// The title page's heading, date and source file, for either kind of report.
+void titleLines(const Document &doc,
+                const ReviewReportOptions &options,
+                std::string &title,
+                std::string &date,
+                std::string &source)
+{
+    title = documentTitle(doc).toStdString();
+    date = (options.date.isEmpty()
+                    ? QLocale::c().toString(QDate::currentDate(), QStringLiteral("d MMMM yyyy"))
+                    : options.date)
+                   .toStdString();
+    if (!doc.filePath().isEmpty() && !doc.filePath().startsWith(QLatin1Char(':')))
+        source = QFileInfo(doc.filePath()).fileName().toStdString();
+}
+
 engine::ReviewReport makeServingReport(const Document &doc, const ReviewReportOptions &options)
 {
     engine::ServingReviewInput in;
     in.layout = &doc.layout();
     in.topology = &doc.topology();
     in.evaluation = doc.servingEvaluation();
-    in.title = documentTitle(doc).toStdString();
-    in.date = (options.date.isEmpty()
-                       ? QLocale::c().toString(QDate::currentDate(), QStringLiteral("d MMMM yyyy"))
-                       : options.date)
-                      .toStdString();
-    if (!doc.filePath().isEmpty() && !doc.filePath().startsWith(QLatin1Char(':')))
-        in.source = QFileInfo(doc.filePath()).fileName().toStdString();
+    titleLines(doc, options, in.title, in.date, in.source);
     in.pinnedLayout = options.pinnedServing ? options.pinnedLayout : nullptr;
     in.pinned = options.pinnedServing;
     in.pinnedSource = options.pinnedSource.toStdString();
@@ -194,13 +204,7 @@ engine::ReviewReport makeReport(const Document &doc, const ReviewReportOptions &
     in.layout = &doc.layout();
     in.topology = &doc.topology();
     in.evaluation = &doc.evaluation();
-    in.title = documentTitle(doc).toStdString();
-    in.date = (options.date.isEmpty()
-                       ? QLocale::c().toString(QDate::currentDate(), QStringLiteral("d MMMM yyyy"))
-                       : options.date)
-                      .toStdString();
-    if (!doc.filePath().isEmpty() && !doc.filePath().startsWith(QLatin1Char(':')))
-        in.source = QFileInfo(doc.filePath()).fileName().toStdString();
+    titleLines(doc, options, in.title, in.date, in.source);
     in.pinnedLayout = options.pinnedLayout;
     in.pinned = options.pinned;
     in.pinnedSource = options.pinnedSource.toStdString();
