@@ -252,7 +252,9 @@ const char *kEvaluateHelp
           "       railyard evaluate FILE --what-if leaves|spines|nics|links|gpus [--top N] "
           "[--threads N] [--json]\n"
           "\n"
-          "Prices one training step of the layout FILE's workload on its cluster: step time and "
+          "Prices one training step of the layout FILE's workload on its cluster (or, for a "
+          "serving\n"
+          "layout, its decode step and prefill: see below): step time and "
           "its\n"
           "breakdown (exposed seconds), tokens/s, MFU, memory per GPU, cost, the load on the "
           "links\n"
@@ -580,8 +582,9 @@ std::string usage()
            "       railyard plan FILE [--top N] [--objective OBJ] [--json] | --buy [options]\n"
            "       railyard --help | --version\n"
            "\n"
-           "Railyard shows where a distributed training job's traffic goes on a GPU cluster and\n"
-           "what it costs. Subcommands run without a display; `railyard SUBCOMMAND --help`\n"
+           "Railyard shows where a distributed training or serving job's traffic goes on a GPU\n"
+           "cluster and what it costs. Subcommands run without a display; `railyard SUBCOMMAND "
+           "--help`\n"
            "describes each. Exit status: 0 success, 1 bad input, 2 usage error.\n";
 }
 

@@ -45,8 +45,11 @@ const char *kExportHelp
           "part\n"
           "of it at full detail.\n"
           "  .md              the priced step as a Markdown report (numbers, breakdown, links, "
-          "warnings)\n"
-          "  .csv             the load on every link with traffic, one row per link\n"
+          "warnings);\n"
+          "                   serving: TTFT, TPOT and tokens/s with their bands, the decode step\n"
+          "                   and prefill, memory per GPU, pools, the hottest links, warnings\n"
+          "  .csv             the load on every link with traffic, one row per link (serving: per\n"
+          "                   decode step, and bytes_per_request)\n"
           "  .json            every number (evaluate --json with every link)\n"
           "With -o - the Markdown report goes to standard output.\n"
           "  -o, --output OUT  the file to write (replaced whole, never left half written)\n"
@@ -62,8 +65,9 @@ const char *kExportHelp
           "                    height), not bounded to 8,192 pixels\n"
           "  --width N         PNG only: N pixels wide (16 to 32768), the height in proportion\n"
           "  --all-links       Markdown and CSV: every link, idle ones included\n"
-          "  --at SECONDS      the link load at that moment of the step: a diagram draws it, a\n"
-          "                    report adds utilization_at per link (JSON also at_s)\n"
+          "  --at SECONDS      the link load at that moment of the step (of the decode step on a\n"
+          "                    serving layout): a diagram draws it, a report adds utilization_at\n"
+          "                    per link (JSON also at_s)\n"
           "  --report          a design-review report: an A4 PDF (title page, the diagram, the "
           "step\n"
           "                    breakdown, timeline and memory per stage, the hottest links, the\n"
@@ -150,21 +154,27 @@ void writeReport(const std::string &format,
     const Layout layout = readLayoutFile(file);
     const Topology topology = detail::topologyOf(layout.cluster, file);
     if (layout.isServing()) {
-        // Serving: the JSON report (evaluate --json's) with every link; Markdown, CSV and
-        // moments of a serving timeline come next.
-        if (format != "json" || at >= 0)
-            throw InputError(file,
-                             "",
-                             "a serving workload is exported as .json for now (railyard "
-                             "evaluate FILE --json prints the same); .md, .csv and --at come next");
         const ServingEvaluation e = evaluateServing(layout, topology);
         if (!e.ok)
             throw InputError(file, "", "cannot price this serving workload: " + e.error);
+        if (at > e.decodeStepS)
+            throw InputError(file,
+                             "",
+                             "--at " + formatSeconds(at)
+                                     + " is past the end of the decode step, which lasts "
+                                     + formatSeconds(e.decodeStepS)
+                                     + "; give a time from 0 to the decode step's time");
         ReportOptions report;
         report.title = layout.title.empty() ? file : layout.title;
-        report.links = LinkListing::All;
+        report.links = format == "json" || allLinks ? LinkListing::All : LinkListing::Busiest;
+        report.at = at;
         writeToOutput(output, file, out, err, [&](std::ostream &s) {
-            writeServingJson(s, e, topology, report);
+            if (format == "md")
+                writeServingMarkdown(s, layout, e, topology, report);
+            else if (format == "csv")
+                writeServingCsv(s, e, topology, allLinks, at);
+            else
+                writeServingJson(s, e, topology, report);
         });
         return;
     }

@@ -262,8 +262,9 @@ void MainWindow::createActions()
                               QMessageBox::about(this,
                                                  tr("About Railyard"),
                                                  tr("<b>Railyard %1</b><p>Where a distributed "
-                                                    "training job's traffic goes on a GPU cluster, "
-                                                    "and what it costs.</p><p>Apache-2.0</p>")
+                                                    "training or serving job's traffic goes on a "
+                                                    "GPU cluster, and what it costs.</p>"
+                                                    "<p>Apache-2.0</p>")
                                                          .arg(QStringLiteral(RAILYARD_VERSION)));
                           }),
           "actionAbout");

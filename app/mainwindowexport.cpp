@@ -111,6 +111,8 @@ bool MainWindow::exportReviewReport(const QString &path)
     if (const Document::Snapshot *a = m_document->pinned()) {
         options.pinnedLayout = &a->layout;
         options.pinned = &a->evaluation;
+        if (m_document->isServing())
+            options.pinnedServing = a->serving.get(); // null when A trains: no comparison
         // The pin does not say which file it came from: the report calls it "the pinned state".
     }
     QString error;

@@ -18,9 +18,9 @@ QuickGuide::QuickGuide(const std::function<QString(const char *)> &keyOf, QWidge
     };
     const QString html
             = tr("<h2>Railyard in five minutes</h2>"
-                 "<p>Railyard draws a GPU cluster and prices one training step of a job placed "
-                 "on it: where the traffic goes, what each link carries, and what the step "
-                 "costs.</p>"
+                 "<p>Railyard draws a GPU cluster and prices one training step, or one decode "
+                 "step and prefill of a served model, placed on it: where the traffic goes, "
+                 "what each link carries, and what the step or the token costs.</p>"
                  "<h3>1. Open a cluster</h3>"
                  "<p><b>File &gt; Open Example</b> has the shipped layouts: one HGX server, a "
                  "16-server H200 cluster, GB200 NVL72 racks, Llama&nbsp;3.1 405B on 16,384 GPUs, "

@@ -30,15 +30,8 @@ void appendLinkJson(std::string &s,
 {
     const std::size_t i = static_cast<std::size_t>(id);
     const float up = loads.bytesUp[i], down = loads.bytesDown[i];
-    s += "{\"id\": ";
-    appendNumber(s, id);
-    s += ", \"name\": ";
-    appendJsonString(s, t.linkName(id));
-    s += ", \"kind\": \"";
-    s += toString(t.links()[i].kind);
-    s += "\", \"tier\": \"";
-    s += tiers(linkTier(t, id));
-    s += "\", \"bytes_per_step\": ";
+    appendLinkHead(s, t, tiers, id);
+    s += ", \"bytes_per_step\": ";
     appendNumber(s, double(up) + double(down));
     s += ", \"bytes_up\": ";
     appendNumber(s, double(up));
@@ -96,6 +89,19 @@ std::vector<std::size_t> busiestShares(const TrafficPattern &pattern, std::size_
 }
 
 } // namespace
+
+void reportformat::appendLinkHead(std::string &s, const Topology &t, TierNames &tiers, int id)
+{
+    s += "{\"id\": ";
+    appendNumber(s, id);
+    s += ", \"name\": ";
+    appendJsonString(s, t.linkName(id));
+    s += ", \"kind\": \"";
+    s += toString(t.links()[static_cast<std::size_t>(id)].kind);
+    s += "\", \"tier\": \"";
+    s += tiers(linkTier(t, id));
+    s += '"';
+}
 
 // `"timeline": [...]`, phase by phase, each phase's links on its own lines. With
 // LinkListing::All every link the phase puts bytes on; otherwise its `busiest` links by bytes

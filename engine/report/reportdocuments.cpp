@@ -115,21 +115,23 @@ void writeEvaluationMarkdown(std::ostream &out,
     }
 }
 
-void writeLinkLoadsCsv(
-        std::ostream &out, const Evaluation &e, const Topology &t, bool allLinks, double at)
+void reportformat::writeLoadsCsv(std::ostream &out,
+                                 const LinkLoads &loads,
+                                 const Topology &t,
+                                 bool allLinks,
+                                 const std::vector<float> &moment,
+                                 const std::vector<float> *perRequest)
 {
     Buffered b(out);
     std::string &s = b.text();
-    const std::vector<float> moment = e.links ? linkLoadsAt(e, t, at) : std::vector<float>{};
     s += "id,name,kind,tier,bytes_per_step,bytes_up,bytes_down,utilization,peak_utilization";
-    s += moment.empty() ? "\r\n" : ",utilization_at\r\n";
-    if (!e.links)
-        return;
-    const LinkLoads &loads = *e.links;
+    s += moment.empty() ? "" : ",utilization_at";
+    s += perRequest ? ",bytes_per_request\r\n" : "\r\n";
     TierNames tiers;
     for (std::size_t i = 0; i < loads.size(); ++i) {
         const float up = loads.bytesUp[i], down = loads.bytesDown[i];
-        if (!allLinks && up == 0 && down == 0)
+        const float request = perRequest ? (*perRequest)[i] : 0.0f;
+        if (!allLinks && up == 0 && down == 0 && request == 0)
             continue;
         const int id = static_cast<int>(i);
         appendNumber(s, id);
@@ -139,23 +141,35 @@ void writeLinkLoadsCsv(
         s += toString(t.links()[i].kind);
         s += ',';
         s += tiers(linkTier(t, id));
-        s += ',';
-        appendNumber(s, double(up) + double(down));
-        s += ',';
-        appendNumber(s, double(up));
-        s += ',';
-        appendNumber(s, double(down));
-        s += ',';
-        appendNumber(s, double(loads.utilization[i]));
-        s += ',';
-        appendNumber(s, double(loads.peakUtilization[i]));
+        for (const double v : {double(up) + double(down),
+                               double(up),
+                               double(down),
+                               double(loads.utilization[i]),
+                               double(loads.peakUtilization[i])}) {
+            s += ',';
+            appendNumber(s, v);
+        }
         if (!moment.empty()) {
             s += ',';
             appendNumber(s, double(moment[i]));
         }
+        if (perRequest) {
+            s += ',';
+            appendNumber(s, double(request));
+        }
         s += "\r\n";
         b.maybeFlush();
     }
+}
+
+void writeLinkLoadsCsv(
+        std::ostream &out, const Evaluation &e, const Topology &t, bool allLinks, double at)
+{
+    if (!e.links) {
+        writeLoadsCsv(out, LinkLoads{}, t, allLinks, {});
+        return;
+    }
+    writeLoadsCsv(out, *e.links, t, allLinks, linkLoadsAt(e, t, at));
 }
 
 } // namespace railyard::engine

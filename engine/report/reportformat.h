@@ -159,6 +159,21 @@ inline std::string padded(std::string s, std::size_t width, bool right = false)
     return s;
 }
 
+// The start of one link's one-line JSON object, `{"id": 3, "name": "...", "kind": "nvlink",
+// "tier": "gpu-nvswitch"`, left open for the writer's own keys (report.cpp).
+void appendLinkHead(std::string &s, const Topology &topology, TierNames &tiers, int id);
+
+// The per-link loads as CSV rows (report.h, writeLinkLoadsCsv), for training's step or a
+// serving decode step: `moment` (dense by link id, may be empty) adds utilization_at and
+// `perRequest` (serving: bytes per request, dense by link id, may be null) bytes_per_request;
+// a link with bytes per request counts as loaded. Streams row by row (reportdocuments.cpp).
+void writeLoadsCsv(std::ostream &out,
+                   const LinkLoads &loads,
+                   const Topology &topology,
+                   bool allLinks,
+                   const std::vector<float> &moment,
+                   const std::vector<float> *perRequest = nullptr);
+
 // `"key": [...]`: a timeline's phases with the bytes each puts on its links (report.cpp), after
 // a comma, appended to `s` and flushed through `b` as it grows.
 void appendTimelineJson(std::string &s,

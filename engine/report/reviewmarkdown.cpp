@@ -49,8 +49,9 @@ void writeReviewMarkdown(std::ostream &out, const ReviewReport &r, const std::st
     s += ".\n\n";
     s += "- **Cluster**: " + markdownText(r.cluster) + "\n";
     s += "- **Workload**: " + markdownText(r.workload) + "\n";
-    s += "- **Training**: " + markdownText(r.training) + "\n";
-    s += "- **Step time**: " + markdownText(r.stepTime) + " (" + markdownText(r.stepBand) + ")\n";
+    s += "- **" + markdownText(r.trainingLabel) + "**: " + markdownText(r.training) + "\n";
+    s += "- **" + markdownText(r.stepTimeLabel) + "**: " + markdownText(r.stepTime) + " ("
+         + markdownText(r.stepBand) + ")\n";
     if (!r.comparedWith.empty())
         s += "- **A/B**: " + markdownText(r.comparedWith) + "\n";
     s += "\n";

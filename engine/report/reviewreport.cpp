@@ -6,6 +6,7 @@
 #include "layout/transformer.h"
 #include "report/report.h"
 #include "report/reportformat.h"
+#include "report/reviewblocks.h"
 #include "step/evaluationdiff.h"
 
 #include <algorithm>
@@ -20,10 +21,9 @@
 namespace railyard::engine {
 
 using namespace reportformat;
+using namespace reviewblocks;
 
-namespace {
-
-const char *const kDot = " \u00b7 ";
+namespace reviewblocks {
 
 std::string plain(const std::string &text)
 {
@@ -64,6 +64,91 @@ std::string modelName(const Layout &l)
     return "custom model (" + std::to_string(m.dims.layers) + " layers, hidden "
            + grouped(std::size_t(m.dims.hidden)) + ")";
 }
+
+std::string gib(double v)
+{
+    return formatNumber(v, 3) + " GiB";
+}
+
+// "+12.3%", "-4%", "same"
+std::string relativeChange(double a, double b)
+{
+    if (!(a > 0) || !std::isfinite(a) || !std::isfinite(b))
+        return "";
+    const double rel = (b - a) / a;
+    if (std::fabs(rel) < 0.0005)
+        return "same";
+    return (rel > 0 ? "+" : "") + formatNumber(100 * rel, std::fabs(rel) < 0.1 ? 2 : 3) + "%";
+}
+
+ReviewBlock paragraph(std::string text)
+{
+    ReviewBlock b;
+    b.kind = ReviewBlock::Kind::Paragraph;
+    b.text = std::move(text);
+    return b;
+}
+
+ReviewBlock figure(ReviewFigure f, std::string caption)
+{
+    ReviewBlock b;
+    b.kind = ReviewBlock::Kind::Figure;
+    b.figure = f;
+    b.text = std::move(caption);
+    return b;
+}
+
+ReviewBlock table(std::vector<std::string> columns,
+                  std::vector<bool> numeric,
+                  std::vector<std::vector<std::string>> rows,
+                  std::string caption)
+{
+    ReviewBlock b;
+    b.kind = ReviewBlock::Kind::Table;
+    b.table.columns = std::move(columns);
+    b.table.numeric = std::move(numeric);
+    b.table.rows = std::move(rows);
+    b.text = std::move(caption);
+    return b;
+}
+
+ReviewBlock bullets(std::vector<std::string> items)
+{
+    ReviewBlock b;
+    b.kind = ReviewBlock::Kind::Bullets;
+    b.items = std::move(items);
+    return b;
+}
+
+ReviewSection warningsSection(const std::vector<Warning> &warnings,
+                              double wholeS,
+                              const char *share,
+                              const char *costColumn)
+{
+    ReviewSection s;
+    s.heading = "Warnings";
+    if (warnings.empty()) {
+        s.blocks.push_back(paragraph("No placement or configuration warnings."));
+        return s;
+    }
+    std::vector<std::vector<std::string>> rows;
+    for (const Warning &w : warnings) {
+        std::string cost = "not priced";
+        if (w.costS > 0)
+            cost = "+" + formatSeconds(w.costS)
+                   + (wholeS > 0
+                              ? " (" + formatNumber(100 * w.costS / wholeS, 2) + "% " + share + ")"
+                              : std::string());
+        rows.push_back({severityName(w.severity), plain(w.message), cost});
+    }
+    s.blocks.push_back(
+            table({"Severity", "Warning", costColumn}, {false, false, true}, std::move(rows)));
+    return s;
+}
+
+} // namespace reviewblocks
+
+namespace {
 
 // "llama3.1-405b · TP 8 · PP 16 (VP 4) · DP 128"
 std::string workloadLine(const Layout &l)
@@ -112,22 +197,6 @@ std::string bandText(const StepTimeBand &b)
 std::string tokensText(double tokensPerS)
 {
     return grouped(static_cast<std::size_t>(std::llround(std::max(0.0, tokensPerS))));
-}
-
-std::string gib(double v)
-{
-    return formatNumber(v, 3) + " GiB";
-}
-
-// "+12.3%", "-4%", "same"
-std::string relativeChange(double a, double b)
-{
-    if (!(a > 0) || !std::isfinite(a) || !std::isfinite(b))
-        return "";
-    const double rel = (b - a) / a;
-    if (std::fabs(rel) < 0.0005)
-        return "same";
-    return (rel > 0 ? "+" : "") + formatNumber(100 * rel, std::fabs(rel) < 0.1 ? 2 : 3) + "%";
 }
 
 struct Metric
@@ -184,45 +253,6 @@ const std::pair<const char *, double StepBreakdown::*> kParts[] = {
         {"DP", &StepBreakdown::dp},
         {"Optimizer", &StepBreakdown::optimizer},
 };
-
-ReviewBlock paragraph(std::string text)
-{
-    ReviewBlock b;
-    b.kind = ReviewBlock::Kind::Paragraph;
-    b.text = std::move(text);
-    return b;
-}
-
-ReviewBlock figure(ReviewFigure f, std::string caption)
-{
-    ReviewBlock b;
-    b.kind = ReviewBlock::Kind::Figure;
-    b.figure = f;
-    b.text = std::move(caption);
-    return b;
-}
-
-ReviewBlock table(std::vector<std::string> columns,
-                  std::vector<bool> numeric,
-                  std::vector<std::vector<std::string>> rows,
-                  std::string caption = {})
-{
-    ReviewBlock b;
-    b.kind = ReviewBlock::Kind::Table;
-    b.table.columns = std::move(columns);
-    b.table.numeric = std::move(numeric);
-    b.table.rows = std::move(rows);
-    b.text = std::move(caption);
-    return b;
-}
-
-ReviewBlock bullets(std::vector<std::string> items)
-{
-    ReviewBlock b;
-    b.kind = ReviewBlock::Kind::Bullets;
-    b.items = std::move(items);
-    return b;
-}
 
 ReviewSection breakdownSection(const Evaluation &e, const Evaluation *a)
 {
@@ -383,29 +413,6 @@ ReviewSection linksSection(const Evaluation &e, const Topology &t, std::size_t c
     return s;
 }
 
-ReviewSection warningsSection(const Evaluation &e)
-{
-    ReviewSection s;
-    s.heading = "Warnings";
-    if (e.warnings.empty()) {
-        s.blocks.push_back(paragraph("No placement or configuration warnings."));
-        return s;
-    }
-    std::vector<std::vector<std::string>> rows;
-    for (const Warning &w : e.warnings) {
-        std::string cost = "not priced";
-        if (w.costS > 0)
-            cost = "+" + formatSeconds(w.costS)
-                   + (e.stepTimeS > 0 ? " (" + formatNumber(100 * w.costS / e.stepTimeS, 2)
-                                                + "% of the step)"
-                                      : std::string());
-        rows.push_back({severityName(w.severity), plain(w.message), cost});
-    }
-    s.blocks.push_back(
-            table({"Severity", "Warning", "Cost per step"}, {false, false, true}, std::move(rows)));
-    return s;
-}
-
 ReviewSection comparisonSection(const ReviewInput &in)
 {
     const Evaluation &a = *in.pinned, &b = *in.evaluation;
@@ -524,7 +531,7 @@ ReviewReport makeReviewReport(const ReviewInput &in)
     r.sections.push_back(timelineSection(e));
     r.sections.push_back(memorySection(e));
     r.sections.push_back(linksSection(e, *in.topology, in.busiestLinks));
-    r.sections.push_back(warningsSection(e));
+    r.sections.push_back(warningsSection(e.warnings, e.stepTimeS, "of the step", "Cost per step"));
     if (a)
         r.sections.push_back(comparisonSection(in));
     r.sections.push_back(assumptionsSection(e));

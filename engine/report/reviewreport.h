@@ -54,6 +54,10 @@ struct ReviewReport
     std::string training; // "sequence 8,192 · global batch 2,048 · micro-batch 1 · bf16 · ..."
     std::string stepTime; // "9.21 s"
     std::string stepBand; // "±8.3%: 8.45 s to 9.98 s"
+    // What `training` and `stepTime` are: a serving layout's report shows its serving settings
+    // and TPOT there (servingreport.h, makeServingReviewReport).
+    std::string trainingLabel = "Training";
+    std::string stepTimeLabel = "Step time";
     std::string comparedWith; // with an A/B comparison: what A is, in one line; else empty
     ReviewTable summary;      // the key numbers: quantity, value (and A, change with a pin)
     std::vector<ReviewSection> sections;

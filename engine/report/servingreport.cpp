@@ -36,19 +36,17 @@ Json memoryJson(const ServingMemoryUse &m)
 }
 
 // One link as a one-line JSON object.
-void appendLink(std::string &s, const Topology &t, const ServingLinks &l, TierNames &tiers, int id)
+void appendLink(std::string &s,
+                const Topology &t,
+                const ServingLinks &l,
+                const std::vector<float> &moment,
+                TierNames &tiers,
+                int id)
 {
     const std::size_t i = static_cast<std::size_t>(id);
     const LinkLoads &d = l.decodeStep;
-    s += "{\"id\": ";
-    appendNumber(s, id);
-    s += ", \"name\": ";
-    appendJsonString(s, t.linkName(id));
-    s += ", \"kind\": \"";
-    s += toString(t.links()[i].kind);
-    s += "\", \"tier\": \"";
-    s += tiers(linkTier(t, id));
-    s += "\", \"bytes_per_decode_step\": ";
+    appendLinkHead(s, t, tiers, id);
+    s += ", \"bytes_per_decode_step\": ";
     appendNumber(s, double(d.bytesUp[i]) + double(d.bytesDown[i]));
     s += ", \"bytes_per_request\": ";
     appendNumber(s, double(l.requestBytes[i]));
@@ -56,20 +54,87 @@ void appendLink(std::string &s, const Topology &t, const ServingLinks &l, TierNa
     appendNumber(s, double(d.utilization[i]));
     s += ", \"peak_utilization\": ";
     appendNumber(s, double(d.peakUtilization[i]));
+    if (!moment.empty()) {
+        s += ", \"utilization_at\": ";
+        appendNumber(s, double(moment[i]));
+    }
     s += '}';
 }
 
-// The links to list: every one, or the busiest by utilization (then by bytes per request).
+// The links to list: every one, or the busiest.
 std::vector<int> listed(const ServingLinks &l, const ReportOptions &o)
+{
+    if (o.links != LinkListing::All)
+        return busiestServingLinks(l, o.busiest);
+    std::vector<int> ids(l.decodeStep.utilization.size());
+    for (std::size_t i = 0; i < ids.size(); ++i)
+        ids[i] = static_cast<int>(i);
+    return ids;
+}
+
+Json tiers(const Topology &t, const ServingLinks &l)
+{
+    Json out = Json::array();
+    for (const ServingTierSummary &x : summarizeServingLinks(t, l)) {
+        const LinkTierSummary &s = x.decodeStep;
+        out.push_back({{"tier", s.tier.name()},
+                       {"kind", toString(s.tier.kind)},
+                       {"links", s.links},
+                       {"loaded", s.loaded},
+                       {"bytes_per_decode_step", s.bytesPerStep},
+                       {"bytes_per_request", x.bytesPerRequest},
+                       {"mean_utilization", s.meanUtilization},
+                       {"max_utilization", s.maxUtilization}});
+    }
+    return out;
+}
+
+} // namespace
+
+// The band as the range around the value: "\u00b15%", or "-38% / +62%" (TPOT's is a factor).
+std::string servingBandText(const ServingBand &band)
+{
+    const double mid = 0.5 * (band.lowS + band.highS);
+    if (band.highS <= 0 || mid <= 0)
+        return "\u00b10%";
+    const double value = band.highS / (1 + band.fraction);
+    const double down = 1 - band.lowS / value, up = band.highS / value - 1;
+    if (std::abs(down - up) < 0.005)
+        return "\u00b1" + formatNumber(100 * up, 2) + "%";
+    return "-" + formatNumber(100 * down, 2) + "% / +" + formatNumber(100 * up, 2) + "%";
+}
+
+std::vector<ServingTierSummary> summarizeServingLinks(const Topology &t, const ServingLinks &l)
+{
+    std::vector<double> request(kDeviceKinds * kDeviceKinds * kLinkKinds, 0.0);
+    for (std::size_t i = 0; i < l.requestBytes.size(); ++i)
+        request[static_cast<std::size_t>(tierKey(linkTier(t, static_cast<int>(i))))]
+                += l.requestBytes[i];
+    std::vector<ServingTierSummary> out;
+    for (const LinkTierSummary &s : summarizeLinks(t, l.decodeStep))
+        out.push_back({s, request[static_cast<std::size_t>(tierKey(s.tier))]});
+    return out;
+}
+
+const std::array<ServingPartName, 8> &servingParts()
+{
+    static const std::array<ServingPartName, 8> parts = {{
+            {"Compute", &ServingBreakdown::compute},
+            {"Weights read", &ServingBreakdown::weightsRead},
+            {"Attention", &ServingBreakdown::attention},
+            {"TP", &ServingBreakdown::tp},
+            {"EP", &ServingBreakdown::ep},
+            {"PP", &ServingBreakdown::pp},
+            {"KV transfer", &ServingBreakdown::kvTransfer},
+            {"Overhead", &ServingBreakdown::overhead},
+    }};
+    return parts;
+}
+
+std::vector<int> busiestServingLinks(const ServingLinks &l, std::size_t count)
 {
     const std::size_t n = l.decodeStep.utilization.size();
     std::vector<int> ids;
-    if (o.links == LinkListing::All) {
-        ids.resize(n);
-        for (std::size_t i = 0; i < n; ++i)
-            ids[i] = static_cast<int>(i);
-        return ids;
-    }
     for (std::size_t i = 0; i < n; ++i)
         if (l.decodeStep.utilization[i] > 0 || l.requestBytes[i] > 0)
             ids.push_back(static_cast<int>(i));
@@ -82,7 +147,7 @@ std::vector<int> listed(const ServingLinks &l, const ReportOptions &o)
         const float rb = l.requestBytes[static_cast<std::size_t>(b)];
         return ra != rb ? ra > rb : a < b;
     };
-    const std::size_t keep = std::min(o.busiest, ids.size());
+    const std::size_t keep = std::min(count, ids.size());
     std::partial_sort(ids.begin(),
                       ids.begin() + static_cast<std::ptrdiff_t>(keep),
                       ids.end(),
@@ -91,26 +156,13 @@ std::vector<int> listed(const ServingLinks &l, const ReportOptions &o)
     return ids;
 }
 
-Json tiers(const Topology &t, const ServingLinks &l)
+std::vector<float> servingLoadsAt(const ServingEvaluation &e, const Topology &t, double at)
 {
-    Json out = Json::array();
-    std::vector<double> request(kDeviceKinds * kDeviceKinds * kLinkKinds, 0.0);
-    for (std::size_t i = 0; i < l.requestBytes.size(); ++i)
-        request[static_cast<std::size_t>(tierKey(linkTier(t, static_cast<int>(i))))]
-                += l.requestBytes[i];
-    for (const LinkTierSummary &s : summarizeLinks(t, l.decodeStep))
-        out.push_back({{"tier", s.tier.name()},
-                       {"kind", toString(s.tier.kind)},
-                       {"links", s.links},
-                       {"loaded", s.loaded},
-                       {"bytes_per_decode_step", s.bytesPerStep},
-                       {"bytes_per_request", request[static_cast<std::size_t>(tierKey(s.tier))]},
-                       {"mean_utilization", s.meanUtilization},
-                       {"max_utilization", s.maxUtilization}});
+    std::vector<float> out;
+    if (at >= 0 && !e.decodeTimeline.empty())
+        utilizationAt(e.decodeTimeline, t, at, out);
     return out;
 }
-
-} // namespace
 
 void writeServingJson(std::ostream &out,
                       const ServingEvaluation &e,
@@ -163,6 +215,9 @@ void writeServingJson(std::ostream &out,
     j["assumptions"] = e.assumptions;
     const bool links = o.links != LinkListing::None && e.links;
     j["link_tiers"] = links ? tiers(t, *e.links) : Json::array();
+    const std::vector<float> moment = links ? servingLoadsAt(e, t, o.at) : std::vector<float>{};
+    if (!moment.empty())
+        j["at_s"] = o.at;
 
     std::string head = jsonForTerminal(j.dump(2, ' ', false, Json::error_handler_t::replace));
     head.resize(head.size() - 2); // "\n}"
@@ -176,7 +231,7 @@ void writeServingJson(std::ostream &out,
         for (int id : listed(*e.links, o)) {
             s += first ? "\n    " : ",\n    ";
             first = false;
-            appendLink(s, t, *e.links, names, id);
+            appendLink(s, t, *e.links, moment, names, id);
             b.maybeFlush();
         }
     }
@@ -196,17 +251,7 @@ void writeServingText(std::ostream &out,
     Buffered b(out);
     std::string &s = b.text();
     const auto ms = [](double x) { return formatSeconds(x); };
-    // The band as the range around the value (TPOT's is a factor: -37% / +59%).
-    const auto band = [](const ServingBand &band) {
-        const double mid = 0.5 * (band.lowS + band.highS);
-        if (band.highS <= 0 || mid <= 0)
-            return std::string(" \u00b10%");
-        const double value = band.highS / (1 + band.fraction);
-        const double down = 1 - band.lowS / value, up = band.highS / value - 1;
-        if (std::abs(down - up) < 0.005)
-            return " \u00b1" + formatNumber(100 * up, 2) + "%";
-        return " -" + formatNumber(100 * down, 2) + "% / +" + formatNumber(100 * up, 2) + "%";
-    };
+    const auto band = [](const ServingBand &b) { return " " + servingBandText(b); };
     s += terminalText(shownTitle(o.title)) + "\n";
     s += "  serving           " + std::to_string(e.gpus) + " GPUs, "
          + (e.disaggregated ? "disaggregated prefill and decode, " : "")
@@ -266,6 +311,167 @@ void writeServingText(std::ostream &out,
     }
     for (const Warning &w : e.warnings)
         s += std::string("  ") + severityName(w.severity) + ": " + terminalText(w.message) + "\n";
+}
+
+// The serving report as documents: Markdown for a design review, CSV of the per-link loads.
+
+void writeServingMarkdown(std::ostream &out,
+                          const Layout &layout,
+                          const ServingEvaluation &e,
+                          const Topology &t,
+                          const ReportOptions &o)
+{
+    Buffered b(out);
+    std::string &s = b.text();
+    const auto sec = [](double x) { return formatSeconds(x); };
+    s += "# " + markdownText(shownTitle(o.title)) + "\n\n";
+    s += "Serving on " + std::to_string(e.gpus) + " GPUs"
+         + (e.disaggregated ? ", prefill and decode on separate pools" : "")
+         + (e.phase != "both" ? ", the " + e.phase + " phase only" : "") + ": concurrency "
+         + formatNumber(e.concurrency, 4) + " per replica (the KV cache holds "
+         + std::to_string(e.maxConcurrency) + "), decode batch " + formatNumber(e.decodeBatch, 4)
+         + ".\n\n";
+    // The rates go as 1 / TPOT: their band is TPOT's, inverted.
+    const auto rate = [&](double value) {
+        if (e.tpotBand.lowS <= 0 || e.tpotS <= 0)
+            return std::string("\u00b10%");
+        return formatNumber(value * e.tpotS / e.tpotBand.highS, 4) + " to "
+               + formatNumber(value * e.tpotS / e.tpotBand.lowS, 4) + " ("
+               + servingBandText({value * e.tpotS / e.tpotBand.highS,
+                                  value * e.tpotS / e.tpotBand.lowS,
+                                  e.tpotS / e.tpotBand.lowS - 1})
+               + ")";
+    };
+    const auto latency = [&](const ServingBand &band) {
+        return sec(band.lowS) + " to " + sec(band.highS) + " (" + servingBandText(band) + ")";
+    };
+    s += "| Quantity | Value | Band |\n|---|---|---|\n";
+    s += "| TTFT | " + sec(e.ttftS) + " | " + latency(e.ttftBand) + " |\n";
+    s += "| TPOT | " + sec(e.tpotS) + " | " + latency(e.tpotBand) + " |\n";
+    s += "| Output tokens/s per GPU | " + formatNumber(e.outputTokensPerSPerGpu, 4) + " | "
+         + rate(e.outputTokensPerSPerGpu) + " |\n";
+    s += "| Tokens/s per user | " + formatNumber(e.tokensPerSPerUser, 4) + " | "
+         + rate(e.tokensPerSPerUser) + " |\n";
+    s += "| Output tokens/s | " + formatNumber(e.outputTokensPerS, 4) + " | "
+         + rate(e.outputTokensPerS) + " |\n";
+    s += "| Input tokens/s per GPU | " + formatNumber(e.inputTokensPerSPerGpu, 4) + " | "
+         + rate(e.inputTokensPerSPerGpu) + " |\n";
+    s += "| Requests/s | " + formatNumber(e.requestsPerS, 4) + " | " + rate(e.requestsPerS)
+         + " |\n";
+    s += "| End-to-end latency | " + sec(e.e2eLatencyS) + " | |\n";
+    s += "| Decode step | " + sec(e.decodeStepS)
+         + (e.acceptedTokensPerStep > 1
+                    ? " (" + formatNumber(e.acceptedTokensPerStep, 3) + " tokens accepted)"
+                    : std::string())
+         + " | |\n";
+    s += "| Memory per GPU | " + formatNumber(e.memory.totalGiB(), 3) + " GiB of "
+         + formatNumber(e.memory.hbmGiB, 3) + " GiB | |\n";
+    if (e.costPerMillionOutputTokens > 0)
+        s += "| Cost | $" + formatNumber(e.costPerMillionOutputTokens, 3)
+             + " per million output tokens | |\n";
+    if (!e.bandBasis.empty())
+        s += "\nBand: " + markdownText(e.bandBasis) + "\n";
+
+    s += "\n## Where the time goes (seconds)\n\nOne decode step of the batch; one request's "
+         "prefill (with its KV transfer when disaggregated). TTFT adds "
+         + sec(e.ttftWaitS) + " of waiting.\n\n| Part | Decode step | Prefill |\n|---|---:|---:|\n";
+    for (const auto &[name, member] : servingParts())
+        s += std::string("| ") + name + " | " + sec(e.decode.*member) + " | "
+             + sec(e.prefill.*member) + " |\n";
+    s += "| Total | " + sec(e.decode.sum()) + " | " + sec(e.prefill.sum()) + " |\n";
+    if (!e.tpMethod.empty())
+        s += "\nTP all-reduces in a decode step: " + markdownText(e.tpMethod) + ".\n";
+    if (!e.epMethod.empty())
+        s += "\nMoE dispatch and combine in a decode step: " + markdownText(e.epMethod) + ".\n";
+
+    s += "\n## Memory per GPU (GiB)\n\n| GPUs | Weights | KV cache | Activations | Total | KV "
+         "pool | HBM |\n|---|---:|---:|---:|---:|---:|---:|\n";
+    const auto memory = [&](const char *pool, const ServingMemoryUse &m) {
+        s += std::string("| ") + pool + " | " + formatNumber(m.weightsGiB, 3) + " | "
+             + formatNumber(m.kvCacheGiB, 3) + " | " + formatNumber(m.activationsGiB, 3) + " | "
+             + formatNumber(m.totalGiB(), 3) + " | " + formatNumber(m.kvPoolGiB, 3) + " | "
+             + formatNumber(m.hbmGiB, 3) + " |\n";
+    };
+    memory(e.disaggregated ? "Decode pool" : "Every GPU", e.memory);
+    if (e.disaggregated)
+        memory("Prefill pool", e.prefillMemory);
+
+    if (e.disaggregated && layout.serving && layout.serving->disaggregated) {
+        s += "\n## Pools\n\n| Pool | GPUs | TP | EP | PP | Replicas | Attention DP "
+             "|\n|---|---:|---:|---:|---:|---:|---:|\n";
+        const auto pool = [&](const char *name, const ServingPool &p) {
+            s += std::string("| ") + name + " | " + std::to_string(p.gpus()) + " | "
+                 + std::to_string(p.tp) + " | " + std::to_string(p.ep) + " | "
+                 + std::to_string(p.pp) + " | " + std::to_string(p.replicas) + " | "
+                 + (p.attentionDp ? std::to_string(*p.attentionDp) : std::string("1")) + " |\n";
+        };
+        pool("Prefill", layout.serving->disaggregated->prefill);
+        pool("Decode", layout.serving->disaggregated->decode);
+    }
+
+    if (o.links != LinkListing::None && e.links) {
+        const ServingLinks &l = *e.links;
+        const LinkLoads &d = l.decodeStep;
+        const std::vector<float> moment = servingLoadsAt(e, t, o.at);
+        s += "\n## Links\n\n" + grouped(d.size()) + " links, " + grouped(d.loaded)
+             + " with traffic in a decode step. Utilization = the busiest direction's bytes per "
+               "second in steady state (decode steps and prefills) / the link's rate.";
+        if (!moment.empty())
+            s += " *At t* is the load at " + sec(o.at) + " into the " + sec(e.decodeStepS)
+                 + " decode step.";
+        s += "\n\n| Tier | Kind | Links | Loaded | Bytes/decode step | Bytes/request | Mean | Max "
+             "|\n|---|---|---:|---:|---:|---:|---:|---:|\n";
+        for (const ServingTierSummary &x : summarizeServingLinks(t, l))
+            s += "| " + x.decodeStep.tier.name() + " | " + toString(x.decodeStep.tier.kind) + " | "
+                 + grouped(x.decodeStep.links) + " | " + grouped(x.decodeStep.loaded) + " | "
+                 + bytesText(x.decodeStep.bytesPerStep) + " | " + bytesText(x.bytesPerRequest)
+                 + " | " + percent(x.decodeStep.meanUtilization) + " | "
+                 + percent(x.decodeStep.maxUtilization) + " |\n";
+        const std::vector<int> ids = listed(l, o);
+        if (!ids.empty()) {
+            s += o.links == LinkListing::All
+                         ? std::string("\n### Every link\n\n")
+                         : "\n### Busiest links (" + std::to_string(ids.size()) + ")\n\n";
+            s += "| Link | Kind | Bytes/decode step | Bytes/request | Utilization | Peak |";
+            s += moment.empty() ? "\n|---|---|---:|---:|---:|---:|\n"
+                                : " At t |\n|---|---|---:|---:|---:|---:|---:|\n";
+        }
+        for (int id : ids) {
+            const std::size_t i = static_cast<std::size_t>(id);
+            s += "| " + markdownText(t.linkName(id)) + " | " + toString(t.links()[i].kind) + " | "
+                 + bytesText(double(d.bytesUp[i]) + double(d.bytesDown[i])) + " | "
+                 + bytesText(l.requestBytes[i]) + " | " + percent(d.utilization[i]) + " | "
+                 + percent(d.peakUtilization[i])
+                 + (moment.empty() ? "" : " | " + percent(moment[i])) + " |\n";
+            b.maybeFlush();
+        }
+    }
+    if (!e.warnings.empty()) {
+        s += "\n## Warnings\n\n";
+        for (const Warning &w : e.warnings)
+            s += std::string("- **") + severityName(w.severity) + "**: " + markdownText(w.message)
+                 + (w.costS > 0 ? " (costs " + sec(w.costS) + ")" : std::string()) + "\n";
+    }
+    if (!e.assumptions.empty()) {
+        s += "\n## Assumptions\n\n";
+        for (const std::string &a : e.assumptions)
+            s += "- " + markdownText(a) + "\n";
+    }
+}
+
+void writeServingCsv(
+        std::ostream &out, const ServingEvaluation &e, const Topology &t, bool allLinks, double at)
+{
+    if (!e.links) {
+        writeLoadsCsv(out, LinkLoads{}, t, allLinks, {}, nullptr);
+        return;
+    }
+    writeLoadsCsv(out,
+                  e.links->decodeStep,
+                  t,
+                  allLinks,
+                  servingLoadsAt(e, t, at),
+                  &e.links->requestBytes);
 }
 
 } // namespace railyard::engine

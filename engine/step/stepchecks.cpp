@@ -16,8 +16,8 @@ bool StepModel::validate()
 {
     if (m_layout.serving) {
         m_result.error = "the layout describes a serving workload (\"serving\"), not a training "
-                         "step: it is priced as serving (evaluateServing; railyard evaluate FILE, "
-                         "the Pricing dock)";
+                         "step: it is priced by the serving model (TTFT, TPOT, tokens/s), "
+                         "not as a training step";
         return false;
     }
     if (!m_layout.model) {

@@ -71,6 +71,9 @@ private Q_SLOTS:
         const Run help = run({QStringLiteral("--help")});
         QCOMPARE(help.exitCode, 0);
         QVERIFY(help.out.contains(QStringLiteral("railyard collective FILE")));
+        // Training and serving both: the summary says so.
+        QVERIFY2(help.out.contains(QStringLiteral("training or serving job's traffic")),
+                 qPrintable(help.out));
         const Run version = run({QStringLiteral("--version")});
         QCOMPARE(version.exitCode, 0);
         QVERIFY(version.out.startsWith(QStringLiteral("railyard 0.")));

@@ -4,6 +4,7 @@
 #include "layout/layout.h"
 #include "layout/parallel.h"
 #include "lesson/tour.h"
+#include "serving/servingevaluate.h"
 #include "step/evaluate.h"
 #include "topology/topology.h"
 
@@ -34,6 +35,15 @@ Evaluation run(const Layout &l)
 {
     const Topology t = buildTopology(l.cluster, Catalog::builtin());
     return evaluate(l, t);
+}
+
+ServingEvaluation serve(const Layout &l)
+{
+    const Topology t = buildTopology(l.cluster, Catalog::builtin());
+    ServingEvaluation e = evaluateServing(l, t);
+    if (!e.ok)
+        qWarning("%s: %s", l.title.c_str(), e.error.c_str());
+    return e;
 }
 
 Evaluation runOk(const Layout &l)
@@ -83,11 +93,19 @@ private Q_SLOTS:
         QVERIFY(f.open(QIODevice::ReadOnly));
         const std::vector<TourScenario> tour = parseTour(f.readAll().toStdString(),
                                                          "scenarios.json");
-        QCOMPARE(tour.size(), std::size_t(11));
+        QCOMPARE(tour.size(), std::size_t(12));
         for (const TourScenario &s : tour) {
             QVERIFY(!s.layouts.empty());
             for (const TourLayout &tl : s.layouts) {
                 const Layout l = shipped(tl.file);
+                if (l.isServing()) { // priced by the serving engine
+                    const ServingEvaluation e = serve(l);
+                    QVERIFY2(e.ok, (tl.file + ": " + e.error).c_str());
+                    for (const Warning &w : e.warnings)
+                        QVERIFY2(w.severity != Severity::Error,
+                                 (tl.file + ": " + w.code + ": " + w.message).c_str());
+                    continue;
+                }
                 const Evaluation e = run(l);
                 QVERIFY2(e.ok, (tl.file + ": " + e.error).c_str());
                 for (const Warning &w : e.warnings)
@@ -217,6 +235,38 @@ private Q_SLOTS:
         QVERIFY(ib.exposed.ep > 2 * ib.exposed.compute);
         QVERIFY(ib.exposed.ep > 10 * rack.exposed.ep);
         RAILYARD_COMPARE_ABS(rack.tokensPerSPerGpu / ib.tokensPerSPerGpu, 4.9, 0.5);
+    }
+
+    // l. Serving DeepSeek-R1 with wide EP: on an NVL72 rack vs over InfiniBand between H200
+    // servers. The numbers the scenario's text gives.
+    void servingWideEpNvl72VersusIb()
+    {
+        const ServingEvaluation rack = serve(
+                shipped("serving-deepseek-r1-wide-ep-gb200-nvl72.railyard.json"));
+        const ServingEvaluation ib = serve(
+                shipped("serving-deepseek-r1-wide-ep-h200-ib.railyard.json"));
+        QVERIFY(rack.ok && ib.ok);
+        qInfo("NVL72: TPOT %.2f ms, decode step %.2f ms (EP %.2f ms), %.0f tokens/s/GPU, %.1f per "
+              "user; H200+IB: TPOT %.2f ms, decode step %.2f ms (EP %.2f ms), %.0f tokens/s/GPU, "
+              "%.1f per user",
+              1e3 * rack.tpotS,
+              1e3 * rack.decodeStepS,
+              1e3 * rack.decode.ep,
+              rack.outputTokensPerSPerGpu,
+              rack.tokensPerSPerUser,
+              1e3 * ib.tpotS,
+              1e3 * ib.decodeStepS,
+              1e3 * ib.decode.ep,
+              ib.outputTokensPerSPerGpu,
+              ib.tokensPerSPerUser);
+        // "about a fifth" on the rack, "more than a third" over InfiniBand.
+        RAILYARD_COMPARE_NEAR(rack.decode.ep / rack.decodeStepS, 0.19, 0.1);
+        QVERIFY(ib.decode.ep > ib.decodeStepS / 3);
+        RAILYARD_COMPARE_NEAR(rack.tpotS, 9.9e-3, 0.01);
+        RAILYARD_COMPARE_NEAR(ib.tpotS, 21.4e-3, 0.01);
+        RAILYARD_COMPARE_NEAR(rack.outputTokensPerSPerGpu, 1608, 0.01);
+        RAILYARD_COMPARE_NEAR(ib.outputTokensPerSPerGpu, 738, 0.01);
+        RAILYARD_COMPARE_NEAR(ib.decode.ep / rack.decode.ep, 3.6, 0.03);
     }
 
     // d. Queue pairs per connection: ECMP collisions of all the DP groups' flows on the spine.

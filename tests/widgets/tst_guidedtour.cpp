@@ -58,8 +58,8 @@ private Q_SLOTS:
     {
         GuidedTourPanel p;
         QVERIFY2(p.errorText().isEmpty(), qPrintable(p.errorText()));
-        QCOMPARE(p.scenarioCount(), 11);
-        QCOMPARE(p.list()->count(), 11);
+        QCOMPARE(p.scenarioCount(), 12);
+        QCOMPARE(p.list()->count(), 12);
         QVERIFY(p.list()->item(0)->text().startsWith(QStringLiteral("1. ")));
         // Every layout a scenario names is among the shipped examples.
         const QStringList examples = MainWindow::exampleLayouts();

@@ -11,7 +11,9 @@
 #include "document/document.h"
 #include "document/viewstate.h"
 #include "layout/groupplacement.h"
+#include "panels/ganttview.h"
 #include "panels/hottestlinkspanel.h"
+#include "panels/inspectorpanel.h"
 #include "panels/plannerpanel.h"
 #include "panels/pricingpanel.h"
 #include "panels/servingform.h"
@@ -154,6 +156,16 @@ private Q_SLOTS:
             if (sp->breakdown()->verticalHeaderItem(r)->text() == QStringLiteral("TP all-reduce"))
                 tpRow = sp->breakdown()->item(r, 0)->text() == seconds(s.decode.tp);
         QVERIFY(tpRow);
+        // A part neither phase spends time on takes no row (aggregated: no KV transfer).
+        QCOMPARE(s.decode.kvTransfer + s.prefill.kvTransfer, 0.0);
+        for (int r = 0; r < sp->breakdown()->rowCount(); ++r) {
+            const QString dash = QStringLiteral("\u2014");
+            const bool idle = sp->breakdown()->item(r, 0)->text() == dash
+                              && sp->breakdown()->item(r, 1)->text() == dash;
+            QCOMPARE(sp->breakdown()->isRowHidden(r), idle);
+            if (sp->breakdown()->verticalHeaderItem(r)->text() == QStringLiteral("KV transfer"))
+                QVERIFY(idle);
+        }
         // Before an edit there is nothing to compare with.
         QVERIFY(sp->metrics()->isColumnHidden(0));
     }
@@ -411,6 +423,39 @@ private Q_SLOTS:
         QCOMPARE(view.stepLength(), doc->servingEvaluation()->decodeTimeline.stepS);
     }
 
+    // The Inspector's page of a link on a serving layout reads the serving evaluation: the
+    // bytes of one decode step (the training engine prices nothing here) and per request.
+    void inspectorShowsTheServingLoadOfALink()
+    {
+        auto doc = openLayout(kTp16);
+        QVERIFY(doc);
+        ViewState view(doc.get());
+        ClusterScene scene(doc.get());
+        scene.setViewState(&view);
+        InspectorPanel inspector;
+        inspector.setScene(&scene);
+        const engine::ServingEvaluation *e = doc->servingEvaluation();
+        QVERIFY(e && e->ok && e->links);
+        // The busiest NIC link of a decode step (TP16's all-reduces cross the NICs).
+        const engine::Topology &t = doc->topology();
+        const engine::LinkLoads &d = e->links->decodeStep;
+        int link = -1;
+        for (std::size_t l = 0; l < t.links().size(); ++l)
+            if (t.links()[l].kind == engine::LinkKind::Ib
+                && (link < 0 || d.utilization[l] > d.utilization[std::size_t(link)]))
+                link = static_cast<int>(l);
+        QVERIFY(link >= 0 && d.utilization[std::size_t(link)] > 0);
+        scene.setSelectedLink(link);
+        const QString page = inspector.headerText();
+        QVERIFY2(page.contains(QStringLiteral("per decode step")), qPrintable(page));
+        QVERIFY2(!page.contains(QStringLiteral("idle")), qPrintable(page));
+        // The utilization as the engine has it, in percent.
+        const double u = 100.0 * d.utilization[std::size_t(link)];
+        QVERIFY2(page.contains(
+                         QStringLiteral("%1% decode-step average").arg(u, 0, 'f', u < 10 ? 1 : 0)),
+                 qPrintable(page));
+    }
+
     void timelinePlaysADecodeStepOrOneRequest()
     {
         auto doc = openLayout(kDisaggNvl72);
@@ -422,6 +467,10 @@ private Q_SLOTS:
         QCOMPARE(view.stepLength(), s.decodeTimeline.stepS);
         QVERIFY2(panel.statusText().startsWith(QStringLiteral("Decode step")),
                  qPrintable(panel.statusText()));
+        // The lane is labelled with what plays: the decode step, then the request.
+        GanttView gantt(doc.get(), &view);
+        QVERIFY2(gantt.stepLabel().startsWith(QStringLiteral("decode")),
+                 qPrintable(gantt.stepLabel()));
         QComboBox *which = panel.servingTimelineBox();
         which->setCurrentIndex(1);
         Q_EMIT which->activated(1);
@@ -431,6 +480,7 @@ private Q_SLOTS:
         QVERIFY(view.stepLength() > s.ttftS);
         QVERIFY2(panel.statusText().startsWith(QStringLiteral("One request")),
                  qPrintable(panel.statusText()));
+        QCOMPARE(gantt.stepLabel(), QStringLiteral("request"));
         // Half way through the prefill, the prefill runs; the canvas shows that moment's loads.
         const engine::ServingBreakdown &p = s.prefill;
         view.setPlaybackTime(s.ttftWaitS
@@ -443,6 +493,7 @@ private Q_SLOTS:
         ViewState trainingView(training.get());
         TimelinePanel trainingPanel(training.get(), &trainingView);
         QVERIFY(!trainingPanel.servingTimelineBox()->isVisibleTo(&trainingPanel));
+        QCOMPARE(GanttView(training.get(), &trainingView).stepLabel(), QStringLiteral("step"));
     }
 
     void plannerFindsTheFrontAndAppliesAPointAsOneUndoStep()

@@ -299,12 +299,12 @@ void ReviewPdf::addTitlePage(const engine::ReviewReport &r)
     }
     const std::pair<QString, std::string> lines[] = {{tr("Cluster"), r.cluster},
                                                      {tr("Workload"), r.workload},
-                                                     {tr("Training"), r.training}};
+                                                     {qs(r.trainingLabel), r.training}};
     for (const auto &[name, value] : lines) {
         addText(name.toUpper(), label, kMuted, 14);
         addText(qs(value), sized(m_base, 11), kText, 2);
     }
-    addText(tr("STEP TIME"), label, kMuted, 22);
+    addText(qs(r.stepTimeLabel).toUpper(), label, kMuted, 22);
     addText(qs(r.stepTime), sized(m_base, kStepPt, true), kAccent, 2);
     addText(tr("Band from validation: %1").arg(qs(r.stepBand)), sized(m_base, 11), kText, 2);
     if (!r.comparedWith.empty())

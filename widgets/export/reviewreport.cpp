@@ -13,6 +13,7 @@
 #include "render/diagramrenderer.h"
 #include "render/legend.h"
 #include "report/reviewreport.h"
+#include "report/servingreport.h"
 #include "reviewpdf.h"
 #include "scene/clusterscene.h"
 
@@ -94,7 +95,7 @@ public:
         // Its own view state: the window's may be playing, and the report shows the whole step.
         m_ganttView = std::make_unique<ViewState>(&doc);
         m_gantt = std::make_unique<GanttView>(&doc, m_ganttView.get());
-        m_stages = std::max(1, e.timeline.stages);
+        m_stages = std::max(1, doc.timeline().stages); // a serving layout's: its decode step
     }
 
     ReviewPdf::Figures figures()
@@ -166,19 +167,44 @@ private:
     int m_stages = 1;
 };
 
+// The title page's heading, date and source file, for either kind of report.
+void titleLines(const Document &doc,
+                const ReviewReportOptions &options,
+                std::string &title,
+                std::string &date,
+                std::string &source)
+{
+    title = documentTitle(doc).toStdString();
+    date = (options.date.isEmpty()
+                    ? QLocale::c().toString(QDate::currentDate(), QStringLiteral("d MMMM yyyy"))
+                    : options.date)
+                   .toStdString();
+    if (!doc.filePath().isEmpty() && !doc.filePath().startsWith(QLatin1Char(':')))
+        source = QFileInfo(doc.filePath()).fileName().toStdString();
+}
+
+engine::ReviewReport makeServingReport(const Document &doc, const ReviewReportOptions &options)
+{
+    engine::ServingReviewInput in;
+    in.layout = &doc.layout();
+    in.topology = &doc.topology();
+    in.evaluation = doc.servingEvaluation();
+    titleLines(doc, options, in.title, in.date, in.source);
+    in.pinnedLayout = options.pinnedServing ? options.pinnedLayout : nullptr;
+    in.pinned = options.pinnedServing;
+    in.pinnedSource = options.pinnedSource.toStdString();
+    return engine::makeServingReviewReport(in);
+}
+
 engine::ReviewReport makeReport(const Document &doc, const ReviewReportOptions &options)
 {
+    if (doc.isServing())
+        return makeServingReport(doc, options);
     engine::ReviewInput in;
     in.layout = &doc.layout();
     in.topology = &doc.topology();
     in.evaluation = &doc.evaluation();
-    in.title = documentTitle(doc).toStdString();
-    in.date = (options.date.isEmpty()
-                       ? QLocale::c().toString(QDate::currentDate(), QStringLiteral("d MMMM yyyy"))
-                       : options.date)
-                      .toStdString();
-    if (!doc.filePath().isEmpty() && !doc.filePath().startsWith(QLatin1Char(':')))
-        in.source = QFileInfo(doc.filePath()).fileName().toStdString();
+    titleLines(doc, options, in.title, in.date, in.source);
     in.pinnedLayout = options.pinnedLayout;
     in.pinned = options.pinned;
     in.pinnedSource = options.pinnedSource.toStdString();
@@ -295,9 +321,9 @@ bool writeReport(ClusterScene &scene,
         return false;
     }
     const Document &doc = *scene.document();
-    if (!doc.evaluation().ok) {
-        *error = tr("%1: the step cannot be priced, so there is nothing to review: %2")
-                         .arg(path, QString::fromStdString(doc.evaluation().error));
+    if (!doc.isPriced()) {
+        *error = tr("%1: the layout cannot be priced, so there is nothing to review: %2")
+                         .arg(path, QString::fromStdString(doc.pricingError()));
         return false;
     }
     const engine::ReviewReport report = makeReport(doc, options);
@@ -336,13 +362,21 @@ bool exportLayoutReviewReport(const QString &layoutPath,
         a = Document::load(comparePath, error);
         if (!a)
             return false;
-        if (!a->evaluation().ok) {
-            *error = tr("%1: the step cannot be priced, so it cannot be A of the comparison: %2")
-                             .arg(comparePath, QString::fromStdString(a->evaluation().error));
+        if (a->isServing() != doc->isServing()) {
+            *error = tr("%1: A serves and B trains, or the other way round: a comparison is "
+                        "between two training layouts or two serving layouts")
+                             .arg(comparePath);
+            return false;
+        }
+        if (!a->isPriced()) {
+            *error = tr("%1: the layout cannot be priced, so it cannot be A of the comparison: "
+                        "%2")
+                             .arg(comparePath, QString::fromStdString(a->pricingError()));
             return false;
         }
         options.pinnedLayout = &a->layout();
         options.pinned = &a->evaluation();
+        options.pinnedServing = a->servingEvaluation();
         options.pinnedSource = QFileInfo(comparePath).fileName();
     }
     const engine::Json &layoutView = doc->layout().view;

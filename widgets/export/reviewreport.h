@@ -10,12 +10,13 @@ namespace railyard {
 namespace engine {
 struct Evaluation;
 struct Layout;
+struct ServingEvaluation;
 } // namespace engine
 
 class ClusterScene;
 
 // File > Export Review Report... and `railyard export FILE -o review.pdf --report`: the design
-// review of the scene's document as one A4 PDF (a title page with the step time and its band,
+// review of the scene's document (training, or serving: engine::makeServingReviewReport) as one A4 PDF (a title page with the step time and its band,
 // the diagram with its legend, the step breakdown chart, the step timeline, memory per stage,
 // the hottest links, the warnings with their cost, the A/B comparison when A is pinned, the
 // assumptions and where the model is unsure) or the same as Markdown (.md) with the diagram as
@@ -29,6 +30,9 @@ struct ReviewReportOptions
     // The state pinned as A for an A/B comparison, and the file it came from; null: none.
     const engine::Layout *pinnedLayout = nullptr;
     const engine::Evaluation *pinned = nullptr;
+    // When the pinned layout serves: its serving numbers (a serving layout's report compares
+    // serving with serving).
+    const engine::ServingEvaluation *pinnedServing = nullptr;
     QString pinnedSource;
 };
 

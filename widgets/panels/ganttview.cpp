@@ -204,6 +204,16 @@ void GanttView::fit()
     Q_EMIT viewChanged();
 }
 
+QString GanttView::stepLabel() const
+{
+    if (!m_document || !m_document->isServing())
+        return tr("step");
+    if (m_view->servingTimeline() == ViewState::ServingTimeline::Request)
+        return tr("request");
+    const QString full = tr("decode step");
+    return QFontMetricsF(font()).horizontalAdvance(full) <= kLabelW - 2 ? full : tr("decode");
+}
+
 int GanttView::labelStride() const
 {
     const Rows r = rows();
@@ -288,7 +298,7 @@ void GanttView::paintEvent(QPaintEvent *)
         p.setPen(text);
         p.drawText(QRectF(0, top, kLabelW, 2 * r.laneH),
                    Qt::AlignVCenter | Qt::AlignRight,
-                   tr("step"));
+                   stepLabel());
         p.setPen(faint);
         static const char *const names[kLanes] = {"", "TP", "CP/EP", "PP", "DP"};
         for (int l = 1; l < kLanes; ++l)
@@ -307,7 +317,7 @@ void GanttView::paintEvent(QPaintEvent *)
             p.setPen(text);
             p.drawText(QRectF(0, y, kLabelW - 4, labelH),
                        Qt::AlignVCenter | Qt::AlignRight,
-                       stages > 1 ? tr("stage %1").arg(s) : tr("step"));
+                       stages > 1 ? tr("stage %1").arg(s) : stepLabel());
             if (stride > 1) {
                 p.setPen(QPen(faint, 0, Qt::DotLine));
                 p.drawLine(QPointF(kLabelW, r.top(s)), QPointF(width() - kPad, r.top(s)));

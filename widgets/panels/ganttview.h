@@ -46,6 +46,9 @@ public:
 
     // A stage label on every stride-th row (1: each row has its own).
     int labelStride() const;
+    // The label of a one-stage timeline's row: "step" for training; for a serving layout
+    // "decode step" or "request" (what is played), shortened to fit the label column.
+    QString stepLabel() const;
     // Where phase `index` is drawn, and the phase under a point (its drawn box, or within
     // kMinTargetPx / 2 of a narrower one in that lane); -1 for none.
     QRectF phaseRect(int index) const;

@@ -66,23 +66,28 @@ QString InspectorPanel::headerText() const
     return m_header->text();
 }
 
-// "4.49 GB per step · 12% of the step · carries TP, PP send/recv", from the evaluation.
-static QString linkLoadText(const engine::Evaluation &e, int link)
+// "4.49 GB per step · 12% of the step · carries TP, PP send/recv", from the document's loads
+// (a serving layout's: one decode step).
+static QString linkLoadText(const Document &doc, int link)
 {
-    if (!e.links || link < 0 || static_cast<std::size_t>(link) >= e.links->size())
+    const std::shared_ptr<const engine::LinkLoads> loads = doc.linkLoads();
+    if (!loads || link < 0 || static_cast<std::size_t>(link) >= loads->size())
         return {};
+    const bool serving = doc.isServing();
     const std::size_t i = static_cast<std::size_t>(link);
-    const double bytes = double(e.links->bytesUp[i]) + double(e.links->bytesDown[i]);
+    const double bytes = double(loads->bytesUp[i]) + double(loads->bytesDown[i]);
     if (bytes <= 0)
-        return QObject::tr("idle in the step");
+        return serving ? QObject::tr("idle in a decode step") : QObject::tr("idle in the step");
     QStringList kinds;
-    const unsigned mask = engine::kindsOnLink(e.timeline, link);
+    const unsigned mask = engine::kindsOnLink(doc.timeline(), link);
     for (int k = 0; k < engine::kPhaseKinds; ++k)
         if (mask & (1u << unsigned(k)))
             kinds << QString::fromLatin1(engine::toString(engine::PhaseKind(k))).toUpper();
-    QString text = QObject::tr("%1 GB per step · %2% utilization (step average)")
+    QString text = (serving ? QObject::tr("%1 GB per decode step · %2% utilization (decode-step "
+                                          "average)")
+                            : QObject::tr("%1 GB per step · %2% utilization (step average)"))
                            .arg(bytes / 1e9, 0, 'g', 3)
-                           .arg(100.0 * e.links->utilization[i], 0, 'g', 3);
+                           .arg(100.0 * loads->utilization[i], 0, 'g', 3);
     if (!kinds.isEmpty())
         text += QObject::tr(" · carries %1").arg(kinds.join(QStringLiteral(", ")));
     return text;
@@ -101,11 +106,8 @@ void InspectorPanel::showLink(int link)
     m_links->clear();
     const CanvasState &state = m_scene->canvasState();
     const double now = state.moment().empty() ? -1.0 : state.load(link);
-    m_header->setText(linkTooltip(linkFacts(m_scene->document()->topology(),
-                                            m_scene->document()->evaluation(),
-                                            m_scene->ranks(),
-                                            link,
-                                            now)));
+    m_header->setText(
+            linkTooltip(documentLinkFacts(*m_scene->document(), m_scene->ranks(), link, now)));
 }
 
 void InspectorPanel::showDevice(int device)
@@ -137,7 +139,7 @@ void InspectorPanel::showDevice(int device)
         item->setText(3, QLocale().toString(l.lanes, 'g', 3));
         item->setTextAlignment(3, Qt::AlignRight | Qt::AlignVCenter);
         item->setToolTip(0, QString::fromStdString(t.linkName(link)));
-        const QString load = linkLoadText(m_scene->document()->evaluation(), link);
+        const QString load = linkLoadText(*m_scene->document(), link);
         if (!load.isEmpty())
             for (int c = 0; c < 4; ++c)
                 item->setToolTip(c, QString::fromStdString(t.linkName(link)) + "\n" + load);

@@ -1,5 +1,6 @@
 #include "linkdescription.h"
 
+#include "document/document.h"
 #include "scene/style.h"
 #include "step/timeline.h"
 
@@ -98,17 +99,49 @@ LinkFacts linkFacts(const engine::Topology &t,
     return f;
 }
 
+LinkFacts documentLinkFacts(const Document &doc,
+                            const engine::RankLayout *ranks,
+                            int link,
+                            double now)
+{
+    if (!doc.isServing())
+        return linkFacts(doc.topology(), doc.evaluation(), ranks, link, now);
+    // The training ranks do not name the serving groups: no crossings.
+    const engine::ServingEvaluation *s = doc.servingEvaluation();
+    const engine::ServingLinks *links = s && s->links ? s->links.get() : nullptr;
+    LinkFacts f = linkFacts(doc.topology(),
+                            links ? &links->decodeStep : nullptr,
+                            doc.timeline(),
+                            nullptr,
+                            link,
+                            now);
+    f.decodeStep = true;
+    if (links && link >= 0 && static_cast<std::size_t>(link) < links->requestBytes.size())
+        f.bytesPerRequest = links->requestBytes[static_cast<std::size_t>(link)];
+    return f;
+}
+
 QString bytesText(const LinkFacts &f)
 {
     const double total = f.bytesUp + f.bytesDown;
+    QString text;
     if (total <= 0)
-        return QObject::tr("idle in the step");
-    return QObject::tr("%1 per step (%2 up, %3 down)").arg(gb(total), gb(f.bytesUp), gb(f.bytesDown));
+        text = f.decodeStep ? QObject::tr("idle in a decode step")
+                            : QObject::tr("idle in the step");
+    else
+        text = (f.decodeStep ? QObject::tr("%1 per decode step (%2 up, %3 down)")
+                             : QObject::tr("%1 per step (%2 up, %3 down)"))
+                       .arg(gb(total), gb(f.bytesUp), gb(f.bytesDown));
+    if (f.bytesPerRequest > 0)
+        text += QObject::tr(" \u00b7 %1 per request").arg(gb(f.bytesPerRequest));
+    return text;
 }
 
 QString utilizationText(const LinkFacts &f)
 {
-    QString text = QObject::tr("%1 step average").arg(percent(f.utilization));
+    QString text = (f.decodeStep ? QObject::tr("%1 decode-step average")
+                                 : QObject::tr("%1 step average"))
+                           .arg(percent(f.utilization));
     if (f.now >= 0)
         text += QObject::tr(" \u00b7 %1 now").arg(percent(f.now));
     return text;

@@ -11,6 +11,8 @@
 
 namespace railyard {
 
+class Document;
+
 // Words about one link, shared by the canvas tooltip, the inspector and the hottest-links
 // list: what it joins, its bytes per step and utilization, and what crosses it. The numbers
 // and the groups come from the engine (evaluation, timeline, groupsCrossingLink); this only
@@ -29,6 +31,10 @@ struct LinkFacts
     double now = -1;        // at the playback moment; negative: no moment shown
     std::vector<engine::LinkCrossing> crossings;
     unsigned kinds = 0; // PhaseKind bits on the link in the step
+    // A serving layout: the bytes and utilization are one decode step's, and a request puts
+    // `bytesPerRequest` on the link (its prefill's collectives, its KV transfer).
+    bool decodeStep = false;
+    double bytesPerRequest = 0;
 };
 
 // "Down", "Degraded to 50% of its rate (2 of 4 lanes left)", or empty when healthy.
@@ -49,6 +55,13 @@ LinkFacts linkFacts(const engine::Topology &topology,
                     const engine::RankLayout *ranks,
                     int link,
                     double now = -1);
+
+// The facts of `link` as `document` prices it: a training step's (with `ranks`' groups), or a
+// serving layout's decode step and bytes per request.
+LinkFacts documentLinkFacts(const Document &document,
+                            const engine::RankLayout *ranks,
+                            int link,
+                            double now = -1);
 
 // "NIC 17.3 \u2194 leaf 3"
 QString linkTitle(const engine::Topology &topology, int link);

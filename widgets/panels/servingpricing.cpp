@@ -206,9 +206,7 @@ ServingPricing::ServingPricing(QWidget *parent)
         for (int c = 0; c < 2; ++c)
             m_breakdown->setItem(r, c, cell());
     }
-    m_breakdown->setFixedHeight(m_breakdown->horizontalHeader()->sizeHint().height()
-                                + m_breakdown->rowCount() * kRowH + 2 * m_breakdown->frameWidth()
-                                + 2);
+    fitBreakdown();
 
     m_memory->setObjectName(QStringLiteral("servingMemory"));
     m_memory->setWordWrap(true);
@@ -310,7 +308,11 @@ void ServingPricing::setEvaluation(const Eval &now,
         const double p = now.prefill.*parts[static_cast<std::size_t>(r)].member;
         m_breakdown->item(r, 0)->setText(d > 0 ? latency(d) : QStringLiteral("\u2014"));
         m_breakdown->item(r, 1)->setText(p > 0 ? latency(p) : QStringLiteral("\u2014"));
+        // A part neither phase spends time on (PP without pipelining, KV transfer when
+        // aggregated) takes no row: the rows below stay in a 1280x800 window's dock.
+        m_breakdown->setRowHidden(r, d <= 0 && p <= 0);
     }
+    fitBreakdown();
     m_breakdownTitle->setText(
             tr("<b>Where the time goes</b>: a decode step of %1 requests, %2; a prefill, %3")
                     .arg(number(now.decodeBatch, now.decodeBatch < 10 ? 1 : 0),
@@ -346,6 +348,15 @@ void ServingPricing::setEvaluation(const Eval &now,
     m_note->setText(methods.join(QStringLiteral(" \u00b7 "))
                     + (methods.isEmpty() ? QString() : QStringLiteral(". "))
                     + tr("Band: %1").arg(QString::fromStdString(now.bandBasis)));
+}
+
+void ServingPricing::fitBreakdown()
+{
+    int rows = 0;
+    for (int r = 0; r < m_breakdown->rowCount(); ++r)
+        rows += m_breakdown->isRowHidden(r) ? 0 : 1;
+    m_breakdown->setFixedHeight(m_breakdown->horizontalHeader()->sizeHint().height() + rows * kRowH
+                                + 2 * m_breakdown->frameWidth() + 2);
 }
 
 void ServingPricing::fitMetrics()

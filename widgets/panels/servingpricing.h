@@ -47,6 +47,7 @@ public:
 
 private:
     void fitMetrics();
+    void fitBreakdown(); // as tall as the rows shown
 
     QTableWidget *m_metrics;
     QLabel *m_breakdownTitle;

@@ -46,6 +46,38 @@ QString gpuRoles(const engine::RankLayout &ranks, int gpu)
     return QObject::tr("<b>rank %1</b>: %2").arg(rank).arg(roles.join(QStringLiteral(" \u00b7 ")));
 }
 
+// "serving rank 12: decode pool · replica 1 · TP group 5 · EP group 1", for a serving layout's
+// GPU: the groups as the serving engine places them (the training ranks do not describe them).
+QString servingRoles(const engine::ServingGpuGroups &g, int gpu)
+{
+    using G = engine::ServingGpuGroups;
+    const auto at = [&](G::Kind kind) {
+        const std::vector<int> &v = g.group[kind];
+        return gpu >= 0 && static_cast<std::size_t>(gpu) < v.size()
+                       ? v[static_cast<std::size_t>(gpu)]
+                       : -1;
+    };
+    const int rank = gpu >= 0 && static_cast<std::size_t>(gpu) < g.rank.size()
+                             ? g.rank[static_cast<std::size_t>(gpu)]
+                             : -1;
+    if (rank < 0)
+        return QObject::tr("serves nothing");
+    QStringList roles;
+    if (g.disaggregated)
+        roles << (at(G::Pool) == 1 ? QObject::tr("decode pool") : QObject::tr("prefill pool"));
+    if (at(G::Replica) >= 0)
+        roles << QObject::tr("replica %1").arg(at(G::Replica));
+    if (g.count[G::Tp] > 0 && at(G::Tp) >= 0)
+        roles << QObject::tr("TP group %1").arg(at(G::Tp));
+    if (g.count[G::Ep] > 0 && at(G::Ep) >= 0)
+        roles << QObject::tr("EP group %1").arg(at(G::Ep));
+    if (g.count[G::Stage] > g.count[G::Replica] && at(G::Stage) >= 0)
+        roles << QObject::tr("PP stage group %1").arg(at(G::Stage));
+    return QObject::tr("<b>serving rank %1</b>: %2")
+            .arg(rank)
+            .arg(roles.join(QStringLiteral(" \u00b7 ")));
+}
+
 } // namespace
 
 ClusterView::ClusterView(ClusterScene *scene, QWidget *parent)
@@ -317,7 +349,10 @@ QString ClusterView::toolTipAt(const QPoint &pos) const
     if (device >= 0) {
         QString text = deviceTooltip(t, device);
         const engine::Device &d = t.devices()[static_cast<std::size_t>(device)];
-        if (d.kind == DeviceKind::Gpu && s->ranks())
+        if (d.kind == DeviceKind::Gpu && s->document()->servingGroups())
+            text += QStringLiteral("<p>") + servingRoles(*s->document()->servingGroups(), d.index)
+                    + QStringLiteral("</p>");
+        else if (d.kind == DeviceKind::Gpu && s->ranks())
             text += QStringLiteral("<p>") + gpuRoles(*s->ranks(), d.index) + QStringLiteral("</p>");
         return text;
     }
@@ -326,13 +361,7 @@ QString ClusterView::toolTipAt(const QPoint &pos) const
         return {};
     const CanvasState &state = s->canvasState();
     const double now = state.moment().empty() ? -1.0 : state.load(link);
-    const Document *doc = s->document();
-    if (doc->isServing()) {
-        // One decode step's loads; the training ranks do not name the serving groups.
-        const auto loads = doc->linkLoads();
-        return linkTooltip(linkFacts(t, loads.get(), doc->timeline(), nullptr, link, now));
-    }
-    return linkTooltip(linkFacts(t, doc->evaluation(), s->ranks(), link, now));
+    return linkTooltip(documentLinkFacts(*s->document(), s->ranks(), link, now));
 }
 
 int ClusterView::linkAtViewport(const QPoint &pos) const
