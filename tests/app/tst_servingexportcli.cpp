@@ -30,6 +30,7 @@ QString layoutFile(const char *name)
 const char *const kAggregated = "serving-llama70b-tp16-two-servers.railyard.json";
 const char *const kDisaggregated = "serving-disaggregated-gb200-400g.railyard.json";
 const char *const kWideEp = "serving-deepseek-r1-wide-ep-gb200-nvl72.railyard.json";
+const char *const kTp8 = "serving-llama70b-tp8-h100.railyard.json";
 
 QByteArray read(const QString &path)
 {
@@ -414,6 +415,43 @@ private Q_SLOTS:
 
     // A hostile title comes out escaped: Markdown (one heading, no tag), CSV (no cell a
     // formula), the review PDF (as written, no control character).
+    // A serving layout with a fault: the review report says what it costs, TPOT on the healthy
+    // cluster and with the fault as `evaluate --json` gives them (its faults.metrics).
+    void reviewReportHasTheFaults()
+    {
+        QJsonObject doc = QJsonDocument::fromJson(read(layoutFile(kTp8))).object();
+        QVERIFY(!doc.isEmpty());
+        QJsonObject cluster = doc.value(QStringLiteral("cluster")).toObject();
+        cluster.insert(QStringLiteral("faults"),
+                       QJsonArray{QJsonObject{{QStringLiteral("device"), QStringLiteral("GPU 3")}}});
+        doc.insert(QStringLiteral("cluster"), cluster);
+        const QString layout = out(QStringLiteral("gpu3-out.railyard.json"));
+        QVERIFY(write(layout, QJsonDocument(doc).toJson()));
+        const QJsonObject tpot = evaluation(layout)
+                                         .value(QStringLiteral("faults"))
+                                         .toObject()
+                                         .value(QStringLiteral("metrics"))
+                                         .toObject()
+                                         .value(QStringLiteral("tpot_s"))
+                                         .toObject();
+        const double before = tpot.value(QStringLiteral("before")).toDouble(),
+                     after = tpot.value(QStringLiteral("after")).toDouble();
+        QVERIFY2(before > 0 && after > before, "a GPU out slows the tokens of the other replica");
+        const QString md = out(QStringLiteral("faulted-review.md"));
+        const auto r = exportTo({layout, QStringLiteral("-o"), md, QStringLiteral("--report")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.errText()));
+        const QString m = QString::fromUtf8(read(md));
+        QVERIFY2(m.contains(QStringLiteral("\n## Faults\n")), qPrintable(m.left(600)));
+        const QRegularExpressionMatch said
+                = QRegularExpression(QStringLiteral("TPOT is ([0-9.]+ (?:s|ms|\u00b5s)) on the "
+                                                    "healthy cluster and ([0-9.]+ "
+                                                    "(?:s|ms|\u00b5s)) with the faults"))
+                          .match(m);
+        QVERIFY2(said.hasMatch(), qPrintable(m));
+        RAILYARD_COMPARE_NEAR(seconds(said.captured(1)), before, 0.006);
+        RAILYARD_COMPARE_NEAR(seconds(said.captured(2)), after, 0.006);
+    }
+
     void hostileTitle()
     {
         const QString layout = hostileLayout();

@@ -196,10 +196,8 @@ engine::ReviewReport makeServingReport(const Document &doc, const ReviewReportOp
     return engine::makeServingReviewReport(in);
 }
 
-engine::ReviewReport makeReport(const Document &doc, const ReviewReportOptions &options)
+engine::ReviewReport makeTrainingReport(const Document &doc, const ReviewReportOptions &options)
 {
-    if (doc.isServing())
-        return makeServingReport(doc, options);
     engine::ReviewInput in;
     in.layout = &doc.layout();
     in.topology = &doc.topology();
@@ -208,8 +206,15 @@ engine::ReviewReport makeReport(const Document &doc, const ReviewReportOptions &
     in.pinnedLayout = options.pinnedLayout;
     in.pinned = options.pinned;
     in.pinnedSource = options.pinnedSource.toStdString();
-    engine::ReviewReport report = engine::makeReviewReport(in);
-    // A layout with faults: what they take and cost, after the diagram (which draws them).
+    return engine::makeReviewReport(in);
+}
+
+engine::ReviewReport makeReport(const Document &doc, const ReviewReportOptions &options)
+{
+    engine::ReviewReport report = doc.isServing() ? makeServingReport(doc, options)
+                                                  : makeTrainingReport(doc, options);
+    // A layout with faults (training or serving): what they take and cost, after the diagram
+    // (which draws them).
     if (!doc.layout().cluster.faults.empty()) {
         const engine::Topology healthy
                 = engine::buildTopology(engine::withoutFaults(doc.layout()).cluster,
