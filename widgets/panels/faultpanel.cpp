@@ -1,4 +1,5 @@
 #include "faultpanel.h"
+#include "faulttables.h"
 
 #include "base/units.h"
 #include "commands/changefaults.h"
@@ -33,100 +34,7 @@ struct FaultPanel::ImpactResult
 
 namespace {
 
-QString text(const std::string &s)
-{
-    return QString::fromStdString(s);
-}
-
-QString seconds(double s)
-{
-    return text(engine::formatSeconds(s));
-}
-
-QString pct(double fraction)
-{
-    return QStringLiteral("%1%").arg(QLocale().toString(100 * fraction, 'f', 1));
-}
-
-QString bytes(double b)
-{
-    return text(engine::formatBytes(b));
-}
-
-QString metricName(const std::string &key)
-{
-    if (key == "step_time_s")
-        return FaultPanel::tr("Step time");
-    if (key == "tpot_s")
-        return FaultPanel::tr("TPOT");
-    if (key == "ttft_s")
-        return FaultPanel::tr("TTFT");
-    if (key == "slowest_tpot_s")
-        return FaultPanel::tr("Slowest replica's TPOT");
-    if (key == "output_tokens_per_s_per_gpu")
-        return FaultPanel::tr("Output tokens/s per GPU");
-    if (key == "tokens_per_s_per_user")
-        return FaultPanel::tr("Tokens/s per user");
-    if (key == "output_tokens_per_s")
-        return FaultPanel::tr("Output tokens/s");
-    if (key == "requests_per_s")
-        return FaultPanel::tr("Requests/s");
-    if (key == "cost_per_million_output_tokens")
-        return FaultPanel::tr("$ per million output tokens");
-    if (key == "tokens_per_s")
-        return FaultPanel::tr("Tokens/s");
-    if (key == "mfu")
-        return FaultPanel::tr("MFU");
-    if (key == "cost_per_million_tokens")
-        return FaultPanel::tr("$ per million tokens");
-    return text(key);
-}
-
-QString metricValue(const std::string &key, double v)
-{
-    if (key == "step_time_s" || key == "tpot_s" || key == "ttft_s" || key == "slowest_tpot_s")
-        return seconds(v);
-    if (key == "mfu")
-        return pct(v);
-    if (key == "cost_per_million_tokens" || key == "cost_per_million_output_tokens")
-        return QStringLiteral("$%1").arg(QLocale().toString(v, 'f', 2));
-    if (key == "tokens_per_s_per_user" || key == "output_tokens_per_s_per_gpu"
-        || key == "requests_per_s")
-        return QLocale().toString(v, 'f', 1);
-    return QLocale().toString(v, 'f', 0);
-}
-
-QTableWidget *makeTable(int columns, const QStringList &headers, QWidget *parent)
-{
-    auto *t = new QTableWidget(0, columns, parent);
-    t->setHorizontalHeaderLabels(headers);
-    t->verticalHeader()->hide();
-    t->setSelectionBehavior(QAbstractItemView::SelectRows);
-    t->setSelectionMode(QAbstractItemView::SingleSelection);
-    t->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    t->setWordWrap(false);
-    t->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    t->horizontalHeader()->setStretchLastSection(true);
-    return t;
-}
-
-QTableWidgetItem *cell(const QString &s, bool number = false)
-{
-    auto *item = new QTableWidgetItem(s);
-    if (number)
-        item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-    return item;
-}
-
-// A table as tall as its rows (up to `maxRows`), so the dock scrolls as one page.
-void fitHeight(QTableWidget *t, int maxRows)
-{
-    const int rows = std::min(t->rowCount(), maxRows);
-    int h = t->horizontalHeader()->height() + 2 * t->frameWidth();
-    for (int r = 0; r < rows; ++r)
-        h += t->rowHeight(r);
-    t->setFixedHeight(std::max(h, t->horizontalHeader()->height() + 2 * t->frameWidth() + 4));
-}
+using namespace faulttables;
 
 constexpr engine::SweepKind kKinds[] = {engine::SweepKind::Leaves,
                                         engine::SweepKind::Spines,
