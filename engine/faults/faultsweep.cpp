@@ -156,6 +156,14 @@ SweepResult sweepFaults(const Layout &layout,
         rep.push_back(priceAs < 0 ? static_cast<int>(entries.size()) : priceAs);
         entries.push_back(std::move(e));
     };
+    // The candidate that prices the class `key` stands for (-1 for the class's first member,
+    // which is then recorded as the candidate about to be added, priced itself).
+    const auto pricedAs = [&entries](auto &entryOf, const auto &key) {
+        if (const auto it = entryOf.find(key); it != entryOf.end())
+            return it->second;
+        entryOf[key] = static_cast<int>(entries.size());
+        return -1;
+    };
     switch (kind) {
     case SweepKind::Leaves: {
         // With rail symmetry, one leaf per scalable unit (its first) is priced for the unit.
@@ -168,10 +176,7 @@ SweepResult sweepFaults(const Layout &layout,
             int as = -1;
             if (rails.holds) {
                 const int unit = base.devices()[static_cast<std::size_t>(device)].group;
-                if (const auto it = entryOfUnit.find(unit); it != entryOfUnit.end())
-                    as = it->second;
-                else
-                    entryOfUnit[unit] = static_cast<int>(entries.size());
+                as = pricedAs(entryOfUnit, unit);
                 shared += as >= 0;
             }
             add(deviceFault(base.deviceName(device)), base.deviceName(device), as);
@@ -189,12 +194,8 @@ SweepResult sweepFaults(const Layout &layout,
         for (int k = 0; k < static_cast<int>(classes.size()); ++k) {
             if (base.deviceDown(base.spineDevice(k)))
                 continue;
-            const auto it = entryOfSpine.find(classes[static_cast<std::size_t>(k)]);
-            const int as = it == entryOfSpine.end() ? -1 : it->second;
+            const int as = pricedAs(entryOfSpine, classes[static_cast<std::size_t>(k)]);
             shared += as >= 0;
-            if (as < 0)
-                entryOfSpine[classes[static_cast<std::size_t>(k)]] = static_cast<int>(
-                        entries.size());
             add(deviceFault(base.deviceName(base.spineDevice(k))),
                 base.deviceName(base.spineDevice(k)),
                 as);
@@ -219,10 +220,7 @@ SweepResult sweepFaults(const Layout &layout,
             int as = -1;
             if (rails.holds) {
                 const int server = base.devices()[static_cast<std::size_t>(device)].node;
-                if (const auto it = entryOfServer.find(server); it != entryOfServer.end())
-                    as = it->second;
-                else
-                    entryOfServer[server] = static_cast<int>(entries.size());
+                as = pricedAs(entryOfServer, server);
                 shared += as >= 0;
             }
             add(deviceFault(base.deviceName(device)), base.deviceName(device), as);
@@ -256,10 +254,7 @@ SweepResult sweepFaults(const Layout &layout,
             else if (rails.holds && a.kind == DeviceKind::Nic && b.kind == DeviceKind::Leaf)
                 key = std::pair{-1 - a.node, -1};
             if (key) {
-                if (const auto it = entryOfClass.find(*key); it != entryOfClass.end())
-                    as = it->second;
-                else
-                    entryOfClass[*key] = static_cast<int>(entries.size());
+                as = pricedAs(entryOfClass, *key);
                 if (as >= 0)
                     ++(rails.holds ? sharedByRails : shared);
             }
@@ -296,10 +291,7 @@ SweepResult sweepFaults(const Layout &layout,
                                                 : g;
                 int as = -1;
                 if (groups.ok()) {
-                    if (const auto it = entryOfReplica.find(replica); it != entryOfReplica.end())
-                        as = it->second;
-                    else
-                        entryOfReplica[replica] = static_cast<int>(entries.size());
+                    as = pricedAs(entryOfReplica, replica);
                     shared += as >= 0;
                 }
                 add(deviceFault("GPU " + std::to_string(g)), "GPU " + std::to_string(g), as);
@@ -329,10 +321,7 @@ SweepResult sweepFaults(const Layout &layout,
             int as = -1;
             if (!spares) {
                 const int replica = ranks->coord(ranks->rankOfGpu(g), Dim::DP);
-                if (const auto it = entryOfReplica.find(replica); it != entryOfReplica.end())
-                    as = it->second;
-                else
-                    entryOfReplica[replica] = static_cast<int>(entries.size());
+                as = pricedAs(entryOfReplica, replica);
                 shared += as >= 0;
             }
             add(deviceFault("GPU " + std::to_string(g)), "GPU " + std::to_string(g), as);
