@@ -28,16 +28,13 @@ QString data(const QString &name)
     return QStringLiteral(RAILYARD_TEST_DATA "/") + name;
 }
 
-QByteArray read(const QString &path)
-{
-    QFile f(path);
-    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
-
 // The layout's title, as the file holds it.
 QString titleOf(const QString &layout)
 {
-    return QJsonDocument::fromJson(read(layout)).object().value(QStringLiteral("title")).toString();
+    return QJsonDocument::fromJson(railyard::test::readFile(layout))
+            .object()
+            .value(QStringLiteral("title"))
+            .toString();
 }
 
 // A byte a terminal or an XML parser would act on: C0 but tab and line feed, DEL, C1 (UTF-8),
@@ -104,7 +101,7 @@ private Q_SLOTS:
         const QString svg = out(QFileInfo(layout).baseName() + QStringLiteral(".svg"));
         const auto r = runCli({QStringLiteral("export"), layout, QStringLiteral("-o"), svg});
         QVERIFY2(r.exitCode == 0, r.err.constData());
-        QVERIFY(!hasControl(read(svg)));
+        QVERIFY(!hasControl(railyard::test::readFile(svg)));
         QFile f(svg);
         QVERIFY(f.open(QIODevice::ReadOnly));
         QXmlStreamReader xml(&f);
@@ -166,7 +163,7 @@ private Q_SLOTS:
         const QString md = out(QFileInfo(layout).baseName() + QStringLiteral(".md"));
         const auto r = runCli({QStringLiteral("export"), layout, QStringLiteral("-o"), md});
         QVERIFY2(r.exitCode == 0, r.err.constData());
-        const QByteArray bytes = read(md);
+        const QByteArray bytes = railyard::test::readFile(md);
         QVERIFY(!hasControl(bytes));
         const QStringList lines = QString::fromUtf8(bytes).split(QLatin1Char('\n'));
         // The title is the first line and only it: its line breaks do not start a heading.
@@ -193,8 +190,8 @@ private Q_SLOTS:
                                csv,
                                QStringLiteral("--all-links")});
         QVERIFY2(r.exitCode == 0, r.err.constData());
-        const QStringList rows = QString::fromUtf8(read(csv)).split(QStringLiteral("\r\n"),
-                                                                    Qt::SkipEmptyParts);
+        const QStringList rows = QString::fromUtf8(railyard::test::readFile(csv))
+                                         .split(QStringLiteral("\r\n"), Qt::SkipEmptyParts);
         QVERIFY(rows.size() > 10);
         const int columns = int(rows[0].count(QLatin1Char(','))) + 1;
         for (const QString &row : rows) {
@@ -310,7 +307,7 @@ private Q_SLOTS:
     {
         const QString layout = out(QStringLiteral("in.json"));
         QVERIFY(QFile::copy(data(QStringLiteral("example.railyard.json")), layout));
-        const QByteArray before = read(layout);
+        const QByteArray before = railyard::test::readFile(layout);
         refused({QStringLiteral("export"), layout, QStringLiteral("-o"), layout},
                 layout,
                 QStringLiteral("refusing to write: it is the same file as the input"));
@@ -319,16 +316,16 @@ private Q_SLOTS:
         refused({QStringLiteral("export"), layout, QStringLiteral("-o"), link},
                 link,
                 QStringLiteral("it is a symbolic link to "));
-        QCOMPARE(read(layout), before);
+        QCOMPARE(railyard::test::readFile(layout), before);
 
         const QString topo = out(QStringLiteral("topo.txt"));
         QVERIFY(QFile::copy(data(QStringLiteral("import/topo-m/pcie-2x2080ti-pix-autodl.txt")),
                             topo));
-        const QByteArray topoBefore = read(topo);
+        const QByteArray topoBefore = railyard::test::readFile(topo);
         refused({QStringLiteral("import"), topo, QStringLiteral("-o"), topo},
                 topo,
                 QStringLiteral("the same file as the input"));
-        QCOMPARE(read(topo), topoBefore);
+        QCOMPARE(railyard::test::readFile(topo), topoBefore);
     }
 
     void followsASymlinkToARegularFileAndSaysSo()
@@ -344,7 +341,7 @@ private Q_SLOTS:
                          link + QStringLiteral(" is a symbolic link: wrote its target ") + real),
                  r.err.constData());
         QVERIFY(QFileInfo(link).isSymLink());
-        QVERIFY(read(real).startsWith("# "));
+        QVERIFY(railyard::test::readFile(real).startsWith("# "));
 
         // A dangling link in an existing folder: the file it names is made.
         const QString dangling = out(QStringLiteral("dangling.svg"));
@@ -353,7 +350,7 @@ private Q_SLOTS:
         QVERIFY2(r.exitCode == 0, r.err.constData());
         QVERIFY2(r.errText().contains(QStringLiteral("is a symbolic link: wrote its target")),
                  r.err.constData());
-        QVERIFY(read(out(QStringLiteral("made.svg"))).contains("<svg"));
+        QVERIFY(railyard::test::readFile(out(QStringLiteral("made.svg"))).contains("<svg"));
         QVERIFY(QFileInfo(dangling).isSymLink());
 
         // No temporary file is left anywhere.

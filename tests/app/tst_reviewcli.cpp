@@ -30,18 +30,6 @@ QString data(const char *name)
     return QStringLiteral(RAILYARD_TEST_DATA "/") + QLatin1String(name);
 }
 
-QByteArray read(const QString &path)
-{
-    QFile f(path);
-    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
-
-bool write(const QString &path, const QByteArray &bytes)
-{
-    QFile f(path);
-    return f.open(QIODevice::WriteOnly) && f.write(bytes) == bytes.size();
-}
-
 railyard::test::CliRun exportReport(const QStringList &args)
 {
     return railyard::test::runCli(QStringList{QStringLiteral("export")} + args);
@@ -132,11 +120,11 @@ class TestReviewCli : public QObject
     QString layoutA()
     {
         const QString path = out(QStringLiteral("a-tp4.railyard.json"));
-        QByteArray text = read(data("example.railyard.json"));
+        QByteArray text = railyard::test::readFile(data("example.railyard.json"));
         text.replace("\"tp\": 8, \"cp\": 1, \"ep\": 1, \"pp\": 4",
                      "\"tp\": 4, \"cp\": 1, \"ep\": 1, \"pp\": 8");
         text.replace("\"color_by\": \"tp\"", "\"color_by\": \"pp\"");
-        return write(path, text) ? path : QString();
+        return railyard::test::writeFile(path, text) ? path : QString();
     }
 
 private Q_SLOTS:
@@ -217,7 +205,7 @@ private Q_SLOTS:
                                      md,
                                      QStringLiteral("--report")});
         QVERIFY2(r.exitCode == 0, qPrintable(r.errText()));
-        const QString text = QString::fromUtf8(read(md));
+        const QString text = QString::fromUtf8(railyard::test::readFile(md));
         QVERIFY(text.startsWith(QStringLiteral("# Llama 3 70B on a GMI\\-style H200 cluster\n"))
                 || text.startsWith(QStringLiteral("# Llama 3 70B on a GMI-style H200 cluster\n")));
         for (const QString &heading : kSections)
@@ -292,17 +280,17 @@ private Q_SLOTS:
     // controls as U+FFFD), never interpreted, in both formats.
     void hostileTitle()
     {
-        QByteArray text = read(data("example.railyard.json"));
+        QByteArray text = railyard::test::readFile(data("example.railyard.json"));
         text.replace("\"Llama 3 70B on a GMI-style H200 cluster\"",
                      "\"<script>alert(1)</script> | # *x* [a](b) \\u0001\\u001b[31m end\"");
         const QString layout = out(QStringLiteral("hostile.railyard.json"));
-        QVERIFY(write(layout, text));
+        QVERIFY(railyard::test::writeFile(layout, text));
         const QString md = out(QStringLiteral("hostile.md")), pdf = out(QStringLiteral("h.pdf"));
         auto r = exportReport({layout, QStringLiteral("-o"), md, QStringLiteral("--report")});
         QVERIFY2(r.exitCode == 0, qPrintable(r.errText()));
         r = exportReport({layout, QStringLiteral("-o"), pdf, QStringLiteral("--report")});
         QVERIFY2(r.exitCode == 0, qPrintable(r.errText()));
-        const QByteArray raw = read(md);
+        const QByteArray raw = railyard::test::readFile(md);
         QVERIFY(!raw.contains("<script>"));
         QVERIFY(!raw.contains('\x01') && !raw.contains('\x1b'));
         const auto html = runTool(QStringLiteral("cmark-gfm"),
@@ -352,14 +340,14 @@ private Q_SLOTS:
 
         const QString real = out(QStringLiteral("real.pdf")),
                       link = out(QStringLiteral("link.pdf"));
-        QVERIFY(write(real, "old"));
+        QVERIFY(railyard::test::writeFile(real, "old"));
         QVERIFY(QFile::link(real, link));
         r = exportReport({data("example.railyard.json"),
                           QStringLiteral("-o"),
                           link,
                           QStringLiteral("--report")});
         QVERIFY2(r.exitCode == 0, qPrintable(r.errText()));
-        QVERIFY(read(real).startsWith("%PDF"));
+        QVERIFY(railyard::test::readFile(real).startsWith("%PDF"));
         QVERIFY(QFileInfo(link).isSymLink());
         QVERIFY2(r.errText().contains(QStringLiteral("real.pdf")), qPrintable(r.errText()));
     }

@@ -32,18 +32,6 @@ const char *const kDisaggregated = "serving-disaggregated-gb200-400g.railyard.js
 const char *const kWideEp = "serving-deepseek-r1-wide-ep-gb200-nvl72.railyard.json";
 const char *const kTp8 = "serving-llama70b-tp8-h100.railyard.json";
 
-QByteArray read(const QString &path)
-{
-    QFile f(path);
-    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
-
-bool write(const QString &path, const QByteArray &bytes)
-{
-    QFile f(path);
-    return f.open(QIODevice::WriteOnly) && f.write(bytes) == bytes.size();
-}
-
 railyard::test::CliRun exportTo(const QStringList &args)
 {
     return railyard::test::runCli(QStringList{QStringLiteral("export")} + args);
@@ -126,7 +114,7 @@ class TestServingExportCli : public QObject
     QString hostileLayout()
     {
         const QString path = out(QStringLiteral("hostile-serving.railyard.json"));
-        QByteArray text = read(layoutFile(kAggregated));
+        QByteArray text = railyard::test::readFile(layoutFile(kAggregated));
         const QByteArray title = "\"title\": \"Serving Llama 3.1 70B: TP16 across two H100 "
                                  "servers\"";
         if (!text.contains(title))
@@ -134,7 +122,7 @@ class TestServingExportCli : public QObject
         text.replace(title,
                      "\"title\": \"=cmd|' /C calc'!A0 <script>alert(1)</script> | # *x* "
                      "\\u0001\\u001b[31m end\"");
-        return write(path, text) ? path : QString();
+        return railyard::test::writeFile(path, text) ? path : QString();
     }
 
 private Q_SLOTS:
@@ -158,7 +146,7 @@ private Q_SLOTS:
         const auto html = runTool(QStringLiteral("cmark-gfm"),
                                   {QStringLiteral("-e"), QStringLiteral("table"), md});
         QVERIFY2(html.ok, qPrintable(html.output));
-        const QString text = QString::fromUtf8(read(md));
+        const QString text = QString::fromUtf8(railyard::test::readFile(md));
         // Every table parses as one.
         const QList<QList<QStringList>> all = tables(html.output);
         QVERIFY(all.size() >= 4);
@@ -225,8 +213,8 @@ private Q_SLOTS:
         const QString csv = out(QStringLiteral("serving.csv"));
         const auto r = exportTo({layout, QStringLiteral("-o"), csv});
         QVERIFY2(r.exitCode == 0, qPrintable(r.errText()));
-        const QStringList rows = QString::fromUtf8(read(csv)).split(QStringLiteral("\r\n"),
-                                                                    Qt::SkipEmptyParts);
+        const QStringList rows = QString::fromUtf8(railyard::test::readFile(csv))
+                                         .split(QStringLiteral("\r\n"), Qt::SkipEmptyParts);
         QCOMPARE(rows.first(),
                  QStringLiteral("id,name,kind,tier,bytes_per_step,bytes_up,bytes_down,"
                                 "utilization,peak_utilization,bytes_per_request"));
@@ -280,8 +268,8 @@ private Q_SLOTS:
                                      QStringLiteral("--at"),
                                      QString::number(f * step, 'g', 12)});
             QVERIFY2(r.exitCode == 0, qPrintable(r.errText()));
-            const QStringList rows = QString::fromUtf8(read(csv)).split(QStringLiteral("\r\n"),
-                                                                        Qt::SkipEmptyParts);
+            const QStringList rows = QString::fromUtf8(railyard::test::readFile(csv))
+                                             .split(QStringLiteral("\r\n"), Qt::SkipEmptyParts);
             QVERIFY(rows.first().contains(QStringLiteral(",utilization_at,")));
             QList<double> at;
             for (qsizetype i = 1; i < rows.size(); ++i)
@@ -304,7 +292,7 @@ private Q_SLOTS:
                            QString::number(0.5 * step, 'g', 12)})
                          .exitCode,
                  0);
-        QVERIFY(read(md).contains("| Peak | At t |"));
+        QVERIFY(railyard::test::readFile(md).contains("| Peak | At t |"));
         // Past the decode step.
         const auto r = exportTo({layout,
                                  QStringLiteral("-o"),
@@ -356,7 +344,7 @@ private Q_SLOTS:
         const QString md = out(QStringLiteral("review.md"));
         r = exportTo({layout, QStringLiteral("-o"), md, QStringLiteral("--report")});
         QVERIFY2(r.exitCode == 0, qPrintable(r.errText()));
-        const QString m = QString::fromUtf8(read(md));
+        const QString m = QString::fromUtf8(railyard::test::readFile(md));
         QVERIFY(m.contains(QStringLiteral("- **TPOT**: ")));
         QVERIFY(m.contains(QStringLiteral("\n## Decode-step timeline\n")));
         QVERIFY(QFile::exists(out(QStringLiteral("review-diagram.svg"))));
@@ -419,14 +407,15 @@ private Q_SLOTS:
     // cluster and with the fault as `evaluate --json` gives them (its faults.metrics).
     void reviewReportHasTheFaults()
     {
-        QJsonObject doc = QJsonDocument::fromJson(read(layoutFile(kTp8))).object();
+        QJsonObject doc = QJsonDocument::fromJson(railyard::test::readFile(layoutFile(kTp8)))
+                                  .object();
         QVERIFY(!doc.isEmpty());
         QJsonObject cluster = doc.value(QStringLiteral("cluster")).toObject();
         cluster.insert(QStringLiteral("faults"),
                        QJsonArray{QJsonObject{{QStringLiteral("device"), QStringLiteral("GPU 3")}}});
         doc.insert(QStringLiteral("cluster"), cluster);
         const QString layout = out(QStringLiteral("gpu3-out.railyard.json"));
-        QVERIFY(write(layout, QJsonDocument(doc).toJson()));
+        QVERIFY(railyard::test::writeFile(layout, QJsonDocument(doc).toJson()));
         const QJsonObject tpot = evaluation(layout)
                                          .value(QStringLiteral("faults"))
                                          .toObject()
@@ -440,7 +429,7 @@ private Q_SLOTS:
         const QString md = out(QStringLiteral("faulted-review.md"));
         const auto r = exportTo({layout, QStringLiteral("-o"), md, QStringLiteral("--report")});
         QVERIFY2(r.exitCode == 0, qPrintable(r.errText()));
-        const QString m = QString::fromUtf8(read(md));
+        const QString m = QString::fromUtf8(railyard::test::readFile(md));
         QVERIFY2(m.contains(QStringLiteral("\n## Faults\n")), qPrintable(m.left(600)));
         const QRegularExpressionMatch said
                 = QRegularExpression(QStringLiteral("TPOT is ([0-9.]+ (?:s|ms|\u00b5s)) on the "
@@ -465,7 +454,7 @@ private Q_SLOTS:
             const auto r = exportTo(args);
             QVERIFY2(r.exitCode == 0, qPrintable(o + QLatin1String(": ") + r.errText()));
         }
-        const QByteArray raw = read(md);
+        const QByteArray raw = railyard::test::readFile(md);
         QVERIFY(!raw.contains("<script>"));
         QVERIFY(!raw.contains('\x01') && !raw.contains('\x1b'));
         const auto html = runTool(QStringLiteral("cmark-gfm"),
@@ -475,8 +464,8 @@ private Q_SLOTS:
                          QStringLiteral("<h1>=cmd|' /C calc'!A0 &lt;script&gt;alert(1)&lt;/"
                                         "script&gt; | # *x* \ufffd\ufffd[31m end</h1>")),
                  qPrintable(html.output.left(300)));
-        for (const QString &row :
-             QString::fromUtf8(read(csv)).split(QStringLiteral("\r\n"), Qt::SkipEmptyParts))
+        for (const QString &row : QString::fromUtf8(railyard::test::readFile(csv))
+                                          .split(QStringLiteral("\r\n"), Qt::SkipEmptyParts))
             for (const QString &c : row.split(QLatin1Char(','))) {
                 bool number = false;
                 c.toDouble(&number);

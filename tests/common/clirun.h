@@ -2,6 +2,7 @@
 
 // Runs the real `railyard` executable as scripts do: no display, no user catalog.
 #include <QByteArray>
+#include <QFile>
 #include <QProcess>
 #include <QProcessEnvironment>
 #include <QString>
@@ -10,6 +11,19 @@
 #include <sys/resource.h>
 
 namespace railyard::test {
+
+// A file's bytes (empty when it cannot be read), and writing them whole.
+inline QByteArray readFile(const QString &path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+inline bool writeFile(const QString &path, const QByteArray &bytes)
+{
+    QFile f(path);
+    return f.open(QIODevice::WriteOnly) && f.write(bytes) == bytes.size();
+}
 
 struct CliRun
 {
