@@ -40,6 +40,7 @@ struct DiagramRequest
     std::string format;      // "svg", "png" or "pdf"
     double scale = 1;        // PNG: pixels per scene unit
     double at = -1;          // >= 0: the link load at that moment of the step, not the average
+    bool atRequest = false;  // serving: `at` is a moment of one request's life (--at request:T)
     bool scaleGiven = false; // --scale given: as given; otherwise the PNG fits 8,192 pixels
     int width = 0;           // PNG: --width in pixels (0: from the scale)
     DiagramRegion region;    // the part of the cluster to draw (Whole: all of it)

@@ -30,7 +30,7 @@ namespace {
 
 const char *kExportHelp
         = "usage: railyard export FILE -o OUT [--region PART] [--scale S | --width N]\n"
-          "                       [--all-links] [--at SECONDS]\n"
+          "                       [--all-links] [--at [request:]TIME]\n"
           "       railyard export FILE -o OUT.pdf|OUT.md --report [--compare A_FILE]\n"
           "\n"
           "Writes the layout FILE as a diagram or a report; the format is OUT's suffix:\n"
@@ -65,9 +65,14 @@ const char *kExportHelp
           "                    height), not bounded to 8,192 pixels\n"
           "  --width N         PNG only: N pixels wide (16 to 32768), the height in proportion\n"
           "  --all-links       Markdown and CSV: every link, idle ones included\n"
-          "  --at SECONDS      the link load at that moment of the step (of the decode step on a\n"
+          "  --at TIME         the link load at that moment of the step (of the decode step on a\n"
           "                    serving layout): a diagram draws it, a report adds utilization_at\n"
-          "                    per link (JSON also at_s)\n"
+          "                    per link (JSON also at_s, and on a serving layout at_timeline and\n"
+          "                    at_phases). TIME is seconds (0.0042) or has a unit: 4.2ms, 150us\n"
+          "  --at request:TIME serving: that moment of one request's life (waiting, prefill, the\n"
+          "                    KV transfer, its decode steps: evaluate --timeline's\n"
+          "                    request_timeline) instead of the decode step; decode:TIME is the\n"
+          "                    decode step\n"
           "  --report          a design-review report: an A4 PDF (title page, the diagram, the "
           "step\n"
           "                    breakdown, timeline and memory per stage, the hottest links, the\n"
@@ -140,24 +145,93 @@ void writeToOutput(const std::string &output,
         err << "railyard export: " << written.notice() << "\n";
 }
 
+// `--at`: a moment, in seconds, of the step (a serving layout's decode step) or, with
+// "request:", of one serving request's life.
+struct Moment
+{
+    double at = -1; // < 0: none
+    bool request = false;
+    std::string text; // as given, for messages
+};
+
+// "0.0042", "4.2ms", "150us", "2s", "request:12ms", "decode:1ms".
+Moment parseMoment(const std::string &text)
+{
+    const auto bad = [&](const std::string &why) {
+        return UsageError("--at takes a time in seconds from the start of the step (0.0042, 4.2ms, "
+                          "150us), or request:TIME for a moment of one serving request's life; "
+                          + why + ", got '" + echo(text) + "'");
+    };
+    Moment m;
+    m.text = text;
+    std::string value = text;
+    if (const std::size_t colon = text.find(':'); colon != std::string::npos) {
+        const std::string timeline = lower(text.substr(0, colon));
+        if (timeline == "request")
+            m.request = true;
+        else if (timeline != "decode" && timeline != "step")
+            throw bad("'" + echo(timeline) + "' is not a timeline (request: or decode:)");
+        value = text.substr(colon + 1);
+    }
+    double unit = 1;
+    for (const auto &[suffix, scale] : {std::pair<const char *, double>{"ms", 1e-3},
+                                        {"us", 1e-6},
+                                        {"\u00b5s", 1e-6},
+                                        {"ns", 1e-9},
+                                        {"s", 1.0}}) {
+        const std::string sfx = suffix;
+        if (value.size() > sfx.size()
+            && value.compare(value.size() - sfx.size(), sfx.size(), sfx) == 0) {
+            unit = scale;
+            value.resize(value.size() - sfx.size());
+            break;
+        }
+    }
+    double t = 0;
+    if (!parseReal(value, t))
+        throw bad("'" + echo(value) + "' is not a number");
+    if (t < 0)
+        throw bad("a moment is not before the start");
+    m.at = t * unit;
+    return m;
+}
+
 void writeReport(const std::string &format,
                  const std::string &file,
                  const std::string &output,
                  bool allLinks,
-                 double at,
+                 const Moment &moment,
                  std::ostream &out,
                  std::ostream &err)
 {
+    const double at = moment.at;
     // The output is checked before the work: a refused one fails fast and writes nothing.
     if (output != "-")
         checkOutputFile(output, {file});
     const Layout layout = readLayoutFile(file);
     const Topology topology = detail::topologyOf(layout.cluster, file);
+    if (moment.request && !layout.isServing())
+        throw InputError(file,
+                         "",
+                         "--at " + moment.text
+                                 + ": a request's life is a serving layout's; this layout trains "
+                                   "(give --at TIME, a moment of its step)");
     if (layout.isServing()) {
         const ServingEvaluation e = evaluateServing(layout, topology);
         if (!e.ok)
             throw InputError(file, "", "cannot price this serving workload: " + e.error);
-        if (at > e.decodeStepS)
+        if (moment.request && at > e.requestTimeline.stepS)
+            throw InputError(file,
+                             "",
+                             "--at " + moment.text
+                                     + " is past the end of one request's life, "
+                                       "which lasts "
+                                     + formatSeconds(e.requestTimeline.stepS) + " (TTFT "
+                                     + formatSeconds(e.ttftS)
+                                     + ", then its decode "
+                                       "steps); give request: a time from 0 to "
+                                     + formatSeconds(e.requestTimeline.stepS));
+        if (!moment.request && at > e.decodeStepS)
             throw InputError(file,
                              "",
                              "--at " + formatSeconds(at)
@@ -168,11 +242,12 @@ void writeReport(const std::string &format,
         report.title = layout.title.empty() ? file : layout.title;
         report.links = format == "json" || allLinks ? LinkListing::All : LinkListing::Busiest;
         report.at = at;
+        report.atRequest = moment.request;
         writeToOutput(output, file, out, err, [&](std::ostream &s) {
             if (format == "md")
                 writeServingMarkdown(s, layout, e, topology, report);
             else if (format == "csv")
-                writeServingCsv(s, e, topology, allLinks, at);
+                writeServingCsv(s, e, topology, allLinks, at, moment.request);
             else
                 writeServingJson(s, e, topology, report);
         });
@@ -384,20 +459,9 @@ int runExport(const std::vector<std::string> &argsIn,
                              + echo(*output) + " is not a diagram (.svg, .png, .pdf)");
         region = parseRegion(*r);
     }
-    double at = -1;
-    if (const auto atText = o.value("at")) {
-        std::size_t used = 0;
-        double t = -1;
-        try {
-            t = std::stod(*atText, &used);
-        } catch (...) {
-            used = 0;
-        }
-        if (used != atText->size() || !std::isfinite(t) || t < 0)
-            throw UsageError("--at takes a time in seconds from the start of the step, got '"
-                             + echo(*atText) + "'");
-        at = t;
-    }
+    Moment moment;
+    if (const auto atText = o.value("at"))
+        moment = parseMoment(*atText);
 
     if (review)
         return writeReviewReport(file,
@@ -412,7 +476,7 @@ int runExport(const std::vector<std::string> &argsIn,
             throw UsageError("a diagram goes to a file: -o OUT.svg, .png or .pdf");
         return guardMemory(file + ": out of memory while writing the report; try evaluate --json",
                            [&] {
-                               writeReport("md", file, "-", o.flag("all-links"), at, out, err);
+                               writeReport("md", file, "-", o.flag("all-links"), moment, out, err);
                                return 0;
                            });
     }
@@ -420,7 +484,13 @@ int runExport(const std::vector<std::string> &argsIn,
         return guardMemory(*output + ": out of memory while writing the report of " + file
                                    + "; try .csv, or leave out --all-links",
                            [&] {
-                               writeReport(format, file, *output, o.flag("all-links"), at, out, err);
+                               writeReport(format,
+                                           file,
+                                           *output,
+                                           o.flag("all-links"),
+                                           moment,
+                                           out,
+                                           err);
                                return 0;
                            });
     }
@@ -437,7 +507,8 @@ int runExport(const std::vector<std::string> &argsIn,
                            request.output = target.target;
                            request.format = format;
                            request.scale = scale;
-                           request.at = at;
+                           request.at = moment.at;
+                           request.atRequest = moment.request;
                            request.scaleGiven = o.value("scale").has_value();
                            request.width = width;
                            request.region = region;

@@ -101,6 +101,7 @@ void writeDiagram(int argc, char **argv, const railyard::cli::DiagramRequest &re
             // wide.
             options.maxSide = request.scaleGiven ? 0 : railyard::kDefaultMaxPngSide;
             options.region = region;
+            options.momentOfRequest = request.atRequest;
             ok = railyard::exportLayoutDiagram(QString::fromStdString(request.file),
                                                QString::fromStdString(request.output),
                                                options,

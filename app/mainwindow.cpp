@@ -191,8 +191,7 @@ MainWindow::MainWindow(QWidget *parent, const QString &recoveryDirectory)
         m_view->showGpus(g);
     });
     connect(m_palette, &GroupPalette::groupActivated, this, [this](const GroupRef &group) {
-        if (const engine::RankLayout *ranks = m_scene->ranks())
-            m_view->showGpus(groupGpus(*ranks, group));
+        m_view->showGpus(m_palette->groupGpus(group)); // a serving layout's groups too
     });
     connect(m_pricing, &PricingPanel::linkActivated, this, [this](int link) {
         const engine::Topology &t = m_document->topology();

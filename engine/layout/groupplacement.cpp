@@ -113,13 +113,27 @@ std::optional<GroupRef> groupAtGpu(const RankLayout &ranks, GroupKind kind, int 
     return GroupRef{kind, groupOfRank(ranks, kind, rank)};
 }
 
+// A disaggregated serving layout's pools ("-prefill-tp4pp1x11-decode-tp4pp1x7"): its groups
+// are numbered through them, so another split is another job.
+static std::string servingPools(const Layout &l)
+{
+    if (!l.serving || !l.serving->disaggregated)
+        return {};
+    const auto pool = [](const char *name, const ServingPool &p) {
+        return std::string("-") + name + "-tp" + std::to_string(p.tp) + "ep" + std::to_string(p.ep)
+               + "pp" + std::to_string(p.pp) + "x" + std::to_string(p.replicas);
+    };
+    return pool("prefill", l.serving->disaggregated->prefill)
+           + pool("decode", l.serving->disaggregated->decode);
+}
+
 std::string jobId(const Layout &l)
 {
     const ParallelConfig &p = l.parallel;
     return "gpus" + std::to_string(l.cluster.gpuCount()) + "-tp" + std::to_string(p.tp) + "-cp"
            + std::to_string(p.cp) + "-ep" + std::to_string(p.ep) + "-etp"
            + std::to_string(p.etp.value_or(1)) + "-pp" + std::to_string(p.pp) + "-dp"
-           + std::to_string(l.dataParallel()) + "-" + p.order;
+           + std::to_string(l.dataParallel()) + "-" + p.order + servingPools(l);
 }
 
 std::vector<int> normalizedMapping(std::vector<int> mapping)

@@ -57,6 +57,9 @@ struct ReportOptions
     // >= 0: also each link's utilization at that moment of the step, in seconds from its start
     // (`utilization_at`; needs evaluation.timeline). Negative: the step average only.
     double at = -1;
+    // Serving: `at` is a moment of one request's life (ServingEvaluation::requestTimeline:
+    // waiting, prefill, KV transfer, its decode steps), not of the decode step.
+    bool atRequest = false;
     // Keys added to the JSON object after `warnings` and `assumptions` (an evaluation with
     // faults adds `faults`: faults/faultreport.h).
     Json extra = Json::object();

@@ -156,12 +156,33 @@ std::vector<int> busiestServingLinks(const ServingLinks &l, std::size_t count)
     return ids;
 }
 
-std::vector<float> servingLoadsAt(const ServingEvaluation &e, const Topology &t, double at)
+const StepTimeline &servingMomentTimeline(const ServingEvaluation &e, bool atRequest)
+{
+    return atRequest ? e.requestTimeline : e.decodeTimeline;
+}
+
+std::vector<float> servingLoadsAt(const ServingEvaluation &e,
+                                  const Topology &t,
+                                  double at,
+                                  bool atRequest)
 {
     std::vector<float> out;
-    if (at >= 0 && !e.decodeTimeline.empty())
-        utilizationAt(e.decodeTimeline, t, at, out);
+    const StepTimeline &timeline = servingMomentTimeline(e, atRequest);
+    if (at >= 0 && !timeline.empty())
+        utilizationAt(timeline, t, at, out);
     return out;
+}
+
+std::vector<std::string> servingPhasesAt(const ServingEvaluation &e, double at, bool atRequest)
+{
+    std::vector<std::string> names;
+    const StepTimeline &timeline = servingMomentTimeline(e, atRequest);
+    for (int i : timeline.runningAt(at)) {
+        const std::string &name = timeline.phases[static_cast<std::size_t>(i)].name;
+        if (std::find(names.begin(), names.end(), name) == names.end())
+            names.push_back(name);
+    }
+    return names;
 }
 
 void writeServingJson(std::ostream &out,
@@ -215,9 +236,14 @@ void writeServingJson(std::ostream &out,
     j["assumptions"] = e.assumptions;
     const bool links = o.links != LinkListing::None && e.links;
     j["link_tiers"] = links ? tiers(t, *e.links) : Json::array();
-    const std::vector<float> moment = links ? servingLoadsAt(e, t, o.at) : std::vector<float>{};
-    if (!moment.empty())
+    const std::vector<float> moment = links ? servingLoadsAt(e, t, o.at, o.atRequest)
+                                            : std::vector<float>{};
+    if (!moment.empty()) {
         j["at_s"] = o.at;
+        // Which timeline the moment is of, and what runs then.
+        j["at_timeline"] = o.atRequest ? "request" : "decode_step";
+        j["at_phases"] = servingPhasesAt(e, o.at, o.atRequest);
+    }
 
     std::string head = jsonForTerminal(j.dump(2, ' ', false, Json::error_handler_t::replace));
     head.resize(head.size() - 2); // "\n}"
@@ -412,13 +438,21 @@ void writeServingMarkdown(std::ostream &out,
     if (o.links != LinkListing::None && e.links) {
         const ServingLinks &l = *e.links;
         const LinkLoads &d = l.decodeStep;
-        const std::vector<float> moment = servingLoadsAt(e, t, o.at);
+        const std::vector<float> moment = servingLoadsAt(e, t, o.at, o.atRequest);
         s += "\n## Links\n\n" + grouped(d.size()) + " links, " + grouped(d.loaded)
              + " with traffic in a decode step. Utilization = the busiest direction's bytes per "
                "second in steady state (decode steps and prefills) / the link's rate.";
-        if (!moment.empty())
-            s += " *At t* is the load at " + sec(o.at) + " into the " + sec(e.decodeStepS)
-                 + " decode step.";
+        if (!moment.empty()) {
+            const std::vector<std::string> doing = servingPhasesAt(e, o.at, o.atRequest);
+            std::string running;
+            for (const std::string &d : doing)
+                running += (running.empty() ? "" : "; ") + d;
+            s += " *At t* is the load at " + sec(o.at) + " into "
+                 + (o.atRequest ? "one request's " + sec(e.requestTimeline.stepS)
+                                          + " life (waiting, prefill, KV transfer, decode)"
+                                : "the " + sec(e.decodeStepS) + " decode step")
+                 + (running.empty() ? std::string(".") : ", during " + markdownText(running) + ".");
+        }
         s += "\n\n| Tier | Kind | Links | Loaded | Bytes/decode step | Bytes/request | Mean | Max "
              "|\n|---|---|---:|---:|---:|---:|---:|---:|\n";
         for (const ServingTierSummary &x : summarizeServingLinks(t, l))
@@ -459,8 +493,12 @@ void writeServingMarkdown(std::ostream &out,
     }
 }
 
-void writeServingCsv(
-        std::ostream &out, const ServingEvaluation &e, const Topology &t, bool allLinks, double at)
+void writeServingCsv(std::ostream &out,
+                     const ServingEvaluation &e,
+                     const Topology &t,
+                     bool allLinks,
+                     double at,
+                     bool atRequest)
 {
     if (!e.links) {
         writeLoadsCsv(out, LinkLoads{}, t, allLinks, {}, nullptr);
@@ -470,7 +508,7 @@ void writeServingCsv(
                   e.links->decodeStep,
                   t,
                   allLinks,
-                  servingLoadsAt(e, t, at),
+                  servingLoadsAt(e, t, at, atRequest),
                   &e.links->requestBytes);
 }
 

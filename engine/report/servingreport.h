@@ -34,13 +34,15 @@ void writeServingMarkdown(std::ostream &out,
                           const Topology &topology,
                           const ReportOptions &options);
 // The per-link loads of a decode step as CSV: training's columns (report.h, writeLinkLoadsCsv;
-// bytes_per_step is per decode step), utilization_at with `at` >= 0, then bytes_per_request.
-// One row per link with bytes in a decode step or per request (every link with `allLinks`).
+// bytes_per_step is per decode step), utilization_at with `at` >= 0 (seconds into the decode
+// step, or with `atRequest` into one request's life), then bytes_per_request. One row per link
+// with bytes in a decode step or per request (every link with `allLinks`).
 void writeServingCsv(std::ostream &out,
                      const ServingEvaluation &evaluation,
                      const Topology &topology,
                      bool allLinks = false,
-                     double at = -1);
+                     double at = -1,
+                     bool atRequest = false);
 // The per-tier summary of a decode step's loads, with each tier's bytes per request.
 struct ServingTierSummary
 {
@@ -64,10 +66,19 @@ const std::array<ServingPartName, 8> &servingParts();
 std::string servingBandText(const ServingBand &band);
 
 // Per link, dense by link id, the utilization `at` seconds into the decode step (its
-// timeline); empty when `at` is negative or there is no timeline.
+// timeline), or with `atRequest` into one request's life (requestTimeline); empty when `at` is
+// negative or there is no timeline.
 std::vector<float> servingLoadsAt(const ServingEvaluation &evaluation,
                                   const Topology &topology,
-                                  double at);
+                                  double at,
+                                  bool atRequest = false);
+// The timeline `at` refers to: one decode step, or one request's life.
+const StepTimeline &servingMomentTimeline(const ServingEvaluation &evaluation, bool atRequest);
+// What runs `at` seconds into that timeline ("prefill: TP all-reduces", "KV cache transfer"),
+// in order, each name once.
+std::vector<std::string> servingPhasesAt(const ServingEvaluation &evaluation,
+                                         double at,
+                                         bool atRequest);
 
 // A design-review report of a serving layout (reviewreport.h's structure): the title page with
 // TPOT, TTFT and the rates and their bands; the diagram; where a decode step's and a prefill's

@@ -1,6 +1,7 @@
 // `railyard export` of a serving layout: the Markdown report (its tables parsed by cmark-gfm,
 // its numbers against `railyard evaluate --json`), the CSV of the per-link loads of a decode
-// step (rows and bytes against the JSON), `--at` a moment of the decode step, the design-review
+// step (rows and bytes against the JSON), `--at` a moment of the decode step or (request:TIME)
+// of one request's life, the design-review
 // report (PDF through pdftotext, Markdown) with --compare, and a hostile title in each.
 #include "exportcheck.h"
 
@@ -302,6 +303,128 @@ private Q_SLOTS:
         QCOMPARE(r.exitCode, 1);
         QVERIFY2(r.errText().contains(QStringLiteral("past the end of the decode step")),
                  qPrintable(r.errText()));
+    }
+
+    // --at request:TIME, a moment of one request's life (evaluate --timeline's
+    // request_timeline). Disaggregated over 400G NICs: mid-prefill (its GEMMs and attention)
+    // no link carries the request, mid-KV-transfer the NICs do; the same time as a decode-step
+    // moment is past the decode step. Bad values: a clear message naming --at.
+    void atRequestTimeline()
+    {
+        const QString layout = layoutFile(kDisaggregated);
+        const auto timeline = railyard::test::runCli({QStringLiteral("evaluate"),
+                                                      layout,
+                                                      QStringLiteral("--json"),
+                                                      QStringLiteral("--timeline")});
+        QCOMPARE(timeline.exitCode, 0);
+        const QJsonObject e = QJsonDocument::fromJson(timeline.out).object();
+        double prefill = -1, kv = -1, life = 0;
+        for (const QJsonValue v : e.value(QStringLiteral("request_timeline")).toArray()) {
+            const QJsonObject p = v.toObject();
+            const double mid = (p.value(QStringLiteral("start_s")).toDouble()
+                                + p.value(QStringLiteral("end_s")).toDouble())
+                               / 2;
+            const QString name = p.value(QStringLiteral("name")).toString();
+            if (name == QLatin1String("prefill: GEMMs and attention"))
+                prefill = mid;
+            if (name == QLatin1String("KV cache transfer"))
+                kv = mid;
+            life = std::max(life, p.value(QStringLiteral("end_s")).toDouble());
+        }
+        QVERIFY(prefill > 0 && kv > prefill && life > kv);
+        const double step = e.value(QStringLiteral("decode_step_s")).toDouble();
+        QVERIFY(kv > step); // so a decode-step moment at that time is refused
+
+        const auto busiestAt = [&](const QString &at, const QString &name) {
+            const QString csv = out(name);
+            const auto r = exportTo({layout, QStringLiteral("-o"), csv, QStringLiteral("--at"), at});
+            if (r.exitCode != 0) {
+                qWarning("%s", qPrintable(r.errText()));
+                return -1.0;
+            }
+            const QStringList rows = QString::fromUtf8(railyard::test::readFile(csv))
+                                             .split(QStringLiteral("\r\n"), Qt::SkipEmptyParts);
+            if (rows.size() < 2 || !rows.first().contains(QStringLiteral(",utilization_at,")))
+                return -1.0;
+            double most = 0;
+            for (qsizetype i = 1; i < rows.size(); ++i)
+                most = std::max(most, rows[i].split(QLatin1Char(',')).value(9).toDouble());
+            return most;
+        };
+        const QString atKv = QStringLiteral("request:") + QString::number(kv, 'g', 12);
+        QCOMPARE(busiestAt(QStringLiteral("request:") + QString::number(prefill, 'g', 12),
+                           QStringLiteral("prefill.csv")),
+                 0.0);
+        const double kvLoad = busiestAt(atKv, QStringLiteral("kv.csv"));
+        QVERIFY2(kvLoad > 0.01, qPrintable(QString::number(kvLoad)));
+        // The same moment in milliseconds.
+        QCOMPARE(busiestAt(QStringLiteral("request:%1ms").arg(kv * 1e3, 0, 'g', 12),
+                           QStringLiteral("kv-ms.csv")),
+                 kvLoad);
+        // JSON: the moment, its timeline and what runs then; Markdown says it in words.
+        const QString json = out(QStringLiteral("kv.json"));
+        QCOMPARE(exportTo({layout, QStringLiteral("-o"), json, QStringLiteral("--at"), atKv})
+                         .exitCode,
+                 0);
+        const QJsonObject j = QJsonDocument::fromJson(railyard::test::readFile(json)).object();
+        RAILYARD_COMPARE_ABS(j.value(QStringLiteral("at_s")).toDouble(), kv, 1e-12);
+        QCOMPARE(j.value(QStringLiteral("at_timeline")).toString(), QStringLiteral("request"));
+        QCOMPARE(j.value(QStringLiteral("at_phases")).toArray(),
+                 QJsonArray{QStringLiteral("KV cache transfer")});
+        const QString md = out(QStringLiteral("kv.md"));
+        QCOMPARE(exportTo({layout, QStringLiteral("-o"), md, QStringLiteral("--at"), atKv}).exitCode,
+                 0);
+        const QString mdText = QString::fromUtf8(railyard::test::readFile(md));
+        QVERIFY2(mdText.contains(QStringLiteral("into one request's"))
+                         && mdText.contains(QStringLiteral("during KV cache transfer")),
+                 qPrintable(mdText.left(3000)));
+        QVERIFY(mdText.contains(QStringLiteral("| Peak | At t |")));
+        // The diagram draws the moment and says of what.
+        const QString svg = out(QStringLiteral("kv.svg"));
+        const auto drawn = exportTo(
+                {layout, QStringLiteral("-o"), svg, QStringLiteral("--at"), atKv});
+        QVERIFY2(drawn.exitCode == 0, qPrintable(drawn.errText()));
+        const QString svgText = QString::fromUtf8(railyard::test::readFile(svg));
+        QVERIFY(svgText.contains(QStringLiteral("KV cache transfer")));
+        QVERIFY(svgText.contains(QStringLiteral("life")));
+
+        // Bad values, each naming --at.
+        struct Bad
+        {
+            QString at;
+            int exit;
+            QStringList says;
+        };
+        const QString late = QStringLiteral("request:") + QString::number(life * 2, 'g', 6);
+        for (const Bad &b :
+             {Bad{QStringLiteral("request:-1ms"), 2, {"--at", "got 'request:-1ms'"}},
+              Bad{QStringLiteral("request:soon"), 2, {"--at", "'soon' is not a number"}},
+              Bad{QStringLiteral("request:"), 2, {"--at", "is not a number"}},
+              Bad{QStringLiteral("lunch:3"), 2, {"--at", "'lunch' is not a timeline"}},
+              Bad{QStringLiteral("request:nan"), 2, {"--at", "not a number"}},
+              Bad{late, 1, {"--at request:", "past the end of one request's life", kDisaggregated}},
+              Bad{QString::number(kv, 'g', 12), 1, {"past the end of the decode step"}}}) {
+            const QString file = out(QStringLiteral("bad.csv"));
+            const auto r = exportTo(
+                    {layout, QStringLiteral("-o"), file, QStringLiteral("--at"), b.at});
+            QVERIFY2(r.exitCode == b.exit, qPrintable(b.at + QStringLiteral(": ") + r.errText()));
+            for (const QString &say : b.says)
+                QVERIFY2(r.errText().contains(say),
+                         qPrintable(b.at + QStringLiteral(": ") + r.errText()));
+            QVERIFY(!QFile::exists(file));
+        }
+        // A training layout has no request to take a moment of.
+        const auto training = exportTo(
+                {QStringLiteral(RAILYARD_SOURCE_DIR "/layouts/hgx-h100-server.railyard.json"),
+                 QStringLiteral("-o"),
+                 out(QStringLiteral("training.csv")),
+                 QStringLiteral("--at"),
+                 QStringLiteral("request:1ms")});
+        QCOMPARE(training.exitCode, 1);
+        QVERIFY2(training.errText().contains(
+                         QStringLiteral("--at request:1ms: a request's life is a "
+                                        "serving layout's")),
+                 qPrintable(training.errText()));
     }
 
     // The review report of a serving layout: every section, TPOT and TTFT as evaluate gives

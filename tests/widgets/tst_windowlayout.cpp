@@ -14,6 +14,7 @@
 #include "mainwindow.h"
 #include "panels/plannerpanel.h"
 #include "panels/pricingpanel.h"
+#include "panels/servingpricing.h"
 #include "panels/timelinepanel.h"
 #include "panels/warningspanel.h"
 #include "panels/workloadpanel.h"
@@ -714,6 +715,77 @@ private Q_SLOTS:
         fits(QStringLiteral("lesson open"));
         w.viewState()->pause();
         w.document()->undoStack()->setClean();
+    }
+
+    // A serving layout's Pricing dock at the two window sizes: its last row (the note under
+    // the memory and the breakdown) is in view without scrolling, and no number is cut (the
+    // dock needed its scroll bar at 1280x800 for the memory, the concurrency and the
+    // breakdown).
+    void servingPricingFits_data()
+    {
+        QTest::addColumn<QSize>("size");
+        QTest::addColumn<QString>("path");
+        for (const QSize size : {QSize(1600, 1000), QSize(1280, 800)})
+            for (const char *name : {"serving-disaggregated-gb200-nvl72.railyard.json",
+                                     "serving-deepseek-r1-wide-ep-h200-ib.railyard.json",
+                                     "serving-llama70b-tp16-two-servers.railyard.json"})
+                QTest::addRow("%dx%d %s", size.width(), size.height(), name)
+                        << size << layoutPath(name);
+    }
+
+    void servingPricingFits()
+    {
+        QFETCH(QSize, size);
+        QFETCH(QString, path);
+        MainWindow w(nullptr, m_recovery.path());
+        w.resize(size);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openFile(path));
+        settle();
+        QVERIFY(w.document()->isServing() && w.document()->isPriced());
+        const DockLayout::Docks docks = w.dockLayout()->docks();
+        QVERIFY(onShow(w, docks.pricing));
+        auto *scroll = qobject_cast<QScrollArea *>(docks.pricing->widget());
+        QVERIFY(scroll);
+        QCOMPARE(scroll->verticalScrollBar()->value(), 0);
+        QVERIFY(!scroll->horizontalScrollBar()->isVisible());
+        ServingPricing *serving = w.pricingPanel()->findChild<ServingPricing *>();
+        QVERIFY(serving && serving->isVisible());
+        QWidget *shownIn = scroll->viewport();
+        const auto inView = [&](QWidget *widget, const QRect &part, const QString &what) {
+            const QRect shown(widget->mapTo(shownIn, part.topLeft()), part.size());
+            QVERIFY2(shownIn->rect().contains(shown),
+                     qPrintable(QStringLiteral("%1 at y %2 to %3 in a dock %4 px tall")
+                                        .arg(what)
+                                        .arg(shown.top())
+                                        .arg(shown.bottom())
+                                        .arg(shownIn->height())));
+        };
+        // Every metric row, the breakdown's last row shown, and the labels below (wrapped
+        // whole: as tall as their text at their width).
+        QTableWidget *m = serving->metrics();
+        for (int r = 0; r < m->rowCount(); ++r)
+            inView(m->viewport(),
+                   m->visualItemRect(m->item(r, 1)),
+                   m->verticalHeaderItem(r)->text());
+        QTableWidget *b = serving->breakdown();
+        int last = -1;
+        for (int r = 0; r < b->rowCount(); ++r)
+            if (!b->isRowHidden(r))
+                last = r;
+        QVERIFY(last >= 0);
+        inView(b->viewport(),
+               b->visualItemRect(b->item(last, 0)),
+               b->verticalHeaderItem(last)->text());
+        QVERIFY(b->visualItemRect(b->item(last, 0)).bottom() < b->viewport()->height());
+        for (QLabel *label : serving->findChildren<QLabel *>()) {
+            if (!label->isVisible() || label->text().isEmpty())
+                continue;
+            QVERIFY2(label->height() >= label->heightForWidth(label->width()),
+                     qPrintable(label->text()));
+            inView(label, label->rect(), label->text().left(40));
+        }
     }
 
     // The mouse wheel rolled down the Workload dock scrolls the dock; it does not step the

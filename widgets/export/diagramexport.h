@@ -59,6 +59,9 @@ struct DiagramExportOptions
     // to fit (a 16,384-GPU page is 42,000 units wide); 0: `scale` as given.
     int maxSide = 0;
     QString footer; // the title block's last line; empty: today's date and the program
+    // Serving, with a moment: the moment is of one request's life (prefill, KV transfer, decode
+    // tokens), not of the decode step.
+    bool momentOfRequest = false;
 };
 
 // What `railyard export` and File > Export make of a page too large for a readable image: a

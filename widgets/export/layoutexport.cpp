@@ -141,21 +141,24 @@ void showBusyLinksWhenCoarse(ClusterScene &scene, const QRectF &source, bool nam
     view->setLinkLoad(true);
 }
 
-// The footer of a moment's diagram: when, and what stage 0 runs then (the view state's moment).
-static QString momentFooter(const engine::Evaluation &e, const engine::StepMoment &moment)
+// The footer of a moment's diagram: when, and what stage 0 runs then (the view state's moment)
+// on `timeline`, `lengthS` long: "the 1.2 s step", "the 11.2 ms decode step", "one request's
+// 11.6 s life".
+static QString momentFooter(const engine::StepTimeline &timeline,
+                            const QString &of,
+                            const engine::StepMoment &moment)
 {
     const double at = moment.at;
     // What stage 0 is doing then (the phases of the other stages are alike, shifted).
     QStringList doing;
     for (int i : moment.running) {
-        const engine::Phase &p = e.timeline.phases[static_cast<std::size_t>(i)];
+        const engine::Phase &p = timeline.phases[static_cast<std::size_t>(i)];
         if (p.stage == 0 || p.stage < 0)
             doing << QString::fromStdString(p.name);
     }
     doing.removeDuplicates();
-    QString line = tr("Link load at %1 of the %2 step")
-                           .arg(QString::fromStdString(engine::formatSeconds(at)),
-                                QString::fromStdString(engine::formatSeconds(e.stepTimeS)));
+    QString line = tr("Link load at %1 of %2")
+                           .arg(QString::fromStdString(engine::formatSeconds(at)), of);
     if (!doing.isEmpty())
         line += tr(" (stage 0: %1)").arg(doing.join(QStringLiteral("; ")));
     return line + QStringLiteral(" \u00b7 ") + defaultExportFooter();
@@ -208,23 +211,48 @@ static bool loadAndExport(const QString &layoutPath,
     scene.setViewState(&view);
     applyLayoutView(scene);
     if (at >= 0) {
+        const auto text = [](double s) { return QString::fromStdString(engine::formatSeconds(s)); };
         const engine::Evaluation &e = doc->evaluation();
-        if (e.timeline.empty()) {
-            *error = tr("%1: the step has no timeline to take a moment from (%2)")
-                             .arg(layoutPath, QString::fromStdString(e.error));
+        const engine::ServingEvaluation *serving = doc->servingEvaluation();
+        const bool request = options.momentOfRequest;
+        if (request && !serving) {
+            *error = tr("%1: --at request:%2: a request's life is a serving layout's; this "
+                        "layout trains (give --at TIME, a moment of its step)")
+                             .arg(layoutPath, text(at));
             return false;
         }
-        if (at > e.stepTimeS) {
-            *error = tr("%1: --at %2 is past the end of the step, which lasts %3; give a time "
-                        "from 0 to the step time")
+        // A serving layout's moment is of its decode step or of one request's life.
+        if (serving)
+            view.setServingTimeline(request ? ViewState::ServingTimeline::Request
+                                            : ViewState::ServingTimeline::DecodeStep);
+        const engine::StepTimeline &timeline = view.timeline();
+        const double length = serving ? timeline.stepS : e.stepTimeS;
+        const QString step = request   ? tr("one request's life")
+                             : serving ? tr("the decode step")
+                                       : tr("the step");
+        if (timeline.empty()) {
+            *error = tr("%1: %2 has no timeline to take a moment from (%3)")
                              .arg(layoutPath,
-                                  QString::fromStdString(engine::formatSeconds(at)),
-                                  QString::fromStdString(engine::formatSeconds(e.stepTimeS)));
+                                  step,
+                                  QString::fromStdString(serving ? serving->error : e.error));
+            return false;
+        }
+        if (at > length) {
+            *error = tr("%1: --at %2%3 is past the end of %4, which lasts %5; give a time from 0 "
+                        "to %5")
+                             .arg(layoutPath,
+                                  request ? QStringLiteral("request:") : QString(),
+                                  text(at),
+                                  step,
+                                  text(length));
             return false;
         }
         view.setPlaybackTime(at);
         view.setLinkLoad(true);
-        options.footer = momentFooter(e, view.moment());
+        const QString of = request   ? tr("one request's %1 life").arg(text(length))
+                           : serving ? tr("the %1 decode step").arg(text(length))
+                                     : tr("the %1 step").arg(text(length));
+        options.footer = momentFooter(timeline, of, view.moment());
     }
     if (options.region.kind != DiagramRegion::Kind::Whole) {
         QString why;

@@ -5,19 +5,28 @@
 #include <QAbstractListModel>
 #include <QPointer>
 
+#include <vector>
+
 namespace railyard {
 
 class ClusterScene;
 
 // The chips of one kind of group ("TP group 0", "TP group 1", ...) for the palette: each in the
 // colour its GPUs have on the canvas, and a drag source whose mime data names the group and the
-// job (see groupmime.h).
+// job (see groupmime.h). On a serving layout they are the serving engine's groups (each pool's
+// TP and EP groups, stages, replicas, the pools: engine/serving/servingplacement.h), named as
+// it places them ("TP group 3 of replica 2 (decode pool)").
 class GroupChipModel : public QAbstractListModel
 {
     Q_OBJECT
 
 public:
-    enum Role { GroupRole = Qt::UserRole + 1, ColourRole, GpuCountRole };
+    enum Role {
+        GroupRole = Qt::UserRole + 1,
+        ColourRole,
+        GpuCountRole,
+        FullNameRole // "TP group 3", "TP group 3 of replica 2 (decode pool)"
+    };
 
     explicit GroupChipModel(QObject *parent = nullptr);
 
@@ -28,6 +37,9 @@ public:
     void refresh();
 
     GroupRef group(const QModelIndex &index) const;
+    // The GPUs `group` runs on, rank by rank (a serving layout's as the serving engine places
+    // them); empty when there is no such group.
+    std::vector<int> gpus(const GroupRef &group) const;
     QModelIndex indexOf(const GroupRef &group) const;
 
     int rowCount(const QModelIndex &parent = {}) const override;

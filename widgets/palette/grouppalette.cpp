@@ -189,24 +189,36 @@ void GroupPalette::sync()
     syncButtons();
     const engine::RankLayout *ranks = m_scene ? m_scene->ranks() : nullptr;
     const GroupKind kind = m_model->kind();
-    // A serving layout's chips are its ranks' groups only where they are the serving engine's:
-    // one pool without pipeline stages, TP, EP and replicas. Its pools, or the groups of a
-    // disaggregated or pipelined deployment, are sized in the Workload dock.
+    // A serving layout's chips are the serving engine's groups (each pool's TP and EP groups,
+    // stages, replicas, the pools), numbered as the canvas colours them.
     const engine::Layout *layout = m_scene ? &m_scene->document()->layout() : nullptr;
     const bool serving = layout && layout->serving;
-    const bool servingChips = !serving
-                              || (ranks && !layout->serving->disaggregated
-                                  && layout->parallel.pp == 1 && kind != GroupKind::Cp
-                                  && kind != GroupKind::PpStage);
-    m_chips->setVisible(servingChips);
     m_buttons[static_cast<std::size_t>(GroupKind::Cp)]->setText(
             serving ? servingKindLabel(GroupKind::Cp) : kindLabel(GroupKind::Cp));
-    if (!servingChips) {
-        m_summary->setText(tr("The canvas colours the GPUs by %1s as the serving engine places "
-                              "them; their sizes are set in the Workload dock.")
-                                   .arg(servingKindNoun(kind)));
+    if (serving) {
+        const engine::ServingGpuGroups *s = m_scene->document()->servingGroups();
+        const int count = m_model->rowCount();
+        m_chips->setVisible(count > 0);
+        if (!s || !s->ok()) {
+            m_summary->setText(
+                    tr("<i>The serving pools cannot be placed: %1</i>")
+                            .arg(s ? QString::fromStdString(s->error).toHtmlEscaped() : QString()));
+            return;
+        }
+        if (count == 0) {
+            m_summary->setText(tr("This deployment has no %1s.").arg(servingKindNoun(kind)));
+            return;
+        }
+        const int size = m_model->index(0).data(GroupChipModel::GpuCountRole).toInt();
+        m_summary->setText(
+                tr("<b>%1</b>%2 as the serving engine places them")
+                        .arg(counted(count, servingKindNoun(kind), servingKindNoun(kind) + tr("s")),
+                             kind == GroupKind::Cp
+                                     ? QString()
+                                     : tr(" of %1 each").arg(counted(size, tr("GPU"), tr("GPUs")))));
         return;
     }
+    m_chips->setVisible(true);
     if (!ranks) {
         m_summary->setText(tr("<i>The parallel sizes do not fill the cluster: fix them in the "
                               "Workload panel to place groups.</i>"));
@@ -219,12 +231,27 @@ void GroupPalette::sync()
                                     counted(size, tr("GPU"), tr("GPUs"))));
 }
 
+std::vector<int> GroupPalette::groupGpus(const GroupRef &group) const
+{
+    return m_model->gpus(group);
+}
+
 void GroupPalette::syncButtons()
 {
     const engine::RankLayout *ranks = m_scene ? m_scene->ranks() : nullptr;
+    const engine::ServingGpuGroups *serving = m_scene ? m_scene->document()->servingGroups()
+                                                      : nullptr;
     for (GroupKind kind : kAllGroupKinds) {
         QAbstractButton *b = m_buttons[static_cast<std::size_t>(kind)];
         b->setChecked(kind == m_model->kind());
+        if (serving) {
+            const int count = serving->ok() ? serving->count[servingKind(kind)] : 0;
+            b->setToolTip(tr("%1: colour the GPUs by them and drag them")
+                                  .arg(counted(count,
+                                               servingKindNoun(kind),
+                                               servingKindNoun(kind) + tr("s"))));
+            continue;
+        }
         if (!ranks) {
             b->setToolTip({});
             continue;

@@ -5,6 +5,8 @@
 #include <QPointer>
 #include <QWidget>
 
+#include <vector>
+
 #include <array>
 
 class QAbstractButton;
@@ -34,6 +36,8 @@ public:
     GroupChipModel *model() const { return m_model; }
     QListView *chipView() const { return m_chips; }
     QAbstractButton *kindButton(GroupKind kind) const;
+    // The GPUs `group` runs on (a serving layout's as the serving engine places them).
+    std::vector<int> groupGpus(const GroupRef &group) const;
 
 Q_SIGNALS:
     // A chip was clicked: show its GPUs.

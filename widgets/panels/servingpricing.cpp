@@ -12,6 +12,7 @@
 #include <QLocale>
 #include <QStyle>
 #include <QTableWidget>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include <cmath>
@@ -21,7 +22,8 @@ namespace railyard {
 
 namespace {
 
-constexpr int kRowH = 20;
+// Compact rows: the dock holds every number at 1280x800 without scrolling.
+constexpr int kRowH = 18;
 
 using Eval = engine::ServingEvaluation;
 
@@ -48,6 +50,7 @@ QString money(double v)
 struct Metric
 {
     QString name;
+    QString shortName; // in the two-column grid shown when there is nothing to compare
     QString tip;
     std::function<double(const Eval &)> value;
     std::function<QString(double)> text;
@@ -58,54 +61,64 @@ const std::vector<Metric> &metricList()
 {
     static const std::vector<Metric> list = {
             {QObject::tr("TTFT"),
+             QObject::tr("TTFT"),
              QObject::tr("Time to first token: waiting, prefill (and the KV cache's transfer "
                          "when prefill and decode are separate)"),
              [](const Eval &e) { return e.ttftS; },
              latency,
              false},
             {QObject::tr("TPOT"),
+             QObject::tr("TPOT"),
              QObject::tr("Time per output token after the first: one decode step (with the "
                          "prefill chunks that share it)"),
              [](const Eval &e) { return e.tpotS; },
              latency,
              false},
             {QObject::tr("Tokens/s per user"),
+             QObject::tr("Tok/s per user"),
              QObject::tr("Output tokens per second each request sees (1 / TPOT)"),
              [](const Eval &e) { return e.tokensPerSPerUser; },
              rate,
              true},
             {QObject::tr("Tokens/s per GPU"),
+             QObject::tr("Tok/s per GPU"),
              QObject::tr("Output tokens per second per GPU of the deployment"),
              [](const Eval &e) { return e.outputTokensPerSPerGpu; },
              rate,
              true},
             {QObject::tr("Output tokens/s"),
+             QObject::tr("Output tok/s"),
              QObject::tr("Output tokens per second, the whole cluster"),
              [](const Eval &e) { return e.outputTokensPerS; },
              rate,
              true},
             {QObject::tr("Requests/s"),
+             QObject::tr("Requests/s"),
              QObject::tr("Requests served per second, the whole cluster"),
              [](const Eval &e) { return e.requestsPerS; },
              rate,
              true},
             {QObject::tr("Request latency"),
+             QObject::tr("Latency"),
              QObject::tr("End to end: the first token, then every other output token"),
              [](const Eval &e) { return e.e2eLatencyS; },
              latency,
              false},
             {QObject::tr("GiB per GPU"),
+             QObject::tr("GiB per GPU"),
              QObject::tr("Memory per decode GPU: weights, the KV cache of the requests in flight, "
                          "activations"),
              [](const Eval &e) { return e.memory.totalGiB(); },
              [](double v) { return number(v, 1); },
              false},
             {QObject::tr("KV cache holds"),
+             QObject::tr("KV holds"),
              QObject::tr("Requests in flight one (decode) replica's KV cache holds"),
              [](const Eval &e) { return double(e.maxConcurrency); },
              [](double v) { return number(v, 0); },
              true},
             {QObject::tr("$ per M output tokens"),
+             QObject::tr("$ per M tok"),
              QObject::tr("Dollars per million output tokens at the cluster's price per GPU-hour"),
              [](const Eval &e) { return e.costPerMillionOutputTokens; },
              money,
@@ -168,10 +181,13 @@ void setupTable(QTableWidget *t)
 ServingPricing::ServingPricing(QWidget *parent)
     : QWidget(parent)
     , m_metrics(new QTableWidget(this))
+    , m_grid(new QTableWidget(this))
     , m_breakdownTitle(new QLabel(this))
     , m_breakdown(new QTableWidget(this))
     , m_memory(new QLabel(this))
     , m_note(new QLabel(this))
+    , m_bandToggle(new QToolButton(this))
+    , m_band(new QLabel(this))
 {
     setObjectName(QStringLiteral("servingPricing"));
     setupTable(m_metrics);
@@ -188,6 +204,24 @@ ServingPricing::ServingPricing(QWidget *parent)
     // All its rows, always: the dock scrolls rather than cutting the table.
     m_metrics->setFixedHeight(m_metrics->horizontalHeader()->sizeHint().height()
                               + m_metrics->rowCount() * kRowH + 2 * m_metrics->frameWidth() + 2);
+    m_metrics->hide(); // until there is something to compare
+
+    // The same numbers two to a row: name, value, name, value.
+    m_grid->setObjectName(QStringLiteral("servingGrid"));
+    setupTable(m_grid);
+    m_grid->horizontalHeader()->hide();
+    m_grid->verticalHeader()->hide();
+    m_grid->setColumnCount(4);
+    m_grid->setRowCount((m_metrics->rowCount() + 1) / 2);
+    for (int i = 0; i < m_metrics->rowCount(); ++i) {
+        const Metric &m = metricList()[static_cast<std::size_t>(i)];
+        auto *name = new QTableWidgetItem(m.shortName);
+        name->setToolTip(m.name + QStringLiteral(": ") + m.tip);
+        name->setForeground(style::kTextMuted);
+        m_grid->setItem(i / 2, 2 * (i % 2), name);
+        m_grid->setItem(i / 2, 2 * (i % 2) + 1, cell());
+    }
+    m_grid->setFixedHeight(m_grid->rowCount() * kRowH + 2 * m_grid->frameWidth() + 2);
 
     m_breakdownTitle->setText(tr("<b>Where the time goes</b>"));
     setupTable(m_breakdown);
@@ -210,17 +244,40 @@ ServingPricing::ServingPricing(QWidget *parent)
 
     m_memory->setObjectName(QStringLiteral("servingMemory"));
     m_memory->setWordWrap(true);
-    m_memory->setStyleSheet(QStringLiteral("color: #5b6675;"));
+    m_memory->setStyleSheet(QStringLiteral("color: #5b6675; font-size: 11px;"));
     m_note->setWordWrap(true);
     m_note->setStyleSheet(QStringLiteral("color: #5b6675; font-size: 11px;"));
+    // The band's basis is a paragraph few read twice: it opens on demand (the ± is in the
+    // headline, the basis in its tooltip too).
+    m_bandToggle->setObjectName(QStringLiteral("servingBandToggle"));
+    m_bandToggle->setText(tr("Band basis"));
+    m_bandToggle->setToolTip(tr("What the ± band of TPOT and TTFT rests on"));
+    m_bandToggle->setCheckable(true);
+    m_bandToggle->setAutoRaise(true);
+    m_bandToggle->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    m_bandToggle->setArrowType(Qt::RightArrow);
+    m_bandToggle->setStyleSheet(QStringLiteral("font-size: 11px;"));
+    m_band->setObjectName(QStringLiteral("servingBand"));
+    m_band->setWordWrap(true);
+    m_band->setStyleSheet(QStringLiteral("color: #5b6675; font-size: 11px;"));
+    m_band->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_band->hide();
+    connect(m_bandToggle, &QToolButton::toggled, this, [this](bool open) {
+        m_bandToggle->setArrowType(open ? Qt::DownArrow : Qt::RightArrow);
+        m_band->setVisible(open);
+    });
 
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(3);
     layout->addWidget(m_metrics);
+    layout->addWidget(m_grid);
     layout->addWidget(m_breakdownTitle);
     layout->addWidget(m_breakdown);
     layout->addWidget(m_memory);
     layout->addWidget(m_note);
+    layout->addWidget(m_bandToggle);
+    layout->addWidget(m_band);
 }
 
 QString ServingPricing::headline(const Eval &now)
@@ -247,16 +304,26 @@ QString ServingPricing::memoryText() const
     return m_memory->text();
 }
 
+QString ServingPricing::bandText() const
+{
+    return m_band->text();
+}
+
 void ServingPricing::clear()
 {
     for (int r = 0; r < m_metrics->rowCount(); ++r)
         for (int c = 0; c < 3; ++c)
             m_metrics->item(r, c)->setText({});
+    for (int r = 0; r < m_grid->rowCount(); ++r)
+        for (int c = 1; c < 4; c += 2)
+            if (QTableWidgetItem *item = m_grid->item(r, c))
+                item->setText({});
     for (int r = 0; r < m_breakdown->rowCount(); ++r)
         for (int c = 0; c < 2; ++c)
             m_breakdown->item(r, c)->setText({});
     m_memory->clear();
     m_note->clear();
+    m_band->clear();
 }
 
 void ServingPricing::setEvaluation(const Eval &now,
@@ -269,6 +336,9 @@ void ServingPricing::setEvaluation(const Eval &now,
     m_metrics->setHorizontalHeaderLabels({base ? baseName : QString(), nowName, tr("Change")});
     m_metrics->setColumnHidden(0, base == nullptr);
     m_metrics->setColumnHidden(2, base == nullptr);
+    // Nothing to compare: the numbers two to a row (the rows would not fit a 1280x800 dock).
+    m_metrics->setVisible(base != nullptr);
+    m_grid->setVisible(base == nullptr);
     const auto &list = metricList();
     for (int r = 0; r < static_cast<int>(list.size()); ++r) {
         const Metric &m = list[static_cast<std::size_t>(r)];
@@ -300,6 +370,11 @@ void ServingPricing::setEvaluation(const Eval &now,
     };
     m_metrics->item(0, 1)->setToolTip(band(now.ttftBand));
     m_metrics->item(1, 1)->setToolTip(band(now.tpotBand));
+    for (int i = 0; i < m_metrics->rowCount(); ++i) {
+        QTableWidgetItem *item = m_grid->item(i / 2, 2 * (i % 2) + 1);
+        item->setText(m_metrics->item(i, 1)->text());
+        item->setToolTip(m_metrics->item(i, 1)->toolTip());
+    }
     fitMetrics();
 
     const auto &parts = partList();
@@ -313,17 +388,21 @@ void ServingPricing::setEvaluation(const Eval &now,
         m_breakdown->setRowHidden(r, d <= 0 && p <= 0);
     }
     fitBreakdown();
-    m_breakdownTitle->setText(
-            tr("<b>Where the time goes</b>: a decode step of %1 requests, %2; a prefill, %3")
-                    .arg(number(now.decodeBatch, now.decodeBatch < 10 ? 1 : 0),
-                         latency(now.decode.sum()),
-                         latency(now.prefill.sum())));
+    // The phases' totals head their columns: the title keeps to one line.
+    m_breakdown->horizontalHeaderItem(0)->setText(tr("Decode %1").arg(latency(now.decode.sum())));
+    m_breakdown->horizontalHeaderItem(1)->setText(tr("Prefill %1").arg(latency(now.prefill.sum())));
+    m_breakdownTitle->setText(tr("<b>Where the time goes</b>, a batch of %1")
+                                      .arg(number(now.decodeBatch, now.decodeBatch < 10 ? 1 : 0)));
+    m_breakdownTitle->setToolTip(tr("One decode step of %1 requests in flight, %2; one "
+                                    "request's prefill, %3")
+                                         .arg(number(now.decodeBatch, now.decodeBatch < 10 ? 1 : 0),
+                                              latency(now.decode.sum()),
+                                              latency(now.prefill.sum())));
     m_breakdownTitle->setWordWrap(true);
 
     const engine::ServingMemoryUse &mem = now.memory;
-    QString memory = tr("%1: weights %2 GiB, KV cache %3 GiB (of a %4 GiB pool), activations "
-                        "%5 GiB, of %6 GiB HBM. The KV cache holds %7 requests per replica; %8 "
-                        "are in flight.")
+    QString memory = tr("%1: weights %2 GiB, KV cache %3 (pool %4), activations %5, of %6 GiB "
+                        "HBM; holds %7 requests per replica, %8 in flight.")
                              .arg(now.disaggregated ? tr("Per decode GPU") : tr("Per GPU"))
                              .arg(number(mem.weightsGiB, 1),
                                   number(mem.kvCacheGiB, 1),
@@ -334,7 +413,7 @@ void ServingPricing::setEvaluation(const Eval &now,
                              .arg(number(now.concurrency, now.concurrency < 10 ? 1 : 0));
     if (now.disaggregated) {
         const engine::ServingMemoryUse &p = now.prefillMemory;
-        memory += tr(" Per prefill GPU: weights %1 GiB, KV cache %2 GiB, activations %3 GiB.")
+        memory += tr(" Per prefill GPU: weights %1, KV cache %2, activations %3 GiB.")
                           .arg(number(p.weightsGiB, 1),
                                number(p.kvCacheGiB, 1),
                                number(p.activationsGiB, 1));
@@ -345,9 +424,10 @@ void ServingPricing::setEvaluation(const Eval &now,
         methods << tr("TP all-reduce: %1").arg(QString::fromStdString(now.tpMethod));
     if (!now.epMethod.empty())
         methods << tr("MoE dispatch: %1").arg(QString::fromStdString(now.epMethod));
-    m_note->setText(methods.join(QStringLiteral(" \u00b7 "))
-                    + (methods.isEmpty() ? QString() : QStringLiteral(". "))
-                    + tr("Band: %1").arg(QString::fromStdString(now.bandBasis)));
+    m_note->setText(methods.join(QStringLiteral(" \u00b7 ")));
+    m_note->setVisible(!methods.isEmpty());
+    m_band->setText(QString::fromStdString(now.bandBasis));
+    m_bandToggle->setText(tr("Band \u00b1%1%: its basis").arg(qRound(100 * now.tpotBand.fraction)));
 }
 
 void ServingPricing::fitBreakdown()
@@ -376,6 +456,16 @@ void ServingPricing::fitMetrics()
         contentW += w;
     }
     m_metrics->setMinimumWidth(contentW);
+    // The grid likewise: each column as wide as its widest name or number.
+    int gridW = 2 * m_grid->frameWidth();
+    for (int c = 0; c < m_grid->columnCount(); ++c) {
+        int w = 0;
+        for (int r = 0; r < m_grid->rowCount(); ++r)
+            if (const QTableWidgetItem *item = m_grid->item(r, c))
+                w = std::max(w, m_grid->fontMetrics().horizontalAdvance(item->text()) + cellMargin);
+        gridW += w;
+    }
+    m_grid->setMinimumWidth(gridW);
 }
 
 } // namespace railyard

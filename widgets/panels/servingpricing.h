@@ -5,6 +5,7 @@
 
 class QLabel;
 class QTableWidget;
+class QToolButton;
 
 namespace railyard {
 
@@ -17,7 +18,9 @@ struct ServingEvaluation;
 // requests/s, $ per million output tokens, memory per GPU and the concurrency the KV cache
 // holds, against the state before the last edit or the pinned A; then where one decode step's
 // and one prefill's time goes, and what each GPU holds. It shows the serving engine's numbers
-// (Document::servingEvaluation()) and computes none.
+// (Document::servingEvaluation()) and computes none. Compact, to fit a 1280x800 window's dock
+// without scrolling: with nothing to compare, the numbers stand in a two-column grid (grid());
+// the band's basis, long prose, opens under a toggle.
 class ServingPricing : public QWidget
 {
     Q_OBJECT
@@ -39,9 +42,15 @@ public:
     static QString changeText(const engine::ServingEvaluation &base,
                               const engine::ServingEvaluation &now);
 
+    // Every number in rows (Before or A, now, the change): shown when there is something to
+    // compare, else grid() shows the same numbers two to a row.
     QTableWidget *metrics() const { return m_metrics; }
+    QTableWidget *grid() const { return m_grid; }
     QTableWidget *breakdown() const { return m_breakdown; }
     QString memoryText() const;
+    // The band's basis (what validation the ± rests on), under bandToggle().
+    QString bandText() const;
+    QToolButton *bandToggle() const { return m_bandToggle; }
     // The row of `name` ("TPOT", "TTFT", ...) in metrics(), or -1.
     int metricRow(const QString &name) const;
 
@@ -50,10 +59,13 @@ private:
     void fitBreakdown(); // as tall as the rows shown
 
     QTableWidget *m_metrics;
+    QTableWidget *m_grid;
     QLabel *m_breakdownTitle;
     QTableWidget *m_breakdown;
     QLabel *m_memory;
     QLabel *m_note;
+    QToolButton *m_bandToggle;
+    QLabel *m_band;
 };
 
 } // namespace railyard

@@ -179,6 +179,10 @@ void Legend::build(const engine::Topology &t, const CanvasState &state, int maxW
                               QStringLiteral("100%"));
         };
         links.pieces.push_back(std::move(scale));
+        // A serving layout's moment is of its decode step or of one request's life.
+        const bool requestMoment = state.serving && state.view
+                                   && state.view->servingTimeline()
+                                              == ViewState::ServingTimeline::Request;
         links.pieces.push_back(
                 textPiece(state.lesson
                                   ? tr("busy share of the lesson's step (its bottleneck: 100%)")
@@ -187,6 +191,7 @@ void Legend::build(const engine::Topology &t, const CanvasState &state, int maxW
                                                         "(busiest direction)")
                                                    : tr("utilization, step average (busiest "
                                                         "direction)"))
+                          : requestMoment ? tr("utilization at this moment of one request's life")
                           : state.serving ? tr("utilization at this moment of the decode step")
                                           : tr("utilization at this moment of the step"),
                           style::kTextMuted,

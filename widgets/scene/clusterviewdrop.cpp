@@ -39,8 +39,12 @@ const DropPlan &ClusterView::planAt(const QMimeData *data, const QPointF &pos)
         m_dragTone = plan.ok ? Tone::Ok : Tone::Refused;
         m_dragCaption = plan.title;
         m_dragDetail = plan.message;
+        // What it would cost: the step time, or a serving layout's time per output token.
         const engine::Evaluation &now = s->document()->evaluation();
-        if (plan.ok && !plan.noChange && plan.stepTimeS > 0 && now.ok)
+        const engine::ServingEvaluation *serving = s->document()->servingEvaluation();
+        if (plan.ok && !plan.noChange && plan.tpotS > 0 && serving && serving->ok)
+            m_dragDetail = tpotChangeText(serving->tpotS, plan.tpotS);
+        else if (plan.ok && !plan.noChange && plan.stepTimeS > 0 && now.ok)
             m_dragDetail = stepChangeText(now.stepTimeS, plan.stepTimeS);
     }
     m_dragPos = pos.toPoint();

@@ -6,6 +6,8 @@
 #include "document/document.h"
 #include "layout/parallel.h"
 #include "palette/groupmime.h"
+#include "serving/servingevaluate.h"
+#include "serving/servingplacement.h"
 #include "step/evaluationdiff.h"
 
 #include <QCoreApplication>
@@ -85,6 +87,83 @@ void finish(const ClusterScene &scene,
     }
 }
 
+// The serving layout's time per output token with `mapping` (0 when it cannot be priced):
+// the numbers alone, without link loads or timelines.
+double servingTpot(const Document &doc, const std::vector<int> &mapping)
+{
+    engine::Layout next = doc.layout();
+    next.mapping = mapping;
+    engine::ServingOptions options;
+    options.linkLoads = false;
+    options.timeline = false;
+    options.details = false;
+    try {
+        const engine::ServingEvaluation e = engine::evaluateServing(next, doc.topology(), options);
+        return e.ok ? e.tpotS : 0.0;
+    } catch (const std::exception &) {
+        return 0; // a preview that cannot be priced still shows where the group goes
+    }
+}
+
+void finishServing(const Document &doc,
+                   DropPlan &plan,
+                   const engine::PlacementPlan &placement,
+                   bool price)
+{
+    plan.ok = placement.ok();
+    plan.noChange = placement.noChange;
+    if (!plan.ok) {
+        plan.message = sentence(placement.error);
+        return;
+    }
+    if (plan.noChange)
+        return;
+    plan.mapping = placement.mapping;
+    if (price)
+        plan.tpotS = servingTpot(doc, plan.mapping);
+}
+
+// A serving layout's chip: the serving engine's group, named as it places it.
+DropPlan planServingGroupDrop(const ClusterScene &scene,
+                              const GroupRef &group,
+                              const QPointF &scenePos,
+                              bool price)
+{
+    DropPlan plan;
+    plan.ours = true;
+    const Document &doc = *scene.document();
+    const engine::ServingGpuGroups *groups = doc.servingGroups();
+    if (!groups || !groups->ok()) {
+        plan.title = servingKindNoun(group.kind);
+        plan.message = tr("The serving pools cannot be placed: %1")
+                               .arg(QString::fromStdString(groups ? groups->error : std::string()));
+        return plan;
+    }
+    const auto kind = servingKind(group.kind);
+    const QString name = QString::fromStdString(
+            engine::describeServingGroup(*groups, kind, group.index));
+    plan.title = name;
+    const engine::PlacementPlan placement = engine::planServingGroupDrop(doc.layout(),
+                                                                         *groups,
+                                                                         kind,
+                                                                         group.index,
+                                                                         siteAt(scene, scenePos));
+    plan.targets = placement.targets;
+    if (placement.refusal != engine::PlacementPlan::Refusal::None
+        && placement.refusal != engine::PlacementPlan::Refusal::Refused) {
+        plan.message = sentence(placement.error);
+        return plan;
+    }
+    plan.title = QStringLiteral("%1 \u2192 %2").arg(name, gpuListText(plan.targets));
+    plan.commandText = tr("Place %1 on %2").arg(name, gpuListText(plan.targets));
+    finishServing(doc, plan, placement, price);
+    if (plan.noChange)
+        plan.message = tr("%1 is already on %2").arg(name, gpuListText(plan.targets));
+    else if (plan.ok)
+        plan.message = plan.commandText;
+    return plan;
+}
+
 } // namespace
 
 QString stepChangeText(double before, double after)
@@ -119,6 +198,8 @@ DropPlan planDrop(const ClusterScene &scene,
         plan.ours = true;
         const QString name = groupName(drag->group);
         plan.title = name;
+        if (drag->job == job && doc.isServing())
+            return planServingGroupDrop(scene, drag->group, scenePos, price);
         if (drag->job != job) {
             plan.message = tr("%1 belongs to a job with other parallel sizes or another cluster; "
                               "drag it again from the Groups palette")
@@ -167,7 +248,19 @@ DropPlan planDrop(const ClusterScene &scene,
         }
         plan.title = tr("GPU %1 \u21c4 GPU %2").arg(from).arg(to);
         plan.commandText = tr("Swap GPUs %1 and %2").arg(from).arg(to);
-        finish(scene, plan, engine::planGpuSwap(doc.layout(), from, to), price);
+        if (doc.isServing()) {
+            // The serving engine's ranks: the training mapping's do not describe its pools.
+            engine::PlacementPlan swap;
+            if (const engine::ServingGpuGroups *groups = doc.servingGroups()) {
+                swap = engine::planServingGpuSwap(doc.layout(), *groups, from, to);
+            } else {
+                swap.refusal = engine::PlacementPlan::Refusal::NoRanks;
+                swap.error = "the serving pools cannot be placed";
+            }
+            finishServing(doc, plan, swap, price);
+        } else {
+            finish(scene, plan, engine::planGpuSwap(doc.layout(), from, to), price);
+        }
         if (plan.ok && !plan.noChange)
             plan.message = plan.commandText;
         else if (plan.noChange)

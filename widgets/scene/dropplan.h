@@ -16,7 +16,9 @@ class ClusterScene;
 // What dropping something on the canvas would do, worked out before the drop (to show the cue
 // while dragging) and again at the drop. A group chip dropped on a GPU takes that GPU and the
 // ones after it; dropped on a server or a rack it takes the first GPUs there (and the servers
-// after it when it is larger). A GPU dropped on another GPU swaps their ranks.
+// after it when it is larger). A GPU dropped on another GPU swaps their ranks. On a serving
+// layout the groups and ranks are the serving engine's (engine/serving/servingplacement.h):
+// the cue names the serving group ("TP group 3 of replica 2 (decode pool)") and prices TPOT.
 struct DropPlan
 {
     bool ours = false;        // a Railyard drag at all; otherwise the canvas ignores it
@@ -27,8 +29,10 @@ struct DropPlan
     QString commandText;      // the undo text: "Place TP group 3 on GPUs 4–11"
     std::vector<int> targets; // GPUs to mark on the canvas
     std::vector<int> mapping; // the new mapping (normalized), when ok
-    // With pricing: the step time it would give (0 when it cannot be priced).
+    // With pricing: the step time it would give (0 when it cannot be priced); on a serving
+    // layout the time per output token instead (tpotS, and stepTimeS stays 0).
     double stepTimeS = 0;
+    double tpotS = 0;
 };
 
 // Plans the drop of `data` at `scenePos`. With `price`, also evaluates the step it would give
