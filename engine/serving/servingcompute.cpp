@@ -3,6 +3,7 @@
 #include "serving/servingmemory.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numbers>
 
@@ -205,6 +206,25 @@ double groupedGemmBodyS(const ComputeModel &cm, double groups, double m, double 
     return groups * (g.totalS - cm.inferenceKernelS());
 }
 
+namespace {
+
+// The expected maximum of `n` standard normal draws: Blom's approximation,
+// Phi^-1((n - 0.375) / (n + 0.25)), by Newton's method on the normal CDF from the tail's
+// asymptote sqrt(2 ln n).
+double expectedMaxOfNormals(double n)
+{
+    const double q = (n - 0.375) / (n + 0.25);
+    double z = std::sqrt(2.0 * std::log(n));
+    for (int i = 0; i < 8; ++i) {
+        const double cdf = 0.5 * std::erfc(-z / std::sqrt(2.0));
+        const double pdf = std::exp(-0.5 * z * z) / std::sqrt(2.0 * std::numbers::pi);
+        z -= (cdf - q) / pdf;
+    }
+    return z;
+}
+
+} // namespace
+
 double expertLoadImbalance(double copiesPerRank, int ep)
 {
     if (ep <= 1 || copiesPerRank <= 0)
@@ -212,19 +232,19 @@ double expertLoadImbalance(double copiesPerRank, int ep)
     // A rank's routed copies in one step vary around their mean with variance
     // kRoutingDispersion x mean (a token's top-k land on a rank together more often than
     // independent picks would: DeepSeek's node-limited routing); the busiest of `ep` ranks
-    // sits the expected maximum of `ep` normal draws above the mean (Blom's approximation,
-    // Phi^-1((n - 0.375) / (n + 0.25))). It cannot take more than every copy of the step.
-    const double n = ep;
-    const double q = (n - 0.375) / (n + 0.25);
-    // Phi^-1(q) by Newton's method on the normal CDF, from the tail's asymptote.
-    double z = std::sqrt(2.0 * std::log(n));
-    for (int i = 0; i < 8; ++i) {
-        const double cdf = 0.5 * std::erfc(-z / std::sqrt(2.0));
-        const double pdf = std::exp(-0.5 * z * z) / std::sqrt(2.0 * std::numbers::pi);
-        z -= (cdf - q) / pdf;
-    }
+    // sits the expected maximum of `ep` normal draws above the mean. It cannot take more than
+    // every copy of the step. The maxima are tabled once (the planner prices many layouts).
+    constexpr int kTabled = 1024;
+    static const std::array<double, kTabled + 1> maxima = [] {
+        std::array<double, kTabled + 1> t{};
+        for (int n = 2; n <= kTabled; ++n)
+            t[static_cast<std::size_t>(n)] = expectedMaxOfNormals(n);
+        return t;
+    }();
+    const double z = ep <= kTabled ? maxima[static_cast<std::size_t>(ep)]
+                                   : expectedMaxOfNormals(ep);
     const double f = 1.0 + z * std::sqrt(kRoutingDispersion / copiesPerRank);
-    return std::min(f, n);
+    return std::min(f, double(ep));
 }
 
 double activeExpertShare(const ModelDims &m, double tokens)
