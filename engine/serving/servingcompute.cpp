@@ -3,7 +3,9 @@
 #include "serving/servingmemory.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <numbers>
 
 namespace railyard::engine {
 
@@ -58,8 +60,7 @@ double addGemm(LayerCost &c,
     if (m <= 0 || n <= 0 || k <= 0 || groups <= 0)
         return 0;
     const ComputeModel::GemmCost g = cm.gemmCost(m, n, k, low, ComputeModel::Use::Inference);
-    const double fixed = cm.inferenceKernelS();
-    const double t = groups * (g.totalS - fixed) + fixed;
+    const double t = groupedGemmBodyS(cm, groups, m, n, k, low) + cm.inferenceKernelS();
     (g.memoryBound() ? c.weightsRead : c.compute) += t;
     c.weightBytes += groups * n * k * (low ? cm.weightBytes() : 2.0);
     ++c.kernels;
@@ -154,21 +155,27 @@ void mlp(const ModelDims &m, double width, int tp, double T, const ComputeModel 
     addGemm(c, cm, T, m.hidden, w);
 }
 
-void experts(const ModelDims &m,
-             const ServingPoolShape &p,
-             const PassShape &s,
-             const ComputeModel &cm,
-             LayerCost &c)
+} // namespace
+
+LayerCost servingExpertCost(const ModelDims &m,
+                            const ServingPoolShape &p,
+                            const PassShape &s,
+                            const ComputeModel &cm,
+                            bool balanced)
 {
+    LayerCost c;
     const double h = m.hidden;
     // Router (BF16), on this GPU's tokens.
     addGemm(c, cm, s.tokens, m.experts, h, false);
     // The routed copies spread over the EP ranks; each rank's experts that get any, each on
-    // its own copies (expert TP splits their width).
-    // An EP size that does not divide the experts leaves some GPUs one more (the slowest).
+    // its own copies (expert TP splits their width). An EP size that does not divide the
+    // experts leaves some GPUs one more (the slowest), and the busiest rank of the step
+    // receives more copies than the mean (expertLoadImbalance): the step waits for it.
     const double local = std::ceil(double(m.experts) / p.ep);
-    const double copies = s.routedCopies * local / m.experts;
-    const double active = local * activeExpertShare(m, s.routedCopies / std::max(1, m.topK));
+    const double mean = s.routedCopies * local / m.experts;
+    const double copies = balanced ? mean : mean * expertLoadImbalance(mean, p.ep);
+    const double busiest = s.routedCopies * (mean > 0 ? copies / mean : 1.0);
+    const double active = local * activeExpertShare(m, busiest / std::max(1, m.topK));
     if (copies > 0 && active > 0) {
         const double perExpert = copies / active;
         const double w = double(m.expertFfn) / p.etp();
@@ -188,9 +195,57 @@ void experts(const ModelDims &m,
     }
     if (m.sharedExperts > 0)
         mlp(m, double(m.expertFfn) * m.sharedExperts, p.mlpTp(), s.tokens, cm, c);
+    return c;
+}
+
+double groupedGemmBodyS(const ComputeModel &cm, double groups, double m, double n, double k, bool low)
+{
+    if (m <= 0 || n <= 0 || k <= 0 || groups <= 0)
+        return 0;
+    const ComputeModel::GemmCost g = cm.gemmCost(m, n, k, low, ComputeModel::Use::Inference);
+    return groups * (g.totalS - cm.inferenceKernelS());
+}
+
+namespace {
+
+// The expected maximum of `n` standard normal draws: Blom's approximation,
+// Phi^-1((n - 0.375) / (n + 0.25)), by Newton's method on the normal CDF from the tail's
+// asymptote sqrt(2 ln n).
+double expectedMaxOfNormals(double n)
+{
+    const double q = (n - 0.375) / (n + 0.25);
+    double z = std::sqrt(2.0 * std::log(n));
+    for (int i = 0; i < 8; ++i) {
+        const double cdf = 0.5 * std::erfc(-z / std::sqrt(2.0));
+        const double pdf = std::exp(-0.5 * z * z) / std::sqrt(2.0 * std::numbers::pi);
+        z -= (cdf - q) / pdf;
+    }
+    return z;
 }
 
 } // namespace
+
+double expertLoadImbalance(double copiesPerRank, int ep)
+{
+    if (ep <= 1 || copiesPerRank <= 0)
+        return 1.0;
+    // A rank's routed copies in one step vary around their mean with variance
+    // kRoutingDispersion x mean (a token's top-k land on a rank together more often than
+    // independent picks would: DeepSeek's node-limited routing); the busiest of `ep` ranks
+    // sits the expected maximum of `ep` normal draws above the mean. It cannot take more than
+    // every copy of the step. The maxima are tabled once (the planner prices many layouts).
+    constexpr int kTabled = 1024;
+    static const std::array<double, kTabled + 1> maxima = [] {
+        std::array<double, kTabled + 1> t{};
+        for (int n = 2; n <= kTabled; ++n)
+            t[static_cast<std::size_t>(n)] = expectedMaxOfNormals(n);
+        return t;
+    }();
+    const double z = ep <= kTabled ? maxima[static_cast<std::size_t>(ep)]
+                                   : expectedMaxOfNormals(ep);
+    const double f = 1.0 + z * std::sqrt(kRoutingDispersion / copiesPerRank);
+    return std::min(f, double(ep));
+}
 
 double activeExpertShare(const ModelDims &m, double tokens)
 {
@@ -215,7 +270,7 @@ LayerCost servingLayerCost(const ModelDims &m,
     attentionProjections(m, p, s, cm, attentionPrecision(m, weights) == weights, c);
     coreAttention(m, sliding, p, s, cm, kv, c);
     if (moe)
-        experts(m, p, s, cm, c);
+        c += servingExpertCost(m, p, s, cm);
     else
         mlp(m, m.ffn, p.mlpTp(), s.tokens, cm, c);
     // Element-wise: two norms, the residual adds, rotary embedding and the KV-cache write, the

@@ -62,6 +62,33 @@ LayerCost servingOutputCost(const ModelDims &model,
                             double tokens,
                             const ComputeModel &compute);
 
+// An MoE layer's router, routed experts (grouped GEMMs on the busiest EP rank's copies, the
+// routing kernels around them) and shared experts. `balanced`: every rank gets the mean
+// (a benchmark's balanced routing), no busiest rank.
+LayerCost servingExpertCost(const ModelDims &model,
+                            const ServingPoolShape &pool,
+                            const PassShape &pass,
+                            const ComputeModel &compute,
+                            bool balanced = false);
+
+// `groups` GEMMs (m x k).(k x n) in one grouped kernel (the MoE experts, each on its own `m`
+// rows), the kernel's fixed time apart: each group priced as one inference GEMM (split along K
+// to fill the SMs). tst_servingparts::groupedGemm checks it against DeepGEMM's grouped GEMM
+// tables and AIConfigurator's MoE tables.
+double groupedGemmBodyS(
+        const ComputeModel &compute, double groups, double m, double n, double k, bool low);
+
+// The busiest of `ep` expert-parallel ranks' routed copies in one step against the mean
+// `copiesPerRank` (1 without EP). After EPLB a rank's copies vary with variance
+// kRoutingDispersion x mean; the busiest sits the expected maximum of `ep` normal draws above.
+double expertLoadImbalance(double copiesPerRank, int ep);
+// Variance over mean of an EP rank's routed copies in one decode step after EPLB: TRT-LLM
+// tech blog 4 ("Scaling Expert Parallelism in TensorRT-LLM", NVIDIA/TensorRT-LLM
+// docs/source/blogs/tech_blog/blog4_Scaling_Expert_Parallelism_in_TensorRT-LLM.md, Table 1:
+// DeepSeek-R1 on 32 GB200, EPLB with 9 slots per rank, 1024 copies per rank on average,
+// standard deviation 52.0): 52.0^2 / 1024.
+inline constexpr double kRoutingDispersion = 52.0 * 52.0 / 1024.0;
+
 // The expected share of a layer's experts that get at least one of `copies` routed token copies
 // (each token picks top-k distinct experts of `experts`, balanced).
 double activeExpertShare(const ModelDims &model, double tokens);

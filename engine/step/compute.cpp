@@ -168,6 +168,14 @@ ComputeModel::GemmCost ComputeModel::gemmCost(double m, double n, double k, bool
     return c;
 }
 
+ComputeModel::GemmCost ComputeModel::gemmGroupedCost(
+        double groups, double m, double n, double k, bool fp8, Use use) const
+{
+    if (groups <= 0 || m <= 0 || n <= 0 || k <= 0)
+        return {};
+    return gemmCore(groups, m, n, k, fp8 && m_fp8, use);
+}
+
 double ComputeModel::gemmBackward(double m, double n, double k, bool fp8) const
 {
     return gemmGroupedBackward(1, m, n, k, fp8);

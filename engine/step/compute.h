@@ -56,6 +56,10 @@ public:
     // their own. Training keeps the tile-wave model and Transformer Engine's cast.
     enum class Use { Training, Inference };
     GemmCost gemmCost(double m, double n, double k, bool fp8 = true, Use use = Use::Training) const;
+    // `groups` GEMMs of one shape in one grouped kernel (MoE experts): their tiles share the
+    // waves over the SMs (split along K only while they do not fill them), one kernel's fixed
+    // time. Seconds of compute and of memory summed over the groups.
+    GemmCost gemmGroupedCost(double groups, double m, double n, double k, bool fp8, Use use) const;
     // Bytes per weight value of the low-precision GEMMs (2 in BF16).
     double weightBytes() const { return m_weightBytes; }
     // HBM bytes per second element-wise kernels and memory-bound GEMMs achieve.

@@ -348,8 +348,8 @@ private:
               heldN,
               100.0 * heldIn / heldN);
         // The band holds what it claims out of sample: on the families left out in turn (33 of
-        // 41 when set) and on the held-out families (21 of 21), at least its coverage less one
-        // rate in twenty.
+        // 41 when set, and with the busiest EP rank priced) and on the held-out families (21 of
+        // 21), at least its coverage less one rate in twenty.
         QVERIFY2(double(inside) / total >= q - 0.05, "leave-one-family-out coverage");
         QVERIFY2(double(heldIn) / heldN >= q - 0.05, "held-out coverage");
         // The engine's constant is this quantile (to the percent it is written with).
@@ -366,8 +366,10 @@ private:
     // doubling (24 points from 1 to the top before: V1 read its step 5% off between points)
     // 28.7% and 23.2%; with each serving kernel paying a small kernel's measured time in a CUDA
     // graph (catalog graph_kernel_us, tst_servingparts::gemmOneToken) and a grouped expert GEMM
-    // paying it once, 14.1% and 13.5%. The bounds are DESIGN.md's goal, 15%: the model may get
-    // better, not worse past the goal, without this test saying so.
+    // paying it once, 14.1% and 13.5%; with the busiest EP rank after EPLB setting the expert
+    // GEMMs' pace (serving/servingcompute.h expertLoadImbalance), 13.7% and 12.3%. The bounds
+    // are DESIGN.md's goal, 15%: the model may get better, not worse past the goal, without
+    // this test saying so.
     static constexpr double kHeldOutputPerGpu = 0.15;
     static constexpr double kHeldPerUser = 0.15;
 };
