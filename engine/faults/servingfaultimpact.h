@@ -35,7 +35,9 @@ std::vector<BreakdownChange> servingImpactBreakdown(const ServingEvaluation &hea
 
 // What recovers most of what the faults cost a serving layout, priced on `faulted`, best
 // first (by output tokens/s): dropping the replicas on the failed or slow GPUs (the others take
-// their load), or swapping a failed server's ranks with a spare's or another replica's.
+// their load), swapping a failed server's ranks with a spare's or another replica's, or a
+// different placement of the replicas: one on the faulted element swapped with another
+// replica of the same size (of either pool) or moved onto idle GPUs.
 std::vector<Recovery> findServingRecoveries(const Layout &layout,
                                             const Topology &faulted,
                                             const ServingEvaluation &healthy,
