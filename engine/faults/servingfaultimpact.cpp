@@ -220,6 +220,28 @@ void swapReplicas(const Layout &layout,
     }
 }
 
+// How the replicas run when they differ, and what the layout's latencies then mean.
+std::string replicaClassesText(const ServingEvaluation &e)
+{
+    std::size_t replicas = 0;
+    for (const ServingEvaluation::ReplicaClass &k : e.replicaClasses)
+        replicas += k.replicas.size();
+    std::string s = "the replicas run at different speeds (each timed on its own links and "
+                    "GPUs):";
+    for (std::size_t i = 0; i < e.replicaClasses.size() && i < 4; ++i) {
+        const ServingEvaluation::ReplicaClass &k = e.replicaClasses[i];
+        s += std::string(i ? ";" : "") + (k.replicas.size() > 1 ? " replicas " : " replica ")
+             + listText(k.replicas) + " TPOT " + formatNumber(k.tpotS * 1e3, 4) + " ms, TTFT "
+             + formatNumber(k.ttftS * 1e3, 4) + " ms";
+    }
+    if (e.replicaClasses.size() > 4)
+        s += "; ...";
+    s += ". Requests are spread evenly over the " + std::to_string(replicas)
+         + " replicas: TPOT and TTFT are the mean a request sees, and every percentile above the "
+           "faster replicas' share of the requests is the slowest's (slowest_tpot_s)";
+    return s;
+}
+
 } // namespace
 
 std::vector<ImpactMetric> servingImpactMetrics(const ServingEvaluation &a,
@@ -234,6 +256,8 @@ std::vector<ImpactMetric> servingImpactMetrics(const ServingEvaluation &a,
                {"requests_per_s", a.requestsPerS, b.requestsPerS}};
     if (std::fabs(b.slowestTpotS - b.tpotS) > 1e-9 * b.tpotS)
         m.push_back({"slowest_tpot_s", a.slowestTpotS, b.slowestTpotS});
+    if (std::fabs(b.slowestTtftS - b.ttftS) > 1e-9 * b.ttftS)
+        m.push_back({"slowest_ttft_s", a.slowestTtftS, b.slowestTtftS});
     if (a.costPerMillionOutputTokens > 0)
         m.push_back({"cost_per_million_output_tokens",
                      a.costPerMillionOutputTokens,
@@ -459,6 +483,8 @@ FaultImpact analyzeServingFaults(const Layout &layout,
     for (const Warning &w : b.warnings)
         if (w.code == "gpu-out")
             out.jobChanges.push_back(w.message);
+    if (!b.replicaClasses.empty())
+        out.jobChanges.push_back(replicaClassesText(b));
     out.metrics = servingImpactMetrics(a, b);
     out.breakdown = servingImpactBreakdown(a, b);
     if (a.links && b.links)

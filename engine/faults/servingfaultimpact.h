@@ -24,7 +24,7 @@ FaultImpact analyzeServingFaults(const Layout &layout,
 
 // The serving impact's numbers, before and after, in the order the reports print them:
 // tpot_s, ttft_s, output_tokens_per_s_per_gpu, tokens_per_s_per_user, output_tokens_per_s,
-// requests_per_s, slowest_tpot_s (when a straggler makes the replicas differ) and
+// requests_per_s, slowest_tpot_s and slowest_ttft_s (when a fault makes the replicas differ) and
 // cost_per_million_output_tokens (with a price).
 std::vector<ImpactMetric> servingImpactMetrics(const ServingEvaluation &healthy,
                                                const ServingEvaluation &faulted);

@@ -216,6 +216,18 @@ private Q_SLOTS:
               leaf.faulted.outputTokensPerS);
         QVERIFY(nic.faulted.outputTokensPerS < nic.healthy.outputTokensPerS);
         QVERIFY(leaf.faulted.outputTokensPerS < nic.faulted.outputTokensPerS);
+
+        // The impact says which replica slowed and what the reported latencies mean.
+        Layout lf = l;
+        lf.cluster.faults = {device("NIC 0.3")};
+        const Topology t = buildTopology(l.cluster, Catalog::builtin());
+        const FaultImpact impact = analyzeFaults(lf, t, withFaults(t, lf.cluster.faults));
+        QVERIFY(impact.priced());
+        bool said = false;
+        for (const std::string &c : impact.jobChanges)
+            said = said || (c.find("replica 0 TPOT 33.3") != std::string::npos
+                            && c.find("spread evenly") != std::string::npos);
+        QVERIFY(said);
     }
 
     void stragglerPacesItsReplica()
