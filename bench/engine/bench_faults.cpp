@@ -1,11 +1,14 @@
 // Fault sweeps at 16,384 GPUs (layouts/llama3.1-405b-16k-h100.railyard.json): every leaf and
 // every spine failed in turn and the job priced each time, on one worker thread and on all of
 // them; one fault's impact (the healthy and faulted evaluations with link loads, and the
-// recovery search). Prints medians.
+// recovery search). Then the same cluster serving DeepSeek-R1 as 256 wide-EP replicas (EP 64
+// over 8 servers each, DeepEP), built here: its leaf and spine sweeps, every replica timed on
+// its own links. Prints medians.
 //   bench_faults [repeats]
 #include "faults/faultimpact.h"
 #include "faults/faultsweep.h"
 #include "layout/layout.h"
+#include "serving/servingevaluate.h"
 #include "step/evaluate.h"
 #include "topology/topology.h"
 
@@ -100,6 +103,43 @@ int main(int argc, char **argv)
                         r.ranked.empty() ? "-" : r.ranked.front().name.c_str(),
                         r.ranked.empty() ? 0.0 : -100 * r.ranked.front().costFraction);
         }
+    }
+
+    // The same cluster serving: 256 replicas of DeepSeek-R1 at EP 64 (attention DP, DeepEP's
+    // low-latency all-to-all over the NICs), as the wide-EP H200 layout runs one.
+    Layout serving = layout;
+    serving.training = {};
+    serving.serving = ServingConfig{};
+    {
+        const Layout wide = readLayoutFile(
+                RAILYARD_SOURCE_DIR "/layouts/serving-deepseek-r1-wide-ep-h200-ib.railyard.json");
+        serving.model = wide.model;
+        serving.serving = wide.serving;
+        serving.parallel = wide.parallel;
+        serving.parallel.dp = healthy.gpuCount() / (wide.parallel.tp * wide.parallel.pp);
+    }
+    const ServingEvaluation base = evaluateServing(serving, healthy);
+    std::printf("\nserving DeepSeek-R1, %d EP-%d replicas: %s, TPOT %.3f ms\n",
+                serving.dataParallel(),
+                serving.parallel.ep,
+                base.ok ? "priced" : base.error.c_str(),
+                1e3 * base.tpotS);
+    for (const SweepKind kind : {SweepKind::Leaves, SweepKind::Spines}) {
+        SweepResult r;
+        SweepOptions o;
+        o.threads = 1;
+        const double ms = medianMs(repeats, [&] { r = sweepFaults(serving, healthy, kind, o); });
+        std::printf("serving sweep %-7s 1 thread %4d candidates, %4d priced   %9.1f ms wall, "
+                    "%9.1f ms CPU  (worst: %s, %+.2f%% output tokens/s)%s%s\n",
+                    toString(kind),
+                    r.candidates,
+                    r.priced,
+                    ms,
+                    lastCpuMs,
+                    r.ranked.empty() ? "-" : r.ranked.front().name.c_str(),
+                    r.ranked.empty() ? 0.0 : -100 * r.ranked.front().costFraction,
+                    r.ok ? "" : " error: ",
+                    r.ok ? "" : r.error.c_str());
     }
 
     Layout straggler = layout;

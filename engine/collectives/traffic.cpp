@@ -447,28 +447,32 @@ double LinkTraffic::phaseTime()
     return worst;
 }
 
-void LinkTraffic::phaseTimesWithin(const std::vector<std::uint8_t> &links,
-                                   int gpus,
-                                   double &nvlinkS,
-                                   double &otherS) const
+template<class PortOk, class LinkOk>
+void LinkTraffic::phaseMaxima(std::span<const int> ports,
+                              std::span<const int> links,
+                              PortOk portOk,
+                              LinkOk linkOk,
+                              double &nvlinkS,
+                              double &otherS) const
 {
-    // phaseTime()'s two maxima, read over the given ports and links only.
+    // phaseTime()'s two maxima, read over the given ports and links only (those this phase
+    // touched).
     nvlinkS = 0;
     otherS = 0;
     const double nvScale = m_kindScale[static_cast<std::size_t>(LinkKind::NvLink)];
-    for (int g : m_touchedPorts) {
-        const double rate = m_t->gpuNvlinkRate(g) * 1e9 * nvScale;
-        if (g >= gpus || rate <= 0)
-            continue;
+    for (int g : ports) {
         const Cell &c = m_ports[static_cast<std::size_t>(g)];
+        const double rate = m_t->gpuNvlinkRate(g) * 1e9 * nvScale;
+        if (c.stamp != m_phase || !portOk(g) || rate <= 0)
+            continue;
         nvlinkS = std::max(nvlinkS, std::max(c.up, c.down) / rate);
     }
     const bool scaled = m_kindScale != std::array<double, 5>{1, 1, 1, 1, 1};
-    for (int l : m_touched) {
+    for (int l : links) {
         const std::size_t i = static_cast<std::size_t>(l);
-        if (i >= links.size() || !links[i])
-            continue;
         const Cell &c = m_cells[i];
+        if (c.stamp != m_phase || !linkOk(i))
+            continue;
         const LinkRates::Entry &r = m_rates->links[i];
         const double rate = achievedRate(r, m_t->links()[i].kind, scaled, m_kindScale, m_leafEff);
         if (rate <= 0)
@@ -477,6 +481,34 @@ void LinkTraffic::phaseTimesWithin(const std::vector<std::uint8_t> &links,
         double &worst = r.nvlink ? nvlinkS : otherS;
         worst = std::max(worst, t);
     }
+}
+
+void LinkTraffic::phaseTimesWithin(const std::vector<std::uint8_t> &links,
+                                   int gpus,
+                                   double &nvlinkS,
+                                   double &otherS) const
+{
+    phaseMaxima(
+            m_touchedPorts,
+            m_touched,
+            [gpus](int g) { return g < gpus; },
+            [&links](std::size_t i) { return i < links.size() && links[i]; },
+            nvlinkS,
+            otherS);
+}
+
+void LinkTraffic::phaseTimesOver(std::span<const int> ports,
+                                 std::span<const int> links,
+                                 double &nvlinkS,
+                                 double &otherS) const
+{
+    phaseMaxima(
+            ports,
+            links,
+            [](int) { return true; },
+            [](std::size_t) { return true; },
+            nvlinkS,
+            otherS);
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <vector>
 
 namespace railyard::engine {
@@ -91,6 +92,16 @@ public:
                           int gpus,
                           double &nvlinkS,
                           double &otherS) const;
+    // The same two times read over some of the phase's NVLink ports (GPUs) and links alone
+    // (after phaseTime()): what the phase costs collectives that cross only those, while every
+    // byte of the phase loads them. Ports and links the phase did not touch count 0.
+    void phaseTimesOver(std::span<const int> ports,
+                        std::span<const int> links,
+                        double &nvlinkS,
+                        double &otherS) const;
+    // The NVLink ports (GPUs) and the other links the phase touched (after phaseTime()).
+    const std::vector<int> &phasePorts() const { return m_touchedPorts; }
+    const std::vector<int> &phaseTouchedLinks() const { return m_touched; }
     // The link that bounds the phase (after phaseTime()); -1 if none.
     int phaseBottleneck() const { return m_bottleneck; }
     // Links the phase touched (after phaseTime()), NVLinks included; at most `limit`.
@@ -152,6 +163,15 @@ private:
     {
         addToCell(m_cells[static_cast<std::size_t>(link)], link, m_touched, up, down);
     }
+    // phaseTimesWithin's and phaseTimesOver's maxima: the ports and links given that pass
+    // the filters and that this phase touched.
+    template<class PortOk, class LinkOk>
+    void phaseMaxima(std::span<const int> ports,
+                     std::span<const int> links,
+                     PortOk portOk,
+                     LinkOk linkOk,
+                     double &nvlinkS,
+                     double &otherS) const;
     // Adds the phase's bytes, times its repeats, to the step totals (once, at its end).
     void commitPhase();
     void spreadUplinks();

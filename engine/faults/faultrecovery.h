@@ -17,7 +17,8 @@ namespace railyard::engine {
 
 struct Recovery
 {
-    // "smaller-dp", "swap-servers", "rank-order"; serving: "drop-replicas", "swap-servers"
+    // "smaller-dp", "swap-servers", "rank-order"; serving: "drop-replicas", "swap-servers",
+    // "swap-replicas", "move-replica"
     std::string kind;
     std::string summary; // for people: "drop DP replica 5 (GPU 17's): DP 128 -> 127"
     Layout layout;       // the layout to apply, faults kept (they are the cluster's state)

@@ -43,9 +43,12 @@ struct Search
     const ServingEvaluation &faulted;
     EvaluationWorkspace workspace;
     std::vector<Recovery> out;
+    std::set<std::vector<int>> placed; // mappings already priced (a server swap may be a replica's)
 
     void price(Recovery r)
     {
+        if (!r.layout.mapping.empty() && !placed.insert(r.layout.mapping).second)
+            return;
         const ServingEvaluation e = evaluateServing(r.layout, t, workspace, fastOptions());
         if (!e.ok || e.outputTokensPerS <= faulted.outputTokensPerS * 1.001)
             return;
@@ -81,6 +84,164 @@ int idleGpus(const ServingGpuGroups &g, const Topology &t)
     return n;
 }
 
+// "decode replica 2" (disaggregated, numbered inside its pool) or "replica 2".
+std::string replicaName(bool disaggregated, int prefillReplicas, int r)
+{
+    if (!disaggregated)
+        return "replica " + std::to_string(r);
+    return r < prefillReplicas ? "prefill replica " + std::to_string(r)
+                               : "decode replica " + std::to_string(r - prefillReplicas);
+}
+
+std::string gpuRange(const std::vector<int> &gpus)
+{
+    const bool run = !gpus.empty() && gpus.back() - gpus.front() + 1 == int(gpus.size());
+    return run && gpus.size() > 1
+                   ? "GPUs " + std::to_string(gpus.front()) + "-" + std::to_string(gpus.back())
+                   : std::string(gpus.size() > 1 ? "GPUs " : "GPU ") + listText(gpus);
+}
+
+// A different placement of the replicas: the ranks of a replica on a faulted element (a slow
+// GPU, a GPU whose NIC or switch is gone, a server a fault touches) swapped, rank for rank,
+// with another replica's of the same size (first of each pool: a replica of the other pool
+// may feel the fault less, a disaggregated prefill replica's slack against a decode replica's
+// TPOT, or the reverse), or moved onto idle healthy GPUs. One edit of the mapping.
+void swapReplicas(const Layout &layout,
+                  const Topology &t,
+                  const ServingGpuGroups &g,
+                  int prefillReplicas,
+                  Search &search)
+{
+    const std::size_t kReplica = ServingGpuGroups::Replica;
+    const int replicas = g.count[kReplica];
+    if (replicas < 1)
+        return;
+    // Each replica's GPUs in rank order, and whether a fault touches it or took it out.
+    std::vector<std::vector<std::pair<int, int>>> byRank(static_cast<std::size_t>(replicas));
+    std::vector<char> touched(static_cast<std::size_t>(replicas), 0), out(touched);
+    const std::vector<int> servers = affectedServers(t);
+    int ranks = 0;
+    for (int gpu = 0; gpu < t.gpuCount(); ++gpu) {
+        const int r = g.group[kReplica][static_cast<std::size_t>(gpu)];
+        const int rank = g.rank[static_cast<std::size_t>(gpu)];
+        if (r < 0 || rank < 0)
+            continue;
+        ranks = std::max(ranks, rank + 1);
+        const std::size_t k = static_cast<std::size_t>(r);
+        byRank[k].push_back({rank, gpu});
+        if (t.gpuDown(gpu))
+            out[k] = 1;
+        if (t.gpuSlowdown(gpu) > 1 || t.gpuNetPath(gpu) != NetPath::Direct
+            || std::binary_search(servers.begin(), servers.end(), t.nodeOfGpu(gpu)))
+            touched[k] = 1;
+    }
+    std::vector<int> mapping(static_cast<std::size_t>(ranks), -1);
+    for (auto &list : byRank) {
+        std::sort(list.begin(), list.end());
+        for (const auto &[rank, gpu] : list)
+            mapping[static_cast<std::size_t>(rank)] = gpu;
+    }
+    const auto gpusOf = [&](int r) {
+        std::vector<int> v;
+        for (const auto &e : byRank[static_cast<std::size_t>(r)])
+            v.push_back(e.second);
+        return v;
+    };
+    const int idle = idleGpus(g, t);
+    // Partners: the first few healthy replicas of each pool.
+    std::vector<int> partners;
+    int perPool[2] = {0, 0};
+    for (int r = 0; r < replicas; ++r) {
+        const int pool = g.disaggregated && r >= prefillReplicas ? 1 : 0;
+        if (!touched[static_cast<std::size_t>(r)] && !out[static_cast<std::size_t>(r)]
+            && perPool[pool] < 3) {
+            partners.push_back(r);
+            ++perPool[pool];
+        }
+    }
+    // Idle healthy GPUs on servers no fault touches.
+    std::vector<int> spare;
+    for (int gpu = 0; gpu < t.gpuCount(); ++gpu)
+        if (g.rank[static_cast<std::size_t>(gpu)] < 0 && !t.gpuDown(gpu) && t.gpuSlowdown(gpu) <= 1
+            && t.gpuNetPath(gpu) == NetPath::Direct
+            && !std::binary_search(servers.begin(), servers.end(), t.nodeOfGpu(gpu)))
+            spare.push_back(gpu);
+    int tried = 0;
+    for (int a = 0; a < replicas && tried < 4; ++a) {
+        const std::size_t ka = static_cast<std::size_t>(a);
+        if (!touched[ka] || out[ka])
+            continue;
+        ++tried;
+        const std::string nameA = replicaName(g.disaggregated, prefillReplicas, a);
+        const std::vector<int> gpusA = gpusOf(a);
+        for (int b : partners) {
+            const std::size_t kb = static_cast<std::size_t>(b);
+            if (byRank[kb].size() != byRank[ka].size())
+                continue;
+            std::vector<int> m = mapping;
+            for (std::size_t i = 0; i < byRank[ka].size(); ++i) {
+                m[static_cast<std::size_t>(byRank[ka][i].first)] = byRank[kb][i].second;
+                m[static_cast<std::size_t>(byRank[kb][i].first)] = byRank[ka][i].second;
+            }
+            Recovery r;
+            r.kind = "swap-replicas";
+            r.summary = "swap the GPUs of " + nameA + " (" + gpuRange(gpusA) + ") and "
+                        + replicaName(g.disaggregated, prefillReplicas, b) + " ("
+                        + gpuRange(gpusOf(b)) + "): " + nameA + " off the faulted GPUs";
+            r.layout = layout;
+            r.layout.mapping = std::move(m);
+            r.idleGpus = idle;
+            const std::size_t priced = search.out.size();
+            search.price(std::move(r));
+            // A partner like one already tried (the same pool, placed alike) adds nothing.
+            for (std::size_t i = 0; i < priced && search.out.size() > priced; ++i)
+                if (search.out[i].kind == "swap-replicas"
+                    && std::fabs(search.out[i].tokensPerS - search.out.back().tokensPerS)
+                               <= 1e-9 * search.out.back().tokensPerS
+                    && std::fabs(search.out[i].ttftS - search.out.back().ttftS)
+                               <= 1e-9 * search.out.back().ttftS)
+                    search.out.pop_back();
+        }
+        if (spare.size() >= gpusA.size()) {
+            std::vector<int> m = mapping;
+            const std::vector<int> onto(spare.begin(),
+                                        spare.begin() + static_cast<std::ptrdiff_t>(gpusA.size()));
+            for (std::size_t i = 0; i < byRank[ka].size(); ++i)
+                m[static_cast<std::size_t>(byRank[ka][i].first)] = onto[i];
+            Recovery r;
+            r.kind = "move-replica";
+            r.summary = "move " + nameA + " from " + gpuRange(gpusA) + " onto idle "
+                        + gpuRange(onto);
+            r.layout = layout;
+            r.layout.mapping = std::move(m);
+            r.idleGpus = idle;
+            search.price(std::move(r));
+        }
+    }
+}
+
+// How the replicas run when they differ, and what the layout's latencies then mean.
+std::string replicaClassesText(const ServingEvaluation &e)
+{
+    std::size_t replicas = 0;
+    for (const ServingEvaluation::ReplicaClass &k : e.replicaClasses)
+        replicas += k.replicas.size();
+    std::string s = "the replicas run at different speeds (each timed on its own links and "
+                    "GPUs):";
+    for (std::size_t i = 0; i < e.replicaClasses.size() && i < 4; ++i) {
+        const ServingEvaluation::ReplicaClass &k = e.replicaClasses[i];
+        s += std::string(i ? ";" : "") + (k.replicas.size() > 1 ? " replicas " : " replica ")
+             + listText(k.replicas) + " TPOT " + formatNumber(k.tpotS * 1e3, 4) + " ms, TTFT "
+             + formatNumber(k.ttftS * 1e3, 4) + " ms";
+    }
+    if (e.replicaClasses.size() > 4)
+        s += "; ...";
+    s += ". Requests are spread evenly over the " + std::to_string(replicas)
+         + " replicas: TPOT and TTFT are the mean a request sees, and every percentile above the "
+           "faster replicas' share of the requests is the slowest's (slowest_tpot_s)";
+    return s;
+}
+
 } // namespace
 
 std::vector<ImpactMetric> servingImpactMetrics(const ServingEvaluation &a,
@@ -95,6 +256,8 @@ std::vector<ImpactMetric> servingImpactMetrics(const ServingEvaluation &a,
                {"requests_per_s", a.requestsPerS, b.requestsPerS}};
     if (std::fabs(b.slowestTpotS - b.tpotS) > 1e-9 * b.tpotS)
         m.push_back({"slowest_tpot_s", a.slowestTpotS, b.slowestTpotS});
+    if (std::fabs(b.slowestTtftS - b.ttftS) > 1e-9 * b.ttftS)
+        m.push_back({"slowest_ttft_s", a.slowestTtftS, b.slowestTtftS});
     if (a.costPerMillionOutputTokens > 0)
         m.push_back({"cost_per_million_output_tokens",
                      a.costPerMillionOutputTokens,
@@ -184,7 +347,7 @@ std::vector<Recovery> findServingRecoveries(const Layout &layout,
                                             const ServingEvaluation &healthy,
                                             const ServingEvaluation &faulted)
 {
-    Search search{t, healthy, faulted, {}, {}};
+    Search search{t, healthy, faulted, {}, {}, {}};
     if (!healthy.ok || !faulted.ok)
         return {};
     const ServingGpuGroups g = servingGpuGroups(layout, t.gpuCount());
@@ -293,6 +456,7 @@ std::vector<Recovery> findServingRecoveries(const Layout &layout,
             }
         }
     }
+    swapReplicas(layout, t, g, prefillReplicas, search);
     std::stable_sort(search.out.begin(), search.out.end(), [](const Recovery &a, const Recovery &b) {
         return a.tokensPerS > b.tokensPerS;
     });
@@ -319,6 +483,8 @@ FaultImpact analyzeServingFaults(const Layout &layout,
     for (const Warning &w : b.warnings)
         if (w.code == "gpu-out")
             out.jobChanges.push_back(w.message);
+    if (!b.replicaClasses.empty())
+        out.jobChanges.push_back(replicaClassesText(b));
     out.metrics = servingImpactMetrics(a, b);
     out.breakdown = servingImpactBreakdown(a, b);
     if (a.links && b.links)
@@ -334,7 +500,9 @@ FaultImpact analyzeServingFaults(const Layout &layout,
         if (out.consideredRecoveries.empty())
             out.recoveryNote = "none of the changes tried (dropping the replicas on the failed or "
                                "slow GPUs, moving a failed server's ranks onto a spare server or "
-                               "another replica's) serves more than the layout as it runs";
+                               "another replica's, swapping a replica on the faulted element with "
+                               "another replica or moving it onto idle GPUs) serves more than the "
+                               "layout as it runs";
         else
             out.recovery = out.consideredRecoveries.front();
     }

@@ -24,7 +24,7 @@ FaultImpact analyzeServingFaults(const Layout &layout,
 
 // The serving impact's numbers, before and after, in the order the reports print them:
 // tpot_s, ttft_s, output_tokens_per_s_per_gpu, tokens_per_s_per_user, output_tokens_per_s,
-// requests_per_s, slowest_tpot_s (when a straggler makes the replicas differ) and
+// requests_per_s, slowest_tpot_s and slowest_ttft_s (when a fault makes the replicas differ) and
 // cost_per_million_output_tokens (with a price).
 std::vector<ImpactMetric> servingImpactMetrics(const ServingEvaluation &healthy,
                                                const ServingEvaluation &faulted);
@@ -35,7 +35,9 @@ std::vector<BreakdownChange> servingImpactBreakdown(const ServingEvaluation &hea
 
 // What recovers most of what the faults cost a serving layout, priced on `faulted`, best
 // first (by output tokens/s): dropping the replicas on the failed or slow GPUs (the others take
-// their load), or swapping a failed server's ranks with a spare's or another replica's.
+// their load), swapping a failed server's ranks with a spare's or another replica's, or a
+// different placement of the replicas: one on the faulted element swapped with another
+// replica of the same size (of either pool) or moved onto idle GPUs.
 std::vector<Recovery> findServingRecoveries(const Layout &layout,
                                             const Topology &faulted,
                                             const ServingEvaluation &healthy,

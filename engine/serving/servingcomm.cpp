@@ -214,6 +214,122 @@ CollectivePricer priceCollective(const Topology &t,
     return build(t, op, stack, graphs, deepEp, scratch, 1, [&](auto &&f) { f(group); });
 }
 
+std::vector<CollectivePricer> priceCollectiveBySet(const Topology &t,
+                                                   const GroupList &groups,
+                                                   const std::vector<int> &setOf,
+                                                   int sets,
+                                                   const CollectivePricer &all,
+                                                   LinkTraffic &scratch)
+{
+    std::vector<CollectivePricer> out(static_cast<std::size_t>(std::max(0, sets)), all);
+    if (!all.valid() || groups.empty() || sets < 1 || setOf.size() != groups.count())
+        return out;
+    const std::size_t n = groups.count();
+    std::vector<std::vector<int>> ports(out.size()), links(out.size());
+    std::vector<double> alone(out.size());
+    // The faulted links, and whether any is outside NVLink (then traffic that crosses the
+    // network may be rerouted or share a detour: every uplink's load may have moved).
+    std::vector<char> faulted(static_cast<std::size_t>(t.linkCount()), 0);
+    bool faultedNetwork = false;
+    for (const ResolvedFault &f : t.faults())
+        for (int l : f.links) {
+            faulted[static_cast<std::size_t>(l)] = 1;
+            faultedNetwork = faultedNetwork
+                             || t.links()[static_cast<std::size_t>(l)].kind != LinkKind::NvLink;
+        }
+    // After a phase of every group: whether a fault can touch its links (a faulted link or
+    // NVLink port it crosses, or the network when a network link is faulted). When not, every
+    // set keeps `all`'s price and the sets are not timed one by one (a leaf down leaves a TP
+    // group inside a server alone).
+    const auto touchesFault = [&] {
+        for (int l : scratch.phaseTouchedLinks())
+            if (faulted[static_cast<std::size_t>(l)]
+                || (faultedNetwork
+                    && t.links()[static_cast<std::size_t>(l)].kind != LinkKind::NvLink))
+                return true;
+        for (int g : scratch.phasePorts())
+            for (int l : t.gpuNvlinks(g))
+                if (faulted[static_cast<std::size_t>(l)])
+                    return true;
+        return false;
+    };
+    // One kind of traffic (`add` puts one group's on the scratch; `scale` sets the phase's
+    // link scales; `staged` times it from its NVLink and network maxima): each set's alone,
+    // its ports and links kept, then every group at once read on each set's ports and links.
+    const auto bySet = [&](auto add, auto scale, auto staged, auto store) {
+        const auto everyGroup = [&] {
+            scratch.beginPhase(1.0);
+            scale();
+            for (std::size_t i = 0; i < n; ++i)
+                add(groups[i]);
+            scratch.phaseTime();
+        };
+        everyGroup();
+        if (!touchesFault())
+            return;
+        for (int s = 0; s < sets; ++s) {
+            const std::size_t k = static_cast<std::size_t>(s);
+            scratch.beginPhase(1.0);
+            scale();
+            for (std::size_t i = 0; i < n; ++i)
+                if (setOf[i] == s)
+                    add(groups[i]);
+            scratch.phaseTime();
+            ports[k] = scratch.phasePorts();
+            links[k] = scratch.phaseTouchedLinks();
+            alone[k] = staged(scratch.phaseNvlinkTime(), scratch.phaseOtherTime());
+        }
+        everyGroup();
+        for (std::size_t k = 0; k < out.size(); ++k) {
+            double nv = 0, net = 0;
+            scratch.phaseTimesOver(ports[k], links[k], nv, net);
+            store(out[k], std::max(alone[k], staged(nv, net)) / kProbeBytes);
+        }
+    };
+    GroupShape shape, widest;
+    analyzeGroup(t, groups[0], widest);
+    const double nvlsScale = nvlsFanInEfficiency(t.gpuSpec(), widest.ppn);
+    const auto noScale = [] {};
+    for (int i = 0; i < all.curve.algorithms; ++i) {
+        const std::size_t k = static_cast<std::size_t>(i);
+        const Algorithm a = all.curve.algorithm[k];
+        bySet(
+                [&](std::span<const int> g) {
+                    analyzeGroup(t, g, shape);
+                    addCollectiveTraffic(scratch, t, shape, all.op, a, kProbeBytes);
+                },
+                [&] {
+                    if (a == Algorithm::Nvls || a == Algorithm::NvlsTree)
+                        scratch.setKindScale(LinkKind::NvLink, nvlsScale);
+                },
+                [&](double nv, double net) { return stageTime(nv, net, a, all.domains); },
+                [k](CollectivePricer &p, double perByte) { p.curve.bwPerByte[k] = perByte; });
+    }
+    if (all.oneShot) {
+        const auto nvlinkOnly = [](double nv, double) { return nv; };
+        bySet(
+                [&](std::span<const int> g) {
+                    const double each = (static_cast<double>(g.size()) - 1.0) * kProbeBytes;
+                    for (int gpu : g)
+                        scratch.addNvlink(gpu, each, each);
+                },
+                noScale,
+                nvlinkOnly,
+                [](CollectivePricer &p, double perByte) { p.oneShotPerByteS = perByte; });
+        bySet(
+                [&](std::span<const int> g) {
+                    const double m = static_cast<double>(g.size());
+                    const double each = 2.0 * (m - 1.0) / m * kProbeBytes;
+                    for (int gpu : g)
+                        scratch.addNvlink(gpu, each, each);
+                },
+                noScale,
+                nvlinkOnly,
+                [](CollectivePricer &p, double perByte) { p.twoShotPerByteS = perByte; });
+    }
+    return out;
+}
+
 void addCollectiveBytes(LinkTraffic &traffic,
                         const Topology &t,
                         const GroupList &groups,

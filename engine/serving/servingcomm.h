@@ -13,6 +13,7 @@
 #include "topology/topology.h"
 
 #include <string>
+#include <vector>
 
 namespace railyard::engine {
 
@@ -98,6 +99,20 @@ CollectivePricer priceCollective(const Topology &topology,
                                  bool cudaGraphs,
                                  bool deepEp,
                                  LinkTraffic &scratch);
+
+// `all` (priced on every group of `groups` at once) re-timed for sets of those groups (a
+// replica's: `setOf[i]` is group i's set, 0 .. sets - 1): each algorithm's link-bound seconds
+// per byte read on the NVLink ports and links the set's own traffic crosses, while every
+// group's traffic loads them (the set's alone, when more). A set whose links a fault leaves
+// alone keeps the price it had; one that crosses a detoured or degraded link pays for it, and
+// no other set does. Latencies and the choice of method stay `all`'s; traffic that crosses no
+// faulted link (nor the network, when a network link is faulted) keeps `all`'s price.
+std::vector<CollectivePricer> priceCollectiveBySet(const Topology &topology,
+                                                   const GroupList &groups,
+                                                   const std::vector<int> &setOf,
+                                                   int sets,
+                                                   const CollectivePricer &all,
+                                                   LinkTraffic &scratch);
 
 // Adds the bytes one collective of `bytes` puts on every link, for every group, to the traffic's
 // current phase (the method and algorithm that run at that size).

@@ -222,7 +222,7 @@ void ServingModel::solve()
             const auto step = [&] {
                 return decodeStep(m_setup,
                                   m_setup.decode,
-                                  m_decodeComm,
+                                  k.comm,
                                   *m_compute,
                                   b,
                                   m_context,
@@ -247,6 +247,7 @@ void ServingModel::solve()
                                                    : double(ki.decodeReplicas);
         ki.requestRate = c.requestRate.value_or(0) * share;
         ki.prefillS = k.prefill.total();
+        ki.prefillClasses = m_prefillPace;
         ki.decodeStepS = [this, &k](double b) { return decodeTimeAt(k.gridTime, b); };
         if (!m_kv.empty()) {
             const bool layerwise = m_setup.stack->kvLayerwise;
@@ -266,14 +267,15 @@ void ServingModel::solve()
             m_slowestClass = i;
     m_throughput = combineClasses();
     const ReplicaClass &slowest = m_classes[m_slowestClass];
-    m_prefill = slowest.prefill;
+    // The prefill shown: the slowest replica's (disaggregated: the slowest prefill replica's).
+    m_prefill = m_setup.disaggregated ? m_slowPrefill : slowest.prefill;
     if (!m_options.details)
         return;
     // The decode step at the served batch: the slowest replica's (the healthy one's without
     // stragglers).
     m_step = decodeStep(m_setup,
                         m_setup.decode,
-                        m_decodeComm,
+                        slowest.comm,
                         *m_compute,
                         std::max(1.0, slowest.throughput.decodeBatch),
                         m_context,
@@ -290,7 +292,13 @@ void ServingModel::fillResult()
     r.tpotS = t.tpotS;
     r.e2eLatencyS = t.e2eS;
     r.slowestTpotS = m_classes[m_slowestClass].throughput.tpotS;
-    r.slowestTtftS = m_classes[m_slowestClass].throughput.ttftS;
+    r.slowestTtftS = 0;
+    for (const ReplicaClass &k : m_classes)
+        r.slowestTtftS = std::max(r.slowestTtftS, k.throughput.slowTtftS);
+    if (m_classes.size() > 1)
+        for (const ReplicaClass &k : m_classes)
+            r.replicaClasses.push_back(
+                    {k.replicas, k.throughput.tpotS, k.throughput.ttftS, k.throughput.requestsPerS});
     r.requestsPerS = t.requestsPerS;
     r.concurrency = t.concurrency;
     r.decodeBatch = t.decodeBatch;

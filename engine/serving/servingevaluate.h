@@ -74,9 +74,19 @@ struct ServingEvaluation
     double ttftWaitS = 0; // of it, waiting (for a slot, for the prefill server)
     double tpotS = 0;     // time per output token after the first
     double e2eLatencyS = 0;
-    // With a straggler (cluster.faults) the replicas run at different speeds: TPOT and TTFT
-    // above are the mean a request sees, these the slowest replica's (else the same).
+    // With a straggler or a link down or degraded (cluster.faults) the replicas run at
+    // different speeds: TPOT and TTFT above are the mean a request sees (requests spread evenly
+    // over the replicas, each holding as many in flight), these the slowest replica's (else the
+    // same): every percentile above the share of requests the faster replicas serve is its.
     double slowestTpotS = 0, slowestTtftS = 0;
+    // The decode replicas (in service) by how they run, when they differ: each class's replica
+    // indices and what its requests see. Empty when every replica runs alike.
+    struct ReplicaClass
+    {
+        std::vector<int> replicas;
+        double tpotS = 0, ttftS = 0, requestsPerS = 0;
+    };
+    std::vector<ReplicaClass> replicaClasses;
     // Throughput.
     double outputTokensPerS = 0; // the cluster
     double outputTokensPerSPerGpu = 0;

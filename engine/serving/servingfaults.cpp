@@ -1,15 +1,22 @@
 // The serving evaluation on a cluster with faults (cluster.faults). Links, NICs and switches down
-// or degraded need nothing here: the topology routes around them (ECMP over the working uplinks,
-// PXN through a neighbour's NIC) and rates degraded links at what is left, so the collectives
-// and KV transfers priced on it pay for the detour. What is here is the GPUs': a GPU out takes
-// its replica (its TP, EP and attention-DP groups, every stage) out of service, and the other
-// replicas serve the same load, as a load balancer that stops routing to a dead instance does;
-// a straggler sets the pace of every synchronous collective of its groups, so its whole
-// pipeline stage runs at its pace, and with it its replica's decode steps and prefills.
+// or degraded: the topology routes around them (ECMP over the working uplinks, PXN through a
+// neighbour's NIC) and rates degraded links at what is left; here each replica's collectives
+// are timed on the links its own traffic crosses (every replica's traffic loading them), so the
+// replica whose traffic crosses the faulted or detoured link slows and the others do not. The
+// GPUs: a GPU out takes its replica (its TP, EP and attention-DP groups, every stage) out of
+// service, and the other replicas serve the same load, as a load balancer that stops routing
+// to a dead instance does; a straggler sets the pace of every synchronous collective of its
+// groups, so its whole pipeline stage runs at its pace, and with it its replica's decode steps
+// and prefills (a disaggregated prefill replica's: the TTFT of the requests it serves).
+// Replicas that run alike form a class; the cluster serves the sum of its classes. Requests are
+// spread evenly over the replicas (a router's round robin, each replica as many in flight), so
+// the mean latency weights each class by the requests it serves and the slow class's latency
+// is every percentile above the others' share of the requests (slowestTpotS, slowestTtftS).
 
 #include "serving/servingmodel_p.h"
 
 #include "base/units.h"
+#include "serving/servingcomm.h"
 
 #include <algorithm>
 #include <map>
@@ -148,63 +155,126 @@ std::vector<double> ServingModel::stageSlowdown(const PoolGroups &groups,
     return any ? slow : std::vector<double>{};
 }
 
+std::vector<PoolComm> ServingModel::replicaComm(const PoolGroups &groups,
+                                                const ServingPoolShape &pool,
+                                                const PoolComm &comm) const
+{
+    bool links = false;
+    for (const ResolvedFault &f : m_topo.faults())
+        links = links || !f.links.empty();
+    if (!links || pool.replicas < 2)
+        return {};
+    std::vector<PoolComm> out(static_cast<std::size_t>(pool.replicas), comm);
+    LinkTraffic &scratch = m_workspace.planning();
+    const int perReplica = pool.gpusPerReplica();
+    const auto bySet = [&](const GroupList &list, const CollectivePricer &all, auto member) {
+        if (!all.valid() || list.empty())
+            return;
+        // Every list holds each replica's GPUs in one block (poolGroups' order).
+        std::vector<int> setOf(list.count());
+        for (std::size_t i = 0; i < setOf.size(); ++i)
+            setOf[i] = static_cast<int>(i * static_cast<std::size_t>(list.size)) / perReplica;
+        std::vector<CollectivePricer> each
+                = priceCollectiveBySet(m_topo, list, setOf, pool.replicas, all, scratch);
+        for (std::size_t r = 0; r < out.size(); ++r)
+            out[r].*member = std::move(each[r]);
+    };
+    bySet(groups.attention, comm.attentionAr, &PoolComm::attentionAr);
+    bySet(groups.tp, comm.tpAr, &PoolComm::tpAr);
+    bySet(groups.ep, comm.dispatch, &PoolComm::dispatch);
+    bySet(groups.pipeline, comm.pipeline, &PoolComm::pipeline);
+    return out;
+}
+
+namespace {
+// What a replica's collectives cost per byte, every kind and method: replicas with the same
+// key run alike.
+void appendPrices(std::vector<double> &key, const PoolComm &c)
+{
+    for (const CollectivePricer *p : {&c.attentionAr, &c.tpAr, &c.dispatch, &c.pipeline}) {
+        key.insert(key.end(),
+                   p->curve.bwPerByte.begin(),
+                   p->curve.bwPerByte.begin() + std::max(0, p->curve.algorithms));
+        key.push_back(p->oneShotPerByteS);
+        key.push_back(p->twoShotPerByteS);
+    }
+}
+} // namespace
+
 void ServingModel::formClasses()
 {
     m_classes.clear();
-    std::map<std::vector<double>, std::size_t> byKey;
+    // Classes by the stages' slowdown, then (on a cluster with links down or degraded) by the
+    // price of the replica's own collectives: a replica whose traffic crosses a detoured or
+    // degraded link is slowed by it, the others are not.
+    std::map<std::pair<std::vector<double>, std::vector<double>>, std::size_t> byKey;
     const int replicas = m_setup.decode.replicas;
+    const std::vector<PoolComm> comms = replicaComm(m_decodeGroups, m_setup.decode, m_decodeComm);
     for (int r = 0; r < replicas; ++r) {
         std::vector<double> slow = stageSlowdown(m_decodeGroups, m_setup.decode, r);
-        const auto [it, fresh] = byKey.try_emplace(slow, m_classes.size());
+        std::vector<double> prices;
+        if (!comms.empty())
+            appendPrices(prices, comms[static_cast<std::size_t>(r)]);
+        const auto [it, fresh] = byKey.try_emplace({slow, prices}, m_classes.size());
         if (fresh) {
             ReplicaClass c;
             c.slowdown = std::move(slow);
+            c.comm = comms.empty() ? m_decodeComm : comms[static_cast<std::size_t>(r)];
             m_classes.push_back(std::move(c));
         }
         m_classes[it->second].replicas.push_back(r);
     }
     const ServingConfig &c = m_setup.config;
-    // Disaggregated: every decode class shares the prefill pool; a straggler there slows its
-    // own replica's prefills, and the pool serves at the mean of its replicas' rates (requests
-    // spread evenly over them).
-    PassCost poolPrefill = m_prefill;
-    if (m_setup.disaggregated && m_topo.hasStragglers()) {
-        double rate = 0;
-        bool slowed = false;
-        for (int r = 0; r < m_setup.prefill.replicas; ++r) {
-            const std::vector<double> slow = stageSlowdown(m_prefillGroups, m_setup.prefill, r);
-            if (slow.empty()) {
-                rate += 1.0 / m_prefill.total();
-                continue;
+    // Disaggregated: a straggler in the prefill pool, or a faulted link only some prefill
+    // replicas cross, paces those replicas' prefills (the TTFT of the requests they serve) and,
+    // through the KV transfer, nothing else: the prefill replicas in classes by pace, each
+    // serving its share of the requests (spread evenly over them); every decode class draws
+    // on all of them.
+    m_prefillPace.clear();
+    m_slowPrefill = m_prefill;
+    if (m_setup.disaggregated) {
+        const std::vector<PoolComm> prefillComms = replicaComm(m_prefillGroups,
+                                                               m_setup.prefill,
+                                                               m_prefillComm);
+        std::map<std::pair<std::vector<double>, std::vector<double>>, std::size_t> byPace;
+        const int n = m_setup.prefill.replicas;
+        for (int r = 0; r < n; ++r) {
+            std::vector<double> slow = stageSlowdown(m_prefillGroups, m_setup.prefill, r);
+            std::vector<double> prices;
+            if (!prefillComms.empty())
+                appendPrices(prices, prefillComms[static_cast<std::size_t>(r)]);
+            const bool healthy = slow.empty() && prefillComms.empty();
+            const auto [it, fresh] = byPace.try_emplace({slow, prices}, m_prefillPace.size());
+            if (fresh) {
+                const PassCost cost
+                        = healthy ? m_prefill
+                                  : prefillRequest(m_setup,
+                                                   m_setup.prefill,
+                                                   prefillComms.empty()
+                                                           ? m_prefillComm
+                                                           : prefillComms[static_cast<std::size_t>(
+                                                                   r)],
+                                                   *m_compute,
+                                                   c.inputTokens,
+                                                   m_setup.prefill.attentionDp,
+                                                   slow);
+                m_prefillPace.push_back({0.0, cost.total()});
+                if (cost.total() > m_slowPrefill.total())
+                    m_slowPrefill = cost;
             }
-            slowed = true;
-            rate += 1.0
-                    / prefillRequest(m_setup,
-                                     m_setup.prefill,
-                                     m_prefillComm,
-                                     *m_compute,
-                                     c.inputTokens,
-                                     m_setup.prefill.attentionDp,
-                                     slow)
-                              .total();
+            m_prefillPace[it->second].share += 1.0 / n;
         }
-        if (slowed && rate > 0) {
-            const double f = m_setup.prefill.replicas / rate / m_prefill.total();
-            poolPrefill.compute *= f;
-            poolPrefill.weightsRead *= f;
-            poolPrefill.attention *= f;
-            poolPrefill.tp *= f;
-            poolPrefill.ep *= f;
-            poolPrefill.pp *= f;
-            poolPrefill.overhead *= f;
-        }
+        if (m_prefillPace.size() < 2)
+            m_prefillPace.clear();
     }
+    const PassCost &poolPrefill = m_prefill;
+    // Aggregated: a class's prefills run on its own replicas, at their pace and on their links.
     for (ReplicaClass &k : m_classes)
-        k.prefill = m_setup.disaggregated || k.slowdown.empty()
+        k.prefill = m_setup.disaggregated || (k.slowdown.empty() && comms.empty())
                             ? poolPrefill
                             : prefillRequest(m_setup,
                                              m_setup.prefill,
-                                             m_prefillComm,
+                                             k.comm,
                                              *m_compute,
                                              c.inputTokens,
                                              m_setup.prefill.attentionDp,
@@ -222,12 +292,16 @@ ThroughputResult ServingModel::combineClasses() const
         out.requestsPerS += t.requestsPerS;
         out.capacity += t.capacity;
         out.overloaded = out.overloaded || t.overloaded;
+        out.slowTtftS = std::max(out.slowTtftS, t.slowTtftS);
         replicas += double(k.replicas.size());
     }
     for (const ReplicaClass &k : m_classes) {
         const ThroughputResult &t = k.throughput;
-        // Latencies: the mean a request sees (weighted by the requests each class serves);
-        // per-replica quantities: the mean replica's.
+        // Latencies: the mean a request sees (weighted by the requests each class serves:
+        // spread evenly over the replicas, each holding as many in flight, a slower replica
+        // serves fewer per second); the slowest class's are slowestTpotS / slowestTtftS, every
+        // percentile above the faster classes' share of requests. Per-replica quantities: the
+        // mean replica's.
         const double w = out.requestsPerS > 0 ? t.requestsPerS / out.requestsPerS : 0;
         const double v = double(k.replicas.size()) / replicas;
         out.tpotS += w * t.tpotS;

@@ -52,9 +52,15 @@ private:
     std::vector<double> stageSlowdown(const PoolGroups &groups,
                                       const ServingPoolShape &pool,
                                       int replica) const;
-    // The decode replicas in classes by their stages' slowdown (one class without stragglers),
-    // each class's prefill priced (aggregated: on its own replicas; disaggregated: the prefill
-    // pool's, its replicas' rates averaged).
+    // Per replica of `pool` in service, its collectives timed on the links its own traffic
+    // crosses (priceCollectiveBySet) while every replica's loads them; empty when no fault
+    // touches a link (every replica then runs at the pool's price).
+    std::vector<PoolComm> replicaComm(const PoolGroups &groups,
+                                      const ServingPoolShape &pool,
+                                      const PoolComm &comm) const;
+    // The decode replicas in classes by their stages' slowdown and their collectives' price
+    // (one class on a healthy cluster), each class's prefill priced (aggregated: on its own
+    // replicas; disaggregated: the prefill pool's replicas in classes by pace, m_prefillPace).
     void formClasses();
     // The throughput of every class, combined (rates summed, latencies weighted by requests).
     ThroughputResult combineClasses() const;
@@ -95,12 +101,17 @@ private:
     struct ReplicaClass
     {
         std::vector<double> slowdown; // per stage; empty: healthy
+        PoolComm comm;                // its collectives, on its own links
         std::vector<int> replicas;    // decode replica indices (among those in service)
         PassCost prefill;             // one request's prefill for this class's requests
         std::vector<double> gridTime; // decode steps at m_gridBatch
         ThroughputResult throughput;
     };
     std::vector<ReplicaClass> m_classes;
+    // Disaggregated: the prefill replicas by pace when they differ (each class's share of the
+    // replicas and one request's prefill there), and the slowest one's prefill.
+    std::vector<ThroughputInputs::PrefillClass> m_prefillPace;
+    PassCost m_slowPrefill;
     std::size_t m_slowestClass = 0; // the class with the longest TPOT
     // The pools as the layout holds them (m_setup's keep the replicas in service).
     ServingPoolShape m_heldPrefill, m_heldDecode;

@@ -12,12 +12,62 @@ struct State
 {
     bool feasible = false;
     double batch = 0, stepS = 0, tpotS = 0, ttftS = 0, waitS = 0, kvS = 0, e2eS = 0, share = 0;
+    double prefillS = 0;     // disaggregated: the prefill a request sees, on average
+    double slowTtftS = 0;    // the slowest prefill class's requests' TTFT
+    double slowPrefillS = 0; // and its wait and prefill
+    double slowWaitS = 0;
 };
 
 // M/D/1: the mean wait for a server busy `load` of the time, each job `serviceS`.
 double queueWait(double load, double serviceS)
 {
     return load <= 0 ? 0.0 : load * serviceS / (2.0 * (1.0 - load));
+}
+
+// Disaggregated: the longest prefill any prefill replica takes (requests spread evenly: it
+// saturates first).
+double prefillPaceS(const ThroughputInputs &in)
+{
+    double pace = in.prefillClasses.empty() ? in.prefillS : 0.0;
+    for (const ThroughputInputs::PrefillClass &k : in.prefillClasses)
+        pace = std::max(pace, k.prefillS);
+    return pace;
+}
+
+// Disaggregated: the prefill pool at `rate` requests/s, as one M/D/1 queue of its servers (a
+// request's service time one prefill over the servers); with prefill classes each class at its
+// own pace and load (requests spread evenly over the replicas). False when a replica
+// saturates.
+bool prefillAt(const ThroughputInputs &in, double rate, State &s)
+{
+    const double servers = double(in.prefillReplicas) * in.prefillServers;
+    const auto one = [&](double prefillS, double &wait) {
+        const double load = rate * prefillS / servers;
+        if (load >= 1)
+            return false;
+        wait = queueWait(load, prefillS / servers);
+        return true;
+    };
+    if (in.prefillClasses.empty()) {
+        if (!one(in.prefillS, s.waitS))
+            return false;
+        s.prefillS = s.slowPrefillS = in.prefillS;
+        s.slowWaitS = s.waitS;
+        return true;
+    }
+    s.waitS = s.prefillS = s.slowWaitS = s.slowPrefillS = 0;
+    for (const ThroughputInputs::PrefillClass &k : in.prefillClasses) {
+        double wait = 0;
+        if (!one(k.prefillS, wait))
+            return false;
+        s.waitS += k.share * wait;
+        s.prefillS += k.share * k.prefillS;
+        if (wait + k.prefillS > s.slowWaitS + s.slowPrefillS) {
+            s.slowWaitS = wait;
+            s.slowPrefillS = k.prefillS;
+        }
+    }
+    return true;
 }
 
 // The decode batch per replica that `perReplicaRate` requests/s keep in flight, each for
@@ -66,17 +116,17 @@ State at(const ThroughputInputs &in, double rate)
         s.waitS = queueWait(s.share, in.prefillS / in.prefillServers);
         s.ttftS = s.waitS + in.prefillS + in.prefillChunks * s.stepS;
     } else {
-        const double servers = double(in.prefillReplicas) * in.prefillServers;
-        const double load = rate * in.prefillS / servers;
-        if (load >= 1 || (in.kvMaxRate > 0 && rate >= in.kvMaxRate))
+        if (!prefillAt(in, rate, s) || (in.kvMaxRate > 0 && rate >= in.kvMaxRate))
             return s;
         if (!decodeBatch(in, rate / in.decodeReplicas, steps, 1.0, s.batch, s.stepS))
             return s;
         s.tpotS = s.stepS / std::max(1.0, in.accepted);
-        s.waitS = queueWait(load, in.prefillS / servers);
         s.kvS = in.kvTransferS ? in.kvTransferS(rate) : 0.0;
-        s.ttftS = s.waitS + in.prefillS + s.kvS;
+        s.ttftS = s.waitS + s.prefillS + s.kvS;
+        s.slowTtftS = s.slowWaitS + s.slowPrefillS + s.kvS;
     }
+    if (!in.disaggregated)
+        s.slowTtftS = s.ttftS;
     s.e2eS = s.ttftS + afterFirst * s.tpotS;
     s.feasible = true;
     return s;
@@ -106,15 +156,15 @@ State atBatch(const ThroughputInputs &in, double batch, double &rate)
         s.ttftS = s.waitS + in.prefillS + in.prefillChunks * s.stepS;
     } else {
         rate = batch / (steps * s.stepS) * in.decodeReplicas;
-        const double servers = double(in.prefillReplicas) * in.prefillServers;
-        const double load = rate * in.prefillS / servers;
-        if (load >= 1 || (in.kvMaxRate > 0 && rate >= in.kvMaxRate))
+        if (!prefillAt(in, rate, s) || (in.kvMaxRate > 0 && rate >= in.kvMaxRate))
             return s;
         s.tpotS = s.stepS / std::max(1.0, in.accepted);
-        s.waitS = queueWait(load, in.prefillS / servers);
         s.kvS = in.kvTransferS ? in.kvTransferS(rate) : 0.0;
-        s.ttftS = s.waitS + in.prefillS + s.kvS;
+        s.ttftS = s.waitS + s.prefillS + s.kvS;
+        s.slowTtftS = s.slowWaitS + s.slowPrefillS + s.kvS;
     }
+    if (!in.disaggregated)
+        s.slowTtftS = s.ttftS;
     s.e2eS = s.ttftS + afterFirst * s.tpotS;
     s.feasible = true;
     return s;
@@ -172,6 +222,7 @@ ThroughputResult solveClosedLoop(const ThroughputInputs &in)
     r.waitS = s.waitS + queuedWait;
     r.kvTransferS = s.kvS;
     r.ttftS = s.ttftS + queuedWait;
+    r.slowTtftS = s.slowTtftS + queuedWait;
     r.e2eS = s.e2eS + queuedWait;
     r.prefillShare = s.share;
     r.concurrency = in.concurrency;
@@ -186,9 +237,16 @@ ThroughputResult solveThroughput(const ThroughputInputs &in)
     const double afterFirst = std::max(0.0, in.outputTokens - 1);
     const double accepted = std::max(1.0, in.accepted);
     if (in.phase == ServingPhase::Prefill) {
+        // The pool measured alone at saturation: every replica busy, the slowest setting the
+        // rate requests spread evenly over them can keep.
         const double servers = double(in.prefillReplicas) * in.prefillServers;
-        r.requestsPerS = r.capacity = in.prefillS > 0 ? servers / in.prefillS : 0;
-        r.ttftS = r.e2eS = in.prefillS;
+        const double pace = prefillPaceS(in);
+        r.requestsPerS = r.capacity = pace > 0 ? servers / pace : 0;
+        double mean = in.prefillClasses.empty() ? in.prefillS : 0.0;
+        for (const ThroughputInputs::PrefillClass &k : in.prefillClasses)
+            mean += k.share * k.prefillS;
+        r.ttftS = r.e2eS = mean;
+        r.slowTtftS = pace;
         r.concurrency = in.concurrency;
         return r;
     }
@@ -211,8 +269,9 @@ ThroughputResult solveThroughput(const ThroughputInputs &in)
     double hi = std::numeric_limits<double>::infinity();
     {
         const double servers = double(in.prefillReplicas) * in.prefillServers;
-        if (in.prefillS > 0)
-            hi = servers / in.prefillS;
+        const double pace = in.disaggregated ? prefillPaceS(in) : in.prefillS;
+        if (pace > 0)
+            hi = servers / pace;
         const double full = in.decodeStepS(std::max(1, in.maxConcurrency));
         if (afterFirst > 0 && full > 0)
             hi = std::min(hi,
@@ -268,6 +327,7 @@ ThroughputResult solveThroughput(const ThroughputInputs &in)
     r.waitS = s.waitS + queuedWait;
     r.kvTransferS = s.kvS;
     r.ttftS = s.ttftS + queuedWait;
+    r.slowTtftS = s.slowTtftS + queuedWait;
     r.e2eS = s.e2eS + queuedWait;
     r.prefillShare = s.share;
     r.concurrency = in.requestRate > 0 ? rate * r.e2eS / in.decodeReplicas : in.concurrency;

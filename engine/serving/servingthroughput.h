@@ -9,6 +9,7 @@
 #include "layout/layout.h"
 
 #include <functional>
+#include <vector>
 
 namespace railyard::engine {
 
@@ -22,8 +23,19 @@ struct ThroughputInputs
     int decodeReplicas = 1;
     int prefillServers = 1; // prefills one prefill replica runs at once (its attention-DP ranks)
     double inputTokens = 1, outputTokens = 1;
-    double accepted = 1;    // tokens a decode step yields per request
-    double prefillS = 0;    // one request's prefill
+    double accepted = 1; // tokens a decode step yields per request
+    double prefillS = 0; // one request's prefill
+    // Disaggregated: the prefill replicas by pace when they differ (a straggler paces its own
+    // instance): each class's share of the prefill replicas and one request's prefill on them.
+    // Requests are spread evenly over the prefill replicas (round robin), so each class serves
+    // its share of them at its own pace (its load and its wait the pool's queue's at that
+    // pace), and the slowest class saturates first. Empty: every replica at prefillS.
+    struct PrefillClass
+    {
+        double share = 1;
+        double prefillS = 0;
+    };
+    std::vector<PrefillClass> prefillClasses;
     int prefillChunks = 1;  // chunked-prefill steps (aggregated: each rides a decode step)
     int maxConcurrency = 1; // per decode replica
     double concurrency = 0; // per decode replica (closed loop); 0 with a request rate
@@ -42,6 +54,7 @@ struct ThroughputResult
     double decodeStepS = 0;
     double tpotS = 0; // per output token, prefill interference included
     double ttftS = 0;
+    double slowTtftS = 0;   // the TTFT of the slowest prefill class's requests (else ttftS)
     double waitS = 0;       // of TTFT: queueing for a slot and for the prefill
     double kvTransferS = 0; // of TTFT
     double e2eS = 0;

@@ -11,6 +11,7 @@
 #include "layout/servingstack.h"
 #include "serving/servingcomm.h"
 #include "serving/servingevaluate.h"
+#include "serving/servinggroups.h"
 #include "serving/servingsetup.h"
 #include "topology/topology.h"
 
@@ -155,6 +156,80 @@ private Q_SLOTS:
                 QCOMPARE(c.bytesB, 0.0); // leaf 3's NIC link carries nothing now
     }
 
+    void nicDownSlowsOnlyItsReplica()
+    {
+        // The wide-EP H200 cluster (8 servers, one 400G NIC per GPU on a rail-optimized
+        // fabric) serving DeepSeek-R1 as two EP-32 replicas of four servers each, the decode
+        // pool alone (the batch stays the concurrency). NIC 0.3 down: GPU 3 of server 0 sends
+        // and receives through NIC 0.2, which now carries two GPUs' shares of replica 0's
+        // all-to-alls; replica 1's traffic never crosses it. Each replica is timed on its own
+        // links, so replica 0's 116 all-to-alls per step (58 MoE layers, dispatch and combine)
+        // each take their bytes twice as long (the latency kDeepEpLatencyS once, as before),
+        // and replica 1 runs as it did. By hand: ep_0 = 116 L + 2 (ep - 116 L), TPOT_0 = TPOT
+        // + ep_0 - ep, TPOT_1 = TPOT.
+        Layout l = shipped("serving-deepseek-r1-wide-ep-h200-ib.railyard.json");
+        l.parallel.tp = 32;
+        l.parallel.ep = 32;
+        l.parallel.dp = 2;
+        l.serving->phase = ServingPhase::Decode;
+        const Priced nic = price(l, {device("NIC 0.3")});
+        QVERIFY2(nic.healthy.ok && nic.faulted.ok, (nic.healthy.error + nic.faulted.error).c_str());
+        QVERIFY(nic.healthy.replicaClasses.empty());
+        QCOMPARE(nic.faulted.replicaClasses.size(), std::size_t(2));
+        const ServingEvaluation::ReplicaClass *slow = nullptr, *fast = nullptr;
+        for (const ServingEvaluation::ReplicaClass &k : nic.faulted.replicaClasses)
+            (k.replicas == std::vector<int>{0} ? slow : fast) = &k;
+        QVERIFY(slow && fast);
+        QCOMPARE(fast->replicas, std::vector<int>{1});
+        const double latency = 116 * kDeepEpLatencyS;
+        const double epBefore = nic.healthy.decode.ep;
+        const double epAfter = latency + 2 * (epBefore - latency);
+        qInfo("NIC 0.3 down, two EP-32 replicas: replica 0 TPOT %.3f -> %.3f ms (by hand %.3f), "
+              "replica 1 %.3f ms; decode EP %.3f -> %.3f ms; mean TPOT %.3f ms",
+              1e3 * nic.healthy.tpotS,
+              1e3 * slow->tpotS,
+              1e3 * (nic.healthy.tpotS + epAfter - epBefore),
+              1e3 * fast->tpotS,
+              1e3 * epBefore,
+              1e3 * nic.faulted.decode.ep,
+              1e3 * nic.faulted.tpotS);
+        RAILYARD_COMPARE_NEAR(nic.faulted.decode.ep, epAfter, 0.01);
+        RAILYARD_COMPARE_NEAR(slow->tpotS, nic.healthy.tpotS + epAfter - epBefore, 0.01);
+        RAILYARD_COMPARE_NEAR(fast->tpotS, nic.healthy.tpotS, 1e-9);
+        RAILYARD_COMPARE_NEAR(nic.faulted.slowestTpotS, slow->tpotS, 1e-12);
+        // The cluster serves the sum of its replicas: replica 1 its healthy half.
+        RAILYARD_COMPARE_NEAR(fast->requestsPerS, nic.healthy.requestsPerS / 2, 1e-9);
+        RAILYARD_COMPARE_NEAR(nic.faulted.requestsPerS,
+                              slow->requestsPerS + fast->requestsPerS,
+                              1e-12);
+
+        // Leaf 3 down takes NIC 3 of every server off the fabric: both replicas carry a
+        // doubled NIC, so the leaf costs more than the one NIC (it cost as much when every
+        // replica was timed on the cluster's busiest link).
+        const Priced leaf = price(l, {device("leaf 3")});
+        QVERIFY2(leaf.faulted.ok, leaf.faulted.error.c_str());
+        QVERIFY(leaf.faulted.replicaClasses.empty());
+        RAILYARD_COMPARE_NEAR(leaf.faulted.tpotS, slow->tpotS, 0.01);
+        qInfo("output tokens/s: healthy %.0f, NIC 0.3 down %.0f, leaf 3 down %.0f",
+              nic.healthy.outputTokensPerS,
+              nic.faulted.outputTokensPerS,
+              leaf.faulted.outputTokensPerS);
+        QVERIFY(nic.faulted.outputTokensPerS < nic.healthy.outputTokensPerS);
+        QVERIFY(leaf.faulted.outputTokensPerS < nic.faulted.outputTokensPerS);
+
+        // The impact says which replica slowed and what the reported latencies mean.
+        Layout lf = l;
+        lf.cluster.faults = {device("NIC 0.3")};
+        const Topology t = buildTopology(l.cluster, Catalog::builtin());
+        const FaultImpact impact = analyzeFaults(lf, t, withFaults(t, lf.cluster.faults));
+        QVERIFY(impact.priced());
+        bool said = false;
+        for (const std::string &c : impact.jobChanges)
+            said = said || (c.find("replica 0 TPOT 33.3") != std::string::npos
+                            && c.find("spread evenly") != std::string::npos);
+        QVERIFY(said);
+    }
+
     void stragglerPacesItsReplica()
     {
         // Llama 3 70B on two H100 servers, one TP8 replica each (vLLM, FP8, 32 requests in
@@ -203,6 +278,75 @@ private Q_SLOTS:
               p.faulted.tokensPerSPerUser);
         RAILYARD_COMPARE_NEAR(p.faulted.outputTokensPerSPerGpu, perGpu, 1e-6);
         QCOMPARE(p.faulted.gpus, 16);
+    }
+
+    void prefillStragglerPacesItsInstance()
+    {
+        // Disaggregated DeepSeek-R1 on a GB200 NVL72 (TensorRT-LLM, FP8, 8192 in, 1024 out):
+        // 11 TP4 prefill replicas on GPUs 0-43, 7 TP4 decode replicas. GPU 1 runs 1.5x slow:
+        // prefill replica 0's kernels all take 1.5x as long (its TP group waits for it), its
+        // all-reduces do not change. Requests are spread evenly over the prefill replicas, so
+        // one in 11 is prefilled there; nothing else slows but through the KV transfer.
+        Layout l = shipped("serving-disaggregated-gb200-nvl72.railyard.json");
+        const double slow = 1.5;
+        Layout alone = l;
+        alone.serving->phase = ServingPhase::Prefill;
+        const Priced a = price(alone, {device("GPU 1", slow)});
+        QVERIFY2(a.healthy.ok && a.faulted.ok, (a.healthy.error + a.faulted.error).c_str());
+        const ServingBreakdown &h = a.healthy.prefill;
+        QCOMPARE(h.overhead, 0.0); // prefill kernels hide their launches
+        // By hand: P = the healthy prefill; P0 = P + 0.5 x its kernels (one stage).
+        const double P = h.compute + h.weightsRead + h.attention + h.tp + h.ep + h.pp;
+        const double P0 = P + (slow - 1) * (h.compute + h.weightsRead + h.attention);
+        // The pool alone at saturation: each replica takes one in 11 requests, so the slow one
+        // saturates first: 11 / P0 requests/s; a request's TTFT is P or P0, (10 P + P0) / 11
+        // on average, P0 at the slow instance.
+        qInfo("prefill pool alone, GPU 1 1.5x slow: %.3f -> %.3f requests/s (by hand %.3f), TTFT "
+              "%.1f -> %.1f ms (mean; by hand %.1f), slowest %.1f ms (by hand %.1f)",
+              a.healthy.requestsPerS,
+              a.faulted.requestsPerS,
+              11 / P0,
+              1e3 * a.healthy.ttftS,
+              1e3 * a.faulted.ttftS,
+              1e3 * (10 * P + P0) / 11,
+              1e3 * a.faulted.slowestTtftS,
+              1e3 * P0);
+        RAILYARD_COMPARE_NEAR(a.healthy.requestsPerS, 11 / P, 1e-9);
+        RAILYARD_COMPARE_NEAR(a.faulted.requestsPerS, 11 / P0, 1e-6);
+        RAILYARD_COMPARE_NEAR(a.faulted.ttftS, (10 * P + P0) / 11, 1e-6);
+        RAILYARD_COMPARE_NEAR(a.faulted.slowestTtftS, P0, 1e-6);
+        // The breakdown shown is the slow instance's prefill.
+        RAILYARD_COMPARE_NEAR(a.faulted.prefill.compute, slow * h.compute, 1e-9);
+        RAILYARD_COMPARE_NEAR(a.faulted.prefill.tp, h.tp, 1e-9);
+
+        // Serving (48 in flight per decode replica, closed loop): the requests prefilled on
+        // replica 0 wait in the pool's queue at its pace and load, w(P0), the others at w(P),
+        // w(S) = rho S' / (2 (1 - rho)) with rho = rate x S / 11 and S' = S / 11 (the pool as
+        // one M/D/1 queue of 11 servers); both then pay the KV transfer.
+        const Priced b = price(l, {device("GPU 1", slow)});
+        QVERIFY2(b.healthy.ok && b.faulted.ok, (b.healthy.error + b.faulted.error).c_str());
+        const double rate = b.faulted.requestsPerS;
+        const auto wait = [rate](double S) {
+            const double rho = rate * S / 11;
+            return rho * (S / 11) / (2 * (1 - rho));
+        };
+        const double kv = b.faulted.prefill.kvTransfer;
+        const double ttft0 = wait(P0) + P0 + kv, ttft = wait(P) + P + kv;
+        qInfo("serving: TTFT %.1f -> %.1f ms (mean; by hand %.1f), slow instance's %.1f ms (by "
+              "hand %.1f); TPOT %.3f -> %.3f ms",
+              1e3 * b.healthy.ttftS,
+              1e3 * b.faulted.ttftS,
+              1e3 * (10 * ttft + ttft0) / 11,
+              1e3 * b.faulted.slowestTtftS,
+              1e3 * ttft0,
+              1e3 * b.healthy.tpotS,
+              1e3 * b.faulted.tpotS);
+        RAILYARD_COMPARE_NEAR(b.faulted.slowestTtftS, ttft0, 1e-6);
+        RAILYARD_COMPARE_NEAR(b.faulted.ttftS, (10 * ttft + ttft0) / 11, 1e-6);
+        // The decode pool runs as it did: its steps only see the few requests the longer
+        // TTFT keeps out of it (closed loop), well under 1%.
+        RAILYARD_COMPARE_NEAR(b.faulted.tpotS, b.healthy.tpotS, 0.01);
+        QVERIFY(b.faulted.replicaClasses.empty()); // the decode replicas all run alike
     }
 
     void gpuOutTakesItsReplica()
@@ -268,8 +412,8 @@ private Q_SLOTS:
         // group waits for it, so the traffic says a leaf costs no less than any NIC (here
         // exactly as much), and much more than the rest of the NICs' failures would suggest
         // on their own. Every leaf and every NIC is priced (no rail symmetry for serving).
-        // Known limit: the serving pricer times each collective kind for all its groups at
-        // once, so with several replicas one slow NIC would pace them all (see the report).
+        // With several replicas a NIC costs less than its leaf (nicDownSlowsOnlyItsReplica):
+        // each replica is timed on its own links.
         const Layout l = shipped("serving-deepseek-r1-wide-ep-h200-ib.railyard.json");
         const Topology t = buildTopology(l.cluster, Catalog::builtin());
         SweepOptions o;
@@ -367,6 +511,54 @@ private Q_SLOTS:
         QCOMPARE(r.layout.cluster.faults, l.cluster.faults);
         const Json change = recoveryChangeJson(l, r.layout);
         QCOMPARE(change["serving"]["concurrency"].get<int>(), 64);
+    }
+
+    void decodeStragglerSwapsIntoThePrefillPool()
+    {
+        // Disaggregated R1 on a GB200 NVL72: GPU 45 (decode replica 0, GPUs 44-47) twice as
+        // slow paces one decode replica in seven, its requests' every token. A different
+        // placement moves that replica off it: swapped, rank for rank, with a prefill
+        // replica's GPUs, the straggler paces one prefill replica in eleven instead (one
+        // request in eleven waits longer for its first token), and the decode pool runs
+        // healthy again. Priced as the evaluation prices the swapped layout.
+        Layout l = shipped("serving-disaggregated-gb200-nvl72.railyard.json");
+        const Topology healthy = buildTopology(l.cluster, Catalog::builtin());
+        l.cluster.faults = {device("GPU 45", 2.0)};
+        const Topology faulted = withFaults(healthy, l.cluster.faults);
+        const FaultImpact impact = analyzeFaults(l, healthy, faulted);
+        QVERIFY(impact.priced());
+        const Recovery *swap = nullptr;
+        for (const Recovery &r : impact.consideredRecoveries) {
+            qInfo("%s: %.0f -> %.0f output tokens/s (recovers %.0f%%; %s)",
+                  r.summary.c_str(),
+                  impact.servingFaulted.outputTokensPerS,
+                  r.tokensPerS,
+                  100 * r.recovered,
+                  r.price.c_str());
+            if (r.kind == "swap-replicas" && !swap)
+                swap = &r;
+        }
+        QVERIFY(swap);
+        QVERIFY2(swap->summary.find("decode replica 0 (GPUs 44-47)") != std::string::npos,
+                 swap->summary.c_str());
+        QVERIFY(swap->tokensPerS > impact.servingFaulted.outputTokensPerS);
+        QCOMPARE(swap->layout.cluster.faults, l.cluster.faults);
+        // GPU 45 now serves the prefill pool, and the decode replicas all run alike.
+        const ServingGpuGroups before = servingGpuGroups(l, faulted.gpuCount());
+        const ServingGpuGroups after = servingGpuGroups(swap->layout, faulted.gpuCount());
+        QVERIFY(before.ok() && after.ok());
+        QCOMPARE(before.group[ServingGpuGroups::Pool][45], 1);
+        QCOMPARE(after.group[ServingGpuGroups::Pool][45], 0);
+        const ServingEvaluation e = evaluateServing(swap->layout, faulted);
+        QVERIFY2(e.ok, e.error.c_str());
+        QVERIFY(e.replicaClasses.empty());
+        RAILYARD_COMPARE_NEAR(e.outputTokensPerS, swap->tokensPerS, 1e-12);
+        RAILYARD_COMPARE_NEAR(e.tpotS, impact.servingHealthy.tpotS, 0.01);
+        QVERIFY(e.slowestTtftS > e.ttftS); // the slow prefill replica's requests
+        // The change is the mapping alone (one edit; the GUI applies it as one undo step).
+        const Json change = recoveryChangeJson(l, swap->layout);
+        QVERIFY(change.contains("mapping"));
+        QVERIFY(!change.contains("serving"));
     }
 
     void unknownDeviceNamesTheKey()
