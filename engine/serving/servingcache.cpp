@@ -20,4 +20,22 @@ PricedPool &ServingCache::insert(const ServingPoolShape &pool, PricedPool priced
     return *slot;
 }
 
+const KvTransfer *ServingCache::findKv(const ServingPoolShape &prefill,
+                                       const ServingPoolShape &decode,
+                                       double inputTokens) const
+{
+    const auto it = m_kv.find({servingPoolKey(prefill), servingPoolKey(decode)});
+    return it == m_kv.end() || it->second->inputTokens != inputTokens ? nullptr : &it->second->kv;
+}
+
+const KvTransfer &ServingCache::insertKv(const ServingPoolShape &prefill,
+                                         const ServingPoolShape &decode,
+                                         double inputTokens,
+                                         KvTransfer kv)
+{
+    std::unique_ptr<PricedKv> &slot = m_kv[{servingPoolKey(prefill), servingPoolKey(decode)}];
+    slot = std::make_unique<PricedKv>(PricedKv{inputTokens, std::move(kv)});
+    return slot->kv;
+}
+
 } // namespace railyard::engine

@@ -36,8 +36,10 @@ ServingModel::ServingModel(const Layout &l,
 
 ServingEvaluation ServingModel::run()
 {
+    // What does not fit is known before any pool is priced (a plan tries many such).
     if (!prepare() || !checkMemory())
         return std::move(m_result);
+    pricePools();
     solve();
     fillResult();
     if (m_options.details) {
@@ -80,7 +82,12 @@ bool ServingModel::prepare()
     m_result.acceptedTokensPerStep = m_accepted;
     const ServingConfig &c = m_setup.config;
     m_context = c.inputTokens + c.outputTokens / 2.0;
+    return true;
+}
 
+void ServingModel::pricePools()
+{
+    const ServingConfig &c = m_setup.config;
     m_workspace.bind(m_topo);
     LinkTraffic &scratch = m_workspace.planning();
     m_decodePool = pricePool(m_setup.decode, m_decodeGroups, m_decodeComm);
@@ -108,14 +115,26 @@ bool ServingModel::prepare()
     } else {
         m_prefill = prefill();
     }
-    if (m_setup.disaggregated && c.phase == ServingPhase::Both)
-        m_kv = planKvTransfer(m_topo,
-                              m_setup,
-                              m_prefillGroups,
-                              m_decodeGroups,
-                              c.inputTokens,
-                              scratch);
-    return true;
+    if (m_setup.disaggregated && c.phase == ServingPhase::Both) {
+        const auto plan = [&] {
+            return planKvTransfer(m_topo,
+                                  m_setup,
+                                  m_prefillGroups,
+                                  m_decodeGroups,
+                                  c.inputTokens,
+                                  scratch);
+        };
+        // The split's transfer routed once for the plan (both pools from the cache: the same
+        // groups).
+        ServingCache *cache = m_options.cache;
+        if (cache && prefillPool && m_decodePool) {
+            m_kv = cache->findKv(m_setup.prefill, m_setup.decode, c.inputTokens);
+            if (!m_kv)
+                m_kv = &cache->insertKv(m_setup.prefill, m_setup.decode, c.inputTokens, plan());
+        } else {
+            m_ownKv = plan();
+        }
+    }
 }
 
 PricedPool *ServingModel::pricePool(const ServingPoolShape &pool, PoolGroups &groups, PoolComm &comm)
@@ -248,15 +267,15 @@ void ServingModel::solve()
         ki.requestRate = c.requestRate.value_or(0) * share;
         ki.prefillS = k.prefill.total();
         ki.decodeStepS = [this, &k](double b) { return decodeTimeAt(k.gridTime, b); };
-        if (!m_kv.empty()) {
+        if (!m_kv->empty()) {
             const bool layerwise = m_setup.stack->kvLayerwise;
             const double prefillS = ki.prefillS;
             const int layers = m_setup.model.layers;
             // The KV links carry every class's transfers: priced at the cluster's rate.
             ki.kvTransferS = [this, layerwise, prefillS, layers, share](double rate) {
-                return exposedKvTransfer(m_kv.timeS(rate / share), prefillS, layers, layerwise);
+                return exposedKvTransfer(m_kv->timeS(rate / share), prefillS, layers, layerwise);
             };
-            ki.kvMaxRate = m_kv.maxRequestsPerS() * share;
+            ki.kvMaxRate = m_kv->maxRequestsPerS() * share;
         }
         k.throughput = solveThroughput(ki);
     }
