@@ -39,8 +39,11 @@ struct PricedPool
     PoolComm comm;
     std::optional<PassCost> prefill; // one request's prefill on this pool (as a prefill pool)
     double prefillTokens = 0;        // the input tokens it was priced at
-    // Decode-step seconds by batch per replica (at the plan's mean context).
-    std::unordered_map<double, double> decodeStepS;
+    // Decode-step seconds by batch per replica (at the plan's mean context). A decode step
+    // depends on the pool's shape and its collectives' prices, not on where it starts: pools
+    // of one shape whose collectives price the same (the same links, as every server of a
+    // uniform cluster) share one table.
+    std::shared_ptr<std::unordered_map<double, double>> decodeStepS;
 };
 
 class ServingCache

@@ -16,6 +16,19 @@ namespace detail {
 namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
+// Decode-step grid point k: 2^(k/4) to a sixteenth (a table: every evaluation walks it).
+double gridBatch(int k)
+{
+    const auto point = [](int i) { return std::round(std::pow(2.0, 0.25 * i) * 16.0) / 16.0; };
+    static const std::vector<double> table = [&] {
+        std::vector<double> t(256);
+        for (int i = 0; i < 256; ++i)
+            t[static_cast<std::size_t>(i)] = point(i);
+        return t;
+    }();
+    return k < 256 ? table[static_cast<std::size_t>(k)] : point(k);
+}
+
 std::string poolKey(const ServingSetup &s, const ServingPoolShape &p)
 {
     if (!s.disaggregated)
@@ -228,7 +241,7 @@ void ServingModel::solve()
     m_gridBatch.clear();
     const double last = std::round(top * 16.0) / 16.0;
     for (int k = 0;; ++k) {
-        const double b = std::round(std::pow(2.0, 0.25 * k) * 16.0) / 16.0;
+        const double b = gridBatch(k);
         if (b >= last)
             break;
         m_gridBatch.push_back(b);
@@ -249,7 +262,7 @@ void ServingModel::solve()
                         .total();
             };
             if (m_decodePool && k.slowdown.empty()) {
-                const auto [it, fresh] = m_decodePool->decodeStepS.try_emplace(b, 0.0);
+                const auto [it, fresh] = m_decodePool->decodeStepS->try_emplace(b, 0.0);
                 if (fresh)
                     it->second = step();
                 k.gridTime.push_back(it->second);

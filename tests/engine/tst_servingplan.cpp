@@ -126,8 +126,8 @@ private Q_SLOTS:
 
     // The planner prices what configurations share once (ServingPlanOptions::shareWork); the
     // front it returns is the one of evaluating every configuration from scratch, point for
-    // point and bit for bit, on a dense model over two servers and on wide-EP DeepSeek-R1 on
-    // an NVL72 (aggregated and disaggregated splits).
+    // point and bit for bit, on a dense model over two servers, on wide-EP DeepSeek-R1 on an
+    // NVL72 and over InfiniBand (aggregated and disaggregated splits).
     void sharedWorkGivesTheExhaustiveFront_data()
     {
         QTest::addColumn<QString>("file");
@@ -135,6 +135,11 @@ private Q_SLOTS:
                 << QStringLiteral("serving-llama70b-tp8-h100.railyard.json");
         QTest::newRow("deepseek-r1-gb200-nvl72")
                 << QStringLiteral("serving-deepseek-r1-wide-ep-gb200-nvl72.railyard.json");
+        // Eight servers over InfiniBand: decode pools of one shape start on different servers
+        // (after prefill pools of an eighth to a half of the GPUs) and share their decode steps
+        // only where their collectives price the same; the KV transfer crosses the fabric.
+        QTest::newRow("deepseek-r1-h200-ib")
+                << QStringLiteral("serving-deepseek-r1-wide-ep-h200-ib.railyard.json");
     }
     void sharedWorkGivesTheExhaustiveFront()
     {
