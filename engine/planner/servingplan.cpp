@@ -96,9 +96,60 @@ ServingPlanResult planServing(const Layout &layout,
     l.mapping.clear();
     l.serving->requestRate.reset();
     std::vector<ServingPlanPoint> feasible;
+    // What to sweep: every pool shape aggregated, then (when asked) prefill pools of one shape on
+    // an eighth, a quarter, three eighths or half of the GPUs with decode pools of every shape
+    // on the rest.
+    std::vector<ServingPlanPoint> bases;
+    for (const ServingPool &s : poolShapes(model.dims, gpus, domain)) {
+        ServingPlanPoint base;
+        base.serving = s;
+        bases.push_back(base);
+    }
+    const bool onePhase = layout.serving->phase != ServingPhase::Both;
+    if (options.disaggregation && !onePhase && gpus >= 2)
+        for (const int eighths : {1, 2, 3, 4}) {
+            const int prefillGpus = gpus * eighths / 8;
+            if (prefillGpus < 1 || (eighths > 1 && prefillGpus == gpus * (eighths - 1) / 8))
+                continue;
+            const std::vector<ServingPool> decodes = poolShapes(model.dims,
+                                                                gpus - prefillGpus,
+                                                                domain);
+            for (const ServingPool &p : poolShapes(model.dims, prefillGpus, domain)) {
+                if (p.pp > 1)
+                    continue; // prefill pools run without pipeline stages here
+                for (const ServingPool &d : decodes) {
+                    ServingPlanPoint base;
+                    base.disaggregated = true;
+                    base.prefill = p;
+                    base.decode = d;
+                    bases.push_back(base);
+                }
+            }
+        }
+    const auto elapsed = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    double lastProgressS = 0;
+    // False when cancelled; reports progress now and then.
+    const auto goOn = [&](std::size_t done) {
+        if (options.cancel && options.cancel->load(std::memory_order_relaxed)) {
+            r.cancelled = true;
+            return false;
+        }
+        if (options.progress && (r.evaluated & 63) == 0) {
+            const double now = elapsed();
+            if (now - lastProgressS >= options.progressIntervalS) {
+                lastProgressS = now;
+                options.progress({r.evaluated, double(done) / double(bases.size()), now});
+            }
+        }
+        return true;
+    };
     // Prices `l` at growing concurrency until the KV cache is full; keeps what passes.
-    const auto sweep = [&](ServingPlanPoint base) {
+    const auto sweep = [&](const ServingPlanPoint &base, std::size_t done) {
         for (int c = 1; c <= options.maxConcurrency; c *= 2) {
+            if (!goOn(done))
+                return;
             l.serving->concurrency = c;
             const ServingEvaluation e = evaluateServing(l, topology, workspace, numbersOnly);
             ++r.evaluated;
@@ -126,43 +177,23 @@ ServingPlanResult planServing(const Layout &layout,
                 return;
         }
     };
-    const bool onePhase = layout.serving->phase != ServingPhase::Both;
-    for (const ServingPool &s : poolShapes(model.dims, gpus, domain)) {
-        l.serving->disaggregated.reset();
+    for (std::size_t i = 0; i < bases.size() && !r.cancelled; ++i) {
+        const ServingPlanPoint &base = bases[i];
         l.parallel = ParallelConfig{};
-        l.parallel.tp = s.tp;
-        l.parallel.ep = s.ep;
-        l.parallel.pp = s.pp;
-        l.parallel.dp = s.replicas;
-        l.parallel.attentionDp = s.attentionDp;
-        ServingPlanPoint base;
-        base.serving = s;
-        sweep(base);
-    }
-    if (options.disaggregation && !onePhase && gpus >= 2) {
-        // Prefill pools of one shape on an eighth, a quarter, three eighths or half of the GPUs,
-        // decode pools of every shape on the rest.
-        for (const int eighths : {1, 2, 3, 4}) {
-            const int prefillGpus = gpus * eighths / 8;
-            if (prefillGpus < 1 || (eighths > 1 && prefillGpus == gpus * (eighths - 1) / 8))
-                continue;
-            for (ServingPool p : poolShapes(model.dims, prefillGpus, domain)) {
-                if (p.pp > 1)
-                    continue; // prefill pools run without pipeline stages here
-                for (ServingPool d : poolShapes(model.dims, gpus - prefillGpus, domain)) {
-                    DisaggregationConfig split;
-                    split.prefill = p;
-                    split.decode = d;
-                    l.serving->disaggregated = split;
-                    l.parallel = ParallelConfig{};
-                    ServingPlanPoint base;
-                    base.disaggregated = true;
-                    base.prefill = p;
-                    base.decode = d;
-                    sweep(base);
-                }
-            }
+        if (base.disaggregated) {
+            DisaggregationConfig split;
+            split.prefill = base.prefill;
+            split.decode = base.decode;
+            l.serving->disaggregated = split;
+        } else {
+            l.serving->disaggregated.reset();
+            l.parallel.tp = base.serving.tp;
+            l.parallel.ep = base.serving.ep;
+            l.parallel.pp = base.serving.pp;
+            l.parallel.dp = base.serving.replicas;
+            l.parallel.attentionDp = base.serving.attentionDp;
         }
+        sweep(base, i);
     }
     // The front: sorted by tokens/s per user, fastest first, each keeping a point only if it
     // serves more per GPU than every faster one.
@@ -178,7 +209,7 @@ ServingPlanResult planServing(const Layout &layout,
             best = p.outputTokensPerSPerGpu;
         }
     r.ok = true;
-    r.elapsedS = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.elapsedS = elapsed();
     return r;
 }
 

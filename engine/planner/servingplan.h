@@ -10,11 +10,21 @@
 #include "layout/layout.h"
 #include "topology/topology.h"
 
+#include <atomic>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace railyard::engine {
+
+// How far a search has come (ServingPlanOptions::progress).
+struct ServingPlanProgress
+{
+    long long evaluated = 0;
+    double fraction = 0; // of the pool shapes and splits to sweep
+    double elapsedS = 0;
+};
 
 struct ServingPlanOptions
 {
@@ -26,6 +36,12 @@ struct ServingPlanOptions
     // decode steps) and skip what they do not need (warnings, bands). false: every
     // configuration evaluated from scratch, as `evaluate` would (the same front, slower).
     bool shareWork = true;
+    // Checked before every configuration: set it from another thread to stop early (the result
+    // is then ok, cancelled, with the front of what was priced).
+    const std::atomic<bool> *cancel = nullptr;
+    // Called from the searching thread at most every `progressIntervalS`.
+    std::function<void(const ServingPlanProgress &)> progress;
+    double progressIntervalS = 0.05;
 };
 
 // One priced configuration.
@@ -53,6 +69,7 @@ struct ServingPlanResult
     long long infeasible = 0; // do not fit, or not a valid split of the model
     long long overLimits = 0; // priced, but past --ttft or --tpot
     double elapsedS = 0;
+    bool cancelled = false;              // ServingPlanOptions::cancel stopped it
     std::vector<ServingPlanPoint> front; // by tokens/s per user, fastest first
 };
 

@@ -16,6 +16,19 @@ namespace detail {
 namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
+// Decode-step grid point k: 2^(k/4) to a sixteenth (a table: every evaluation walks it).
+double gridBatch(int k)
+{
+    const auto point = [](int i) { return std::round(std::pow(2.0, 0.25 * i) * 16.0) / 16.0; };
+    static const std::vector<double> table = [&] {
+        std::vector<double> t(256);
+        for (int i = 0; i < 256; ++i)
+            t[static_cast<std::size_t>(i)] = point(i);
+        return t;
+    }();
+    return k < 256 ? table[static_cast<std::size_t>(k)] : point(k);
+}
+
 std::string poolKey(const ServingSetup &s, const ServingPoolShape &p)
 {
     if (!s.disaggregated)
@@ -36,8 +49,10 @@ ServingModel::ServingModel(const Layout &l,
 
 ServingEvaluation ServingModel::run()
 {
+    // What does not fit is known before any pool is priced (a plan tries many such).
     if (!prepare() || !checkMemory())
         return std::move(m_result);
+    pricePools();
     solve();
     fillResult();
     if (m_options.details) {
@@ -80,7 +95,12 @@ bool ServingModel::prepare()
     m_result.acceptedTokensPerStep = m_accepted;
     const ServingConfig &c = m_setup.config;
     m_context = c.inputTokens + c.outputTokens / 2.0;
+    return true;
+}
 
+void ServingModel::pricePools()
+{
+    const ServingConfig &c = m_setup.config;
     m_workspace.bind(m_topo);
     LinkTraffic &scratch = m_workspace.planning();
     m_decodePool = pricePool(m_setup.decode, m_decodeGroups, m_decodeComm);
@@ -108,14 +128,26 @@ bool ServingModel::prepare()
     } else {
         m_prefill = prefill();
     }
-    if (m_setup.disaggregated && c.phase == ServingPhase::Both)
-        m_kv = planKvTransfer(m_topo,
-                              m_setup,
-                              m_prefillGroups,
-                              m_decodeGroups,
-                              c.inputTokens,
-                              scratch);
-    return true;
+    if (m_setup.disaggregated && c.phase == ServingPhase::Both) {
+        const auto plan = [&] {
+            return planKvTransfer(m_topo,
+                                  m_setup,
+                                  m_prefillGroups,
+                                  m_decodeGroups,
+                                  c.inputTokens,
+                                  scratch);
+        };
+        // The split's transfer routed once for the plan (both pools from the cache: the same
+        // groups).
+        ServingCache *cache = m_options.cache;
+        if (cache && prefillPool && m_decodePool) {
+            m_kv = cache->findKv(m_setup.prefill, m_setup.decode, c.inputTokens);
+            if (!m_kv)
+                m_kv = &cache->insertKv(m_setup.prefill, m_setup.decode, c.inputTokens, plan());
+        } else {
+            m_ownKv = plan();
+        }
+    }
 }
 
 PricedPool *ServingModel::pricePool(const ServingPoolShape &pool, PoolGroups &groups, PoolComm &comm)
@@ -209,7 +241,7 @@ void ServingModel::solve()
     m_gridBatch.clear();
     const double last = std::round(top * 16.0) / 16.0;
     for (int k = 0;; ++k) {
-        const double b = std::round(std::pow(2.0, 0.25 * k) * 16.0) / 16.0;
+        const double b = gridBatch(k);
         if (b >= last)
             break;
         m_gridBatch.push_back(b);
@@ -230,7 +262,7 @@ void ServingModel::solve()
                         .total();
             };
             if (m_decodePool && k.slowdown.empty()) {
-                const auto [it, fresh] = m_decodePool->decodeStepS.try_emplace(b, 0.0);
+                const auto [it, fresh] = m_decodePool->decodeStepS->try_emplace(b, 0.0);
                 if (fresh)
                     it->second = step();
                 k.gridTime.push_back(it->second);
@@ -249,15 +281,15 @@ void ServingModel::solve()
         ki.prefillS = k.prefill.total();
         ki.prefillClasses = m_prefillPace;
         ki.decodeStepS = [this, &k](double b) { return decodeTimeAt(k.gridTime, b); };
-        if (!m_kv.empty()) {
+        if (!m_kv->empty()) {
             const bool layerwise = m_setup.stack->kvLayerwise;
             const double prefillS = ki.prefillS;
             const int layers = m_setup.model.layers;
             // The KV links carry every class's transfers: priced at the cluster's rate.
             ki.kvTransferS = [this, layerwise, prefillS, layers, share](double rate) {
-                return exposedKvTransfer(m_kv.timeS(rate / share), prefillS, layers, layerwise);
+                return exposedKvTransfer(m_kv->timeS(rate / share), prefillS, layers, layerwise);
             };
-            ki.kvMaxRate = m_kv.maxRequestsPerS() * share;
+            ki.kvMaxRate = m_kv->maxRequestsPerS() * share;
         }
         k.throughput = solveThroughput(ki);
     }

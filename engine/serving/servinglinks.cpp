@@ -167,11 +167,11 @@ void ServingModel::fillLinks()
             else
                 merge(*it, p);
         }
-        if (!m_kv.empty()) {
+        if (!m_kv->empty()) {
             TrafficPattern kv;
             kv.kind = PhaseKind::PpP2p;
             kv.stage = -2; // the KV transfer (a pipeline send's kind, its own pattern)
-            kv.links = m_kv.perRequest;
+            kv.links = m_kv->perRequest;
             m_requestPatterns.push_back(std::move(kv));
         }
     }

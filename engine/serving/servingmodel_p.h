@@ -32,6 +32,8 @@ public:
 private:
     // servingevaluate.cpp
     bool prepare();
+    // The pools' groups and collectives, the prefill and the KV transfer.
+    void pricePools();
     // The pool's groups and collectives, from the plan's cache when there is one.
     PricedPool *pricePool(const ServingPoolShape &pool, PoolGroups &groups, PoolComm &comm);
     bool checkMemory();
@@ -92,8 +94,9 @@ private:
     PoolComm m_decodeComm, m_prefillComm;
     ServingMemory m_decodeMemory, m_prefillMemory;
     PassCost m_prefill;
-    KvTransfer m_kv;
-    double m_context = 0; // cached tokens a decode step reads per request, on average
+    KvTransfer m_ownKv;                // disaggregated: the split's KV transfer, without a cache
+    const KvTransfer *m_kv = &m_ownKv; // m_ownKv or the plan's cache's
+    double m_context = 0;              // cached tokens a decode step reads per request, on average
     double m_accepted = 1;
     std::vector<double> m_gridBatch; // the batches decode steps are priced at, ascending
     // Decode replicas that run alike: all of them, or without stragglers the healthy ones and

@@ -115,28 +115,28 @@ void ServingModel::warnPlacement()
              spanningGroup(m_topo, m_prefillGroups.attention),
              cost);
     }
-    if (!m_kv.empty()) {
+    if (!m_kv->empty()) {
         const double kv = m_throughput.kvTransferS;
         const double share = m_throughput.ttftS > 0 ? kv / m_throughput.ttftS : 0;
-        if (m_kv.crossesDomains)
+        if (m_kv->crossesDomains)
             warn(Severity::Info,
                  "kv-over-network",
                  "KV cache leaves the NVLink domain over the NICs: "
-                         + formatBytes(m_kv.bytesPerRequest) + " per request in " + ms(kv)
+                         + formatBytes(m_kv->bytesPerRequest) + " per request in " + ms(kv)
                          + " exposed (" + formatNumber(100 * share, 3) + "% of TTFT)",
                  {},
                  kv);
         int link = -1;
-        const double load = m_kv.peakLoad(m_throughput.requestsPerS, &link);
+        const double load = m_kv->peakLoad(m_throughput.requestsPerS, &link);
         if (load > 0.8)
             warn(Severity::Warning,
                  "kv-link-busy",
                  "KV-cache transfers keep " + m_topo.linkName(link) + " "
                          + formatNumber(100 * load, 3) + "% busy: transfers queue on it ("
-                         + ms(m_kv.timeS(m_throughput.requestsPerS)) + " per request instead of "
-                         + ms(m_kv.timeS(0)) + " alone)",
+                         + ms(m_kv->timeS(m_throughput.requestsPerS)) + " per request instead of "
+                         + ms(m_kv->timeS(0)) + " alone)",
                  {},
-                 m_kv.timeS(m_throughput.requestsPerS) - m_kv.timeS(0));
+                 m_kv->timeS(m_throughput.requestsPerS) - m_kv->timeS(0));
     }
 }
 

@@ -9,6 +9,8 @@
 
 #include <QTest>
 
+#include <atomic>
+
 using namespace railyard::engine;
 
 namespace {
@@ -124,8 +126,8 @@ private Q_SLOTS:
 
     // The planner prices what configurations share once (ServingPlanOptions::shareWork); the
     // front it returns is the one of evaluating every configuration from scratch, point for
-    // point and bit for bit, on a dense model over two servers and on wide-EP DeepSeek-R1 on
-    // an NVL72 (aggregated and disaggregated splits).
+    // point and bit for bit, on a dense model over two servers, on wide-EP DeepSeek-R1 on an
+    // NVL72 and over InfiniBand (aggregated and disaggregated splits).
     void sharedWorkGivesTheExhaustiveFront_data()
     {
         QTest::addColumn<QString>("file");
@@ -133,6 +135,11 @@ private Q_SLOTS:
                 << QStringLiteral("serving-llama70b-tp8-h100.railyard.json");
         QTest::newRow("deepseek-r1-gb200-nvl72")
                 << QStringLiteral("serving-deepseek-r1-wide-ep-gb200-nvl72.railyard.json");
+        // Eight servers over InfiniBand: decode pools of one shape start on different servers
+        // (after prefill pools of an eighth to a half of the GPUs) and share their decode steps
+        // only where their collectives price the same; the KV transfer crosses the fabric.
+        QTest::newRow("deepseek-r1-h200-ib")
+                << QStringLiteral("serving-deepseek-r1-wide-ep-h200-ib.railyard.json");
     }
     void sharedWorkGivesTheExhaustiveFront()
     {
@@ -172,6 +179,47 @@ private Q_SLOTS:
               slow.evaluated / slow.elapsedS,
               fast.evaluated / fast.elapsedS,
               fast.front.size());
+    }
+
+    // Cancel stops the search before the next configuration: a flag set from the progress
+    // callback (called from the searching thread) ends it right after, with the front of what
+    // was priced; progress rises from 0 towards 1; a flag set before it starts prices nothing.
+    void cancelStopsTheSearch()
+    {
+        const Layout l = shipped("serving-deepseek-r1-wide-ep-gb200-nvl72.railyard.json");
+        const Topology t = buildTopology(l.cluster, Catalog::builtin());
+        const ServingPlanResult all = planServing(l, t);
+        QVERIFY(!all.cancelled);
+        QVERIFY(all.evaluated > 200);
+        std::atomic<bool> cancel{false};
+        ServingPlanOptions o;
+        o.cancel = &cancel;
+        o.progressIntervalS = 0;
+        std::vector<ServingPlanProgress> seen;
+        o.progress = [&](const ServingPlanProgress &p) {
+            seen.push_back(p);
+            if (p.evaluated >= 128)
+                cancel = true;
+        };
+        const ServingPlanResult r = planServing(l, t, o);
+        QVERIFY(r.ok && r.cancelled);
+        QCOMPARE(r.evaluated, 129LL);
+        QVERIFY(seen.size() >= 3);
+        for (std::size_t i = 1; i < seen.size(); ++i) {
+            QVERIFY(seen[i].evaluated > seen[i - 1].evaluated);
+            QVERIFY(seen[i].fraction >= seen[i - 1].fraction);
+        }
+        QVERIFY(seen.front().fraction == 0 && seen.back().fraction < 1);
+        // The front of the configurations priced: none beats a point of the whole front.
+        for (const ServingPlanPoint &p : r.front)
+            for (const ServingPlanPoint &q : all.front)
+                QVERIFY(!(p.tokensPerSPerUser > q.tokensPerSPerUser
+                          && p.outputTokensPerSPerGpu > q.outputTokensPerSPerGpu));
+        cancel = true;
+        const ServingPlanResult none = planServing(l, t, o);
+        QVERIFY(none.ok && none.cancelled);
+        QCOMPARE(none.evaluated, 0LL);
+        QVERIFY(none.front.empty());
     }
 
     void notServing()
