@@ -7,6 +7,8 @@
 #include "layout/catalog.h"
 #include "step/compute.h"
 
+#include "comparenear.h"
+
 #include <QFile>
 #include <QTest>
 
@@ -297,6 +299,30 @@ private Q_SLOTS:
         QCOMPARE(eff("H200-SXM", false), eff("H100-SXM", false));
         QCOMPARE(eff("GB300", false), eff("GB200", false));
         QCOMPARE(eff("GB300", true), eff("GB200", true));
+    }
+
+    // The clock under FP8 load (GpuSpec::sustainedClockFp8) is the chip's: a step whose GEMMs
+    // run in FP8 runs all its tensor-core work at it, BF16 attention included; a BF16 step
+    // keeps the BF16 clock; the benchmark clock ignores both.
+    void fp8LoadClock()
+    {
+        GpuSpec g = gpuOf(QStringLiteral("H100-SXM"));
+        const double n = 8192, flops = 4.0 * 4 * 16 * 8192.0 * 8192 * 128;
+        const auto times = [&](Precision p, bool sustained) {
+            KernelChoice k;
+            k.sustainedClock = sustained;
+            const ComputeModel m(g, p, k);
+            return std::pair{m.gemmKernel(n, n, n, p == Precision::Fp8),
+                             m.attentionForward(flops, 8192, true)};
+        };
+        const auto fp8 = times(Precision::Fp8, true), bf16 = times(Precision::Bf16, true),
+                   bench = times(Precision::Fp8, false);
+        g.sustainedClockFp8 = 0.8 * g.sustainedClock;
+        const auto fp8Slow = times(Precision::Fp8, true);
+        RAILYARD_COMPARE_NEAR(fp8Slow.first, fp8.first / 0.8, 0.02);
+        RAILYARD_COMPARE_NEAR(fp8Slow.second, fp8.second / 0.8, 0.02);
+        QCOMPARE(times(Precision::Bf16, true), bf16);
+        QCOMPARE(times(Precision::Fp8, false), bench);
     }
 
     // The catalog's sustained clocks are the clock measurements' (tests/data/kernels/clocks.csv):
