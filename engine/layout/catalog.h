@@ -58,8 +58,12 @@ struct GpuSpec
     double memoryEfficiency = 0.8;
     // The SM clock a GPU holds through hours of training at its power limit, as a fraction of
     // the clock its short kernel benchmarks ran at (the efficiencies above): tensor-core work
-    // runs that much slower in training; HBM's clock does not drop.
+    // runs that much slower in training; HBM's clock does not drop. The clock is the chip's:
+    // it depends on what the whole step loads the tensor cores with, so a step whose GEMMs run
+    // in FP8 (or FP4) holds sustainedClockFp8 for all its tensor-core work, BF16 attention
+    // included; a BF16 step holds sustainedClock.
     double sustainedClock = 1.0;
+    double sustainedClockFp8 = 1.0;
     // One small kernel replayed from a CUDA graph, back to back with the next (serving's
     // decode steps): its launch, ramp to HBM bandwidth and tail, in seconds. 0: not measured.
     double graphKernelS = 0;

@@ -46,7 +46,6 @@ ComputeModel::ComputeModel(const GpuSpec &gpu, Precision precision, const Kernel
     m_peakBf16 = gpu.bf16Tflops * 1e12;
     m_fp8 = precision != Precision::Bf16 && gpu.fp8Tflops > 0;
     m_peakGemm = m_fp8 ? gpu.fp8Tflops * 1e12 : m_peakBf16;
-    m_clock = kernels.sustainedClock ? gpu.sustainedClock : 1.0;
     m_effGemm = m_fp8 && gpu.gemmEfficiencyFp8 > 0 ? gpu.gemmEfficiencyFp8 : gpu.gemmEfficiencyBf16;
     m_weightBytes = m_actBytes = m_fp8 ? 1 : 2;
     if (precision == Precision::Fp4) {
@@ -61,12 +60,22 @@ ComputeModel::ComputeModel(const GpuSpec &gpu, Precision precision, const Kernel
             m_actBytes = m_weightBytes;
         }
     }
+    m_clock = sustainedClock();
+}
+
+// The clock of the step's tensor-core load: FP8's when its GEMMs run on the FP8 (or FP4)
+// tensor cores, BF16's otherwise; the benchmark's clock when the kernels ask for it.
+double ComputeModel::sustainedClock() const
+{
+    if (!m_kernels.sustainedClock)
+        return 1.0;
+    return m_fp8 ? m_gpu.sustainedClockFp8 : m_gpu.sustainedClock;
 }
 
 void ComputeModel::setKernels(const KernelChoice &kernels)
 {
     m_kernels = kernels;
-    m_clock = kernels.sustainedClock ? m_gpu.sustainedClock : 1.0;
+    m_clock = sustainedClock();
 }
 
 ComputeModel::GemmCost ComputeModel::gemmCore(

@@ -17,8 +17,9 @@ struct KernelChoice
     double elementwiseBackward = 1.0;
     // GEMMs split their last partial wave along K (StackProfile::streamK).
     bool streamK = true;
-    // Tensor-core work at the GPU's sustained training clock (GpuSpec::sustainedClock); false:
-    // at the clock of a short kernel benchmark, as tests/data/kernels measured.
+    // Tensor-core work at the GPU's sustained training clock (GpuSpec::sustainedClock, or
+    // sustainedClockFp8 when the GEMMs run in FP8 or FP4); false: at the clock of a short
+    // kernel benchmark, as tests/data/kernels measured.
     bool sustainedClock = true;
 };
 
@@ -104,6 +105,7 @@ public:
 private:
     GemmCost gemmCore(double groups, double m, double n, double k, bool low, Use use) const;
     double hbmRate() const { return m_gpu.hbmTBPerS * 1e12 * m_gpu.memoryEfficiency; }
+    double sustainedClock() const;
 
     const GpuSpec &m_gpu;
     KernelChoice m_kernels;

@@ -7,6 +7,8 @@
 #include "layout/catalog.h"
 #include "step/compute.h"
 
+#include "comparenear.h"
+
 #include <QFile>
 #include <QTest>
 
@@ -297,6 +299,93 @@ private Q_SLOTS:
         QCOMPARE(eff("H200-SXM", false), eff("H100-SXM", false));
         QCOMPARE(eff("GB300", false), eff("GB200", false));
         QCOMPARE(eff("GB300", true), eff("GB200", true));
+    }
+
+    // The clock under FP8 load (GpuSpec::sustainedClockFp8) is the chip's: a step whose GEMMs
+    // run in FP8 runs all its tensor-core work at it, BF16 attention included; a BF16 step
+    // keeps the BF16 clock; the benchmark clock ignores both.
+    void fp8LoadClock()
+    {
+        GpuSpec g = gpuOf(QStringLiteral("H100-SXM"));
+        const double n = 8192, flops = 4.0 * 4 * 16 * 8192.0 * 8192 * 128;
+        const auto times = [&](Precision p, bool sustained) {
+            KernelChoice k;
+            k.sustainedClock = sustained;
+            const ComputeModel m(g, p, k);
+            return std::pair{m.gemmKernel(n, n, n, p == Precision::Fp8),
+                             m.attentionForward(flops, 8192, true)};
+        };
+        const auto fp8 = times(Precision::Fp8, true), bf16 = times(Precision::Bf16, true),
+                   bench = times(Precision::Fp8, false);
+        g.sustainedClockFp8 = 0.8 * g.sustainedClock;
+        const auto fp8Slow = times(Precision::Fp8, true);
+        RAILYARD_COMPARE_NEAR(fp8Slow.first, fp8.first / 0.8, 0.02);
+        RAILYARD_COMPARE_NEAR(fp8Slow.second, fp8.second / 0.8, 0.02);
+        QCOMPARE(times(Precision::Bf16, true), bf16);
+        QCOMPARE(times(Precision::Fp8, false), bench);
+    }
+
+    // The catalog's sustained clocks are the clock measurements' (tests/data/kernels/clocks.csv):
+    // per GPU and load precision, the throughput ratio of the same kernel short and sustained
+    // where one was measured, else the SM clock ratio, within 0.01. GPUs and precisions without a
+    // measurement take a measured sibling's value, said here.
+    void sustainedClockFromMeasurements()
+    {
+        const QList<QStringList> rows = readCsv(QStringLiteral("clocks.csv"), 5);
+        QCOMPARE(int(rows.size()), 5); // the rows of clocks.csv
+        std::map<QString, double> byThroughput, byClock;
+        for (const QStringList &c : rows) {
+            const double ratio = c[4].toDouble() / c[3].toDouble();
+            QVERIFY2(ratio > 0.3 && ratio <= 1.0, qPrintable(c.join(',')));
+            (c[2] == QLatin1String("throughput") ? byThroughput : byClock)[c[0] + '/' + c[1]] = ratio;
+        }
+        const auto clockOf = [](const QString &gpu, const QString &load) {
+            const GpuSpec &g = gpuOf(gpu);
+            return load == QLatin1String("fp8") ? g.sustainedClockFp8 : g.sustainedClock;
+        };
+        std::map<QString, double> measured = byClock;
+        for (const auto &[key, ratio] : byThroughput)
+            measured[key] = ratio;
+        // Measured but not adopted: Hopper under FP8 load (0.795). Priced with it, the FP8
+        // training runs land near their measured rates (F rows 10-21% fast become -7..+9%; every
+        // FP8 run together would fit the kernel tables' efficiency), but the band's coverage of
+        // unseen families falls from 66 to 63 of 80 (tests/data/throughput/README.md, "Known
+        // misses"): FP8 load takes the BF16 clock until that is resolved.
+        const QString withheld = QStringLiteral("H100-SXM/fp8");
+        for (const auto &[key, ratio] : measured) {
+            const QString gpu = key.section('/', 0, 0), load = key.section('/', 1, 1);
+            qInfo("%-18s measured %.3f (%s), catalog %.3f%s",
+                  qPrintable(key),
+                  ratio,
+                  byThroughput.count(key) ? "throughput" : "clock",
+                  clockOf(gpu, load),
+                  key == withheld ? " (not adopted)" : "");
+            if (key == withheld)
+                QCOMPARE(clockOf(gpu, load), clockOf(gpu, QStringLiteral("bf16")));
+            else
+                QVERIFY2(std::abs(clockOf(gpu, load) - ratio) <= 0.01, qPrintable(key));
+        }
+        // B200's clock fell further than its throughput (0.80 against 0.85): the clock ratio
+        // brackets the catalog's value from below.
+        QVERIFY(byClock.at(QStringLiteral("B200/bf16"))
+                < gpuOf(QStringLiteral("B200")).sustainedClock);
+        // Siblings: H800 and H200 are H100's silicon at the same 700 W; GB200 and GB300 are
+        // B200's die (no clock under sustained load measured on either). No FP8 load was
+        // measured on Blackwell, nor any load on A100 but BF16: those take the BF16 value.
+        for (const char *id : {"H800-SXM", "H200-SXM"}) {
+            QCOMPARE(clockOf(QString::fromLatin1(id), QStringLiteral("bf16")),
+                     clockOf(QStringLiteral("H100-SXM"), QStringLiteral("bf16")));
+            QCOMPARE(clockOf(QString::fromLatin1(id), QStringLiteral("fp8")),
+                     clockOf(QStringLiteral("H100-SXM"), QStringLiteral("fp8")));
+        }
+        for (const char *id : {"B200", "GB200", "GB300"}) {
+            QCOMPARE(clockOf(QString::fromLatin1(id), QStringLiteral("bf16")),
+                     clockOf(QStringLiteral("B200"), QStringLiteral("bf16")));
+            QCOMPARE(clockOf(QString::fromLatin1(id), QStringLiteral("fp8")),
+                     clockOf(QString::fromLatin1(id), QStringLiteral("bf16")));
+        }
+        QCOMPARE(clockOf(QStringLiteral("A100-SXM-80GB"), QStringLiteral("fp8")),
+                 clockOf(QStringLiteral("A100-SXM-80GB"), QStringLiteral("bf16")));
     }
 
     // Memory-bound kernels: RMSNorm / LayerNorm at the catalog's HBM efficiency plus one launch
