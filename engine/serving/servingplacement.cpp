@@ -161,7 +161,12 @@ PlacementPlan planServingGroupDrop(const Layout &l,
         const int gpu = mapping[r];
         if (isMember[r] || gpu < 0 || gpu >= count || !isTarget[static_cast<std::size_t>(gpu)])
             continue;
-        // As many GPUs are freed as the group takes that other ranks held.
+        // As many GPUs are freed as the group takes that other ranks held (with a mapping
+        // that names each GPU once).
+        if (next >= freed.size())
+            return refuse(PlacementPlan::Refusal::Refused,
+                          "the layout's mapping names GPU " + std::to_string(gpu)
+                                  + " for more than one rank");
         mapping[r] = freed[next++];
     }
     for (std::size_t i = 0; i < members.size(); ++i)
