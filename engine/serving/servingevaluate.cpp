@@ -185,6 +185,13 @@ bool ServingModel::checkMemory()
                               ? servingMemory(m_setup, m_setup.prefill, gpu, c.inputTokens, 1)
                               : m_decodeMemory;
     const auto noFit = [&](const ServingPoolShape &p, const ServingMemory &m, double reqTokens) {
+        // The numbers alone (a plan, which counts these): the key and the reason, without the
+        // figures (formatting them was a twentieth of a plan's time).
+        if (!m_options.details) {
+            m_result.error = poolKey(m_setup, p) + ".tp: " + m_setup.model.name
+                             + " does not fit even at concurrency 1 on " + gpu.id;
+            return;
+        }
         m_result.error = poolKey(m_setup, p) + ".tp: " + m_setup.model.name
                          + " does not fit even at concurrency 1 on " + gpu.id
                          + " (per GPU: weights " + formatNumber(m.weightsGiB, 3)
