@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace railyard::engine {
 
@@ -184,6 +185,13 @@ bool ServingModel::checkMemory()
                               ? servingMemory(m_setup, m_setup.prefill, gpu, c.inputTokens, 1)
                               : m_decodeMemory;
     const auto noFit = [&](const ServingPoolShape &p, const ServingMemory &m, double reqTokens) {
+        // The numbers alone (a plan, which counts these): the key and the reason, without the
+        // figures (formatting them was a twentieth of a plan's time).
+        if (!m_options.details) {
+            m_result.error = poolKey(m_setup, p) + ".tp: " + m_setup.model.name
+                             + " does not fit even at concurrency 1 on " + gpu.id;
+            return;
+        }
         m_result.error = poolKey(m_setup, p) + ".tp: " + m_setup.model.name
                          + " does not fit even at concurrency 1 on " + gpu.id
                          + " (per GPU: weights " + formatNumber(m.weightsGiB, 3)
@@ -205,16 +213,38 @@ bool ServingModel::checkMemory()
     return true;
 }
 
-double ServingModel::decodeTimeAt(const std::vector<double> &t, double batch) const
+double ServingModel::gridTime(ReplicaClass &k, std::size_t i)
+{
+    double &t = k.gridTime[i];
+    if (!std::isnan(t))
+        return t;
+    const double b = m_gridBatch[i];
+    const auto step = [&] {
+        return decodeStep(m_setup, m_setup.decode, k.comm, *m_compute, b, m_context, k.slowdown)
+                .total();
+    };
+    if (m_decodePool && k.slowdown.empty()) {
+        const auto [it, fresh] = m_decodePool->decodeStepS->try_emplace(b, 0.0);
+        if (fresh)
+            it->second = step();
+        t = it->second;
+    } else {
+        t = step();
+    }
+    return t;
+}
+
+double ServingModel::decodeTimeAt(ReplicaClass &k, double batch)
 {
     const std::vector<double> &b = m_gridBatch;
     if (b.size() == 1)
-        return t.front();
+        return gridTime(k, 0);
     const double x = std::max(1.0, batch);
     std::size_t i = static_cast<std::size_t>(std::upper_bound(b.begin(), b.end(), x) - b.begin());
     i = std::clamp<std::size_t>(i, 1, b.size() - 1);
     const double f = (x - b[i - 1]) / (b[i] - b[i - 1]);
-    return t[i - 1] + f * (t[i] - t[i - 1]);
+    const double lo = gridTime(k, i - 1), hi = gridTime(k, i);
+    return lo + f * (hi - lo);
 }
 
 void ServingModel::solve()
@@ -249,27 +279,8 @@ void ServingModel::solve()
     m_gridBatch.push_back(last);
     const int replicas = m_setup.decode.replicas;
     for (ReplicaClass &k : m_classes) {
-        k.gridTime.clear();
-        for (double b : m_gridBatch) {
-            const auto step = [&] {
-                return decodeStep(m_setup,
-                                  m_setup.decode,
-                                  k.comm,
-                                  *m_compute,
-                                  b,
-                                  m_context,
-                                  k.slowdown)
-                        .total();
-            };
-            if (m_decodePool && k.slowdown.empty()) {
-                const auto [it, fresh] = m_decodePool->decodeStepS->try_emplace(b, 0.0);
-                if (fresh)
-                    it->second = step();
-                k.gridTime.push_back(it->second);
-            } else {
-                k.gridTime.push_back(step());
-            }
-        }
+        // Priced when the solver first needs them (it looks at a few of them).
+        k.gridTime.assign(m_gridBatch.size(), std::numeric_limits<double>::quiet_NaN());
         // Each class serves its replicas' share of the requests (spread evenly over the
         // replicas), with that share of a disaggregated prefill pool.
         const double share = double(k.replicas.size()) / replicas;
@@ -280,7 +291,7 @@ void ServingModel::solve()
         ki.requestRate = c.requestRate.value_or(0) * share;
         ki.prefillS = k.prefill.total();
         ki.prefillClasses = m_prefillPace;
-        ki.decodeStepS = [this, &k](double b) { return decodeTimeAt(k.gridTime, b); };
+        ki.decodeStepS = [this, &k](double b) { return decodeTimeAt(k, b); };
         if (!m_kv->empty()) {
             const bool layerwise = m_setup.stack->kvLayerwise;
             const double prefillS = ki.prefillS;

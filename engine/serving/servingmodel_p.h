@@ -37,9 +37,6 @@ private:
     // The pool's groups and collectives, from the plan's cache when there is one.
     PricedPool *pricePool(const ServingPoolShape &pool, PoolGroups &groups, PoolComm &comm);
     bool checkMemory();
-    // The decode step's time at `batch` requests per replica, interpolated on a grid of priced
-    // steps (`times`, at m_gridBatch: the throughput solver asks for many batches).
-    double decodeTimeAt(const std::vector<double> &times, double batch) const;
     void solve();
     void fillResult();
     // servingfaults.cpp (cluster.faults: links and switches down or degraded are routed around
@@ -107,7 +104,7 @@ private:
         PoolComm comm;                // its collectives, on its own links
         std::vector<int> replicas;    // decode replica indices (among those in service)
         PassCost prefill;             // one request's prefill for this class's requests
-        std::vector<double> gridTime; // decode steps at m_gridBatch
+        std::vector<double> gridTime; // decode steps at m_gridBatch (NaN: not priced yet)
         ThroughputResult throughput;
     };
     std::vector<ReplicaClass> m_classes;
@@ -115,6 +112,11 @@ private:
     // replicas and one request's prefill there), and the slowest one's prefill.
     std::vector<ThroughputInputs::PrefillClass> m_prefillPace;
     PassCost m_slowPrefill;
+    // The decode step's time at `batch` requests per replica of class `k`, interpolated on its
+    // grid of steps (at m_gridBatch: the throughput solver asks for many batches), each grid
+    // step priced when first needed.
+    double decodeTimeAt(ReplicaClass &k, double batch);
+    double gridTime(ReplicaClass &k, std::size_t i);
     std::size_t m_slowestClass = 0; // the class with the longest TPOT
     // The pools as the layout holds them (m_setup's keep the replicas in service).
     ServingPoolShape m_heldPrefill, m_heldDecode;

@@ -32,6 +32,8 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTableWidget>
@@ -542,6 +544,56 @@ private Q_SLOTS:
         QVERIFY(!planner->result().front.empty());
         for (const engine::ServingPlanPoint &p : planner->result().front)
             QVERIFY(p.tpotS <= limit * (1 + 1e-9) + 5e-5); // the box keeps 0.1 ms
+    }
+
+    // Cancel stops a serving search: the dock says so, the Search button comes back, the
+    // front found before stays (in the planner and in its table), and the stopped search's
+    // result never arrives.
+    void cancelKeepsTheFrontFoundBefore()
+    {
+        auto doc = openLayout(kDisaggNvl72);
+        QVERIFY(doc);
+        PlannerPanel panel;
+        panel.setDocument(doc.get());
+        ServingPlanner *planner = panel.serving();
+        QSignalSpy done(planner, &ServingPlanner::searchFinished);
+        planner->search();
+        QVERIFY(done.wait(300000));
+        const engine::ServingPlanResult before = planner->result();
+        QVERIFY(before.ok && !before.cancelled && before.front.size() >= 2);
+        QStringList rows;
+        for (int row = 0; row < planner->table()->rowCount(); ++row)
+            rows << planner->table()->item(row, 1)->text();
+        QCOMPARE(rows.size(), int(before.front.size()));
+
+        planner->search();
+        QVERIFY(planner->isSearching());
+        QVERIFY(!planner->searchButton()->isEnabled());
+        QVERIFY(planner->cancelButton()->isVisibleTo(planner));
+        QVERIFY(planner->progressBar()->isVisibleTo(planner));
+        planner->cancelButton()->click();
+        QVERIFY(!planner->isSearching());
+        QVERIFY(planner->searchButton()->isEnabled());
+        QVERIFY(!planner->cancelButton()->isVisibleTo(planner));
+        QVERIFY(!planner->progressBar()->isVisibleTo(planner));
+        QCOMPARE(planner->statusLabel()->text(), QStringLiteral("Search cancelled."));
+        QTest::qWait(50); // a result already queued is dropped
+        QCOMPARE(done.count(), 1);
+        const engine::ServingPlanResult &after = planner->result();
+        QCOMPARE(after.evaluated, before.evaluated);
+        QCOMPARE(after.front.size(), before.front.size());
+        for (std::size_t i = 0; i < before.front.size(); ++i) {
+            QCOMPARE(after.front[i].concurrency, before.front[i].concurrency);
+            QCOMPARE(after.front[i].tokensPerSPerUser, before.front[i].tokensPerSPerUser);
+            QCOMPARE(after.front[i].outputTokensPerSPerGpu, before.front[i].outputTokensPerSPerGpu);
+        }
+        QCOMPARE(planner->table()->rowCount(), rows.size());
+        for (int row = 0; row < rows.size(); ++row)
+            QCOMPARE(planner->table()->item(row, 1)->text(), rows[row]);
+        // The front still applies.
+        QVERIFY(planner->applyButton()->isEnabled());
+        QVERIFY(panel.applyPlan(0));
+        QCOMPARE(doc->undoStack()->count(), 1);
     }
 };
 

@@ -4,12 +4,12 @@
 #include "charts/paretochart.h"
 #include "commands/layoutcommand.h"
 #include "document/document.h"
+#include "resulttable.h"
 #include "servingplanner.h"
 
 #include <QComboBox>
 #include <QFormLayout>
 #include <QHBoxLayout>
-#include <QHeaderView>
 #include <QLabel>
 #include <QLocale>
 #include <QProgressBar>
@@ -102,18 +102,8 @@ PlannerPanel::PlannerPanel(QWidget *parent)
 
     m_table->setHorizontalHeaderLabels({tr("#"), tr("Plan"), tr("Step"), tr("MFU"), tr("GiB")});
     m_table->horizontalHeaderItem(Memory)->setToolTip(tr("Memory per GPU, GiB"));
-    m_table->verticalHeader()->hide();
-    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     // The plan takes what the numbers leave and wraps; rows grow to their text.
-    m_table->setWordWrap(true);
-    m_table->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_table->horizontalHeader()->setSectionResizeMode(Plan, QHeaderView::Stretch);
-    m_table->horizontalHeader()->setStretchLastSection(false);
-    m_table->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_table->setMinimumHeight(160);
+    setUpResultTable(m_table, Plan);
 
     auto *form = new QFormLayout;
     form->addRow(tr("Objective"), m_objective);
@@ -156,18 +146,7 @@ PlannerPanel::PlannerPanel(QWidget *parent)
     });
 }
 
-PlannerPanel::~PlannerPanel()
-{
-    if (m_cancelFlag)
-        m_cancelFlag->store(true);
-    joinWorker();
-}
-
-void PlannerPanel::joinWorker()
-{
-    if (m_worker.joinable())
-        m_worker.join();
-}
+PlannerPanel::~PlannerPanel() = default;
 
 void PlannerPanel::setDocument(Document *document)
 {
@@ -208,75 +187,54 @@ void PlannerPanel::search()
         m_serving->search();
         return;
     }
-    cancel();
-    const std::uint64_t generation = ++m_generation;
-    auto flag = std::make_shared<std::atomic<bool>>(false);
-    m_cancelFlag = flag;
     auto layout = std::make_shared<engine::Layout>(m_document->layout());
     auto topology = std::make_shared<engine::Topology>(m_document->topology());
     engine::PlanOptions options;
     options.objective = engine::PlanObjective(m_objective->currentData().toInt());
     options.top = m_top->value();
     options.pareto = true;
-    options.cancel = flag.get();
     QPointer<PlannerPanel> self(this);
-    options.progress = [self, generation](const engine::PlanProgress &p) {
-        QMetaObject::invokeMethod(
-                self.data(),
-                [self, generation, p] {
-                    if (!self || self->m_generation != generation)
-                        return;
-                    self->m_progress->setValue(int(p.fraction * 1000));
-                    self->m_status->setText(tr("Priced %1 configurations in %2\u2026")
-                                                    .arg(QLocale().toString(qlonglong(p.evaluated)),
-                                                         seconds(p.elapsedS)));
-                },
-                Qt::QueuedConnection);
-    };
-    m_running = true;
+    m_worker.start(
+            this,
+            [self, layout, topology, options](const std::atomic<bool> &cancel,
+                                              const SearchWorker::Post &post) mutable {
+                options.cancel = &cancel;
+                options.progress = [self, post](const engine::PlanProgress &p) {
+                    post([self, p] {
+                        self->m_progress->setValue(int(p.fraction * 1000));
+                        self->m_status->setText(
+                                tr("Priced %1 configurations in %2\u2026")
+                                        .arg(QLocale().toString(qlonglong(p.evaluated)),
+                                             seconds(p.elapsedS)));
+                    });
+                };
+                return engine::searchPlans(*layout, *topology, options);
+            },
+            [self](engine::PlanSearch result) { self->finished(std::move(result)); });
     m_search->setEnabled(false);
     m_cancel->show();
     m_progress->setValue(0);
     m_progress->show();
     m_status->setText(tr("Searching\u2026"));
-    m_worker = std::thread([self, generation, flag, layout, topology, options] {
-        auto result = std::make_shared<engine::PlanSearch>(
-                engine::searchPlans(*layout, *topology, options));
-        QMetaObject::invokeMethod(
-                self.data(),
-                [self, result, generation] {
-                    if (self)
-                        self->finished(result, generation);
-                },
-                Qt::QueuedConnection);
-    });
 }
 
 void PlannerPanel::cancel()
 {
-    if (m_cancelFlag)
-        m_cancelFlag->store(true);
-    joinWorker(); // the search checks the flag every few thousand configurations
-    if (m_running) {
-        m_running = false;
-        ++m_generation; // its result, still queued, is dropped
-        m_search->setEnabled(true);
-        m_cancel->hide();
-        m_progress->hide();
-        m_status->setText(tr("Search cancelled."));
-    }
-}
-
-void PlannerPanel::finished(std::shared_ptr<engine::PlanSearch> result, std::uint64_t generation)
-{
-    if (generation != m_generation)
+    m_serving->cancel();
+    if (!m_worker.cancel()) // the search checks the flag every few thousand configurations
         return;
-    joinWorker();
-    m_running = false;
     m_search->setEnabled(true);
     m_cancel->hide();
     m_progress->hide();
-    m_result = std::move(*result);
+    m_status->setText(tr("Search cancelled."));
+}
+
+void PlannerPanel::finished(engine::PlanSearch result)
+{
+    m_search->setEnabled(true);
+    m_cancel->hide();
+    m_progress->hide();
+    m_result = std::move(result);
     m_stale = false;
     showResult();
     Q_EMIT searchFinished();

@@ -1,13 +1,10 @@
 #pragma once
 
 #include "planner/planner.h"
+#include "searchworker.h"
 
 #include <QPointer>
 #include <QWidget>
-
-#include <atomic>
-#include <memory>
-#include <thread>
 
 class QComboBox;
 class QLabel;
@@ -39,8 +36,9 @@ public:
 
     // Starts a search of the document as it is now (cancels one that runs).
     void search();
+    // Stops the search that runs (the training or the serving one).
     void cancel();
-    bool isSearching() const { return m_running; }
+    bool isSearching() const { return m_worker.isRunning(); }
     // Applies the ranked plan `row` (one undo step); false when there is none.
     bool applyPlan(int row);
 
@@ -59,10 +57,9 @@ Q_SIGNALS:
     void searchFinished();
 
 private:
-    void finished(std::shared_ptr<engine::PlanSearch> result, std::uint64_t generation);
+    void finished(engine::PlanSearch result);
     void showResult();
     void markStale();
-    void joinWorker();
 
     QPointer<Document> m_document;
     QComboBox *m_objective;
@@ -80,10 +77,7 @@ private:
     engine::PlanSearch m_result;
     bool m_stale = false;
     bool m_applying = false; // our own edit: the results still describe it
-    bool m_running = false;
-    std::uint64_t m_generation = 0;
-    std::shared_ptr<std::atomic<bool>> m_cancelFlag;
-    std::thread m_worker;
+    SearchWorker m_worker;   // last: destroyed (cancelled and joined) first
 };
 
 } // namespace railyard

@@ -4,6 +4,7 @@
 #include "commands/layoutcommand.h"
 #include "document/document.h"
 #include "planner/servingplanapply.h"
+#include "resulttable.h"
 
 #include <QChart>
 #include <QChartView>
@@ -16,6 +17,7 @@
 #include <QLegend>
 #include <QLineSeries>
 #include <QLocale>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QScatterSeries>
 #include <QTableWidget>
@@ -76,7 +78,9 @@ ServingPlanner::ServingPlanner(QWidget *parent)
     , m_tpot(limitBox(this, tr("Drop configurations slower per output token (none: no limit)")))
     , m_disaggregation(new QCheckBox(tr("Also split prefill and decode"), this))
     , m_search(new QPushButton(tr("&Search"), this))
+    , m_cancel(new QPushButton(tr("Cancel"), this))
     , m_apply(new QPushButton(tr("&Apply"), this))
+    , m_progress(new QProgressBar(this))
     , m_status(new QLabel(this))
     , m_table(new QTableWidget(0, Columns, this))
     , m_chart(new QChart)
@@ -95,6 +99,10 @@ ServingPlanner::ServingPlanner(QWidget *parent)
     m_apply->setToolTip(tr("Set the document's pools and concurrency to the selected "
                            "configuration (Edit > Undo takes it back)"));
     m_apply->setEnabled(false);
+    m_cancel->setToolTip(tr("Stop the search (the front found before stays)"));
+    m_cancel->hide();
+    m_progress->hide();
+    m_progress->setRange(0, 1000);
     m_status->setWordWrap(true);
     m_status->setText(tr("Search finds the configurations no other beats on both output "
                          "tokens/s per GPU and tokens/s per user."));
@@ -107,16 +115,7 @@ ServingPlanner::ServingPlanner(QWidget *parent)
                                         tr("TPOT")});
     m_table->horizontalHeaderItem(PerUser)->setToolTip(tr("Output tokens/s each request sees"));
     m_table->horizontalHeaderItem(PerGpu)->setToolTip(tr("Output tokens/s per GPU"));
-    m_table->verticalHeader()->hide();
-    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_table->setWordWrap(true);
-    m_table->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_table->horizontalHeader()->setSectionResizeMode(Config, QHeaderView::Stretch);
-    m_table->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_table->setMinimumHeight(160);
+    setUpResultTable(m_table, Config);
 
     const QColor blue(0x2563eb), red(0xdc2626), green(0x047a55);
     m_frontLine->setPen(QPen(blue, 1.5));
@@ -167,18 +166,21 @@ ServingPlanner::ServingPlanner(QWidget *parent)
     form->addRow(m_disaggregation);
     auto *buttons = new QHBoxLayout;
     buttons->addWidget(m_search);
+    buttons->addWidget(m_cancel);
     buttons->addStretch(1);
     buttons->addWidget(m_apply);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addLayout(form);
     layout->addLayout(buttons);
+    layout->addWidget(m_progress);
     layout->addWidget(m_status);
     layout->addWidget(m_table, 2);
     layout->addWidget(m_view, 1);
     layout->addWidget(key);
 
     connect(m_search, &QPushButton::clicked, this, &ServingPlanner::search);
+    connect(m_cancel, &QPushButton::clicked, this, &ServingPlanner::cancel);
     connect(m_apply, &QPushButton::clicked, this, [this] {
         const auto rows = m_table->selectionModel()->selectedRows();
         applyPlan(rows.isEmpty() ? 0 : rows.first().row());
@@ -193,26 +195,16 @@ ServingPlanner::ServingPlanner(QWidget *parent)
     });
 }
 
-ServingPlanner::~ServingPlanner()
-{
-    joinWorker();
-}
-
-void ServingPlanner::joinWorker()
-{
-    if (m_worker.joinable())
-        m_worker.join();
-}
+ServingPlanner::~ServingPlanner() = default;
 
 void ServingPlanner::setDocument(Document *document)
 {
     if (m_document)
         disconnect(m_document, nullptr, this, nullptr);
     m_document = document;
-    // A search still running was for the document before: its result is dropped.
-    ++m_generation;
-    m_running = false;
-    m_search->setEnabled(true);
+    // A search still running was for the document before: it stops, its result is dropped.
+    m_worker.cancel();
+    searchEnded();
     m_result = {};
     m_stale = false;
     showResult();
@@ -247,40 +239,57 @@ void ServingPlanner::search()
     if (m_tpot->value() > 0)
         options.tpotLimitS = m_tpot->value() / 1e3;
     options.disaggregation = m_disaggregation->isChecked();
-    if (m_running)
+    if (m_worker.isRunning())
         return;
-    joinWorker(); // a search whose result was dropped (another document) ends first
-    const std::uint64_t generation = ++m_generation;
     auto layout = std::make_shared<engine::Layout>(m_document->layout());
     auto topology = std::make_shared<engine::Topology>(m_document->topology());
-    m_running = true;
+    QPointer<ServingPlanner> self(this);
+    m_worker.start(
+            this,
+            [self, layout, topology, options](const std::atomic<bool> &cancel,
+                                              const SearchWorker::Post &post) mutable {
+                options.cancel = &cancel;
+                options.progress = [self, post](const engine::ServingPlanProgress &p) {
+                    post([self, p] {
+                        self->m_progress->setValue(int(p.fraction * 1000));
+                        self->m_status->setText(
+                                tr("Priced %1 configurations in %2\u2026")
+                                        .arg(QLocale().toString(p.evaluated), seconds(p.elapsedS)));
+                    });
+                };
+                return engine::planServing(*layout, *topology, options);
+            },
+            [self](engine::ServingPlanResult result) { self->finished(std::move(result)); });
     m_search->setEnabled(false);
     m_apply->setEnabled(false);
+    m_cancel->show();
+    m_progress->setValue(0);
+    m_progress->show();
     m_status->setText(tr("Searching\u2026"));
-    QPointer<ServingPlanner> self(this);
-    // The destructor joins the worker, so `self` outlives it.
-    m_worker = std::thread([self, generation, layout, topology, options] {
-        auto result = std::make_shared<engine::ServingPlanResult>(
-                engine::planServing(*layout, *topology, options));
-        QMetaObject::invokeMethod(
-                self.data(),
-                [self, result, generation] {
-                    if (self)
-                        self->finished(result, generation);
-                },
-                Qt::QueuedConnection);
-    });
 }
 
-void ServingPlanner::finished(std::shared_ptr<engine::ServingPlanResult> result,
-                              std::uint64_t generation)
+void ServingPlanner::cancel()
 {
-    if (generation != m_generation)
+    if (!m_worker.cancel()) // the search checks the flag before every configuration
         return;
-    joinWorker();
-    m_running = false;
+    searchEnded();
+    m_status->setText(tr("Search cancelled."));
+    // The front found before still stands (unless the document changed since).
+    const auto rows = m_table->selectionModel()->selectedRows();
+    m_apply->setEnabled(!rows.isEmpty() && !m_stale);
+}
+
+void ServingPlanner::searchEnded()
+{
     m_search->setEnabled(true);
-    m_result = std::move(*result);
+    m_cancel->hide();
+    m_progress->hide();
+}
+
+void ServingPlanner::finished(engine::ServingPlanResult result)
+{
+    searchEnded();
+    m_result = std::move(result);
     m_stale = false;
     showResult();
     Q_EMIT searchFinished();

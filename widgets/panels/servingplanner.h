@@ -1,13 +1,10 @@
 #pragma once
 
 #include "planner/servingplan.h"
+#include "searchworker.h"
 
 #include <QPointer>
 #include <QWidget>
-
-#include <cstdint>
-#include <memory>
-#include <thread>
 
 class QChart;
 class QChartView;
@@ -15,6 +12,7 @@ class QCheckBox;
 class QDoubleSpinBox;
 class QLabel;
 class QLineSeries;
+class QProgressBar;
 class QPushButton;
 class QScatterSeries;
 class QTableWidget;
@@ -28,7 +26,8 @@ class Document;
 // disaggregated prefill/decode splits and the requests in flight on the document's cluster
 // (engine::planServing), under optional TTFT and TPOT limits, lists the Pareto front of output
 // tokens/s per GPU against tokens/s per user (the chart serving benchmarks publish), draws it
-// with the document's own point, and applies the chosen configuration as one undo step.
+// with the document's own point, and applies the chosen configuration as one undo step. The
+// search runs off the GUI thread with progress and Cancel (the front found before stays).
 class ServingPlanner : public QWidget
 {
     Q_OBJECT
@@ -41,7 +40,9 @@ public:
     // Starts a search of the document as it is now, off the GUI thread (searchFinished when
     // done); does nothing while one runs.
     void search();
-    bool isSearching() const { return m_running; }
+    // Stops the search that runs: "Search cancelled.", the front shown before stays.
+    void cancel();
+    bool isSearching() const { return m_worker.isRunning(); }
     // Applies front point `row` (one undo step); false when there is none.
     bool applyPlan(int row);
 
@@ -51,6 +52,8 @@ public:
     QDoubleSpinBox *tpotLimitBox() const { return m_tpot; }
     QCheckBox *disaggregationBox() const { return m_disaggregation; }
     QPushButton *searchButton() const { return m_search; }
+    QPushButton *cancelButton() const { return m_cancel; }
+    QProgressBar *progressBar() const { return m_progress; }
     QPushButton *applyButton() const { return m_apply; }
     QLabel *statusLabel() const { return m_status; }
     QChart *chart() const { return m_chart; }
@@ -61,8 +64,8 @@ Q_SIGNALS:
     void searchFinished();
 
 private:
-    void finished(std::shared_ptr<engine::ServingPlanResult> result, std::uint64_t generation);
-    void joinWorker();
+    void finished(engine::ServingPlanResult result);
+    void searchEnded();
     void showResult();
     void showChosen(int row);
     void markStale();
@@ -72,7 +75,9 @@ private:
     QDoubleSpinBox *m_tpot;
     QCheckBox *m_disaggregation;
     QPushButton *m_search;
+    QPushButton *m_cancel;
     QPushButton *m_apply;
+    QProgressBar *m_progress;
     QLabel *m_status;
     QTableWidget *m_table;
     QChart *m_chart;
@@ -86,10 +91,7 @@ private:
     engine::ServingPlanResult m_result;
     bool m_stale = false;
     bool m_applying = false;
-    bool m_running = false;
-    std::uint64_t m_generation = 0;
-    // The search has no cancel: a window closed while it runs waits for it.
-    std::thread m_worker;
+    SearchWorker m_worker; // last: destroyed (cancelled and joined) first
 };
 
 } // namespace railyard
