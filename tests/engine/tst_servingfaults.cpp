@@ -225,8 +225,9 @@ private Q_SLOTS:
         QVERIFY(impact.priced());
         bool said = false;
         for (const std::string &c : impact.jobChanges)
-            said = said || (c.find("replica 0 TPOT 33.3") != std::string::npos
-                            && c.find("spread evenly") != std::string::npos);
+            said = said
+                   || (c.find("replica 0 TPOT 33.3") != std::string::npos
+                       && c.find("spread evenly") != std::string::npos);
         QVERIFY(said);
     }
 
