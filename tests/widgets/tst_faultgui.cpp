@@ -575,6 +575,45 @@ private Q_SLOTS:
         QCOMPARE(doc->toText(), faultedText);
     }
 
+    void servingReplicaSwapIsOneUndoStep()
+    {
+        // Disaggregated DeepSeek-R1 on a GB200 NVL72, GPU 45 (decode replica 0) twice as slow:
+        // the best recovery swaps that replica, rank for rank, with a prefill replica's GPUs
+        // (tst_servingfaults prices it), a change of the mapping alone, applied from the dock as
+        // one undo step.
+        QString error;
+        auto doc = Document::load(
+                QStringLiteral(RAILYARD_SOURCE_DIR
+                               "/layouts/serving-disaggregated-gb200-nvl72.railyard.json"),
+                &error);
+        QVERIFY2(doc, qPrintable(error));
+        engine::Fault f;
+        f.device = "GPU 45";
+        f.state = engine::FaultState::Degraded;
+        f.slowdown = 2.0;
+        QVERIFY(faultmenu::applyFaults(doc.get(), {f}, QStringLiteral("Slow down GPU 45"), nullptr));
+        QVERIFY(doc->layout().mapping.empty());
+        FaultPanel panel;
+        QSignalSpy shown(&panel, &FaultPanel::impactShown);
+        panel.setDocument(doc.get());
+        QVERIFY(shown.count() > 0 || shown.wait(120000));
+        const engine::FaultImpact *impact = panel.impact();
+        QVERIFY(impact && impact->recovery);
+        QCOMPARE(impact->recovery->kind, std::string("swap-replicas"));
+        QVERIFY(impact->recovery->tokensPerS > impact->servingFaulted.outputTokensPerS);
+        QVERIFY(panel.applyButton()->isEnabled());
+        const double expected = impact->recovery->tokensPerS;
+        const QByteArray faultedText = doc->toText();
+        const int steps = doc->undoStack()->count();
+        panel.applyButton()->click();
+        QCOMPARE(doc->undoStack()->count(), steps + 1);
+        QVERIFY(!doc->layout().mapping.empty());
+        QCOMPARE(doc->layout().cluster.faults.size(), std::size_t(1));
+        RAILYARD_COMPARE_NEAR(doc->servingEvaluation()->outputTokensPerS, expected, 1e-9);
+        doc->undoStack()->undo();
+        QCOMPARE(doc->toText(), faultedText);
+    }
+
     void sweepRanksASpineAboveANic()
     {
         // On the DP-heavy job a spine down costs more than any single NIC (tst_faultsweep:
