@@ -20,6 +20,7 @@
 #include <QDragEnterEvent>
 #include <QDragMoveEvent>
 #include <QDropEvent>
+#include <QLabel>
 #include <QListView>
 #include <QMimeData>
 #include <QSignalSpy>
@@ -95,6 +96,12 @@ private Q_SLOTS:
         QCOMPARE(m->index(0).data().toString(), QStringLiteral("prefill pool"));
         QCOMPARE(m->index(1).data().toString(), QStringLiteral("decode pool"));
         QCOMPARE(m->index(1).data(GroupChipModel::GpuCountRole).toInt(), 28);
+        // The summary counts them mid-sentence, in lower case.
+        QStringList summaries;
+        for (const QLabel *label : palette.findChildren<QLabel *>())
+            summaries << label->text();
+        QVERIFY2(summaries.join('|').contains(QStringLiteral("<b>2 prefill/decode pools</b>")),
+                 qPrintable(summaries.join('|')));
     }
 
     // A decode TP group dragged from the palette onto GPU 0 (a prefill GPU): the cue and the

@@ -205,14 +205,18 @@ void GroupPalette::sync()
                             .arg(s ? QString::fromStdString(s->error).toHtmlEscaped() : QString()));
             return;
         }
+        // Mid-sentence: "2 prefill/decode pools", "18 replicas" ("TP group" keeps its capitals).
+        QString noun = servingKindNoun(kind);
+        if (noun.size() > 1 && noun.at(1).isLower())
+            noun[0] = noun.at(0).toLower();
         if (count == 0) {
-            m_summary->setText(tr("This deployment has no %1s.").arg(servingKindNoun(kind)));
+            m_summary->setText(tr("This deployment has no %1s.").arg(noun));
             return;
         }
         const int size = m_model->index(0).data(GroupChipModel::GpuCountRole).toInt();
         m_summary->setText(
                 tr("<b>%1</b>%2 as the serving engine places them")
-                        .arg(counted(count, servingKindNoun(kind), servingKindNoun(kind) + tr("s")),
+                        .arg(counted(count, noun, noun + tr("s")),
                              kind == GroupKind::Cp
                                      ? QString()
                                      : tr(" of %1 each").arg(counted(size, tr("GPU"), tr("GPUs")))));
