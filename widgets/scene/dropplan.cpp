@@ -123,6 +123,30 @@ void finishServing(const Document &doc,
         plan.tpotS = servingTpot(doc, plan.mapping);
 }
 
+// A group's drop as the engine planned it (a training rank group or a serving group): the
+// cue's title, the command's text and the status message; `priced` prices the change.
+template<class Priced>
+DropPlan placeGroup(DropPlan plan,
+                    const QString &name,
+                    const engine::PlacementPlan &placement,
+                    const Priced &priced)
+{
+    plan.targets = placement.targets;
+    if (placement.refusal != engine::PlacementPlan::Refusal::None
+        && placement.refusal != engine::PlacementPlan::Refusal::Refused) {
+        plan.message = sentence(placement.error);
+        return plan;
+    }
+    plan.title = QStringLiteral("%1 \u2192 %2").arg(name, gpuListText(plan.targets));
+    plan.commandText = tr("Place %1 on %2").arg(name, gpuListText(plan.targets));
+    priced(plan);
+    if (plan.noChange)
+        plan.message = tr("%1 is already on %2").arg(name, gpuListText(plan.targets));
+    else if (plan.ok)
+        plan.message = plan.commandText;
+    return plan;
+}
+
 // A serving layout's chip: the serving engine's group, named as it places it.
 DropPlan planServingGroupDrop(const ClusterScene &scene,
                               const GroupRef &group,
@@ -148,20 +172,9 @@ DropPlan planServingGroupDrop(const ClusterScene &scene,
                                                                          kind,
                                                                          group.index,
                                                                          siteAt(scene, scenePos));
-    plan.targets = placement.targets;
-    if (placement.refusal != engine::PlacementPlan::Refusal::None
-        && placement.refusal != engine::PlacementPlan::Refusal::Refused) {
-        plan.message = sentence(placement.error);
-        return plan;
-    }
-    plan.title = QStringLiteral("%1 \u2192 %2").arg(name, gpuListText(plan.targets));
-    plan.commandText = tr("Place %1 on %2").arg(name, gpuListText(plan.targets));
-    finishServing(doc, plan, placement, price);
-    if (plan.noChange)
-        plan.message = tr("%1 is already on %2").arg(name, gpuListText(plan.targets));
-    else if (plan.ok)
-        plan.message = plan.commandText;
-    return plan;
+    return placeGroup(plan, name, placement, [&](DropPlan &p) {
+        finishServing(doc, p, placement, price);
+    });
 }
 
 } // namespace
@@ -210,20 +223,9 @@ DropPlan planDrop(const ClusterScene &scene,
                                                                       doc.ranks(),
                                                                       drag->group,
                                                                       siteAt(scene, scenePos));
-        plan.targets = placement.targets;
-        if (placement.refusal != engine::PlacementPlan::Refusal::None
-            && placement.refusal != engine::PlacementPlan::Refusal::Refused) {
-            plan.message = sentence(placement.error);
-            return plan;
-        }
-        plan.title = QStringLiteral("%1 \u2192 %2").arg(name, gpuListText(plan.targets));
-        plan.commandText = tr("Place %1 on %2").arg(name, gpuListText(plan.targets));
-        finish(scene, plan, placement, price);
-        if (plan.noChange)
-            plan.message = tr("%1 is already on %2").arg(name, gpuListText(plan.targets));
-        else if (plan.ok)
-            plan.message = plan.commandText;
-        return plan;
+        return placeGroup(plan, name, placement, [&](DropPlan &p) {
+            finish(scene, p, placement, price);
+        });
     }
     if (const auto drag = mime::decodeGpu(data)) {
         plan.ours = true;
