@@ -59,12 +59,6 @@ Json recoveryJson(const Recovery &r, const Layout &before)
     return j;
 }
 
-// Whether an impact metric is in seconds.
-bool inSeconds(const std::string &key)
-{
-    return key == "step_time_s" || key == "tpot_s" || key == "ttft_s" || key == "slowest_tpot_s";
-}
-
 std::string changeText(double before, double after, bool seconds)
 {
     const std::string a = seconds ? formatSeconds(before) : formatNumber(before, 4);
@@ -73,6 +67,12 @@ std::string changeText(double before, double after, bool seconds)
 }
 
 } // namespace
+
+bool impactMetricInSeconds(const std::string &key)
+{
+    return key == "step_time_s" || key == "tpot_s" || key == "ttft_s" || key == "slowest_tpot_s"
+           || key == "slowest_ttft_s";
+}
 
 Json recoveryChangeJson(const Layout &before, const Layout &after)
 {
@@ -191,8 +191,8 @@ void writeFaultImpactText(std::ostream &out, const FaultImpact &impact, const To
         return;
     }
     for (const ImpactMetric &m : impact.metrics)
-        s += "  " + padded(m.key, 32) + changeText(m.before, m.after, inSeconds(m.key)) + "  ("
-             + describeChange(m.before, m.after, "") + ")\n";
+        s += "  " + padded(m.key, 32) + changeText(m.before, m.after, impactMetricInSeconds(m.key))
+             + "  (" + describeChange(m.before, m.after, "") + ")\n";
     s += impact.serving ? "  seconds of one decode step and of one request's prefill, healthy -> "
                           "with the faults\n"
                         : "  exposed seconds, healthy -> with the faults\n";
@@ -271,8 +271,9 @@ ReviewBlock reviewParagraph(std::string text)
 
 std::string metricText(const ImpactMetric &m)
 {
-    return inSeconds(m.key) ? formatSeconds(m.before) + " -> " + formatSeconds(m.after)
-                            : formatNumber(m.before, 4) + " -> " + formatNumber(m.after, 4);
+    return impactMetricInSeconds(m.key)
+                   ? formatSeconds(m.before) + " -> " + formatSeconds(m.after)
+                   : formatNumber(m.before, 4) + " -> " + formatNumber(m.after, 4);
 }
 
 } // namespace

@@ -28,6 +28,9 @@ ReviewSection faultReviewSection(const FaultImpact &impact, const Topology &faul
 Json sweepJson(const SweepResult &sweep, std::size_t top);
 void writeSweepText(std::ostream &out, const SweepResult &sweep, std::size_t top);
 
+// Whether an impact metric (FaultImpact's metrics: step_time_s, tpot_s, ...) is a time in seconds.
+bool impactMetricInSeconds(const std::string &key);
+
 // What to apply for a recovery: the layout keys it changes (parallel, training.global_batch,
 // mapping), as a layout file writes them.
 Json recoveryChangeJson(const Layout &before, const Layout &after);

@@ -238,7 +238,8 @@ std::string replicaClassesText(const ServingEvaluation &e)
         s += "; ...";
     s += ". Requests are spread evenly over the " + std::to_string(replicas)
          + " replicas: TPOT and TTFT are the mean a request sees, and every percentile above the "
-           "faster replicas' share of the requests is the slowest's (slowest_tpot_s)";
+           "faster replicas' share of the requests is the slowest's (the slowest replica's TPOT "
+           "and TTFT)";
     return s;
 }
 

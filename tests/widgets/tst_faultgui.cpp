@@ -600,6 +600,12 @@ private Q_SLOTS:
         const engine::FaultImpact *impact = panel.impact();
         QVERIFY(impact && impact->recovery);
         QCOMPARE(impact->recovery->kind, std::string("swap-replicas"));
+        // The replicas run at different speeds: the summary names the slowest's latencies, in
+        // milliseconds (they were printed as a raw key and "0 -> 0").
+        const QString summary = panel.summaryLabel()->text();
+        QVERIFY2(summary.contains(QStringLiteral("Slowest replica's TTFT: 177 ms")),
+                 qPrintable(summary));
+        QVERIFY2(!summary.contains(QStringLiteral("slowest_")), qPrintable(summary));
         QVERIFY(impact->recovery->tokensPerS > impact->servingFaulted.outputTokensPerS);
         QVERIFY(panel.applyButton()->isEnabled());
         const double expected = impact->recovery->tokensPerS;

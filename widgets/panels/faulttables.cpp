@@ -1,6 +1,7 @@
 #include "faulttables.h"
 
 #include "base/units.h"
+#include "faults/faultreport.h"
 
 #include <QHeaderView>
 #include <QLocale>
@@ -41,6 +42,8 @@ QString metricName(const std::string &key)
         return QObject::tr("TTFT");
     if (key == "slowest_tpot_s")
         return QObject::tr("Slowest replica's TPOT");
+    if (key == "slowest_ttft_s")
+        return QObject::tr("Slowest replica's TTFT");
     if (key == "output_tokens_per_s_per_gpu")
         return QObject::tr("Output tokens/s per GPU");
     if (key == "tokens_per_s_per_user")
@@ -62,7 +65,7 @@ QString metricName(const std::string &key)
 
 QString metricValue(const std::string &key, double v)
 {
-    if (key == "step_time_s" || key == "tpot_s" || key == "ttft_s" || key == "slowest_tpot_s")
+    if (engine::impactMetricInSeconds(key))
         return seconds(v);
     if (key == "mfu")
         return pct(v);
