@@ -1,6 +1,7 @@
 // What a serving layout's placement and load cost, in words and seconds: TP or EP groups that
 // leave an NVLink domain, KV-cache transfers over the NICs, requests queueing past what the KV
-// cache holds, an offered rate above capacity, idle GPUs, decode batches outside CUDA graphs.
+// cache holds, an offered rate above capacity, idle GPUs, decode batches outside CUDA graphs,
+// replicas a fault makes slower than the others.
 #include "base/units.h"
 #include "serving/servingmodel_p.h"
 
@@ -183,6 +184,40 @@ void ServingModel::warnLoad()
                      + ": kernel launches add " + ms(m_step.overhead / m_accepted) + " per token",
              {},
              m_step.overhead / m_accepted);
+    if (m_classes.size() > 1) {
+        // Replicas at different speeds (a straggler, a faulted link that one replica's traffic
+        // crosses): the slowest's requests pay its TPOT; the others run at the fastest's.
+        const ReplicaClass &slow = m_classes[m_slowestClass];
+        double fastest = slow.throughput.tpotS;
+        std::size_t replicas = 0;
+        for (const ReplicaClass &k : m_classes) {
+            fastest = std::min(fastest, k.throughput.tpotS);
+            replicas += k.replicas.size();
+        }
+        const double extra = slow.throughput.tpotS - fastest;
+        std::vector<int> gpus;
+        for (int r : slow.replicas)
+            if (static_cast<std::size_t>(r) < m_decodeGroups.replicas.count())
+                for (int gpu : m_decodeGroups.replicas[static_cast<std::size_t>(r)])
+                    gpus.push_back(gpu);
+        const bool one = slow.replicas.size() == 1;
+        if (extra > 1e-9 * fastest && !gpus.empty())
+            warn(Severity::Warning,
+                 "slow-replica",
+                 std::string(one ? "decode replica " : "decode replicas ")
+                         + std::to_string(slow.replicas.front()) + (one ? "" : ", ...") + " ("
+                         + gpuList(gpus) + ", " + std::to_string(slow.replicas.size()) + " of "
+                         + std::to_string(replicas) + ") "
+                         + (slow.slowdown.empty()
+                                    ? std::string(one ? "runs" : "run")
+                                              + " slower on faulted or detoured links"
+                                    : std::string(one ? "runs" : "run") + " at a straggler's pace")
+                         + ": TPOT " + ms(slow.throughput.tpotS) + " against " + ms(fastest) + ", +"
+                         + ms(extra) + " per token for the requests "
+                         + (one ? "it serves" : "they serve"),
+                 gpus,
+                 extra);
+    }
     const ModelDims &m = m_setup.model;
     if (!m.isMla() && m_setup.decode.attentionTp() > m.kvHeads)
         warn(Severity::Info,

@@ -17,6 +17,7 @@
 
 #include "comparenear.h"
 #include <QTest>
+#include <algorithm>
 
 #include <sstream>
 
@@ -197,6 +198,22 @@ private Q_SLOTS:
         RAILYARD_COMPARE_NEAR(slow->tpotS, nic.healthy.tpotS + epAfter - epBefore, 0.01);
         RAILYARD_COMPARE_NEAR(fast->tpotS, nic.healthy.tpotS, 1e-9);
         RAILYARD_COMPARE_NEAR(nic.faulted.slowestTpotS, slow->tpotS, 1e-12);
+        // A warning names the slow replica, selects its GPUs and prices what its requests pay
+        // per token; the healthy cluster has none.
+        const auto slowReplica = [](const ServingEvaluation &e) {
+            return std::find_if(e.warnings.begin(), e.warnings.end(), [](const Warning &w) {
+                return w.code == "slow-replica";
+            });
+        };
+        const auto warning = slowReplica(nic.faulted);
+        QVERIFY(warning != nic.faulted.warnings.end());
+        QVERIFY(slowReplica(nic.healthy) == nic.healthy.warnings.end());
+        QVERIFY2(warning->message.find("decode replica 0 (") != std::string::npos
+                         && warning->message.find("faulted or detoured links") != std::string::npos,
+                 warning->message.c_str());
+        RAILYARD_COMPARE_NEAR(warning->costS, slow->tpotS - fast->tpotS, 1e-12);
+        QCOMPARE(warning->gpus.size(), std::size_t(32));
+        QVERIFY(std::count(warning->gpus.begin(), warning->gpus.end(), 3) == 1);
         // The cluster serves the sum of its replicas: replica 1 its healthy half.
         RAILYARD_COMPARE_NEAR(fast->requestsPerS, nic.healthy.requestsPerS / 2, 1e-9);
         RAILYARD_COMPARE_NEAR(nic.faulted.requestsPerS,
