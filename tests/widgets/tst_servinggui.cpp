@@ -24,6 +24,7 @@
 #include "panels/workloadpanel.h"
 #include "render/legend.h"
 #include "scene/clusterscene.h"
+#include "scene/faultmenu.h"
 #include "serving/servingevaluate.h"
 
 #include "testlayouts.h"
@@ -364,6 +365,35 @@ private Q_SLOTS:
         QCOMPARE(scene8.canvasState().groupCount, 2);
         QCOMPARE(scene8.canvasState().gpuGroup[7], 0);
         QCOMPARE(scene8.canvasState().gpuGroup[8], 1);
+    }
+
+    void stragglerNamesTheSlowestReplica()
+    {
+        // GPU 45 (decode replica 0 of the disaggregated NVL72 layout) twice as slow: the
+        // Warnings dock names that replica with what its requests pay per token, and Pricing's
+        // breakdown says it is that replica's (the headline TPOT is the mean a request sees).
+        auto doc = openLayout(kDisaggNvl72);
+        QVERIFY(doc);
+        PricingPanel pricing;
+        pricing.setDocument(doc.get());
+        WarningsPanel warnings;
+        warnings.setDocument(doc.get());
+        const auto title = [&] { return pricing.serving()->breakdownTitle()->text(); };
+        QVERIFY(!warningWithCode(warnings, QStringLiteral("slow-replica")));
+        QVERIFY2(!title().contains(QStringLiteral("slowest")), qPrintable(title()));
+        engine::Fault f;
+        f.device = "GPU 45";
+        f.state = engine::FaultState::Degraded;
+        f.slowdown = 2.0;
+        QVERIFY(faultmenu::applyFaults(doc.get(), {f}, QStringLiteral("Slow down GPU 45"), nullptr));
+        const QTreeWidgetItem *slow = warningWithCode(warnings, QStringLiteral("slow-replica"));
+        QVERIFY(slow);
+        QVERIFY2(slow->text(0).contains(QStringLiteral("decode replica 0 (GPUs 44-47")),
+                 qPrintable(slow->text(0)));
+        QVERIFY2(title().contains(QStringLiteral("in the slowest replica")), qPrintable(title()));
+        doc->undoStack()->undo();
+        QVERIFY(!warningWithCode(warnings, QStringLiteral("slow-replica")));
+        QVERIFY(!title().contains(QStringLiteral("slowest")));
     }
 
     void tpGroupAcrossServersMakesEveryTokenSlower()

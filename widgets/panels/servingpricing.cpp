@@ -391,7 +391,11 @@ void ServingPricing::setEvaluation(const Eval &now,
     // The phases' totals head their columns: the title keeps to one line.
     m_breakdown->horizontalHeaderItem(0)->setText(tr("Decode %1").arg(latency(now.decode.sum())));
     m_breakdown->horizontalHeaderItem(1)->setText(tr("Prefill %1").arg(latency(now.prefill.sum())));
-    m_breakdownTitle->setText(tr("<b>Where the time goes</b>, a batch of %1")
+    // Replicas at different speeds (a fault): the breakdown is the slowest one's.
+    m_breakdownTitle->setText((now.replicaClasses.empty()
+                                       ? tr("<b>Where the time goes</b>, a batch of %1")
+                                       : tr("<b>Where the time goes</b> in the slowest replica, "
+                                            "a batch of %1"))
                                       .arg(number(now.decodeBatch, now.decodeBatch < 10 ? 1 : 0)));
     m_breakdownTitle->setToolTip(tr("One decode step of %1 requests in flight, %2; one "
                                     "request's prefill, %3")

@@ -47,6 +47,8 @@ public:
     QTableWidget *metrics() const { return m_metrics; }
     QTableWidget *grid() const { return m_grid; }
     QTableWidget *breakdown() const { return m_breakdown; }
+    // "Where the time goes, a batch of 47" (in the slowest replica, when a fault slows one).
+    QLabel *breakdownTitle() const { return m_breakdownTitle; }
     QString memoryText() const;
     // The band's basis (what validation the ± rests on), under bandToggle().
     QString bandText() const;
