@@ -56,37 +56,6 @@ QString sentence(const std::string &reason)
     return text;
 }
 
-void finish(const ClusterScene &scene,
-            DropPlan &plan,
-            const engine::PlacementPlan &placement,
-            bool price)
-{
-    plan.ok = placement.ok();
-    plan.noChange = placement.noChange;
-    if (!plan.ok) {
-        plan.message = sentence(placement.error);
-        return;
-    }
-    if (plan.noChange)
-        return;
-    plan.mapping = placement.mapping;
-    if (!price)
-        return;
-    const Document &doc = *scene.document();
-    engine::Layout next = doc.layout();
-    next.mapping = plan.mapping;
-    engine::EvaluateOptions options;
-    options.linkLoads = false;
-    options.timeline = false;
-    try {
-        const engine::Evaluation e = doc.evaluateVariant(next, options);
-        if (e.ok)
-            plan.stepTimeS = e.stepTimeS;
-    } catch (const std::exception &) {
-        // A preview that cannot be priced still shows where the group goes.
-    }
-}
-
 // The serving layout's time per output token with `mapping` (0 when it cannot be priced):
 // the numbers alone, without link loads or timelines.
 double servingTpot(const Document &doc, const std::vector<int> &mapping)
@@ -105,10 +74,9 @@ double servingTpot(const Document &doc, const std::vector<int> &mapping)
     }
 }
 
-void finishServing(const Document &doc,
-                   DropPlan &plan,
-                   const engine::PlacementPlan &placement,
-                   bool price)
+// The drop's outcome: refused (why), no change, or the mapping it makes, priced when asked (a
+// training layout's step time, a serving layout's time per output token).
+void finish(const Document &doc, DropPlan &plan, const engine::PlacementPlan &placement, bool price)
 {
     plan.ok = placement.ok();
     plan.noChange = placement.noChange;
@@ -119,17 +87,33 @@ void finishServing(const Document &doc,
     if (plan.noChange)
         return;
     plan.mapping = placement.mapping;
-    if (price)
+    if (!price)
+        return;
+    if (doc.isServing()) {
         plan.tpotS = servingTpot(doc, plan.mapping);
+        return;
+    }
+    engine::Layout next = doc.layout();
+    next.mapping = plan.mapping;
+    engine::EvaluateOptions options;
+    options.linkLoads = false;
+    options.timeline = false;
+    try {
+        const engine::Evaluation e = doc.evaluateVariant(next, options);
+        if (e.ok)
+            plan.stepTimeS = e.stepTimeS;
+    } catch (const std::exception &) {
+        // A preview that cannot be priced still shows where the group goes.
+    }
 }
 
 // A group's drop as the engine planned it (a training rank group or a serving group): the
-// cue's title, the command's text and the status message; `priced` prices the change.
-template<class Priced>
+// cue's title, the command's text and the status message, priced when `price`.
 DropPlan placeGroup(DropPlan plan,
                     const QString &name,
                     const engine::PlacementPlan &placement,
-                    const Priced &priced)
+                    const Document &doc,
+                    bool price)
 {
     plan.targets = placement.targets;
     if (placement.refusal != engine::PlacementPlan::Refusal::None
@@ -139,7 +123,7 @@ DropPlan placeGroup(DropPlan plan,
     }
     plan.title = QStringLiteral("%1 \u2192 %2").arg(name, gpuListText(plan.targets));
     plan.commandText = tr("Place %1 on %2").arg(name, gpuListText(plan.targets));
-    priced(plan);
+    finish(doc, plan, placement, price);
     if (plan.noChange)
         plan.message = tr("%1 is already on %2").arg(name, gpuListText(plan.targets));
     else if (plan.ok)
@@ -172,9 +156,7 @@ DropPlan planServingGroupDrop(const ClusterScene &scene,
                                                                          kind,
                                                                          group.index,
                                                                          siteAt(scene, scenePos));
-    return placeGroup(plan, name, placement, [&](DropPlan &p) {
-        finishServing(doc, p, placement, price);
-    });
+    return placeGroup(plan, name, placement, doc, price);
 }
 
 } // namespace
@@ -223,9 +205,7 @@ DropPlan planDrop(const ClusterScene &scene,
                                                                       doc.ranks(),
                                                                       drag->group,
                                                                       siteAt(scene, scenePos));
-        return placeGroup(plan, name, placement, [&](DropPlan &p) {
-            finish(scene, p, placement, price);
-        });
+        return placeGroup(plan, name, placement, doc, price);
     }
     if (const auto drag = mime::decodeGpu(data)) {
         plan.ours = true;
@@ -259,9 +239,9 @@ DropPlan planDrop(const ClusterScene &scene,
                 swap.refusal = engine::PlacementPlan::Refusal::NoRanks;
                 swap.error = "the serving pools cannot be placed";
             }
-            finishServing(doc, plan, swap, price);
+            finish(doc, plan, swap, price);
         } else {
-            finish(scene, plan, engine::planGpuSwap(doc.layout(), from, to), price);
+            finish(doc, plan, engine::planGpuSwap(doc.layout(), from, to), price);
         }
         if (plan.ok && !plan.noChange)
             plan.message = plan.commandText;
@@ -284,7 +264,10 @@ DropPlan planMakeGroup(const ClusterScene &scene, GroupKind kind, const std::vec
             name = groupName(*group);
     plan.title = QStringLiteral("%1 \u2192 %2").arg(name, gpuListText(gpus));
     plan.commandText = tr("Make %1 on %2").arg(name, gpuListText(gpus));
-    finish(scene, plan, engine::planMakeGroup(doc.layout(), doc.ranks(), kind, gpus), false);
+    finish(*scene.document(),
+           plan,
+           engine::planMakeGroup(doc.layout(), doc.ranks(), kind, gpus),
+           false);
     if (plan.noChange)
         plan.message = tr("%1 is already on %2").arg(name, gpuListText(gpus));
     else if (plan.ok)
