@@ -185,6 +185,27 @@ std::string DropSite::name() const
     return {};
 }
 
+std::optional<PlacementPlan> siteRefusal(const std::string &name,
+                                         int size,
+                                         int count,
+                                         const DropSite &site)
+{
+    const int first = site.firstGpu;
+    if (first < 0 || first >= count)
+        return refuse(PlacementPlan::Refusal::DoesNotFit, site.name() + " is not in the cluster");
+    if (first + size <= count)
+        return std::nullopt;
+    const std::string from = site.kind == DropSite::Kind::Gpu
+                                     ? "GPU " + std::to_string(first)
+                                     : "GPU " + std::to_string(first) + " (" + site.name() + ")";
+    PlacementPlan plan = refuse(PlacementPlan::Refusal::DoesNotFit,
+                                name + " needs " + std::to_string(size) + " GPUs from " + from
+                                        + ", but the cluster ends at GPU "
+                                        + std::to_string(count - 1));
+    plan.targets = run(first, count - first); // the GPUs it would run over
+    return plan;
+}
+
 PlacementPlan planGroupDrop(const Layout &l,
                             const RankLayout *ranks,
                             const GroupRef &group,
@@ -200,23 +221,9 @@ PlacementPlan planGroupDrop(const Layout &l,
         return refuse(Refusal::NoSuchGroup, name + " does not exist in this job");
     if (!site)
         return refuse(Refusal::NoSite, "drop " + name + " on a GPU, a server or a rack");
-    const int count = ranks->worldSize();
-    const int first = site->firstGpu;
-    if (first < 0 || first >= count)
-        return refuse(Refusal::DoesNotFit, site->name() + " is not in the cluster");
-    if (first + size > count) {
-        const std::string from = site->kind == DropSite::Kind::Gpu
-                                         ? "GPU " + std::to_string(first)
-                                         : "GPU " + std::to_string(first) + " (" + site->name()
-                                                   + ")";
-        PlacementPlan plan = refuse(Refusal::DoesNotFit,
-                                    name + " needs " + std::to_string(size) + " GPUs from " + from
-                                            + ", but the cluster ends at GPU "
-                                            + std::to_string(count - 1));
-        plan.targets = run(first, count - first); // the GPUs it would run over
-        return plan;
-    }
-    std::vector<int> targets = run(first, size);
+    if (auto refused = siteRefusal(name, size, ranks->worldSize(), *site))
+        return std::move(*refused);
+    std::vector<int> targets = run(site->firstGpu, size);
     MappingEdit edit = placeGroup(*ranks, group, targets);
     return settle(l, std::move(edit), std::move(targets));
 }

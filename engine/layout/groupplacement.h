@@ -100,6 +100,14 @@ struct PlacementPlan
     bool ok() const { return refusal == Refusal::None; }
 };
 
+// Why a group of `size` GPUs, `name`, cannot land on `site` in a cluster of `count` GPUs: the
+// site is outside the cluster, or the group would run past its end (the GPUs it would run over
+// are the plan's targets). None: it fits, from the site's first GPU.
+std::optional<PlacementPlan> siteRefusal(const std::string &name,
+                                         int size,
+                                         int count,
+                                         const DropSite &site);
+
 // A group dropped on a site takes the site's first GPU and the ones after it, one per rank in
 // rank order (a group larger than a server runs on into the servers after it). `ranks` are the
 // layout's (null when the sizes do not fill the cluster); no site: dropped on the background.

@@ -126,21 +126,8 @@ PlacementPlan planServingGroupDrop(const Layout &l,
     const int count = static_cast<int>(g.rank.size());
     const int size = static_cast<int>(members.size());
     const int first = site->firstGpu;
-    if (first < 0 || first >= count)
-        return refuse(Refusal::DoesNotFit, site->name() + " is not in the cluster");
-    if (first + size > count) {
-        const std::string from = site->kind == DropSite::Kind::Gpu
-                                         ? "GPU " + std::to_string(first)
-                                         : "GPU " + std::to_string(first) + " (" + site->name()
-                                                   + ")";
-        PlacementPlan plan = refuse(Refusal::DoesNotFit,
-                                    name + " needs " + std::to_string(size) + " GPUs from " + from
-                                            + ", but the cluster ends at GPU "
-                                            + std::to_string(count - 1));
-        for (int gpu = first; gpu < count; ++gpu)
-            plan.targets.push_back(gpu);
-        return plan;
-    }
+    if (auto refused = siteRefusal(name, size, count, *site))
+        return std::move(*refused);
     std::vector<int> targets(static_cast<std::size_t>(size));
     std::iota(targets.begin(), targets.end(), first);
     std::vector<int> mapping = currentServingMapping(l, g);
