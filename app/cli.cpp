@@ -4,6 +4,7 @@
 #include "cliplan.h"
 
 #include "base/inputerror.h"
+#include "base/jsoncursor.h"
 #include "base/units.h"
 #include "collectives/collective.h"
 #include "faults/faultimpact.h"
@@ -424,7 +425,7 @@ int evaluateFile(const Options &o, const std::string &file, std::ostream &out)
         io.links = std::max<std::size_t>(report.busiest, 10);
         impact = analyzeFaults(layout, *healthy, topology, io);
         if (o.flag("json"))
-            report.extra["faults"] = faultImpactJson(*impact, topology);
+            report.extra.get()["faults"] = faultImpactJson(*impact, topology);
     }
     if (o.flag("json")) {
         writeEvaluationJson(out, e, topology, report);

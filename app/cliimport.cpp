@@ -1,6 +1,7 @@
 #include "cliimport.h"
 
 #include "base/inputerror.h"
+#include "base/jsoncursor.h"
 #include "base/outputfile.h"
 #include "import/importer.h"
 #include "layout/catalog.h"
@@ -87,7 +88,7 @@ int runImport(const std::vector<std::string> &args, std::ostream &out, std::ostr
     if (json) {
         Json summary = importSummary(machine);
         // Which fault would explain a log short of the model (import/faulthypotheses.h).
-        const Json &imported = layout.original.value("imported", Json::object());
+        const Json &imported = layout.original.get().value("imported", Json::object());
         if (imported.is_object() && imported.contains("calibration")
             && imported["calibration"].contains("fault_hypotheses"))
             summary["fault_hypotheses"] = imported["calibration"]["fault_hypotheses"];

@@ -1,5 +1,6 @@
 #include "mainwindow.h"
 
+#include "base/jsoncursor.h"
 #include "base/showntext.h"
 #include "docklayout.h"
 #include "document/autosaver.h"
@@ -306,7 +307,7 @@ void MainWindow::applyViewSettings()
         return;
     // The colouring and the link-load view were read with the layout (applyLayoutView); the
     // zoom and focus are the window's.
-    const engine::Json &view = m_document->layout().view;
+    const engine::Json &view = m_document->layout().view.get();
     if (!view.is_object())
         return;
     // A layout opens showing its whole cluster. A saved zoom is kept only when the whole

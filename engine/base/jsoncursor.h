@@ -1,6 +1,7 @@
 #pragma once
 
 #include "base/inputerror.h"
+#include "base/jsonvalue.h"
 
 #include <nlohmann/json.hpp>
 
@@ -11,9 +12,6 @@
 #include <vector>
 
 namespace railyard::engine {
-
-// Documents keep their key order so a saved file reads like the one the user wrote.
-using Json = nlohmann::ordered_json;
 
 // A position in a parsed JSON document that knows its file and JSON path, so every error says
 // where it is and what was expected ("layout.json: /cluster/nodes: expected an integer >= 1,

@@ -1,5 +1,6 @@
 #include "faults/faultrecovery.h"
 
+#include "base/jsoncursor.h"
 #include "base/units.h"
 #include "layout/parallel.h"
 #include "step/reformjob.h"

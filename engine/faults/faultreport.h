@@ -3,7 +3,7 @@
 // The faults' reports: what a layout's faults cost (the `faults` object of evaluate --json and
 // its text section) and a sweep's ranking (evaluate --what-if KIND).
 
-#include "base/jsoncursor.h"
+#include "base/jsonvalue.h"
 #include "faults/faultimpact.h"
 #include "faults/faultsweep.h"
 #include "report/reviewreport.h"

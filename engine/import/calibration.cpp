@@ -1,6 +1,7 @@
 #include "import/calibration.h"
 
 #include "base/inputerror.h"
+#include "base/jsoncursor.h"
 
 #include <algorithm>
 #include <cmath>
@@ -54,7 +55,7 @@ double number(const Json &j, const char *key)
 
 std::optional<Calibration> calibrationOf(const Layout &layout, const Topology &topology)
 {
-    const Json &o = layout.original;
+    const Json &o = layout.original.get();
     if (!o.is_object() || !o.contains("imported") || !o["imported"].is_object())
         return std::nullopt;
     const Json &imported = o["imported"];

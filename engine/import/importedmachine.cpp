@@ -1,6 +1,7 @@
 #include "import/importedmachine.h"
 
 #include "base/inputerror.h"
+#include "base/jsoncursor.h"
 
 namespace railyard::engine {
 

@@ -1,6 +1,7 @@
 #include "import/importer.h"
 
 #include "base/inputerror.h"
+#include "base/jsoncursor.h"
 #include "base/units.h"
 #include "base/xmlreader.h"
 #include "collectives/collective.h"
@@ -493,7 +494,7 @@ Layout layoutFromImport(const ImportedMachine &m, const Catalog &cat, const Impo
     if (!m.measurements.empty())
         calibrate(l, m, cat, imported);
     l.original = Json::object();
-    l.original["imported"] = imported;
+    l.original.get()["imported"] = imported;
     // A workload so the imported cluster prices at once: Llama 3 8B on the default plan's
     // parallel sizes (the user changes both in the Workload panel).
     ModelConfig model;

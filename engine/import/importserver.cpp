@@ -2,6 +2,8 @@
 // switches, CPUs and NVLinks as the file shows them.
 #include "import/importer.h"
 
+#include "base/jsoncursor.h"
+
 #include <algorithm>
 #include <map>
 #include <numeric>

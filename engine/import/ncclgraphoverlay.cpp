@@ -1,6 +1,7 @@
 #include "import/ncclgraphoverlay.h"
 
 #include "base/inputerror.h"
+#include "base/jsoncursor.h"
 
 #include <algorithm>
 #include <deque>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "base/jsoncursor.h"
+#include "base/jsonvalue.h"
 #include "import/importedmachine.h"
 #include "topology/topology.h"
 

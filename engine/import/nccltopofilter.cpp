@@ -1,6 +1,7 @@
 #include "import/nccltopofilter.h"
 
 #include "base/inputerror.h"
+#include "base/jsoncursor.h"
 #include "base/units.h"
 #include "import/importtext.h"
 

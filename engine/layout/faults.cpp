@@ -1,5 +1,6 @@
 #include "layout/faults.h"
 
+#include "base/jsoncursor.h"
 #include "base/units.h"
 
 #include <cmath>

@@ -5,7 +5,7 @@
 // resolved against the cluster's devices and links when its topology is built
 // (topology/topologyfaults.cpp), where a name that matches nothing is an error.
 
-#include "base/jsoncursor.h"
+#include "base/jsonvalue.h"
 
 #include <optional>
 #include <string>

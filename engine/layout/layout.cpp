@@ -1,5 +1,7 @@
 #include "layout/layout.h"
 
+#include "base/jsoncursor.h"
+
 namespace railyard::engine {
 
 const char *toString(FabricKind kind)

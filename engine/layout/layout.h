@@ -1,6 +1,6 @@
 #pragma once
 
-#include "base/jsoncursor.h"
+#include "base/jsonvalue.h"
 #include "base/outputfile.h"
 #include "layout/catalog.h"
 #include "layout/faults.h"
@@ -251,10 +251,10 @@ struct Layout
     // Present: the layout prices serving, not training (a file carries one or the other).
     std::optional<ServingConfig> serving;
     ParallelConfig parallel;
-    std::vector<int> mapping;   // GPU index of each rank; empty: derived from the order
-    Json view = Json::object(); // zoom, colouring, panels: never affects the numbers
+    std::vector<int> mapping; // GPU index of each rank; empty: derived from the order
+    JsonValue view;           // zoom, colouring, panels: never affects the numbers
     // The document as read, so keys this version does not know survive a save.
-    Json original = Json::object();
+    JsonValue original;
 
     int dataParallel() const; // dp, or derived from the GPU count
     bool isServing() const { return serving.has_value(); }

@@ -73,7 +73,7 @@ void writeTraining(Json &tj, const TrainingConfig &t)
 
 Json layoutToJson(const Layout &l)
 {
-    Json out = l.original.is_object() ? l.original : Json::object();
+    Json out = l.original.get().is_object() ? l.original.get() : Json::object();
     out["format"] = "railyard-layout";
     // Format 1 while it says everything, so older Railyard builds still open the file.
     // Faults need a reader that knows them (one that ignored them would price a healthy
@@ -198,8 +198,8 @@ Json layoutToJson(const Layout &l)
         out["mapping"] = l.mapping;
     else
         out.erase("mapping");
-    if (!l.view.empty())
-        out["view"] = l.view;
+    if (!l.view.get().empty())
+        out["view"] = l.view.get();
     else
         out.erase("view");
     return out;

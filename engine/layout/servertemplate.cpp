@@ -1,5 +1,6 @@
 #include "layout/servertemplate.h"
 
+#include "base/jsoncursor.h"
 #include "base/units.h"
 
 #include <algorithm>

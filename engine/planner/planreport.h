@@ -3,7 +3,7 @@
 // The planner's reports as JSON: `railyard plan --json` and `railyard plan --buy --json`, in
 // the keys `evaluate --json` uses for the same numbers (README, "JSON output").
 
-#include "base/jsoncursor.h"
+#include "base/jsonvalue.h"
 #include "planner/planner.h"
 #include "planner/plannerbuy.h"
 

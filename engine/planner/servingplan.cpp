@@ -1,5 +1,6 @@
 #include "planner/servingplan.h"
 
+#include "base/jsoncursor.h"
 #include "layout/transformer.h"
 #include "serving/servingcache.h"
 #include "serving/servingevaluate.h"

@@ -6,7 +6,7 @@
 // fit or break a TTFT / TPOT limit, and returns the Pareto front of output tokens/s per GPU
 // against tokens/s per user (the chart serving benchmarks publish).
 
-#include "base/jsoncursor.h"
+#include "base/jsonvalue.h"
 #include "layout/layout.h"
 #include "topology/topology.h"
 

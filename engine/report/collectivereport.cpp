@@ -1,5 +1,7 @@
 #include "report/collectivereport.h"
 
+#include "base/jsoncursor.h"
+
 namespace railyard::engine {
 
 Json collectiveJson(const CollectiveResult &r, const CollectiveRequest &req, const Topology &t)

@@ -348,7 +348,7 @@ void writeEvaluationJson(std::ostream &out,
                             {"cost_s", w.costS}});
     j["warnings"] = warnings;
     j["assumptions"] = e.assumptions;
-    for (const auto &[key, value] : o.extra.items())
+    for (const auto &[key, value] : o.extra.get().items())
         j[key] = value;
     const bool links = o.links != LinkListing::None && e.links;
     j["link_tiers"] = links ? tiersJson(summarizeLinks(t, *e.links)) : Json::array();

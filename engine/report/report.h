@@ -1,6 +1,6 @@
 #pragma once
 
-#include "base/jsoncursor.h"
+#include "base/jsonvalue.h"
 #include "step/evaluate.h"
 #include "topology/topology.h"
 
@@ -62,7 +62,7 @@ struct ReportOptions
     bool atRequest = false;
     // Keys added to the JSON object after `warnings` and `assumptions` (an evaluation with
     // faults adds `faults`: faults/faultreport.h).
-    Json extra = Json::object();
+    JsonValue extra;
 };
 
 // Per link, dense by link id, the utilization at `at` seconds into the step (utilizationAt on

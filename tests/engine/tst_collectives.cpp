@@ -1,3 +1,4 @@
+#include "base/jsoncursor.h"
 #include "base/units.h"
 #include "collectives/collective.h"
 #include "collectives/traffic.h"

@@ -1,6 +1,7 @@
 // Layout format 2: servers written out as devices and links (cluster.server), how they load,
 // save, fail, build and price.
 #include "base/inputerror.h"
+#include "base/jsoncursor.h"
 #include "collectives/collective.h"
 #include "import/importer.h"
 #include "layout/layout.h"

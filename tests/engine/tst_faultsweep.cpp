@@ -1,5 +1,6 @@
 // Fault sweeps (every element of a kind failed in turn, ranked), their symmetry shortcuts
 // (checked against pricing every element), what a layout's faults cost, and the recovery.
+#include "base/jsoncursor.h"
 #include "faults/faultimpact.h"
 #include "faults/faultreport.h"
 #include "faults/faultsweep.h"

@@ -1,3 +1,4 @@
+#include "base/jsoncursor.h"
 #include "collectives/collective.h"
 #include "layout/layout.h"
 #include "topology/topology.h"

@@ -1,4 +1,5 @@
 #include "base/inputerror.h"
+#include "base/jsoncursor.h"
 #include "collectives/collective.h"
 #include "import/calibration.h"
 #include "import/importer.h"
@@ -124,7 +125,7 @@ private Q_SLOTS:
                                         "roundtrip.railyard.json",
                                         &Catalog::builtin());
         QVERIFY(back.sameContent(l));
-        QCOMPARE(back.original["imported"]["summary"]["gpus"].get<int>(), gpus);
+        QCOMPARE(back.original.get()["imported"]["summary"]["gpus"].get<int>(), gpus);
     }
 
     void topoMatrixDetails()
@@ -270,7 +271,7 @@ private Q_SLOTS:
         QCOMPARE(m.graphs[0].speedIntra, 12.0);
         QCOMPARE(int(m.gpus.size()), 4);
         const Layout l = layoutFromImport(m, Catalog::builtin());
-        QCOMPARE(l.original["imported"]["summary"]["graphs"].size(), std::size_t(3));
+        QCOMPARE(l.original.get()["imported"]["summary"]["graphs"].size(), std::size_t(3));
     }
 
     void ncclTests_data()
@@ -359,7 +360,7 @@ private Q_SLOTS:
         QVERIFY(l.cluster.tuning.efficiency);
         const double e = *l.cluster.tuning.efficiency;
         QVERIFY2(e > 0.05 && e < 0.9, qPrintable(QString::number(e)));
-        const Json &cal = l.original["imported"]["calibration"];
+        const Json &cal = l.original.get()["imported"]["calibration"];
         QCOMPARE(cal["measured_busbw_gbps"].get<double>(), 155.57);
         QVERIFY(cal["modelled_busbw_gbps_before"].get<double>() > 1.5 * 155.57);
         // Price it again, independently of the importer.
@@ -388,7 +389,7 @@ private Q_SLOTS:
                 importFile(dataPath(
                         "nccl-tests/h100-2node-16gpu-allreduce-srun-prefixed-nccltests290.txt")),
                 Catalog::builtin());
-        const Json &list = l.original["imported"]["calibration"]["fault_hypotheses"];
+        const Json &list = l.original.get()["imported"]["calibration"]["fault_hypotheses"];
         QVERIFY(list.is_array() && !list.empty());
         const Json &best = list[0];
         QCOMPARE(best["measured_busbw_gbps"].get<double>(), 155.57);
@@ -413,7 +414,8 @@ private Q_SLOTS:
             const Layout other = layoutFromImport(importFile(dataPath(std::string("nccl-tests/")
                                                                       + file)),
                                                   Catalog::builtin());
-            QVERIFY2(!other.original["imported"]["calibration"].contains("fault_hypotheses"), file);
+            QVERIFY2(!other.original.get()["imported"]["calibration"].contains("fault_hypotheses"),
+                     file);
         }
     }
 
@@ -427,7 +429,7 @@ private Q_SLOTS:
         QVERIFY(cal);
         QCOMPARE(cal->test, std::string("all_reduce"));
         QCOMPARE(cal->points.size(), std::size_t(11));
-        const Json &stored = l.original["imported"]["calibration"]["points"];
+        const Json &stored = l.original.get()["imported"]["calibration"]["points"];
         for (std::size_t i = 0; i < cal->points.size(); ++i) {
             QVERIFY(i == 0 || cal->points[i].sizeBytes > cal->points[i - 1].sizeBytes);
             // As stored at import (the same cluster): to the last digit.
@@ -446,11 +448,11 @@ private Q_SLOTS:
         QCOMPARE(faster->points.back().measuredGBps, cal->points.back().measuredGBps);
         // A hand-edited file with no usable calibration shows no chart (and throws nothing).
         Layout broken = l;
-        broken.original["imported"]["calibration"]["points"] = "none";
+        broken.original.get()["imported"]["calibration"]["points"] = "none";
         QVERIFY(!calibrationOf(broken, t));
-        broken.original["imported"]["calibration"] = {{"op", "reduce"}};
+        broken.original.get()["imported"]["calibration"] = {{"op", "reduce"}};
         QVERIFY(!calibrationOf(broken, t));
-        broken.original["imported"] = 3;
+        broken.original.get()["imported"] = 3;
         QVERIFY(!calibrationOf(broken, t));
         QVERIFY(!calibrationOf(Layout{}, t));
     }
@@ -482,8 +484,8 @@ private Q_SLOTS:
         QCOMPARE(s.devices[static_cast<std::size_t>(s.indexOf("nic1"))].host, std::string("pex1"));
         QVERIFY2(l.notes.find("written out as found") != std::string::npos, l.notes.c_str());
         QVERIFY2(l.notes.find("5 direct NVLink pairs") != std::string::npos, l.notes.c_str());
-        QVERIFY(l.original["imported"]["deviations"].empty());
-        QCOMPARE(l.original["imported"]["devices"]["links"].size(), std::size_t(15));
+        QVERIFY(l.original.get()["imported"]["deviations"].empty());
+        QCOMPARE(l.original.get()["imported"]["devices"]["links"].size(), std::size_t(15));
         // A log gives no board: the nearest generated shape, with its deviations noted.
         const Layout log = layoutFromImport(
                 importFile(dataPath(

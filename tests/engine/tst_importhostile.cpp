@@ -2,6 +2,7 @@
 // tests/data/import/hostile/ is refused with the file, the line (and column) and what the
 // hardware or the format allows, or imported with a note naming what was wrong.
 #include "base/inputerror.h"
+#include "base/jsoncursor.h"
 #include "import/importer.h"
 #include "layout/catalog.h"
 #include "layout/layout.h"

@@ -1,4 +1,5 @@
 #include "base/inputerror.h"
+#include "base/jsoncursor.h"
 #include "layout/layout.h"
 #include "layout/parallel.h"
 #include "step/evaluate.h"
@@ -56,7 +57,7 @@ private Q_SLOTS:
         QCOMPARE(l.parallel.tp, 8);
         QCOMPARE(l.parallel.vp, 5);
         QCOMPARE(l.dataParallel(), 4);
-        QCOMPARE(l.view["color_by"].get<std::string>(), std::string("tp"));
+        QCOMPARE(l.view.get()["color_by"].get<std::string>(), std::string("tp"));
     }
 
     void readsMoeExampleWithMapping()
@@ -97,6 +98,28 @@ private Q_SLOTS:
         const Json j = layoutToJson(a);
         QVERIFY(j.contains("x_unknown_tool_setting"));
         QCOMPARE(j["x_unknown_tool_setting"]["keep"].size(), std::size_t(3));
+    }
+
+    // A layout's view and original document are values (JsonValue keeps nlohmann/json.hpp out
+    // of layout.h): a copy is deep, a moved-from one holds an empty object, never null.
+    void viewAndOriginalAreValues()
+    {
+        Layout a = readLayoutFile(dataPath("seed-16-servers.railyard.json"));
+        a.view.get()["zoom"] = 2.0;
+        Layout b = a;
+        b.view.get()["zoom"] = 3.0;
+        b.original.get()["x_unknown_tool_setting"] = nullptr;
+        QCOMPARE(a.view.get()["zoom"].get<double>(), 2.0);
+        QVERIFY(a.original.get()["x_unknown_tool_setting"].is_object());
+        QVERIFY(!(a.view == b.view));
+        b = a;
+        QVERIFY(a.view == b.view);
+
+        Layout moved = std::move(b);
+        QCOMPARE(moved.view.get()["zoom"].get<double>(), 2.0);
+        const Layout fresh;
+        QVERIFY(fresh.view.get().is_object() && fresh.view.get().empty());
+        QVERIFY(fresh.original.get().is_object());
     }
 
     void editsAreWritten()

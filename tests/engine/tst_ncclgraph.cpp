@@ -1,5 +1,6 @@
 // The NCCL graph overlay: a graph XML's channels placed on a layout's topology as link ids.
 #include "base/inputerror.h"
+#include "base/jsoncursor.h"
 #include "import/importer.h"
 #include "import/ncclgraphoverlay.h"
 #include "layout/catalog.h"
@@ -223,7 +224,7 @@ private Q_SLOTS:
         const ImportedMachine m = importFile(graphPath("hgx-h100-ring-tree-handwritten.xml"));
         const Layout l = layoutFromImport(m, Catalog::builtin());
         const Layout reread = parseLayout(layoutToText(l), "x.railyard.json");
-        const std::vector<NcclGraph> graphs = graphsFromImported(reread.original["imported"]);
+        const std::vector<NcclGraph> graphs = graphsFromImported(reread.original.get()["imported"]);
         QCOMPARE(graphs.size(), std::size_t(2));
         QCOMPARE(graphs[0].pattern, std::string("ring"));
         QCOMPARE(graphs[1].pattern, std::string("tree"));

@@ -2,6 +2,7 @@
 // memory within HBM, no link past its rate, timelines that add up), the seed's claims hold in
 // numbers (TP inside one NVLink domain, wide EP on NVL72, KV cache over NVLink), and load,
 // queueing, speculation and single-phase pricing behave as their mechanisms say.
+#include "base/jsoncursor.h"
 #include "comparenear.h"
 #include "layout/layout.h"
 #include "report/report.h"

@@ -2,6 +2,7 @@
 // PXN, a straggler paces its replica, a GPU out takes its replica out of service, the sweep
 // ranks serving failures, and bad input names its key.
 #include "base/inputerror.h"
+#include "base/jsoncursor.h"
 #include "collectives/traffic.h"
 #include "faults/faultimpact.h"
 #include "faults/faultreport.h"

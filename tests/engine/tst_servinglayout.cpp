@@ -2,6 +2,7 @@
 // reads as written, a layout round-trips through save and load, the presets carry what serving
 // needs (MLA, sliding windows), and bad input is a clear InputError naming the key.
 #include "base/inputerror.h"
+#include "base/jsoncursor.h"
 #include "layout/layout.h"
 #include "layout/servingstack.h"
 #include "serving/servingevaluate.h"

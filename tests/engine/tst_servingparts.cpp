@@ -4,6 +4,7 @@
 // calculations of the KV cache per token, the concurrency it holds and a decode step's weight
 // reads. The largest error per part must stay within what servingband.cpp carries into the
 // latency bands.
+#include "base/jsoncursor.h"
 #include "collectives/collective.h"
 #include "collectives/traffic.h"
 #include "comparenear.h"

@@ -8,6 +8,7 @@
 // held out (the README's "Held-out part": never to be fitted on, now or later); the test prints
 // every row's error and the held-out medians, and fails when the model drifts past the errors
 // measured when the rows were added (DESIGN.md's goal on the held-out part is 15%).
+#include "base/jsoncursor.h"
 #include "layout/layout.h"
 #include "serving/servingband.h"
 #include "serving/servingevaluate.h"

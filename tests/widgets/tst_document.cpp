@@ -1,6 +1,7 @@
 // The document and its undo commands: every edit undoes and redoes to the same JSON, merges
 // where a drag makes many edits, keeps unknown keys, saves atomically and reopens identically;
 // bad files are refused with the engine's message; autosave and recovery.
+#include "base/jsoncursor.h"
 #include "commands/changecluster.h"
 #include "commands/changemapping.h"
 #include "commands/changenotes.h"
@@ -243,7 +244,7 @@ private Q_SLOTS:
         QVERIFY2(doc->save(path, &error), qPrintable(error));
         auto reopened = Document::load(path, &error);
         QVERIFY2(reopened, qPrintable(error));
-        const engine::Json &orig = reopened->layout().original;
+        const engine::Json &orig = reopened->layout().original.get();
         QCOMPARE(QString::fromStdString(orig["x_review"]["owner"].get<std::string>()),
                  QStringLiteral("infra"));
         QCOMPARE(QString::fromStdString(orig["cluster"]["x_site"].get<std::string>()),
@@ -400,7 +401,7 @@ private Q_SLOTS:
         auto doc = openLayout(layoutPath("gmi-h200-cluster.railyard.json"));
         QVERIFY(doc);
         ViewState view(doc.get());
-        view.readLayoutView(doc->layout().view);
+        view.readLayoutView(doc->layout().view.get());
         AutoSaver saver(dir.path());
         saver.setDocument(doc.get());
         const auto recovered = [&] {

@@ -1,5 +1,6 @@
 // File > Import...: a cluster's own file becomes a new untitled document that prices, and a bad
 // file leaves the open document alone with a message naming the file and the line.
+#include "base/jsoncursor.h"
 #include "charts/calibrationchart.h"
 #include "commands/changecluster.h"
 #include "document/document.h"
@@ -59,7 +60,7 @@ private Q_SLOTS:
         QCOMPARE(doc->topology().gpuCount(), 16);
         QCOMPARE(doc->layout().cluster.nodes, 2);
         QVERIFY(doc->layout().cluster.tuning.efficiency.has_value());
-        QVERIFY(doc->layout().original.contains("imported"));
+        QVERIFY(doc->layout().original.get().contains("imported"));
         QVERIFY(QString::fromStdString(doc->layout().notes).contains(QStringLiteral("Calibrated")));
 
         // A topology file too: the H800's 8 GPUs and its NV8.

@@ -3,6 +3,7 @@
 // the title marks unsaved work, the Cluster panel edits through undo, New Cluster asks first and
 // starts at a workload that fits, search, recent files, recovery. The docks, the canvas's share
 // and the Help menu are in tst_windowlayout.
+#include "base/jsoncursor.h"
 #include "commands/changetitle.h"
 #include "document/autosaver.h"
 #include "document/document.h"
@@ -447,7 +448,8 @@ private Q_SLOTS:
         w.document()->undoStack()->push(
                 new ChangeTitle(w.document(), QStringLiteral("Another title")));
         w.document()->undoStack()->undo();
-        QCOMPARE(w.document()->layout().view.value("color_by", std::string()), std::string("tp"));
+        QCOMPARE(w.document()->layout().view.get().value("color_by", std::string()),
+                 std::string("tp"));
     }
 
     // File > New Cluster through its dialog: unsaved work is asked about first, and the new

@@ -5,6 +5,7 @@
 // Reset Layout and View > Panels, the docks remembered between sessions and checked, and Help's
 // shortcut list and guide. With RAILYARD_SHOTS_DIR set, the example rows save what the window
 // shows as PNGs there.
+#include "base/jsoncursor.h"
 #include "charts/paretochart.h"
 #include "commands/changemapping.h"
 #include "docklayout.h"
@@ -170,7 +171,7 @@ private Q_SLOTS:
         const auto withZoom = [&](double zoom) {
             engine::Layout l = engine::readLayoutFile(
                     layoutPath("tp-across-servers.railyard.json").toStdString());
-            l.view["zoom"] = zoom;
+            l.view.get()["zoom"] = zoom;
             const QString path = dir.filePath(QStringLiteral("zoom-%1.railyard.json").arg(zoom));
             engine::writeLayoutFile(l, path.toStdString());
             return path;

@@ -1,5 +1,6 @@
 #include "viewstate.h"
 
+#include "base/jsoncursor.h"
 #include "document.h"
 #include "lessonframe.h"
 
@@ -81,7 +82,7 @@ void ViewState::writeDocumentView() const
 {
     if (!m_document)
         return;
-    engine::Json view = m_document->layout().view;
+    engine::Json view = m_document->layout().view.get();
     writeLayoutView(view);
     m_document->setView(view);
 }

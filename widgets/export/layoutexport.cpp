@@ -2,6 +2,7 @@
 // (applyLayoutView), the part of it a region names, and its diagram at a moment of the step.
 #include "diagramexport.h"
 
+#include "base/jsoncursor.h"
 #include "base/safetext.h"
 #include "base/units.h"
 #include "document/document.h"
@@ -102,7 +103,7 @@ QRectF regionRect(const ClusterScene &scene, const DiagramRegion &region, QStrin
 void applyLayoutView(ClusterScene &scene)
 {
     // What the file says, before the default colouring below is kept in the document's view.
-    const engine::Json saved = scene.document()->layout().view;
+    const engine::Json saved = scene.document()->layout().view.get();
     if (const engine::ServingGpuGroups *s = scene.document()->servingGroups()) {
         // Serving: the prefill and decode pools when they are separate, else the TP groups.
         if (s->disaggregated)
@@ -118,7 +119,7 @@ void applyLayoutView(ClusterScene &scene)
             }
     }
     // A layout imported from an NCCL graph XML shows its graph, as the window does.
-    const engine::Json &original = scene.document()->layout().original;
+    const engine::Json &original = scene.document()->layout().original.get();
     if (const auto it = original.find("imported"); it != original.end() && scene.viewState()) {
         ViewState::GraphOverlay overlay;
         overlay.graphs = engine::graphsFromImported(*it);
@@ -203,7 +204,7 @@ static bool loadAndExport(const QString &layoutPath,
     std::unique_ptr<Document> doc = Document::load(layoutPath, error);
     if (!doc)
         return false;
-    const engine::Json &layoutView = doc->layout().view;
+    const engine::Json &layoutView = doc->layout().view.get();
     const bool namesLinkLoad = layoutView.is_object() && layoutView.contains("link_load");
     // The view state first: the scene colours through it, and it outlives the scene.
     ViewState view(doc.get());

@@ -1,5 +1,6 @@
 #include "reviewreport.h"
 
+#include "base/jsoncursor.h"
 #include "base/showntext.h"
 #include "charts/memorychart.h"
 #include "charts/stepchart.h"
@@ -384,7 +385,7 @@ bool exportLayoutReviewReport(const QString &layoutPath,
         options.pinnedServing = a->servingEvaluation();
         options.pinnedSource = QFileInfo(comparePath).fileName();
     }
-    const engine::Json &layoutView = doc->layout().view;
+    const engine::Json &layoutView = doc->layout().view.get();
     const bool namesLinkLoad = layoutView.is_object() && layoutView.contains("link_load");
     ViewState view(doc.get());
     ClusterScene scene(doc.get());
