@@ -51,6 +51,13 @@ bool contains(const std::string &text, const std::string &part)
     return text.find(part) != std::string::npos;
 }
 
+// The layout with a plan's mapping stored.
+Layout applied(Layout l, const PlacementPlan &plan)
+{
+    l.mapping = plan.mapping;
+    return l;
+}
+
 ServingEvaluation priced(const Layout &l)
 {
     ServingOptions options;
@@ -179,8 +186,7 @@ private Q_SLOTS:
         std::vector<int> sorted = p.mapping;
         std::sort(sorted.begin(), sorted.end());
         QCOMPARE(sorted, range(0, 72)); // every GPU once
-        Layout moved = l;
-        moved.mapping = p.mapping;
+        const Layout moved = applied(l, p);
         const ServingGpuGroups after = groupsOf(moved);
         QVERIFY2(after.ok(), after.error.c_str());
         QCOMPARE(servingGroupGpus(after, K::Tp, 17), range(0, 4));
@@ -197,8 +203,7 @@ private Q_SLOTS:
         const PlacementPlan back = planServingGroupDrop(moved, after, K::Tp, 17, DropSite::gpu(68));
         QVERIFY2(back.ok(), back.error.c_str());
         QVERIFY(!back.noChange);
-        Layout restored = moved;
-        restored.mapping = back.mapping;
+        const Layout restored = applied(moved, back);
         QCOMPARE(servingGroupGpus(groupsOf(restored), K::Tp, 0), range(0, 4));
         QCOMPARE(servingGroupGpus(groupsOf(restored), K::Tp, 17), range(68, 4));
     }
@@ -216,8 +221,7 @@ private Q_SLOTS:
         const PlacementPlan p = planServingMakeGroup(l, g, K::Tp, range(46, 4));
         QVERIFY2(p.ok(), p.error.c_str());
         QCOMPARE(p.targets, range(46, 4));
-        Layout moved = l;
-        moved.mapping = p.mapping;
+        const Layout moved = applied(l, p);
         const ServingGpuGroups after = groupsOf(moved);
         QCOMPARE(servingGroupGpus(after, K::Tp, 11), range(46, 4));
         std::vector<int> next = servingGroupGpus(after, K::Tp, 12); // displaced onto 44, 45
@@ -265,8 +269,7 @@ private Q_SLOTS:
         const PlacementPlan p = planServingGroupDrop(l, g, K::Tp, 0, DropSite::gpu(4));
         QVERIFY2(p.ok(), p.error.c_str());
         QCOMPARE(p.targets, range(4, 8));
-        Layout moved = l;
-        moved.mapping = p.mapping;
+        const Layout moved = applied(l, p);
         const ServingGpuGroups after = groupsOf(moved);
         QCOMPARE(servingGroupGpus(after, K::Tp, 0), range(4, 8));
         std::vector<int> replica1 = servingGroupGpus(after, K::Tp, 1);
@@ -289,8 +292,7 @@ private Q_SLOTS:
         // Dropped back onto GPU 0, the layout is the shipped one again: the same price.
         const PlacementPlan back = planServingGroupDrop(moved, after, K::Tp, 0, DropSite::gpu(0));
         QVERIFY2(back.ok(), back.error.c_str());
-        Layout restored = moved;
-        restored.mapping = back.mapping;
+        const Layout restored = applied(moved, back);
         QVERIFY(restored.mapping.empty());
         QCOMPARE(priced(restored).tpotS, before.tpotS);
     }
