@@ -74,6 +74,13 @@ PlacementPlan moveRanks(const Layout &l,
     return settle(l, std::move(mapping), std::move(targets));
 }
 
+// Pools the cluster cannot hold (the groups are empty): said for every edit.
+PlacementPlan unplaced(const ServingGpuGroups &g)
+{
+    return PlacementPlan::refused(PlacementPlan::Refusal::NoRanks,
+                                  "the serving pools cannot be placed: " + g.error);
+}
+
 const char *kindNoun(K kind)
 {
     switch (kind) {
@@ -152,8 +159,7 @@ PlacementPlan planServingGroupDrop(const Layout &l,
 {
     using Refusal = PlacementPlan::Refusal;
     if (!g.ok())
-        return PlacementPlan::refused(Refusal::NoRanks,
-                                      "the serving pools cannot be placed: " + g.error);
+        return unplaced(g);
     const std::vector<int> members = servingGroupRanks(g, kind, index);
     const std::string name = describeServingGroup(g, kind, index);
     if (members.empty())
@@ -191,8 +197,7 @@ PlacementPlan planServingMakeGroup(const Layout &l,
 {
     using Refusal = PlacementPlan::Refusal;
     if (!g.ok())
-        return PlacementPlan::refused(Refusal::NoRanks,
-                                      "the serving pools cannot be placed: " + g.error);
+        return unplaced(g);
     if (selected.empty())
         return PlacementPlan::refused(Refusal::Refused, "select the GPUs first");
     const int count = static_cast<int>(g.rank.size());
@@ -230,8 +235,7 @@ PlacementPlan planServingGpuSwap(const Layout &l, const ServingGpuGroups &g, int
 {
     using Refusal = PlacementPlan::Refusal;
     if (!g.ok())
-        return PlacementPlan::refused(Refusal::NoRanks,
-                                      "the serving pools cannot be placed: " + g.error);
+        return unplaced(g);
     const int count = static_cast<int>(g.rank.size());
     for (int gpu : {fromGpu, toGpu})
         if (gpu < 0 || gpu >= count)
