@@ -141,9 +141,18 @@ void MainWindow::createActions()
                                        "selected GPUs (Shift-drag on the canvas to select)"));
     QMenu *makeMenu = edit->addMenu(tr("Make a Group Here"));
     for (GroupKind kind : kAllGroupKinds)
-        makeMenu->addAction(tr("Make a %1 Here").arg(kindNoun(kind)), this, [this, kind] {
-            m_view->makeGroupHere(kind);
-        });
+        makeMenu->addAction(tr("Make a %1 Here").arg(kindNoun(kind)),
+                            this,
+                            [this, kind] { m_view->makeGroupHere(kind); })
+                ->setData(static_cast<int>(kind));
+    // A serving layout's groups are the serving engine's (the CP slot is its pools).
+    connect(makeMenu, &QMenu::aboutToShow, this, [this, makeMenu] {
+        const bool serving = m_document && m_document->isServing();
+        for (QAction *a : makeMenu->actions()) {
+            const auto kind = static_cast<GroupKind>(a->data().toInt());
+            a->setText(tr("Make a %1 Here").arg(serving ? servingKindNoun(kind) : kindNoun(kind)));
+        }
+    });
     QAction *reset = named(edit->addAction(tr("Reset &Placement"),
                                            this,
                                            [this] { m_workload->resetPlacement(); }),
@@ -368,7 +377,8 @@ void MainWindow::syncColourControls()
     const auto selected = m_scene->selectedGpus().size();
     m_makeGroupAction->setText(
             selected > 0 ? tr("&Make %1 Here (%2 selected)")
-                                   .arg(kindNoun(m_palette->kind()),
+                                   .arg(serving ? servingKindNoun(m_palette->kind())
+                                                : kindNoun(m_palette->kind()),
                                         counted(static_cast<int>(selected), tr("GPU"), tr("GPUs")))
                          : tr("&Make Group Here"));
 }

@@ -20,14 +20,6 @@ std::vector<int> run(int first, int count)
     return gpus;
 }
 
-PlacementPlan refuse(PlacementPlan::Refusal why, std::string error)
-{
-    PlacementPlan plan;
-    plan.refusal = why;
-    plan.error = std::move(error);
-    return plan;
-}
-
 // The plan an edit gives: refused with its reason, or the mapping to store.
 PlacementPlan settle(const Layout &l, MappingEdit edit, std::vector<int> targets)
 {
@@ -192,16 +184,18 @@ std::optional<PlacementPlan> siteRefusal(const std::string &name,
 {
     const int first = site.firstGpu;
     if (first < 0 || first >= count)
-        return refuse(PlacementPlan::Refusal::DoesNotFit, site.name() + " is not in the cluster");
+        return PlacementPlan::refused(PlacementPlan::Refusal::DoesNotFit,
+                                      site.name() + " is not in the cluster");
     if (first + size <= count)
         return std::nullopt;
     const std::string from = site.kind == DropSite::Kind::Gpu
                                      ? "GPU " + std::to_string(first)
                                      : "GPU " + std::to_string(first) + " (" + site.name() + ")";
-    PlacementPlan plan = refuse(PlacementPlan::Refusal::DoesNotFit,
-                                name + " needs " + std::to_string(size) + " GPUs from " + from
-                                        + ", but the cluster ends at GPU "
-                                        + std::to_string(count - 1));
+    PlacementPlan plan = PlacementPlan::refused(PlacementPlan::Refusal::DoesNotFit,
+                                                name + " needs " + std::to_string(size)
+                                                        + " GPUs from " + from
+                                                        + ", but the cluster ends at GPU "
+                                                        + std::to_string(count - 1));
     plan.targets = run(first, count - first); // the GPUs it would run over
     return plan;
 }
@@ -214,13 +208,15 @@ PlacementPlan planGroupDrop(const Layout &l,
     using Refusal = PlacementPlan::Refusal;
     const std::string name = describeGroup(group);
     if (!ranks)
-        return refuse(Refusal::NoRanks,
-                      "the parallel sizes do not fill the cluster, so there are no ranks to place");
+        return PlacementPlan::refused(
+                Refusal::NoRanks,
+                "the parallel sizes do not fill the cluster, so there are no ranks to place");
     const int size = static_cast<int>(groupRanks(*ranks, group).size());
     if (size == 0)
-        return refuse(Refusal::NoSuchGroup, name + " does not exist in this job");
+        return PlacementPlan::refused(Refusal::NoSuchGroup, name + " does not exist in this job");
     if (!site)
-        return refuse(Refusal::NoSite, "drop " + name + " on a GPU, a server or a rack");
+        return PlacementPlan::refused(Refusal::NoSite,
+                                      "drop " + name + " on a GPU, a server or a rack");
     if (auto refused = siteRefusal(name, size, ranks->worldSize(), *site))
         return std::move(*refused);
     std::vector<int> targets = run(site->firstGpu, size);
@@ -240,21 +236,23 @@ PlacementPlan planMakeGroup(const Layout &l,
 {
     using Refusal = PlacementPlan::Refusal;
     if (selected.empty())
-        return refuse(Refusal::Refused, "select the GPUs first");
+        return PlacementPlan::refused(Refusal::Refused, "select the GPUs first");
     if (!ranks) {
         // The engine's own reason the sizes do not describe the cluster.
         try {
             (void)RankLayout(l);
         } catch (const InputError &e) {
-            return refuse(Refusal::NoRanks, e.what());
+            return PlacementPlan::refused(Refusal::NoRanks, e.what());
         }
-        return refuse(Refusal::NoRanks, "the parallel sizes do not fill the cluster");
+        return PlacementPlan::refused(Refusal::NoRanks,
+                                      "the parallel sizes do not fill the cluster");
     }
     if (!isCoordinate(kind))
         return settle(l, makeGroupHere(*ranks, dimOf(kind), selected), selected);
     const std::optional<GroupRef> group = groupAtGpu(*ranks, kind, selected.front());
     if (!group)
-        return refuse(Refusal::Refused, "GPU " + std::to_string(selected.front()) + " runs no rank");
+        return PlacementPlan::refused(Refusal::Refused,
+                                      "GPU " + std::to_string(selected.front()) + " runs no rank");
     return settle(l, placeGroup(*ranks, *group, selected), selected);
 }
 

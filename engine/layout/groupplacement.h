@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace railyard::engine {
@@ -98,6 +99,15 @@ struct PlacementPlan
     std::vector<int> mapping; // the mapping to store (normalized) when it changes something
     bool noChange = false;    // it works and leaves every rank where it is
     bool ok() const { return refusal == Refusal::None; }
+
+    // A plan that refuses, and why (in lower case, for use after a colon).
+    static PlacementPlan refused(Refusal why, std::string error)
+    {
+        PlacementPlan plan;
+        plan.refusal = why;
+        plan.error = std::move(error);
+        return plan;
+    }
 };
 
 // Why a group of `size` GPUs, `name`, cannot land on `site` in a cluster of `count` GPUs: the

@@ -44,6 +44,20 @@ PlacementPlan planServingGroupDrop(const Layout &layout,
                                    int index,
                                    const std::optional<DropSite> &site);
 
+// The group of `kind` that the serving rank on `gpu` belongs to; none when no rank serves there
+// (or the pools cannot be placed, or that kind has no group there: no EP without experts).
+std::optional<int> servingGroupAtGpu(const ServingGpuGroups &groups,
+                                     ServingGpuGroups::Kind kind,
+                                     int gpu);
+
+// "Make a TP group here" on a serving layout: the group of `kind` that the first selected GPU
+// serves (a TP group of one replica, in its pool) moves onto the selected GPUs, one per rank in
+// rank order, as many as it has ranks; the ranks that were there move to the GPUs it leaves.
+PlacementPlan planServingMakeGroup(const Layout &layout,
+                                   const ServingGpuGroups &groups,
+                                   ServingGpuGroups::Kind kind,
+                                   const std::vector<int> &selected);
+
 // A GPU of a serving layout dropped on another swaps their serving ranks (either may be idle).
 PlacementPlan planServingGpuSwap(const Layout &layout,
                                  const ServingGpuGroups &groups,

@@ -10,6 +10,7 @@
 #include "scene/clustergeometry.h"
 #include "scene/clusterscene.h"
 #include "scene/clusterview.h"
+#include "scene/dropplan.h"
 #include "serving/servingplacement.h"
 
 #include "canvasfixture.h"
@@ -17,15 +18,21 @@
 
 #include <QAbstractButton>
 #include <QApplication>
+#include <QContextMenuEvent>
 #include <QDragEnterEvent>
 #include <QDragMoveEvent>
 #include <QDropEvent>
 #include <QLabel>
 #include <QListView>
+#include <QMenu>
 #include <QMimeData>
 #include <QSignalSpy>
 #include <QTest>
+#include <QTimer>
 #include <QUndoStack>
+
+#include <algorithm>
+#include <optional>
 
 using namespace railyard;
 
@@ -197,6 +204,84 @@ private Q_SLOTS:
                                                        engine::DropSite::gpu(from.front()));
         QVERIFY(back.ok());
         QCOMPARE(engine::servingGroupGpus(*doc->servingGroups(), K::Tp, 0), from);
+    }
+
+    // "Make a TP group here" on a serving layout makes the serving group: GPUs 46-49 selected,
+    // GPU 46 serves decode replica 11, so its TP group moves onto them (the next replica's
+    // ranks on 48-49 take 44-45), named as the serving engine places it, in one undo step. On
+    // the 400G layout (4 GPUs per NVLink domain) the group then spans two servers and the
+    // status bar says what its TP all-reduces over the NICs cost per token. The canvas menu
+    // offers the serving groups and their sizes, not the training ranks'.
+    void makeGroupHereMakesTheServingGroup()
+    {
+        auto doc = openLayout(kDisagg400g);
+        QVERIFY(doc && doc->isServing() && doc->servingEvaluation()->ok);
+        const double tpotBefore = doc->servingEvaluation()->tpotS;
+        Canvas c(doc.get());
+        const std::vector<int> selected = {46, 47, 48, 49};
+        c.scene.setSelectedGpus(selected);
+        const std::optional<GpuGroup> held = groupOfGpu(*doc, GroupKind::Tp, 46);
+        QVERIFY(held);
+        const QString name = QStringLiteral("TP group 11 of replica 11 (decode pool)");
+        QCOMPARE(held->name, name);
+        QCOMPARE(held->gpus, (std::vector<int>{44, 45, 46, 47}));
+        QCOMPARE(groupOfGpu(*doc, GroupKind::Cp, 46)->name, QStringLiteral("decode pool"));
+
+        // The canvas menu: the serving group's size, enabled for these four GPUs.
+        QStringList items;
+        QTimer::singleShot(0, this, [&items] {
+            if (auto *menu = qobject_cast<QMenu *>(QApplication::activePopupWidget())) {
+                for (QAction *a : menu->actions())
+                    if (!a->isSeparator())
+                        items << a->text()
+                                         + (a->isEnabled() ? QString() : QStringLiteral(" [off]"));
+                menu->close();
+            }
+        });
+        const QPoint at46 = c.atGpu(46);
+        QContextMenuEvent menuEvent(QContextMenuEvent::Mouse,
+                                    at46,
+                                    c.view.viewport()->mapToGlobal(at46));
+        QApplication::sendEvent(c.view.viewport(), &menuEvent);
+        QVERIFY2(items.contains(QStringLiteral("Make a TP group Here (4 GPUs)")),
+                 qPrintable(items.join(QLatin1Char('|'))));
+        QVERIFY2(items.contains(QStringLiteral("Select %1").arg(name)),
+                 qPrintable(items.join(QLatin1Char('|'))));
+        QVERIFY2(items.contains(QStringLiteral("Make a Prefill/decode pool Here (28 GPUs) [off]")),
+                 qPrintable(items.join(QLatin1Char('|'))));
+
+        QSignalSpy said(&c.view, &ClusterView::message);
+        QVERIFY(c.view.makeGroupHere(GroupKind::Tp));
+        QCOMPARE(doc->undoStack()->count(), 1);
+        QCOMPARE(doc->undoStack()->undoText(),
+                 QStringLiteral("Make %1 on GPUs 46\u201349").arg(name));
+        const engine::ServingGpuGroups &after = *doc->servingGroups();
+        QCOMPARE(engine::servingGroupGpus(after, K::Tp, 11), selected);
+        std::vector<int> next = engine::servingGroupGpus(after, K::Tp, 12);
+        std::sort(next.begin(), next.end());
+        QCOMPARE(next, (std::vector<int>{44, 45, 50, 51}));
+        for (int gpu = 0; gpu < 72; ++gpu)
+            QCOMPARE(poolOf(*doc, gpu), gpu < 44 ? 0 : 1);
+        // Across two servers' NICs the decode TP all-reduces cost more: TPOT rises, and the
+        // status bar says by how much.
+        const double tpotAfter = doc->servingEvaluation()->tpotS;
+        QVERIFY2(tpotAfter > tpotBefore,
+                 qPrintable(QStringLiteral("%1 -> %2").arg(tpotBefore).arg(tpotAfter)));
+        const QString status = said.last().at(0).toString();
+        QVERIFY2(status.startsWith(doc->undoStack()->undoText()) && status.contains("TPOT"),
+                 qPrintable(status));
+
+        // A selection of the wrong size is refused with the serving group's name.
+        doc->undoStack()->undo();
+        QCOMPARE(engine::servingGroupGpus(*doc->servingGroups(), K::Tp, 11), held->gpus);
+        QCOMPARE(doc->servingEvaluation()->tpotS, tpotBefore);
+        c.scene.setSelectedGpus({46, 47, 48});
+        QVERIFY(!c.view.makeGroupHere(GroupKind::Tp));
+        QVERIFY2(said.last().at(0).toString().contains(name
+                                                       + QStringLiteral(" has 4 GPUs; 3 are "
+                                                                        "selected")),
+                 qPrintable(said.last().at(0).toString()));
+        QCOMPARE(doc->undoStack()->index(), 0);
     }
 
     // Past the cluster's end the drop is refused, the serving group named in the reason.

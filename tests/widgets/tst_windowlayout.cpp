@@ -8,6 +8,7 @@
 #include "base/jsoncursor.h"
 #include "charts/paretochart.h"
 #include "commands/changemapping.h"
+#include "commands/changeserving.h"
 #include "docklayout.h"
 #include "document/document.h"
 #include "document/viewstate.h"
@@ -721,23 +722,32 @@ private Q_SLOTS:
     // A serving layout's Pricing dock at the two window sizes: its last row (the note under
     // the memory and the breakdown) is in view without scrolling, and no number is cut (the
     // dock needed its scroll bar at 1280x800 for the memory, the concurrency and the
-    // breakdown).
+    // breakdown). The same with something to compare: A pinned and the concurrency doubled
+    // since (the comparison scrolled at 1280x800: every number in its own row, A, B and the
+    // change, pushed the breakdown and the memory below the dock's edge).
     void servingPricingFits_data()
     {
         QTest::addColumn<QSize>("size");
         QTest::addColumn<QString>("path");
-        for (const QSize size : {QSize(1600, 1000), QSize(1280, 800)})
-            for (const char *name : {"serving-disaggregated-gb200-nvl72.railyard.json",
-                                     "serving-deepseek-r1-wide-ep-h200-ib.railyard.json",
-                                     "serving-llama70b-tp16-two-servers.railyard.json"})
-                QTest::addRow("%dx%d %s", size.width(), size.height(), name)
-                        << size << layoutPath(name);
+        QTest::addColumn<bool>("compare");
+        for (const bool compare : {false, true})
+            for (const QSize size : {QSize(1600, 1000), QSize(1280, 800)})
+                for (const char *name : {"serving-disaggregated-gb200-nvl72.railyard.json",
+                                         "serving-deepseek-r1-wide-ep-h200-ib.railyard.json",
+                                         "serving-llama70b-tp16-two-servers.railyard.json"})
+                    QTest::addRow("%s %dx%d %s",
+                                  compare ? "A/B" : "alone",
+                                  size.width(),
+                                  size.height(),
+                                  name)
+                            << size << layoutPath(name) << compare;
     }
 
     void servingPricingFits()
     {
         QFETCH(QSize, size);
         QFETCH(QString, path);
+        QFETCH(bool, compare);
         MainWindow w(nullptr, m_recovery.path());
         w.resize(size);
         w.show();
@@ -745,6 +755,18 @@ private Q_SLOTS:
         QVERIFY(w.openFile(path));
         settle();
         QVERIFY(w.document()->isServing() && w.document()->isPriced());
+        if (compare) {
+            w.pricingPanel()->pinA();
+            Document *doc = w.document();
+            engine::ServingConfig serving = *doc->layout().serving;
+            serving.concurrency = 2 * serving.concurrency.value_or(32);
+            doc->undoStack()->push(new ChangeServing(doc,
+                                                     serving,
+                                                     doc->layout().parallel,
+                                                     QStringLiteral("Concurrency")));
+            settle();
+            QVERIFY(doc->pinned() && doc->isPriced());
+        }
         const DockLayout::Docks docks = w.dockLayout()->docks();
         QVERIFY(onShow(w, docks.pricing));
         auto *scroll = qobject_cast<QScrollArea *>(docks.pricing->widget());
@@ -763,23 +785,40 @@ private Q_SLOTS:
                                         .arg(shown.bottom())
                                         .arg(shownIn->height())));
         };
-        // Every metric row, the breakdown's last row shown, and the labels below (wrapped
-        // whole: as tall as their text at their width).
-        QTableWidget *m = serving->metrics();
+        // Every number of the table shown (A, B and the change when comparing), the
+        // breakdown's last row shown, and the labels below (wrapped whole: as tall as their
+        // text at their width).
+        QTableWidget *m = compare ? serving->metrics() : serving->grid();
+        QVERIFY(m->isVisible());
+        QCOMPARE(serving->metrics()->isVisible(), compare);
         for (int r = 0; r < m->rowCount(); ++r)
-            inView(m->viewport(),
-                   m->visualItemRect(m->item(r, 1)),
-                   m->verticalHeaderItem(r)->text());
+            for (int c = 0; c < m->columnCount(); ++c) {
+                const QTableWidgetItem *item = m->item(r, c);
+                if (!item || m->isColumnHidden(c) || m->isRowHidden(r) || item->text().isEmpty())
+                    continue;
+                const QRect rect = m->visualItemRect(item);
+                inView(m->viewport(), rect, item->text());
+                // Not cut: the cell holds its text.
+                QVERIFY2(rect.width() >= m->fontMetrics().horizontalAdvance(item->text()),
+                         qPrintable(item->text()));
+            }
+        // Alone, the breakdown below; comparing, the decode step's rows in the table (checked
+        // above with every number) stand for it.
         QTableWidget *b = serving->breakdown();
+        QCOMPARE(b->isVisible(), !compare);
+        if (compare)
+            QVERIFY(!m->isRowHidden(serving->metricRow(QStringLiteral("Decode step"))));
         int last = -1;
-        for (int r = 0; r < b->rowCount(); ++r)
+        for (int r = 0; r < b->rowCount() && !compare; ++r)
             if (!b->isRowHidden(r))
                 last = r;
-        QVERIFY(last >= 0);
-        inView(b->viewport(),
-               b->visualItemRect(b->item(last, 0)),
-               b->verticalHeaderItem(last)->text());
-        QVERIFY(b->visualItemRect(b->item(last, 0)).bottom() < b->viewport()->height());
+        if (!compare) {
+            QVERIFY(last >= 0);
+            inView(b->viewport(),
+                   b->visualItemRect(b->item(last, 0)),
+                   b->verticalHeaderItem(last)->text());
+            QVERIFY(b->visualItemRect(b->item(last, 0)).bottom() < b->viewport()->height());
+        }
         for (QLabel *label : serving->findChildren<QLabel *>()) {
             if (!label->isVisible() || label->text().isEmpty())
                 continue;

@@ -9,7 +9,6 @@
 
 #include <QComboBox>
 #include <QFormLayout>
-#include <QHBoxLayout>
 #include <QLabel>
 #include <QLocale>
 #include <QProgressBar>
@@ -93,10 +92,6 @@ PlannerPanel::PlannerPanel(QWidget *parent)
                             "and sharding for this model on this cluster"));
     m_apply->setToolTip(tr("Set the document's parallel sizes and training settings to the "
                            "selected plan (Edit > Undo takes it back)"));
-    m_apply->setEnabled(false);
-    m_cancel->hide();
-    m_progress->hide();
-    m_progress->setRange(0, 1000);
     m_status->setWordWrap(true);
     m_status->setText(tr("Search ranks every configuration that fits in memory."));
 
@@ -108,15 +103,10 @@ PlannerPanel::PlannerPanel(QWidget *parent)
     auto *form = new QFormLayout;
     form->addRow(tr("Objective"), m_objective);
     form->addRow(tr("Show the best"), m_top);
-    auto *buttons = new QHBoxLayout;
-    buttons->addWidget(m_search);
-    buttons->addWidget(m_cancel);
-    buttons->addStretch(1);
-    buttons->addWidget(m_apply);
     auto *layout = new QVBoxLayout(m_training);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addLayout(form);
-    layout->addLayout(buttons);
+    layout->addLayout(searchButtonRow(m_search, m_cancel, m_apply, m_progress));
     layout->addWidget(m_progress);
     layout->addWidget(m_status);
     layout->addWidget(m_table, 2);
@@ -129,18 +119,13 @@ PlannerPanel::PlannerPanel(QWidget *parent)
 
     connect(m_search, &QPushButton::clicked, this, &PlannerPanel::search);
     connect(m_cancel, &QPushButton::clicked, this, &PlannerPanel::cancel);
-    connect(m_apply, &QPushButton::clicked, this, [this] {
-        const auto rows = m_table->selectionModel()->selectedRows();
-        applyPlan(rows.isEmpty() ? 0 : rows.first().row());
-    });
-    connect(m_table, &QTableWidget::itemSelectionChanged, this, [this] {
-        const auto rows = m_table->selectionModel()->selectedRows();
-        m_chart->setChosen(rows.isEmpty() ? -1 : rows.first().row());
-        m_apply->setEnabled(!rows.isEmpty() && !m_stale);
-    });
-    connect(m_table, &QTableWidget::cellDoubleClicked, this, [this](int row, int) {
-        applyPlan(row);
-    });
+    connectResultChoice(
+            m_table,
+            m_apply,
+            this,
+            [this](int row) { applyPlan(row); },
+            [this](int row) { m_chart->setChosen(row); },
+            [this] { return m_stale; });
     connect(m_chart, &ParetoChart::rankedClicked, this, [this](int index) {
         m_table->selectRow(index);
     });

@@ -11,7 +11,6 @@
 #include <QCheckBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
-#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLegend>
@@ -98,11 +97,7 @@ ServingPlanner::ServingPlanner(QWidget *parent)
                             "split and concurrency of this model on this cluster"));
     m_apply->setToolTip(tr("Set the document's pools and concurrency to the selected "
                            "configuration (Edit > Undo takes it back)"));
-    m_apply->setEnabled(false);
     m_cancel->setToolTip(tr("Stop the search (the front found before stays)"));
-    m_cancel->hide();
-    m_progress->hide();
-    m_progress->setRange(0, 1000);
     m_status->setWordWrap(true);
     m_status->setText(tr("Search finds the configurations no other beats on both output "
                          "tokens/s per GPU and tokens/s per user."));
@@ -164,15 +159,10 @@ ServingPlanner::ServingPlanner(QWidget *parent)
     form->addRow(tr("TTFT at most"), m_ttft);
     form->addRow(tr("TPOT at most"), m_tpot);
     form->addRow(m_disaggregation);
-    auto *buttons = new QHBoxLayout;
-    buttons->addWidget(m_search);
-    buttons->addWidget(m_cancel);
-    buttons->addStretch(1);
-    buttons->addWidget(m_apply);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addLayout(form);
-    layout->addLayout(buttons);
+    layout->addLayout(searchButtonRow(m_search, m_cancel, m_apply, m_progress));
     layout->addWidget(m_progress);
     layout->addWidget(m_status);
     layout->addWidget(m_table, 2);
@@ -181,18 +171,13 @@ ServingPlanner::ServingPlanner(QWidget *parent)
 
     connect(m_search, &QPushButton::clicked, this, &ServingPlanner::search);
     connect(m_cancel, &QPushButton::clicked, this, &ServingPlanner::cancel);
-    connect(m_apply, &QPushButton::clicked, this, [this] {
-        const auto rows = m_table->selectionModel()->selectedRows();
-        applyPlan(rows.isEmpty() ? 0 : rows.first().row());
-    });
-    connect(m_table, &QTableWidget::itemSelectionChanged, this, [this] {
-        const auto rows = m_table->selectionModel()->selectedRows();
-        showChosen(rows.isEmpty() ? -1 : rows.first().row());
-        m_apply->setEnabled(!rows.isEmpty() && !m_stale);
-    });
-    connect(m_table, &QTableWidget::cellDoubleClicked, this, [this](int row, int) {
-        applyPlan(row);
-    });
+    connectResultChoice(
+            m_table,
+            m_apply,
+            this,
+            [this](int row) { applyPlan(row); },
+            [this](int row) { showChosen(row); },
+            [this] { return m_stale; });
 }
 
 ServingPlanner::~ServingPlanner() = default;

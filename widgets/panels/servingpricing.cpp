@@ -24,6 +24,8 @@ namespace {
 
 // Compact rows: the dock holds every number at 1280x800 without scrolling.
 constexpr int kRowH = 18;
+// The comparison's rows (every number and the decode step's parts, A | B | change): tighter.
+constexpr int kCompareRowH = 16;
 
 using Eval = engine::ServingEvaluation;
 
@@ -191,19 +193,37 @@ ServingPricing::ServingPricing(QWidget *parent)
 {
     setObjectName(QStringLiteral("servingPricing"));
     setupTable(m_metrics);
+    m_metrics->verticalHeader()->setMinimumSectionSize(kCompareRowH);
+    m_metrics->verticalHeader()->setDefaultSectionSize(kCompareRowH);
+    // The comparison, one table of A | B | change: every number, then the decode step and the
+    // parts of it that changed (where a TPOT difference comes from), in place of the grid, the
+    // breakdown and the memory note (the memory note's figures are its GiB and KV rows).
     m_metrics->setColumnCount(3);
-    m_metrics->setRowCount(static_cast<int>(metricList().size()));
+    const int metricCount = static_cast<int>(metricList().size());
+    m_metrics->setRowCount(metricCount + 1 + static_cast<int>(partList().size()));
     for (int r = 0; r < m_metrics->rowCount(); ++r) {
-        const Metric &m = metricList()[static_cast<std::size_t>(r)];
-        auto *header = new QTableWidgetItem(m.name);
-        header->setToolTip(m.tip);
+        QString name, full, tip;
+        if (r < metricCount) {
+            const Metric &m = metricList()[static_cast<std::size_t>(r)];
+            name = m.shortName;
+            full = m.name;
+            tip = m.name + QStringLiteral(": ") + m.tip;
+        } else if (r == metricCount) {
+            name = full = tr("Decode step");
+            tip = tr("One decode step of the batch (in the slowest replica when replicas differ)");
+        } else {
+            full = partList()[static_cast<std::size_t>(r - metricCount - 1)].name;
+            name = QStringLiteral("\u2003") + full; // indented under the decode step
+            tip = tr("Decode step: %1").arg(full);
+        }
+        auto *header = new QTableWidgetItem(name);
+        header->setData(Qt::UserRole, full);
+        header->setToolTip(tip);
+        header->setTextAlignment(Qt::AlignLeft | Qt::AlignVCenter);
         m_metrics->setVerticalHeaderItem(r, header);
         for (int c = 0; c < 3; ++c)
             m_metrics->setItem(r, c, cell());
     }
-    // All its rows, always: the dock scrolls rather than cutting the table.
-    m_metrics->setFixedHeight(m_metrics->horizontalHeader()->sizeHint().height()
-                              + m_metrics->rowCount() * kRowH + 2 * m_metrics->frameWidth() + 2);
     m_metrics->hide(); // until there is something to compare
 
     // The same numbers two to a row: name, value, name, value.
@@ -212,8 +232,8 @@ ServingPricing::ServingPricing(QWidget *parent)
     m_grid->horizontalHeader()->hide();
     m_grid->verticalHeader()->hide();
     m_grid->setColumnCount(4);
-    m_grid->setRowCount((m_metrics->rowCount() + 1) / 2);
-    for (int i = 0; i < m_metrics->rowCount(); ++i) {
+    m_grid->setRowCount((metricCount + 1) / 2);
+    for (int i = 0; i < metricCount; ++i) {
         const Metric &m = metricList()[static_cast<std::size_t>(i)];
         auto *name = new QTableWidgetItem(m.shortName);
         name->setToolTip(m.name + QStringLiteral(": ") + m.tip);
@@ -294,7 +314,7 @@ QString ServingPricing::changeText(const Eval &base, const Eval &now)
 int ServingPricing::metricRow(const QString &name) const
 {
     for (int r = 0; r < m_metrics->rowCount(); ++r)
-        if (m_metrics->verticalHeaderItem(r)->text() == name)
+        if (m_metrics->verticalHeaderItem(r)->data(Qt::UserRole).toString() == name)
             return r;
     return -1;
 }
@@ -333,22 +353,26 @@ void ServingPricing::setEvaluation(const Eval &now,
 {
     if (base && !base->ok)
         base = nullptr;
-    m_metrics->setHorizontalHeaderLabels({base ? baseName : QString(), nowName, tr("Change")});
+    m_metrics->setHorizontalHeaderLabels(
+            {base ? baseName : QString(), nowName, QStringLiteral("\u0394")});
+    m_metrics->horizontalHeaderItem(2)->setToolTip(
+            tr("Change from %1 to %2").arg(base ? baseName : QString(), nowName));
     m_metrics->setColumnHidden(0, base == nullptr);
     m_metrics->setColumnHidden(2, base == nullptr);
     // Nothing to compare: the numbers two to a row (the rows would not fit a 1280x800 dock).
     m_metrics->setVisible(base != nullptr);
     m_grid->setVisible(base == nullptr);
-    const auto &list = metricList();
-    for (int r = 0; r < static_cast<int>(list.size()); ++r) {
-        const Metric &m = list[static_cast<std::size_t>(r)];
-        const double v = m.value(now);
-        m_metrics->item(r, 1)->setText(m.text(v));
+    // One row: now, and A with the change when comparing.
+    const auto setRow = [this, base](int r,
+                                     double v,
+                                     double b,
+                                     const std::function<QString(double)> &text,
+                                     bool higherIsBetter) {
+        m_metrics->item(r, 1)->setText(text(v));
         m_metrics->item(r, 1)->setToolTip(number(v, v < 100 ? 4 : 0));
         if (!base)
-            continue;
-        const double b = m.value(*base);
-        m_metrics->item(r, 0)->setText(m.text(b));
+            return;
+        m_metrics->item(r, 0)->setText(text(b));
         m_metrics->item(r, 0)->setToolTip(number(b, b < 100 ? 4 : 0));
         QString delta;
         if (b > 0) {
@@ -360,7 +384,24 @@ void ServingPricing::setEvaluation(const Eval &now,
                                       .arg(number(100 * rel, std::abs(rel) < 0.1 ? 1 : 0));
         }
         m_metrics->item(r, 2)->setText(delta);
-        m_metrics->item(r, 2)->setForeground(changeColour(b, v, m.higherIsBetter));
+        m_metrics->item(r, 2)->setForeground(changeColour(b, v, higherIsBetter));
+    };
+    const auto &list = metricList();
+    const int metricCount = static_cast<int>(list.size());
+    for (int r = 0; r < metricCount; ++r) {
+        const Metric &m = list[static_cast<std::size_t>(r)];
+        setRow(r, m.value(now), base ? m.value(*base) : 0.0, m.text, m.higherIsBetter);
+    }
+    // The decode step and its parts, when comparing: a part neither spends time on takes no row.
+    const auto stepTime = [](double v) { return v > 0 ? latency(v) : QStringLiteral("\u2014"); };
+    setRow(metricCount, now.decode.sum(), base ? base->decode.sum() : 0.0, stepTime, false);
+    m_metrics->setRowHidden(metricCount, base == nullptr);
+    for (std::size_t i = 0; i < partList().size(); ++i) {
+        const int r = metricCount + 1 + static_cast<int>(i);
+        const double v = now.decode.*partList()[i].member;
+        const double b = base ? base->decode.*partList()[i].member : 0.0;
+        setRow(r, v, b, stepTime, false);
+        m_metrics->setRowHidden(r, base == nullptr || (v <= 0 && b <= 0));
     }
     // The band on the latencies' rows, where the question comes up.
     const auto band = [](const engine::ServingBand &b) {
@@ -370,7 +411,7 @@ void ServingPricing::setEvaluation(const Eval &now,
     };
     m_metrics->item(0, 1)->setToolTip(band(now.ttftBand));
     m_metrics->item(1, 1)->setToolTip(band(now.tpotBand));
-    for (int i = 0; i < m_metrics->rowCount(); ++i) {
+    for (int i = 0; i < metricCount; ++i) {
         QTableWidgetItem *item = m_grid->item(i / 2, 2 * (i % 2) + 1);
         item->setText(m_metrics->item(i, 1)->text());
         item->setToolTip(m_metrics->item(i, 1)->toolTip());
@@ -423,13 +464,28 @@ void ServingPricing::setEvaluation(const Eval &now,
                                number(p.activationsGiB, 1));
     }
     m_memory->setText(memory);
+    // Comparing, the table's GiB and KV rows stand for the note, which their tooltips hold.
+    m_memory->setVisible(base == nullptr);
+    m_breakdownTitle->setVisible(base == nullptr);
+    m_breakdown->setVisible(base == nullptr);
+    for (int r = 0; r < metricCount; ++r)
+        if (list[static_cast<std::size_t>(r)].name == tr("GiB per GPU")
+            || list[static_cast<std::size_t>(r)].name == tr("KV cache holds"))
+            m_metrics->verticalHeaderItem(r)->setToolTip(memory);
     QStringList methods;
     if (!now.tpMethod.empty())
         methods << tr("TP all-reduce: %1").arg(QString::fromStdString(now.tpMethod));
     if (!now.epMethod.empty())
         methods << tr("MoE dispatch: %1").arg(QString::fromStdString(now.epMethod));
     m_note->setText(methods.join(QStringLiteral(" \u00b7 ")));
-    m_note->setVisible(!methods.isEmpty());
+    // Comparing, the methods are the decode step row's tooltip: the table keeps the dock's height.
+    m_note->setVisible(!methods.isEmpty() && base == nullptr);
+    m_metrics->verticalHeaderItem(metricCount)
+            ->setToolTip(tr("One decode step of the batch (in the slowest replica when replicas "
+                            "differ)")
+                         + (methods.isEmpty()
+                                    ? QString()
+                                    : QStringLiteral("\n") + methods.join(QStringLiteral("\n"))));
     m_band->setText(QString::fromStdString(now.bandBasis));
     m_bandToggle->setText(tr("Band \u00b1%1%: its basis").arg(qRound(100 * now.tpotBand.fraction)));
 }
@@ -445,6 +501,12 @@ void ServingPricing::fitBreakdown()
 
 void ServingPricing::fitMetrics()
 {
+    // As tall as its rows shown: all of them, always (the dock scrolls rather than cut it).
+    int rows = 0;
+    for (int r = 0; r < m_metrics->rowCount(); ++r)
+        rows += m_metrics->isRowHidden(r) ? 0 : 1;
+    m_metrics->setFixedHeight(m_metrics->horizontalHeader()->sizeHint().height()
+                              + rows * kCompareRowH + 2 * m_metrics->frameWidth() + 2);
     // As wide as its numbers: squeezed, the table cuts them in a narrow dock.
     const int cellMargin = 2 * (m_metrics->style()->pixelMetric(QStyle::PM_FocusFrameHMargin) + 1)
                            + 2;

@@ -6,6 +6,7 @@
 #include "clusterscene.h"
 #include "document/document.h"
 #include "document/viewstate.h"
+#include "dropplan.h"
 #include "faultmenu.h"
 #include "layout/parallel.h"
 #include "levelofdetail.h"
@@ -23,6 +24,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace railyard {
 
@@ -337,25 +339,30 @@ void ClusterView::contextMenuEvent(QContextMenuEvent *event)
     }
     const std::vector<int> selected = s->selectedGpus();
     QMenu menu(this);
-    const engine::RankLayout *ranks = s->ranks();
+    // The groups as the document places them: a serving layout's are the serving engine's (a
+    // replica's TP group in its pool), not the training ranks'.
+    const Document &doc = *s->document();
+    const int first = selected.empty() ? -1 : selected.front();
     for (GroupKind kind : kAllGroupKinds) {
-        const int size = ranks ? static_cast<int>(groupRanks(*ranks, GroupRef{kind, 0}).size()) : 0;
-        QString text = tr("Make a %1 Here").arg(kindNoun(kind));
+        const std::optional<GpuGroup> group = first >= 0 ? groupOfGpu(doc, kind, first)
+                                                         : std::nullopt;
+        const int size = group ? static_cast<int>(group->gpus.size()) : 0;
+        QString text = tr("Make a %1 Here").arg(groupKindNoun(doc, kind));
         if (size > 0)
             text += QStringLiteral(" (%1)").arg(counted(size, tr("GPU"), tr("GPUs")));
         QAction *a = menu.addAction(text, this, [this, kind] { makeGroupHere(kind); });
         a->setEnabled(size > 0 && static_cast<int>(selected.size()) == size);
     }
-    if (gpu >= 0 && ranks && ranks->rankOfGpu(gpu) >= 0) {
-        menu.addSeparator();
-        const int rank = ranks->rankOfGpu(gpu);
+    if (gpu >= 0) {
+        bool separated = false;
         for (GroupKind kind : kAllGroupKinds) {
-            const GroupRef group{kind, groupOfRank(*ranks, kind, rank)};
-            if (groupRanks(*ranks, group).size() < 2)
+            const std::optional<GpuGroup> group = groupOfGpu(doc, kind, gpu);
+            if (!group || group->gpus.size() < 2)
                 continue;
-            menu.addAction(tr("Select %1").arg(groupName(group)), this, [this, group] {
-                if (const engine::RankLayout *r = clusterScene()->ranks())
-                    showGpus(groupGpus(*r, group));
+            if (!std::exchange(separated, true))
+                menu.addSeparator();
+            menu.addAction(tr("Select %1").arg(group->name), this, [this, gpus = group->gpus] {
+                showGpus(gpus);
             });
         }
     }

@@ -232,14 +232,13 @@ DropPlan planDrop(const ClusterScene &scene,
         plan.commandText = tr("Swap GPUs %1 and %2").arg(from).arg(to);
         if (doc.isServing()) {
             // The serving engine's ranks: the training mapping's do not describe its pools.
-            engine::PlacementPlan swap;
-            if (const engine::ServingGpuGroups *groups = doc.servingGroups()) {
-                swap = engine::planServingGpuSwap(doc.layout(), *groups, from, to);
-            } else {
-                swap.refusal = engine::PlacementPlan::Refusal::NoRanks;
-                swap.error = "the serving pools cannot be placed";
-            }
-            finish(doc, plan, swap, price);
+            const engine::ServingGpuGroups *groups = doc.servingGroups();
+            finish(doc,
+                   plan,
+                   groups ? engine::planServingGpuSwap(doc.layout(), *groups, from, to)
+                          : engine::PlacementPlan::refused(engine::PlacementPlan::Refusal::NoRanks,
+                                                           "the serving pools cannot be placed"),
+                   price);
         } else {
             finish(doc, plan, engine::planGpuSwap(doc.layout(), from, to), price);
         }
@@ -252,22 +251,53 @@ DropPlan planDrop(const ClusterScene &scene,
     return plan;
 }
 
+std::optional<GpuGroup> groupOfGpu(const Document &doc, GroupKind kind, int gpu)
+{
+    if (doc.isServing()) {
+        const engine::ServingGpuGroups *groups = doc.servingGroups();
+        const auto engineKind = servingKind(kind);
+        const auto index = groups ? engine::servingGroupAtGpu(*groups, engineKind, gpu)
+                                  : std::nullopt;
+        if (!index)
+            return std::nullopt;
+        return GpuGroup{QString::fromStdString(
+                                engine::describeServingGroup(*groups, engineKind, *index)),
+                        engine::servingGroupGpus(*groups, engineKind, *index)};
+    }
+    const engine::RankLayout *ranks = doc.ranks();
+    const auto group = ranks ? engine::groupAtGpu(*ranks, kind, gpu) : std::nullopt;
+    if (!group)
+        return std::nullopt;
+    return GpuGroup{groupName(*group), engine::groupGpus(*ranks, *group)};
+}
+
+QString groupKindNoun(const Document &doc, GroupKind kind)
+{
+    return doc.isServing() ? servingKindNoun(kind) : kindNoun(kind);
+}
+
 DropPlan planMakeGroup(const ClusterScene &scene, GroupKind kind, const std::vector<int> &gpus)
 {
     DropPlan plan;
     plan.ours = true;
     plan.targets = gpus;
     const Document &doc = *scene.document();
-    QString name = kindNoun(kind);
-    if (const engine::RankLayout *ranks = doc.ranks(); ranks && !gpus.empty())
-        if (const auto group = engine::groupAtGpu(*ranks, kind, gpus.front()))
-            name = groupName(*group);
+    const std::optional<GpuGroup> group = gpus.empty() ? std::nullopt
+                                                       : groupOfGpu(doc, kind, gpus.front());
+    const QString name = group ? group->name : groupKindNoun(doc, kind);
+    engine::PlacementPlan placement;
+    if (!doc.isServing()) {
+        placement = engine::planMakeGroup(doc.layout(), doc.ranks(), kind, gpus);
+    } else if (const engine::ServingGpuGroups *groups = doc.servingGroups()) {
+        // The serving engine's group: the training ranks do not describe the pools.
+        placement = engine::planServingMakeGroup(doc.layout(), *groups, servingKind(kind), gpus);
+    } else {
+        placement = engine::PlacementPlan::refused(engine::PlacementPlan::Refusal::NoRanks,
+                                                   "the serving pools cannot be placed");
+    }
     plan.title = QStringLiteral("%1 \u2192 %2").arg(name, gpuListText(gpus));
     plan.commandText = tr("Make %1 on %2").arg(name, gpuListText(gpus));
-    finish(*scene.document(),
-           plan,
-           engine::planMakeGroup(doc.layout(), doc.ranks(), kind, gpus),
-           false);
+    finish(doc, plan, placement, false);
     if (plan.noChange)
         plan.message = tr("%1 is already on %2").arg(name, gpuListText(gpus));
     else if (plan.ok)

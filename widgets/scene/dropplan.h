@@ -5,6 +5,7 @@
 #include <QPointF>
 #include <QString>
 
+#include <optional>
 #include <vector>
 
 class QMimeData;
@@ -12,6 +13,7 @@ class QMimeData;
 namespace railyard {
 
 class ClusterScene;
+class Document;
 
 // What dropping something on the canvas would do, worked out before the drop (to show the cue
 // while dragging) and again at the drop. A group chip dropped on a GPU takes that GPU and the
@@ -42,8 +44,20 @@ DropPlan planDrop(const ClusterScene &scene,
                   const QPointF &scenePos,
                   bool price = false);
 
+// The group of `kind` that `gpu` runs, as the document places it: a training layout's rank group
+// ("TP group 3"), or a serving layout's serving group ("TP group 3 of replica 2 (decode pool)").
+// None when no rank runs there (or the ranks or pools cannot be placed).
+struct GpuGroup
+{
+    QString name;
+    std::vector<int> gpus; // its GPUs, rank by rank
+};
+std::optional<GpuGroup> groupOfGpu(const Document &doc, GroupKind kind, int gpu);
+// "TP group", "Replica", "Prefill/decode pool": the noun of `kind` on the document's layout.
+QString groupKindNoun(const Document &doc, GroupKind kind);
+
 // "Make a TP group here": the group of `kind` that the first selected GPU runs moves onto the
-// selected GPUs.
+// selected GPUs (on a serving layout, the serving group: a replica's TP group in its pool).
 DropPlan planMakeGroup(const ClusterScene &scene, GroupKind kind, const std::vector<int> &gpus);
 
 // "+13% step time (18.8 s → 21.3 s)": the change between two step times, for messages.
