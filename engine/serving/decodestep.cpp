@@ -6,6 +6,7 @@
 #include "serving/forwardcost.h"
 
 #include "layout/servingstack.h"
+#include "serving/layercostmemo.h"
 
 #include <algorithm>
 #include <cmath>
@@ -21,7 +22,7 @@ double dispatchBytesPerValue(Precision p)
     return p == Precision::Bf16 ? 2.0 : 1.0 + 4.0 / 128.0;
 }
 
-// Adds one stage's layers at `pass` to `cost` (work and the collectives after each layer).
+// One stage's layers at `pass` (work and the collectives after each layer).
 struct StageWork
 {
     LayerCost work;
@@ -36,6 +37,7 @@ StageWork stageWork(const ServingSetup &setup,
                     const PoolComm &comm,
                     const ComputeModel &cm,
                     const PassShape &pass,
+                    LayerCostMemo &memo,
                     double dense,
                     double moe,
                     double sliding)
@@ -49,17 +51,10 @@ StageWork stageWork(const ServingSetup &setup,
         if (n <= 0)
             return;
         if (slidingShare < 1)
-            w.work += servingLayerCost(m,
-                                       isMoe,
-                                       false,
-                                       p,
-                                       pass,
-                                       cm,
-                                       setup.precision,
-                                       setup.kvPrecision)
+            w.work += memo.get(m, isMoe, false, p, pass, cm, setup.precision, setup.kvPrecision)
                               .scaled(n * (1 - slidingShare));
         if (slidingShare > 0)
-            w.work += servingLayerCost(m, isMoe, true, p, pass, cm, setup.precision, setup.kvPrecision)
+            w.work += memo.get(m, isMoe, true, p, pass, cm, setup.precision, setup.kvPrecision)
                               .scaled(n * slidingShare);
     };
     layers(false, dense);
@@ -202,9 +197,10 @@ PassCost decodeStep(const ServingSetup &setup,
     // Each GPU replays its own batch's graph: an attention-DP rank its own requests.
     const bool graphs = setup.cudaGraphs && perRank * (1 + draft) <= setup.stack->cudaGraphMaxBatch;
     PassCost cost;
+    LayerCostMemo layers;
     for (int stage = 0; stage < p.pp; ++stage) {
         const StageLayers s = stageLayers(m, p.pp, stage);
-        StageWork w = stageWork(setup, m, p, comm, cm, pass, s.dense, s.moe, s.sliding);
+        StageWork w = stageWork(setup, m, p, comm, cm, pass, layers, s.dense, s.moe, s.sliding);
         if (stage == p.pp - 1) {
             w.work += servingOutputCost(m, p, pass.tokens, cm);
             if (draft > 0) {
@@ -217,6 +213,7 @@ PassCost decodeStep(const ServingSetup &setup,
                 one.routedCopies = perRank * p.attentionDp * m.topK;
                 const SpeculativeMethod method = setup.config.speculative->method;
                 StageWork d;
+                LayerCostMemo draftLayers;
                 if (method == SpeculativeMethod::Draft && setup.draftModel) {
                     const ModelDims &dm = *setup.draftModel;
                     d = stageWork(setup,
@@ -225,13 +222,23 @@ PassCost decodeStep(const ServingSetup &setup,
                                   comm,
                                   cm,
                                   one,
+                                  draftLayers,
                                   dm.denseLayers(),
                                   dm.isMoe() ? dm.moeLayers : 0,
                                   dm.slidingLayers);
                     d.work += servingOutputCost(dm, p, one.tokens, cm);
                 } else {
                     const bool moeLayer = method == SpeculativeMethod::Mtp && m.isMoe();
-                    d = stageWork(setup, m, p, comm, cm, one, moeLayer ? 0 : 1, moeLayer ? 1 : 0, 0);
+                    d = stageWork(setup,
+                                  m,
+                                  p,
+                                  comm,
+                                  cm,
+                                  one,
+                                  draftLayers,
+                                  moeLayer ? 0 : 1,
+                                  moeLayer ? 1 : 0,
+                                  0);
                     LayerCost fuse;
                     fuse.compute = cm.gemmCost(one.tokens,
                                                m.hidden,

@@ -4,6 +4,8 @@
 // chunks pipelined through the stages.
 #include "serving/forwardcost.h"
 
+#include "serving/layercostmemo.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -53,6 +55,7 @@ PassCost prefillRequest(const ServingSetup &setup,
         pass.keyPairsSliding = windowPairs(from, n, m.slidingWindow);
         pass.prefixTokens = from;
         double slowest = 0, through = 0;
+        LayerCostMemo memo;
         for (int stage = 0; stage < p.pp; ++stage) {
             const StageLayers s = stageLayers(m, p.pp, stage);
             LayerCost work;
@@ -62,24 +65,10 @@ PassCost prefillRequest(const ServingSetup &setup,
                 if (k <= 0)
                     return;
                 if (slidingShare < 1)
-                    work += servingLayerCost(m,
-                                             moe,
-                                             false,
-                                             p,
-                                             pass,
-                                             cm,
-                                             setup.precision,
-                                             setup.kvPrecision)
+                    work += memo.get(m, moe, false, p, pass, cm, setup.precision, setup.kvPrecision)
                                     .scaled(k * (1 - slidingShare));
                 if (slidingShare > 0)
-                    work += servingLayerCost(m,
-                                             moe,
-                                             true,
-                                             p,
-                                             pass,
-                                             cm,
-                                             setup.precision,
-                                             setup.kvPrecision)
+                    work += memo.get(m, moe, true, p, pass, cm, setup.precision, setup.kvPrecision)
                                     .scaled(k * slidingShare);
             };
             layers(false, s.dense);

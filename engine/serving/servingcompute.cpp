@@ -46,6 +46,12 @@ LayerCost LayerCost::stretched(double f) const
 
 namespace {
 
+// `groups` GEMMs of cost `g` each in one grouped kernel, the kernel's fixed time apart.
+double groupedBodyS(const ComputeModel &cm, const ComputeModel::GemmCost &g, double groups)
+{
+    return groups * (g.totalS - cm.inferenceKernelS());
+}
+
 // Adds one GEMM (m x k).(k x n), the (k x n) operand the weights, to `c`: to weightsRead when
 // reading it from HBM bounds it, else to compute. `groups` > 1: that many such GEMMs in one
 // grouped kernel (MoE experts), which pays one kernel's fixed time, not one per group.
@@ -60,7 +66,7 @@ double addGemm(LayerCost &c,
     if (m <= 0 || n <= 0 || k <= 0 || groups <= 0)
         return 0;
     const ComputeModel::GemmCost g = cm.gemmCost(m, n, k, low, ComputeModel::Use::Inference);
-    const double t = groupedGemmBodyS(cm, groups, m, n, k, low) + cm.inferenceKernelS();
+    const double t = groupedBodyS(cm, g, groups) + cm.inferenceKernelS();
     (g.memoryBound() ? c.weightsRead : c.compute) += t;
     c.weightBytes += groups * n * k * (low ? cm.weightBytes() : 2.0);
     ++c.kernels;
@@ -202,8 +208,7 @@ double groupedGemmBodyS(const ComputeModel &cm, double groups, double m, double 
 {
     if (m <= 0 || n <= 0 || k <= 0 || groups <= 0)
         return 0;
-    const ComputeModel::GemmCost g = cm.gemmCost(m, n, k, low, ComputeModel::Use::Inference);
-    return groups * (g.totalS - cm.inferenceKernelS());
+    return groupedBodyS(cm, cm.gemmCost(m, n, k, low, ComputeModel::Use::Inference), groups);
 }
 
 namespace {

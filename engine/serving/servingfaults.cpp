@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 
 namespace railyard::engine::detail {
 
@@ -210,7 +211,17 @@ void ServingModel::formClasses()
     std::map<std::pair<std::vector<double>, std::vector<double>>, std::size_t> byKey;
     const int replicas = m_setup.decode.replicas;
     const std::vector<PoolComm> comms = replicaComm(m_decodeGroups, m_setup.decode, m_decodeComm);
-    for (int r = 0; r < replicas; ++r) {
+    const bool alike = comms.empty() && !m_topo.hasStragglers();
+    if (alike) {
+        // Every replica alike (no straggler, no link fault): one class, without a key per
+        // replica (a plan forms classes at every configuration).
+        ReplicaClass all;
+        all.comm = m_decodeComm;
+        all.replicas.resize(static_cast<std::size_t>(replicas));
+        std::iota(all.replicas.begin(), all.replicas.end(), 0);
+        m_classes.push_back(std::move(all));
+    }
+    for (int r = 0; !alike && r < replicas; ++r) {
         std::vector<double> slow = stageSlowdown(m_decodeGroups, m_setup.decode, r);
         std::vector<double> prices;
         if (!comms.empty())
@@ -237,7 +248,9 @@ void ServingModel::formClasses()
                                                                m_setup.prefill,
                                                                m_prefillComm);
         std::map<std::pair<std::vector<double>, std::vector<double>>, std::size_t> byPace;
-        const int n = m_setup.prefill.replicas;
+        // Every prefill replica alike: one pace, the pool's (no classes).
+        const int n = prefillComms.empty() && !m_topo.hasStragglers() ? 0
+                                                                      : m_setup.prefill.replicas;
         for (int r = 0; r < n; ++r) {
             std::vector<double> slow = stageSlowdown(m_prefillGroups, m_setup.prefill, r);
             std::vector<double> prices;
