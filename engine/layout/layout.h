@@ -204,6 +204,10 @@ struct ServingConfig
     // A named serving stack (layout/servingstack.h); empty: the engine's generic defaults.
     std::string stack;
     Precision precision = Precision::Bf16;
+    // An FP8 checkpoint scaled per 128 x 128 weight block and per 1 x 128 activation group
+    // (DeepSeek's and Qwen's own FP8 releases; `fp8_scaling: "block"`); false: one scale per
+    // tensor (NVIDIA ModelOpt's FP8). Only with precision fp8.
+    bool fp8BlockScaled = false;
     std::optional<Precision> kvPrecision; // absent: fp8 when precision is fp8 or fp4, else bf16
     int inputTokens = 1024;               // per request
     int outputTokens = 1024;

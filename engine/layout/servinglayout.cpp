@@ -94,6 +94,13 @@ ServingConfig readServing(const JsonCursor &c)
         s.precision = readPrecision(*p);
     if (const auto p = c.find("kv_precision"))
         s.kvPrecision = readPrecision(*p);
+    if (const auto f = c.find("fp8_scaling")) {
+        s.fp8BlockScaled = f->toChoice({"tensor", "block"}) == "block";
+        if (s.fp8BlockScaled && s.precision != Precision::Fp8)
+            f->fail(std::string("\"block\" scales an FP8 checkpoint: it needs \"precision\": "
+                                "\"fp8\" (this layout says \"")
+                    + toString(s.precision) + "\")");
+    }
     s.inputTokens = static_cast<int>(c.at("input_tokens").toInt(1, kMaxTokens));
     s.outputTokens = static_cast<int>(c.at("output_tokens").toInt(1, kMaxTokens));
     s.concurrency = c.optInt("concurrency", 1, 1 << 24);
@@ -218,6 +225,7 @@ void writeServing(Json &sj, const ServingConfig &s)
     };
     optional("stack", !s.stack.empty(), s.stack);
     sj["precision"] = toString(s.precision);
+    optional("fp8_scaling", s.fp8BlockScaled, "block");
     optional("kv_precision",
              s.kvPrecision.has_value(),
              s.kvPrecision ? toString(*s.kvPrecision) : "");

@@ -64,6 +64,11 @@ std::vector<ServingStackProfile> buildStacks()
         p.customAllReduceMaxRanks = 72;
         p.customAllReduceMaxBytes = 8.0 * (1 << 20);
         p.moeDispatcher = MoeDispatcher::DeepEP;
+        // AIConfigurator's TensorRT-LLM MoE tables (ai-dynamo/aiconfigurator @ 095f58a5,
+        // systems/data/h200_sxm/moe/trtllm/1.3.0rc20, moe_torch_flow_cutlass fp8_block):
+        // DeepSeek-V3's block-scaled MoE on H200 runs a CUTLASS grouped GEMM whose
+        // accumulator promotion follows the MMA (tests/data/serving-parts/moe-grouped.csv).
+        p.moePromotionExposed = true;
         s.push_back(p);
     }
     {
@@ -80,6 +85,7 @@ std::vector<ServingStackProfile> buildStacks()
         p.customAllReduceMaxBytes = 8.0 * (1 << 20);
         p.moeDispatcher = MoeDispatcher::DeepEP;
         p.kvLayerwise = true;
+        p.moePromotionExposed = true; // the TensorRT-LLM workers' MoE kernels
         s.push_back(p);
     }
     return s;

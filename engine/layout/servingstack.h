@@ -50,6 +50,11 @@ struct ServingStackProfile
     // Disaggregated serving: the KV cache leaves the prefill GPUs layer by layer while the
     // prefill runs (false: after it).
     bool kvLayerwise = false;
+    // A block-scaled FP8 checkpoint's MoE on Hopper (no block-scaled MMA): the grouped GEMM
+    // scales and adds its FP32 accumulators on the CUDA cores after every 128 of K. True: after
+    // the MMA, not beside it (TensorRT-LLM's CUTLASS kernel); false: hidden behind the other
+    // warpgroup's MMA (DeepGEMM, which SGLang and vLLM run).
+    bool moePromotionExposed = false;
 };
 
 // Known stacks, in documentation order.

@@ -55,21 +55,33 @@ double groupedBodyS(const ComputeModel &cm, const ComputeModel::GemmCost &g, dou
 // Adds one GEMM (m x k).(k x n), the (k x n) operand the weights, to `c`: to weightsRead when
 // reading it from HBM bounds it, else to compute. `groups` > 1: that many such GEMMs in one
 // grouped kernel (MoE experts), which pays one kernel's fixed time, not one per group.
+// `experts`: the MoE experts' grouped GEMMs, whose activations arrive quantized from the
+// dispatch and the activation kernel; any other low-precision GEMM of a block-scaled FP8
+// checkpoint first quantizes its activations in a kernel of its own (activationQuantS).
 double addGemm(LayerCost &c,
                const ComputeModel &cm,
                double m,
                double n,
                double k,
                bool low = true,
-               double groups = 1)
+               double groups = 1,
+               bool experts = false)
 {
     if (m <= 0 || n <= 0 || k <= 0 || groups <= 0)
         return 0;
-    const ComputeModel::GemmCost g = cm.gemmCost(m, n, k, low, ComputeModel::Use::Inference);
-    const double t = groupedBodyS(cm, g, groups) + cm.inferenceKernelS();
+    ComputeModel::GemmCost g = cm.gemmCost(m, n, k, low, ComputeModel::Use::Inference);
+    double t = groupedBodyS(cm, g, groups) + cm.inferenceKernelS();
+    if (low && experts && cm.kernels().expertPromotionExposed) {
+        g.computeS *= kExposedPromotionFactor;
+        t = groups * std::max(g.computeS, g.memoryS) + cm.inferenceKernelS();
+    }
     (g.memoryBound() ? c.weightsRead : c.compute) += t;
     c.weightBytes += groups * n * k * (low ? cm.weightBytes() : 2.0);
     ++c.kernels;
+    if (low && !experts && cm.kernels().blockScaledActivations) {
+        c.compute += activationQuantS(cm, m, k);
+        ++c.kernels;
+    }
     return t;
 }
 
@@ -187,8 +199,8 @@ LayerCost servingExpertCost(const ModelDims &m,
         const double w = double(m.expertFfn) / p.etp();
         // One grouped GEMM per projection over the active experts.
         LayerCost all;
-        addGemm(all, cm, perExpert, m.gatedMlp ? 2 * w : w, h, true, active);
-        addGemm(all, cm, perExpert, h, w, true, active);
+        addGemm(all, cm, perExpert, m.gatedMlp ? 2 * w : w, h, true, active, true);
+        addGemm(all, cm, perExpert, h, w, true, active, true);
         c.expertCompute += all.compute + all.weightsRead;
         c += all;
         // The routing kernels around the grouped GEMMs: top-k selection, permuting the copies
@@ -202,6 +214,14 @@ LayerCost servingExpertCost(const ModelDims &m,
     if (m.sharedExperts > 0)
         mlp(m, double(m.expertFfn) * m.sharedExperts, p.mlpTp(), s.tokens, cm, c);
     return c;
+}
+
+double activationQuantS(const ComputeModel &cm, double m, double k)
+{
+    if (m <= 0 || k <= 0)
+        return 0;
+    // Reads the BF16 activations, writes them in FP8 with one FP32 scale per 128 values.
+    return cm.memory(m * k * (2.0 + 1.0) + m * std::ceil(k / 128.0) * 4.0) + cm.inferenceKernelS();
 }
 
 double groupedGemmBodyS(const ComputeModel &cm, double groups, double m, double n, double k, bool low)

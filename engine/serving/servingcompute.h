@@ -71,6 +71,23 @@ LayerCost servingExpertCost(const ModelDims &model,
                             const ComputeModel &compute,
                             bool balanced = false);
 
+// A block-scaled FP8 checkpoint's activation quantization before one GEMM of `m` rows and depth
+// `k` (KernelChoice::blockScaledActivations): a small kernel's time in a CUDA graph and its bytes.
+// AIConfigurator's TensorRT-LLM GEMM tables on H200 (ai-dynamo/aiconfigurator @ 095f58a5,
+// systems/data/h200_sxm/gemm/trtllm/1.3.0rc20/gemm_perf.parquet, m = 1, n <= 1024): fp8_block
+// 11.8 us at k = 7168 and 8.6 us at k = 4096 against BF16's 5.6 and 5.4 us, the difference about
+// one more small kernel (graph_kernel_us 5.6).
+double activationQuantS(const ComputeModel &compute, double m, double k);
+
+// The FP32 accumulator promotion of a block-scaled FP8 GEMM on Hopper when it does not overlap
+// the MMA: the factor on its tensor-core time. Per 128 of K an SM's tile of bm x bn outputs
+// takes bm x bn x 128 / 4096 cycles of FP8 MMA (1979 TFLOPS dense over 132 SMs at 1.83 GHz:
+// 4096 multiply-adds a cycle) and then, on 128 FP32 lanes, two operations per accumulator
+// (the row and column scales' product, a fused multiply-add): bm x bn / 64 cycles, half the
+// MMA's. AIConfigurator's H200 block-scaled CUTLASS MoE rows (tests/data/serving-parts/
+// moe-grouped.csv) are 30-38% slower than the unpromoted model at 128-256 rows per expert.
+inline constexpr double kExposedPromotionFactor = 1.0 + 2.0 * 4096.0 / (128.0 * 128.0);
+
 // `groups` GEMMs (m x k).(k x n) in one grouped kernel (the MoE experts, each on its own `m`
 // rows), the kernel's fixed time apart: each group priced as one inference GEMM (split along K
 // to fill the SMs). tst_servingparts::groupedGemm checks it against DeepGEMM's grouped GEMM

@@ -74,7 +74,11 @@ bool ServingModel::prepare()
     if (!m_result.error.empty() || !takeOutOfService())
         return false;
     const GpuSpec &gpu = m_topo.gpuSpec();
-    m_compute = std::make_unique<ComputeModel>(gpu, m_setup.precision);
+    KernelChoice kernels;
+    kernels.blockScaledActivations = m_setup.config.fp8BlockScaled;
+    kernels.expertPromotionExposed = m_setup.config.fp8BlockScaled && gpu.architecture == "hopper"
+                                     && m_setup.stack && m_setup.stack->moePromotionExposed;
+    m_compute = std::make_unique<ComputeModel>(gpu, m_setup.precision, kernels);
     if (m_setup.precision == Precision::Fp8 && gpu.fp8Tflops <= 0)
         warn(Severity::Warning,
              "no-fp8",

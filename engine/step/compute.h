@@ -21,6 +21,13 @@ struct KernelChoice
     // sustainedClockFp8 when the GEMMs run in FP8 or FP4); false: at the clock of a short
     // kernel benchmark, as tests/data/kernels measured.
     bool sustainedClock = true;
+    // Serving a block-scaled FP8 checkpoint: each FP8 GEMM's activations are quantized in 1 x 128
+    // groups (one scale each) by a kernel of their own before it, as the stacks' per-token-group
+    // quantization runs; the MoE experts' is fused into the dispatch and the activation kernel.
+    bool blockScaledActivations = false;
+    // ... and its MoE grouped GEMMs promote their accumulators after the MMA of every 128 of K
+    // (ServingStackProfile::moePromotionExposed, on GPUs without block-scaled MMA).
+    bool expertPromotionExposed = false;
 };
 
 // The kernels `stack` runs on `gpu` for a layout whose attention is `attention`.

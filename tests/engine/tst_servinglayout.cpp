@@ -51,6 +51,7 @@ private Q_SLOTS:
         s["cuda_graphs"] = false;
         s["moe_dispatcher"] = "deepep";
         s["phase"] = "decode";
+        s["fp8_scaling"] = "block";
         s["speculative"] = Json::parse(
                 R"({"method": "eagle", "draft_tokens": 3, "acceptance": 2.5})");
         s["disaggregated"] = Json::parse(R"({"prefill": {"tp": 4, "replicas": 2},
@@ -62,6 +63,7 @@ private Q_SLOTS:
         const ServingConfig &c = *l.serving;
         QCOMPARE(c.stack, std::string("vllm"));
         QCOMPARE(c.precision, Precision::Fp8);
+        QVERIFY(c.fp8BlockScaled);
         QCOMPARE(c.kvCache(), Precision::Bf16);
         QCOMPARE(c.inputTokens, 1024);
         QCOMPARE(c.outputTokens, 1024);
@@ -115,6 +117,7 @@ private Q_SLOTS:
             "attention_dp": 4}, "decode": {"tp": 8, "ep": 8, "replicas": 2, "attention_dp": true}})");
         d["serving"]["speculative"] = Json::parse(R"({"method": "mtp", "draft_tokens": 2})");
         d["serving"]["kv_precision"] = "fp8";
+        d["serving"]["fp8_scaling"] = "block";
         d["serving"].erase("concurrency");
         d["serving"]["request_rate"] = 0.75;
         QTest::newRow("disaggregated") << QString::fromStdString(d.dump());
@@ -137,6 +140,8 @@ private Q_SLOTS:
         QVERIFY(!j.contains("training"));
         QVERIFY2(!j["parallel"].contains("cp") && !j["parallel"].contains("vp"),
                  "a serving layout's parallel section has no training-only keys added");
+        QCOMPARE(b.serving->fp8BlockScaled, a.serving->fp8BlockScaled);
+        QCOMPARE(j["serving"].contains("fp8_scaling"), a.serving->fp8BlockScaled);
         QVERIFY(b.model->mla == a.model->mla);
         QVERIFY(b.model->slidingWindow == a.model->slidingWindow);
     }
@@ -247,6 +252,15 @@ private Q_SLOTS:
         Json precision = servingDoc();
         precision["serving"]["precision"] = "int4";
         row("unknown precision", precision, {"/serving/precision", "\"fp4\""});
+        Json scaling = servingDoc();
+        scaling["serving"]["fp8_scaling"] = "channel";
+        row("unknown fp8 scaling", scaling, {"/serving/fp8_scaling", "\"tensor\"", "\"block\""});
+        Json blockBf16 = servingDoc();
+        blockBf16["serving"]["precision"] = "bf16";
+        blockBf16["serving"]["fp8_scaling"] = "block";
+        row("block scaling without fp8",
+            blockBf16,
+            {"/serving/fp8_scaling", "\"precision\": \"fp8\"", "says \"bf16\""});
         Json split = servingDoc();
         split["serving"]["disaggregated"] = Json::parse(
                 R"({"prefill": {"tp": 8, "replicas": 2}, "decode": {"tp": 8, "replicas": 1}})");

@@ -531,7 +531,14 @@ private Q_SLOTS:
             const QString kernel = r[2], dtype = r[3];
             const Precision prec = dtype == QLatin1String("nvfp4") ? Precision::Fp4
                                                                    : Precision::Fp8;
-            const ComputeModel cm(*gpu, prec);
+            // A block-scaled FP8 MoE on Hopper: TensorRT-LLM's CUTLASS grouped GEMM promotes
+            // its accumulators after the MMA (ServingStackProfile::moePromotionExposed).
+            KernelChoice kernels;
+            kernels.blockScaledActivations = dtype == QLatin1String("fp8_block");
+            kernels.expertPromotionExposed = kernels.blockScaledActivations
+                                             && gpu->architecture == "hopper"
+                                             && kernel.startsWith(QLatin1String("moe_torch"));
+            const ComputeModel cm(*gpu, prec, kernels);
             ModelDims md;
             md.hidden = r[5].toInt();
             md.expertFfn = r[6].toInt();

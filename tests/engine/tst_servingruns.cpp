@@ -92,6 +92,8 @@ Json layoutOf(const Run &r, std::optional<int> concurrency)
         s["moe_dispatcher"] = "deepep"; // every MoE source here runs DeepEP or the stack's own
     s["precision"] = r.col("prec").toStdString();
     s["kv_precision"] = r.col("kv").toStdString();
+    if (r.flag("fp8-block")) // DeepSeek's own FP8 checkpoint: 128 x 128 weight blocks
+        s["fp8_scaling"] = "block";
     s["input_tokens"] = r.num("isl");
     // A decode pool held at a KV length (osl '-'): one token after the first, at that length.
     s["output_tokens"] = r.col("osl") == QLatin1String("-") ? 2 : r.num("osl");
