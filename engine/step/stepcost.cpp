@@ -559,10 +559,15 @@ StepTimes composeStep(const StepSetting &s,
     // Optimizer: Adam over this GPU's shard of FP32 master weights and moments, memory bound.
     const double paramsGpu = c.denseParamsGpu + c.expertParamsGpu;
     const int shardWays = c.shardedGrads ? std::max(1, s.dp * s.cp) : 1;
-    // Gradient norm (read every FP32 gradient) and the Adam update of this GPU's shard (read and
-    // write master weights and two moments, read the gradient, write the BF16 weights).
-    // A straggler's update is as slow as its other kernels, and the next step waits for it.
-    x.optimizer = cm.memory(paramsGpu * 4.0 + paramsGpu / shardWays * (4 * 6 + 4 + 2)) * slowestGpu;
+    // Zero the gradient buffer, norm, Adam and the weights' copy (optimizerTraffic). A
+    // straggler's update is as slow as its other kernels, and the next step waits for it.
+    x.optimizer = cm.memory(optimizerTraffic(paramsGpu,
+                                             shardWays,
+                                             c.gradBytes,
+                                             s.stack->optimizerBytesPerParam,
+                                             !c.zero2 && !c.zero3)
+                                    .total())
+                  * slowestGpu;
 
     StepBreakdown &tot = r.total;
     tot.compute = x.compute;
@@ -574,6 +579,22 @@ StepTimes composeStep(const StepSetting &s,
     tot.dp = c.dpGradS + c.dpParamS;
     tot.optimizer = x.optimizer;
     return r;
+}
+
+OptimizerTraffic optimizerTraffic(double params,
+                                  int shardWays,
+                                  double gradBytes,
+                                  double optimizerBytesPerParam,
+                                  bool fullGradBuffer)
+{
+    OptimizerTraffic t;
+    const double shard = params / std::max(1, shardWays);
+    t.zeroGrads = (fullGradBuffer ? params : shard) * gradBytes;
+    t.castGrads = gradBytes < 4 ? shard * (gradBytes + 4) : 0;
+    t.gradNorm = shard * 4;
+    t.update = shard * adamUpdateBytes(4, 4, optimizerBytesPerParam - 4);
+    t.paramCopy = shard * (4 + 2);
+    return t;
 }
 
 StepThroughput stepThroughput(double tokensPerStep,

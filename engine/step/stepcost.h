@@ -191,6 +191,42 @@ struct StepTimes
 // start `lead` seconds before the first forward: they arrive in `chunks` equal parts (one per
 // model chunk), part k needed after k x `group` + 1 forward units of `unitForward` seconds.
 double parameterGatherWait(double gatherS, int chunks, double group, double unitForward, double lead);
+// The optimizer step's memory traffic on one GPU, in bytes: memory-bound kernels over the
+// local parameters (`params`, after TP / PP / EP) and this GPU's shard of them (`shardWays`:
+// the data-parallel ranks the optimizer state is sharded over, 1 without sharding), the way
+// Megatron-Core's optimizers run it (megatron/core/optimizer, distrib_optimizer.py and
+// optimizer.py at core_r0.8.0):
+// - zeroGrads: the gradient buffer zeroed before the step's first micro-batch (zero_grad_buffer):
+//   the whole local buffer where one exists (DDP, the distributed optimizer), the shard under
+//   ZeRO-2/3 and FSDP, which keep only theirs;
+// - castGrads: a 16-bit gradient buffer's shard cast to the FP32 main gradients
+//   (_copy_model_grads_to_main_grads; an FP32 buffer's shard is a view, no copy);
+// - gradNorm: the norm for gradient clipping over the shard's FP32 main gradients (one read);
+// - update: Adam over the shard (adamUpdateBytes with FP32 master weights and gradients);
+// - paramCopy: the updated FP32 master weights written back to the 16-bit weights
+//   (_copy_main_params_to_model_params: read 4, write 2).
+struct OptimizerTraffic
+{
+    double zeroGrads = 0, castGrads = 0, gradNorm = 0, update = 0, paramCopy = 0;
+    double total() const { return zeroGrads + castGrads + gradNorm + update + paramCopy; }
+};
+// One Adam update per parameter (a fused multi-tensor kernel, apex / Transformer Engine / torch
+// `fused=True`): read the weight, its gradient and the moments, write the weight and the moments.
+// `stateBytes`: the moments' bytes per parameter (8 for two FP32 moments).
+constexpr double adamUpdateBytes(double paramBytes, double gradBytes, double stateBytes)
+{
+    return paramBytes + gradBytes + stateBytes + paramBytes + stateBytes;
+}
+// `optimizerBytesPerParam`: the stack's master weights and moments per parameter (12: FP32
+// master weights and two FP32 moments; NeMo's BF16 moments: 8). `gradBytes`: the gradient
+// buffer's type (4 FP32, 2 BF16). `fullGradBuffer`: the GPU holds every local parameter's
+// gradient (not ZeRO-2/3 / FSDP).
+OptimizerTraffic optimizerTraffic(double params,
+                                  int shardWays,
+                                  double gradBytes,
+                                  double optimizerBytesPerParam,
+                                  bool fullGradBuffer);
+
 StepTimes composeStep(const StepSetting &s,
                       const StageRun *runs,
                       int nRuns,

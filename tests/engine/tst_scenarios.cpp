@@ -454,7 +454,9 @@ private Q_SLOTS:
             perGpu.push_back(e.tokensPerSPerGpu);
         }
         RAILYARD_COMPARE_ABS(perGpu[1] / perGpu[0], 0.94, 0.02);
-        RAILYARD_COMPARE_ABS(perGpu.back() / perGpu.front(), 0.63, 0.04);
+        // 0.67 since the optimizer step reads only ZeRO-3's gradient shard (0.63 when it read
+        // every gradient each step: a cost that did not shrink with the GPUs).
+        RAILYARD_COMPARE_ABS(perGpu.back() / perGpu.front(), 0.67, 0.04);
     }
 
     // i. A leaf switch dies on the GMI-style cluster: rail 3 moves onto NIC 2 of every server,
@@ -531,7 +533,7 @@ private Q_SLOTS:
               a.exposed.dp,
               b.exposed.dp);
         RAILYARD_COMPARE_ABS(b.exposed.compute - a.exposed.compute, 0.386, 0.002);
-        RAILYARD_COMPARE_ABS(a.stepTimeS, 6.789, 0.002);
+        RAILYARD_COMPARE_ABS(a.stepTimeS, 6.785, 0.002); // 6.789 before the optimizer's parts
         // The slower backward hides 386 ms more of the DP reduce-scatters, and spreads them
         // over a longer window where they share the NICs and spine with less of the pipeline's
         // traffic (links are shared max-min): the step comes out 0.27% shorter, a second-order
