@@ -125,13 +125,21 @@ UncertaintyBand uncertaintyBand(const Regime &g, const std::vector<ValidationRun
              archWords(g.architecture)},
             {[&](const ValidationRun &) { return true; }, "all GPUs and precisions"},
     };
+    // The few runs most like the configuration, when too few to take a band from alone.
+    std::vector<double> closest;
+    std::string closestWords;
     for (const Level &level : levels) {
         std::vector<double> errors;
         for (const ValidationRun &r : runs)
             if (level.match(r))
                 errors.push_back(std::abs(r.error));
-        if (errors.size() < kMinRuns)
+        if (errors.size() < kMinRuns) {
+            if (closest.empty() && !errors.empty()) {
+                closest = errors;
+                closestWords = level.words;
+            }
             continue;
+        }
         band.fraction = std::max(kFloor, kUnseenSource * conformalQuantile(errors, kQuantile));
         band.runs = static_cast<int>(errors.size());
         band.basis = "80% conformal band of the out-of-sample |error| over the "
@@ -140,6 +148,23 @@ UncertaintyBand uncertaintyBand(const Regime &g, const std::vector<ValidationRun
                      + "), widened by a fifth for a configuration no source "
                        "measured";
         break;
+    }
+    // Under five runs the conformal quantile is their largest |error|: the band is never
+    // narrower than what the runs most like the configuration missed by, however the broader
+    // group did.
+    if (!closest.empty()) {
+        const double few = kUnseenSource * conformalQuantile(closest, kQuantile);
+        if (few > band.fraction) {
+            band.fraction = few;
+            const std::size_t n = closest.size();
+            band.basis += ", widened to the "
+                          + (n == 1 ? std::string("one published run")
+                                    : std::to_string(n) + " published runs")
+                          + " most like it (" + closestWords + "), off by up to "
+                          + std::to_string(static_cast<int>(std::lround(
+                                  100 * *std::max_element(closest.begin(), closest.end()))))
+                          + "%";
+        }
     }
     // Nothing measured of this architecture, or with these features: say so and widen.
     const bool archSeen = std::any_of(runs.begin(), runs.end(), [&](const ValidationRun &r) {
@@ -150,9 +175,13 @@ UncertaintyBand uncertaintyBand(const Regime &g, const std::vector<ValidationRun
     });
     if (!archSeen || !featuresSeen) {
         band.fraction *= kWiden;
-        band.basis += std::string(", widened by half: no published run ")
-                      + (!archSeen ? "on " + archWords(g.architecture) : "with" + features)
-                      + " to check against";
+        const std::string which = !archSeen          ? "on " + archWords(g.architecture)
+                                  : features.empty() ? "on " + archWords(g.architecture)
+                                                               + " without MoE, ZeRO-3/FSDP or "
+                                                                 "context parallelism"
+                                                     : "on " + archWords(g.architecture) + " with"
+                                                               + features.substr(1);
+        band.basis += ", widened by half: no published run " + which + " to check against";
     }
     return band;
 }

@@ -54,8 +54,10 @@ std::vector<ValidationRun> parseValidationRuns(const std::string &text, const st
 // of the out-of-sample |error| over the validation runs of the most specific matching group that
 // holds at least five runs (architecture, precision and features, then scale; then architecture
 // and precision; then architecture; then all runs), times 1.2 (a configuration no source
-// measured: the factor that makes the band hold 80% of the runs of families it never saw), and
-// widened by half where no run shares the regime's architecture or features.
+// measured: the factor that makes the band hold 80% of the runs of families it never saw),
+// never narrower than 1.2 x the largest |error| of the one to four runs of the most specific group
+// that holds any (the conformal quantile of so few runs), and widened by half where no run shares
+// the regime's architecture or features.
 UncertaintyBand uncertaintyBand(const Regime &regime,
                                 const std::vector<ValidationRun> &runs = validationRuns());
 

@@ -541,6 +541,34 @@ private Q_SLOTS:
         QCOMPARE(bb.runs, 12);
         QVERIFY(bb.fraction > hb.fraction);
         QVERIFY(bb.basis.find("widened") != std::string::npos);
+
+        // Under five runs of a kind, their largest |error| (their conformal quantile) x 1.2
+        // bounds the band from below: two Blackwell runs 70% and 30% off widen the band all 14
+        // give (the ceil(15 x 0.8) = 12th smallest, 0.5, x 1.2 = 0.6) to 0.7 x 1.2 = 0.84.
+        std::vector<ValidationRun> withFew = runs;
+        withFew.push_back({"b0", "blackwell", "bf16", 64, false, false, false, false, -0.70});
+        withFew.push_back({"b1", "blackwell", "bf16", 64, false, false, false, false, 0.30});
+        const UncertaintyBand few = railyard::engine::uncertaintyBand(blackwell, withFew);
+        QCOMPARE(few.runs, 14);
+        RAILYARD_COMPARE_ABS(few.fraction, 0.84, 1e-9);
+        QVERIFY2(few.basis.find("widened to the 2 published runs most like it (Blackwell bf16, "
+                                "up to 256 GPUs), off by up to 70%")
+                         != std::string::npos,
+                 few.basis.c_str());
+        QVERIFY2(few.basis.find("widened by half") == std::string::npos, few.basis.c_str());
+        // Runs of the kind that the broader band already holds leave it as it is.
+        withFew.resize(runs.size());
+        withFew.push_back({"b0", "blackwell", "bf16", 64, false, false, false, false, 0.05});
+        const UncertaintyBand held = railyard::engine::uncertaintyBand(blackwell, withFew);
+        RAILYARD_COMPARE_ABS(held.fraction, 1.2 * 0.5, 1e-9); // 13 runs: the 12th smallest
+        QVERIFY(held.basis.find("most like it") == std::string::npos);
+        // A MoE configuration where the kind has no MoE run: widened by half, and said so.
+        Regime moe = blackwell;
+        moe.moe = true;
+        const UncertaintyBand m = railyard::engine::uncertaintyBand(moe, withFew);
+        QVERIFY2(m.basis.find("no published run on Blackwell with MoE to check against")
+                         != std::string::npos,
+                 m.basis.c_str());
     }
 
     // The shipped Llama 3.1 405B layout is the Llama 3 paper's 16,384-GPU configuration: it

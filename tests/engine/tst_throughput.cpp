@@ -29,16 +29,23 @@ using namespace railyard::test;
 namespace {
 
 // Which runs a summary covers.
-enum class Part { Fitted, HeldOut, Section3d, FamilyZ, All };
+enum class Part { Fitted, HeldOut, Section3d, Extra, All };
+
+// Families Z (model zoo MoE) and L (MLPerf v5.0 Llama 3.1 405B on H100 and GB200) are not in the
+// reference sections the goals are set on: reported apart, and in the band's residuals.
+bool extra(const Run &r)
+{
+    return r.family == QLatin1Char('Z') || r.family == QLatin1Char('L');
+}
 
 bool inPart(const Run &r, Part part)
 {
-    const bool z = r.family == QLatin1Char('Z');
+    const bool z = extra(r);
     switch (part) {
     case Part::Fitted: return !z && !r.heldOut && !r.section3d;
     case Part::HeldOut: return !z && r.heldOut;
     case Part::Section3d: return r.section3d;
-    case Part::FamilyZ: return z;
+    case Part::Extra: return z;
     case Part::All: return !z;
     }
     return false;
@@ -149,15 +156,13 @@ class TestThroughput : public QObject
 
     bool crossValidated(int i) const { return inPart(m_runs[i], Part::All); }
 
-    // The residuals resources/fidelity.json holds, as the model gives them now (sections 3, 3b
-    // and 3d; errors not rounded).
+    // The residuals resources/fidelity.json holds, as the model gives them now (every run:
+    // sections 3, 3b and 3d and the extra families; errors not rounded).
     std::vector<ValidationRun> residuals() const
     {
         std::vector<ValidationRun> out;
         for (int i = 0; i < m_runs.size(); ++i) {
             const Run &r = m_runs[i];
-            if (r.family == QLatin1Char('Z'))
-                continue;
             ValidationRun v;
             v.id = r.id.toStdString();
             v.architecture = Catalog::builtin().gpu(gpuFor(r))->architecture;
@@ -167,7 +172,9 @@ class TestThroughput : public QObject
             v.zero3 = r.shard == QLatin1String("z3") || r.shard == QLatin1String("fsdp");
             v.contextParallel = r.cp > 1;
             v.heldOut = r.heldOut;
-            v.error = m_cv.error[i];
+            // Nothing is fitted to training runs, so an extra run's error as priced is out of
+            // sample too.
+            v.error = crossValidated(i) ? m_cv.error[i] : m_fitted[i];
             v.fittedError = m_fitted[i];
             out.push_back(std::move(v));
         }
@@ -194,8 +201,9 @@ class TestThroughput : public QObject
         QJsonObject doc;
         doc[QStringLiteral("format")] = QStringLiteral("railyard-fidelity");
         doc[QStringLiteral("notes")] = QStringLiteral(
-                "Residuals of the engine against every published run of the reference "
-                "throughput.md sections 3, 3b and 3d (tests/data/throughput/runs.txt): error = "
+                "Residuals of the engine against every published run of "
+                "tests/data/throughput/runs.txt (the reference throughput.md sections 3, 3b and "
+                "3d, the model zoo's family Z, MLPerf v5.0's family L): error = "
                 "(model - measured) / measured tokens/s/GPU out of sample, fitted_error the same "
                 "with the catalog's constants: since no constant is fitted to training runs (the "
                 "GEMM and attention efficiencies come from kernel tables, tests/data/kernels), "
@@ -264,14 +272,14 @@ private Q_SLOTS:
               "%.3f tp %.3f cp %.3f ep %.3f bubble %.3f p2p %.3f dp %.3f opt %.3f | %.1f GiB of "
               "%.1f | MFU %.1f%%",
               qPrintable(r.id),
-              r.family == QLatin1Char('Z') ? "(extra)"
-              : r.heldOut                  ? "(held)"
-              : r.section3d                ? "(3d)"
-                                           : "",
+              extra(r)      ? "(extra)"
+              : r.heldOut   ? "(held)"
+              : r.section3d ? "(3d)"
+                            : "",
               e.tokensPerSPerGpu,
               r.measuredTokens,
               100 * err,
-              100 * m_cv.error[index],
+              100 * (crossValidated(index) ? m_cv.error[index] : err),
               e.stepTimeS,
               x.compute,
               x.tp,
@@ -297,11 +305,12 @@ private Q_SLOTS:
         // docs): not explained; held at 75%.
         // Family Z: model-zoo MoE runs with hundreds of micro-batches; dropless routing is priced
         // (48% and 104% fast before, 22% and 54% now): the rest is the token dispatcher's host
-        // side, not priced; held at 60%.
-        const double bound = r.family == QLatin1Char('P')                  ? 0.75
-                             : r.section3d || r.family == QLatin1Char('Z') ? 0.60
-                             : r.heldOut                                   ? 0.40
-                                                                           : 0.30;
+        // side, not priced; held at 60%. Family L: MLPerf v5.0 Llama 3.1 405B; GB200 (L6, L7)
+        // is priced about a third fast (tests/data/throughput/README.md, "Known misses"); 60%.
+        const double bound = r.family == QLatin1Char('P') ? 0.75
+                             : r.section3d || extra(r)    ? 0.60
+                             : r.heldOut                  ? 0.40
+                                                          : 0.30;
         QVERIFY2(std::abs(err) <= bound, qPrintable(QString::number(100 * err, 'f', 1) + "%"));
     }
 
@@ -312,7 +321,7 @@ private Q_SLOTS:
         const std::pair<Part, const char *> parts[] = {{Part::Fitted, "fitted (3/3b)"},
                                                        {Part::HeldOut, "held out (3/3b)"},
                                                        {Part::Section3d, "section 3d"},
-                                                       {Part::FamilyZ, "family Z (extra)"},
+                                                       {Part::Extra, "families Z, L (extra)"},
                                                        {Part::All, "all (3/3b/3d)"}};
         QMap<Part, Summary> in, out;
         for (const auto &[part, name] : parts) {
@@ -451,7 +460,8 @@ private Q_SLOTS:
     void fidelityFileIsCurrent()
     {
         const std::vector<ValidationRun> model = residuals();
-        QCOMPARE(model.size(), std::size_t(80));
+        QCOMPARE(model.size(), std::size_t(m_runs.size()));
+        QCOMPARE(model.size(), std::size_t(89)); // 80 of sections 3/3b/3d, 2 of Z, 7 of L
         const QString path = QStringLiteral(RAILYARD_SOURCE_DIR "/resources/fidelity.json");
         QFile f(path);
         QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(path));
@@ -475,7 +485,7 @@ private Q_SLOTS:
         QVERIFY(staleness(off, model).find(file[3].id + ": regime") != std::string::npos);
         off = file;
         off.pop_back();
-        QVERIFY(staleness(off, model).find("79 runs; the model prices 80") != std::string::npos);
+        QVERIFY(staleness(off, model).find("88 runs; the model prices 89") != std::string::npos);
     }
 
     // Dropless MoE routing, measured on its own: the model zoo ran Qwen3-235B on 256 H100 at

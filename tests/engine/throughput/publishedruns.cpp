@@ -124,11 +124,23 @@ Layout layoutFor(const Run &r)
         c.nic.perGpu = 0.5;
         c.nic.model = "OPA-100";
         c.fabric.kind = FabricKind::ThreeTier;
+    } else if (r.system == QLatin1String("TYC")) {
+        // GB200 NVL72 racks: compute trays of 4 GPUs, each GPU with its own CX-7 400G NIC; a
+        // job takes 64 GPUs of each 72-GPU rack (16 trays).
+        c.gpu = "GB200";
+        c.gpusPerNode = 4;
+        c.nvlinkDomain = 64;
+        c.nodes = r.gpus / 4;
+        c.nic.gbitPerS = 400;
+        c.nic.model = "CX7-NDR";
+        c.fabric.kind = FabricKind::RailOptimized;
     } else {
         c.gpu = "H100-SXM";
         c.nic.gbitPerS = 400;
         c.fabric.kind = FabricKind::RailOptimized;
     }
+    if (r.flags.contains(QLatin1String("nonvls")))
+        c.tuning.nvls = false;
     if (r.system == QLatin1String("META"))
         c.nic.model = "RoCE-400G";
     if (r.system == QLatin1String("BDA"))
