@@ -414,6 +414,7 @@ int evaluateFile(const Options &o, const std::string &file, std::ostream &out)
     EvaluateOptions options;
     options.linkLoads = report.links != LinkListing::None;
     options.timeline = report.timeline;
+    options.stackRange = true;
     EvaluationWorkspace workspace;
     const Evaluation e = evaluate(layout, topology, workspace, options);
     if (!e.ok)

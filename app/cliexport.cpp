@@ -256,6 +256,7 @@ void writeReport(const std::string &format,
     EvaluateOptions options;
     options.linkLoads = true;
     options.timeline = at >= 0;
+    options.stackRange = true;
     EvaluationWorkspace workspace;
     const Evaluation e = evaluate(layout, topology, workspace, options);
     if (!e.ok)

@@ -27,6 +27,7 @@ std::vector<StackProfile> buildStacks()
         p.overlap = overlap(false, false, false, false);
         p.dpBucketParams = 0;
         p.streamK = false; // CUDA 11 cuBLAS (PyTorch 1.8-1.11)
+        p.preHopper = true;
         s.push_back(p);
     }
     {
@@ -40,6 +41,7 @@ std::vector<StackProfile> buildStacks()
         p.gradReduceFp32 = true; // Megatron-LM's default for BF16 since 2021
         p.dpBucketParams = 0;
         p.streamK = false; // CUDA 11 cuBLAS (PyTorch 1.8-1.11)
+        p.preHopper = true;
         s.push_back(p);
     }
     {
@@ -58,6 +60,7 @@ std::vector<StackProfile> buildStacks()
         p.zeroCollectiveGBps = 21;
         p.zeroRegatherForRecompute = true;
         p.streamK = false; // CUDA 11 cuBLAS (PyTorch 1.8-1.11)
+        p.preHopper = true;
         s.push_back(p);
     }
     {

@@ -66,6 +66,9 @@ struct StackProfile
     // recomputation gathers them again before the backward's own gather (DeepSpeed); false:
     // the recomputed forward reuses the backward's gather (FSDP units around each block).
     bool zeroRegatherForRecompute = false;
+    // A 2021-2022 stack, as published on A100: not among the stacks a Hopper or Blackwell
+    // layout that names none may be running (step/stackrange.h).
+    bool preHopper = false;
 };
 
 // Known stacks, in documentation order.

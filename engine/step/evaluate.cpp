@@ -4,6 +4,7 @@
 #include "base/units.h"
 #include "step/fidelity.h"
 #include "step/reformjob.h"
+#include "step/stackrange.h"
 #include "step/stepmodel_p.h"
 
 #include <memory>
@@ -145,9 +146,14 @@ Evaluation evaluate(const Layout &layout,
             if (e.ok && job.changed)
                 e.warnings.insert(e.warnings.begin(),
                                   Warning{Severity::Warning, "gpu-out", job.policy, job.lostGpus, 0});
+            if (options.stackRange)
+                applyStackRange(e, job.layout, topology, workspace);
             return e;
         }
-        return detail::StepModel(layout, topology, workspace, options).run();
+        Evaluation e = detail::StepModel(layout, topology, workspace, options).run();
+        if (options.stackRange)
+            applyStackRange(e, layout, topology, workspace);
+        return e;
     } catch (const InputError &err) {
         Evaluation e;
         e.error = err.what();

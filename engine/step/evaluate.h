@@ -63,12 +63,21 @@ struct StepTimeBand
     std::string basis;   // what it rests on, in words (also among the assumptions)
 };
 
+// The step as the stacks a layout that names none may be running would price it.
+struct StackRange
+{
+    int stacks = 0; // 0: not priced (a stack is named, or not asked for)
+    double fastestS = 0, slowestS = 0;
+    std::string fastest, slowest; // stack ids
+};
+
 struct Evaluation
 {
     bool ok = false;
     std::string error; // why the step cannot be priced (when !ok)
     double stepTimeS = 0;
     StepTimeBand stepTimeBand;
+    StackRange stackRange;
     double tokensPerStep = 0;
     double tokensPerS = 0;
     double tokensPerSPerGpu = 0;
@@ -97,6 +106,10 @@ struct EvaluateOptions
     // Collectives that run at once share the links they cross (stepschedule.h). Off: each is
     // priced with the links to itself, as if alone (to see what the sharing costs).
     bool shareLinks = true;
+    // When the layout names no software stack: price the step as each stack it may be running
+    // would (step/stackrange.h; one evaluation without links or timeline per stack), widen the
+    // band to cover them and say so.
+    bool stackRange = false;
 };
 
 // Prices one training step of the layout's workload on its topology. Never throws for a bad

@@ -5,6 +5,7 @@
 #include "step/evaluationdiff.h"
 #include "step/fidelity.h"
 #include "step/memory.h"
+#include "step/stackrange.h"
 #include "topology/topology.h"
 
 #include "comparenear.h"
@@ -569,6 +570,76 @@ private Q_SLOTS:
         QVERIFY2(m.basis.find("no published run on Blackwell with MoE to check against")
                          != std::string::npos,
                  m.basis.c_str());
+    }
+
+    // A layout that names no stack: priced as each stack it may be running would run it, the
+    // band widened to hold the fastest and the slowest, and said so. ZeRO-3 moves most with
+    // the stack (zero3-scaling: 16 H100, ZeRO-3).
+    void unnamedStackWidensTheBand()
+    {
+        const Layout l = readLayoutFile(RAILYARD_TEST_DATA
+                                        "/../../layouts/zero3-scaling.railyard.json");
+        QVERIFY(l.training.stack.empty());
+        const Topology t = buildTopology(l.cluster, Catalog::builtin());
+        EvaluateOptions on;
+        on.stackRange = true;
+        const Evaluation plain = evaluate(l, t);
+        const Evaluation e = evaluate(l, t, on);
+        QVERIFY(plain.ok && e.ok);
+        QCOMPARE(plain.stackRange.stacks, 0);
+        QCOMPARE(e.stepTimeS, plain.stepTimeS);
+        // Hopper: the five current stacks; Ampere all eight (the 2021-2022 ones too).
+        const auto candidates = candidateStacks("hopper");
+        QCOMPARE(candidates.size(), std::size_t(5));
+        QCOMPARE(candidateStacks("ampere").size(), std::size_t(8));
+        double fastest = 1e30, slowest = 0;
+        for (const StackProfile *p : candidates) {
+            QVERIFY(!p->preHopper && !p->id.empty());
+            Layout as = l;
+            applyStackDefaults(as.training, *p);
+            const double s = evaluate(as, t).stepTimeS;
+            fastest = std::min(fastest, s);
+            slowest = std::max(slowest, s);
+        }
+        QCOMPARE(e.stackRange.stacks, 5);
+        RAILYARD_COMPARE_NEAR(e.stackRange.fastestS, fastest, 1e-9);
+        RAILYARD_COMPARE_NEAR(e.stackRange.slowestS, slowest, 1e-9);
+        qInfo("zero3-scaling: generic %.3f s, band %.3f-%.3f s unnamed; stacks %.3f s (%s) to "
+              "%.3f s (%s); band %.3f-%.3f s (±%.0f%%)",
+              plain.stepTimeS,
+              plain.stepTimeBand.lowS,
+              plain.stepTimeBand.highS,
+              e.stackRange.fastestS,
+              e.stackRange.fastest.c_str(),
+              e.stackRange.slowestS,
+              e.stackRange.slowest.c_str(),
+              e.stepTimeBand.lowS,
+              e.stepTimeBand.highS,
+              100 * e.stepTimeBand.fraction);
+        // The stacks reach past the validation band here, so it widens to hold them.
+        QVERIFY(slowest > plain.stepTimeBand.highS);
+        QVERIFY(e.stepTimeBand.lowS <= fastest && e.stepTimeBand.highS >= slowest);
+        QCOMPARE(e.stepTimeBand.highS, slowest);
+        RAILYARD_COMPARE_NEAR(e.stepTimeBand.fraction,
+                              std::max(e.stepTimeS - e.stepTimeBand.lowS,
+                                       e.stepTimeBand.highS - e.stepTimeS)
+                                      / e.stepTimeS,
+                              1e-12);
+        QVERIFY(e.stepTimeBand.basis.find("no software stack named") != std::string::npos);
+        QVERIFY(hasWarning(e, "no-stack"));
+        bool said = false;
+        for (const std::string &a : e.assumptions)
+            said = said
+                   || (a.rfind("step time band", 0) == 0
+                       && a.find("no software stack named") != std::string::npos);
+        QVERIFY(said);
+        // A named stack is priced as that stack: no range, the validation band alone.
+        Layout named = l;
+        applyStackDefaults(named.training, *findStack("megatron-core"));
+        const Evaluation n = evaluate(named, t, on);
+        QCOMPARE(n.stackRange.stacks, 0);
+        QVERIFY(!hasWarning(n, "no-stack"));
+        QVERIFY(n.stepTimeBand.basis.find("no software stack") == std::string::npos);
     }
 
     // The shipped Llama 3.1 405B layout is the Llama 3 paper's 16,384-GPU configuration: it

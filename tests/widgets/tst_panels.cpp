@@ -9,6 +9,7 @@
 #include "commands/changemapping.h"
 #include "document/document.h"
 #include "layout/placement.h"
+#include "layout/softwarestack.h"
 #include "panels/clusterpanel.h"
 #include "panels/pricingpanel.h"
 #include "panels/warningspanel.h"
@@ -25,6 +26,8 @@
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QTableWidget>
+
+#include "layout/softwarestack.h"
 
 #include <QTest>
 #include <QTreeWidget>
@@ -172,6 +175,49 @@ private Q_SLOTS:
         QCOMPARE(doc->layout().training.seqLen, 8192);
         QCOMPARE(panel.seqLenBox()->value(), 8192);
         QCOMPARE(doc->evaluation().stepTimeS, step);
+        QVERIFY(!doc->isModified());
+    }
+
+    // Naming the training stack is one undo step that brings the stack's defaults, prices the
+    // step as that stack and drops the band's "no stack named" widening.
+    void stackChoiceIsOneUndoStep()
+    {
+        auto doc = openLayout("zero3-scaling.railyard.json");
+        QVERIFY(doc);
+        WorkloadPanel panel;
+        panel.setDocument(doc.get());
+        QComboBox *stack = panel.stackBox();
+        QCOMPARE(stack->currentIndex(), 0); // not named
+        const engine::Evaluation before = doc->evaluation();
+        QVERIFY(before.stackRange.stacks > 0);
+        const auto noStack = [](const engine::Evaluation &e) {
+            return std::any_of(e.warnings.begin(), e.warnings.end(), [](const engine::Warning &w) {
+                return w.code == "no-stack";
+            });
+        };
+        QVERIFY(noStack(before));
+        const int row = stack->findData(QStringLiteral("torchtitan"));
+        QVERIFY(row > 0);
+        QVERIFY(!stack->itemData(row, Qt::ToolTipRole).toString().isEmpty());
+        choose(stack, row);
+        QCOMPARE(doc->undoStack()->count(), 1);
+        const engine::TrainingConfig &t = doc->layout().training;
+        QCOMPARE(t.stack, std::string("torchtitan"));
+        const engine::StackProfile *titan = engine::findStack("torchtitan");
+        QCOMPARE(t.overlap.tp, titan->overlap.tp);
+        QCOMPARE(t.overlap.pp, titan->overlap.pp);
+        const engine::Evaluation named = doc->evaluation();
+        QCOMPARE(named.stackRange.stacks, 0);
+        QVERIFY(!noStack(named));
+        QVERIFY(named.stepTimeS != before.stepTimeS);
+        // The step is the one the range gave for that stack (between its ends).
+        QVERIFY(named.stepTimeS >= before.stackRange.fastestS - 1e-9);
+        QVERIFY(named.stepTimeS <= before.stackRange.slowestS + 1e-9);
+        doc->undoStack()->undo();
+        QVERIFY(doc->layout().training.stack.empty());
+        QCOMPARE(stack->currentIndex(), 0);
+        QCOMPARE(doc->evaluation().stepTimeS, before.stepTimeS);
+        QCOMPARE(doc->evaluation().stepTimeBand.highS, before.stepTimeBand.highS);
         QVERIFY(!doc->isModified());
     }
 

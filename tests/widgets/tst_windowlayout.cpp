@@ -298,9 +298,10 @@ private Q_SLOTS:
         QVERIFY(onShow(w, docks.warnings));
         QVERIFY(onShow(w, docks.pricing));
         QVERIFY(w.tabifiedDockWidgets(docks.warnings).isEmpty());
-        // Every row in view: the two TP warnings and "where the model is unsure".
+        // Every row in view: the two TP warnings, the note that no stack is named and "where
+        // the model is unsure".
         QTreeWidget *list = w.warningsPanel()->list();
-        QCOMPARE(list->topLevelItemCount(), 3);
+        QCOMPARE(list->topLevelItemCount(), 4);
         for (int i = 0; i < list->topLevelItemCount(); ++i)
             QVERIFY2(list->viewport()->rect().contains(list->visualItemRect(list->topLevelItem(i))),
                      qPrintable(list->topLevelItem(i)->text(0)));

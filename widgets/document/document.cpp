@@ -176,7 +176,9 @@ void Document::evaluate()
 {
     m_serving.reset();
     try {
-        m_evaluation = engine::evaluate(m_layout, *m_topology, m_workspace);
+        engine::EvaluateOptions options;
+        options.stackRange = !m_layout.isServing(); // a layout that names no stack
+        m_evaluation = engine::evaluate(m_layout, *m_topology, m_workspace, options);
     } catch (const std::exception &e) {
         // The engine promises not to throw for a bad configuration; a bug still must not take
         // the window down.

@@ -8,6 +8,7 @@
 #include "document/document.h"
 #include "document/groupref.h"
 #include "layout/placement.h"
+#include "layout/softwarestack.h"
 #include "layout/transformer.h"
 #include "servingform.h"
 
@@ -127,6 +128,7 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
     , m_seqLen(spin(this, 128, 1 << 24, 1024))
     , m_globalBatch(spin(this, 1, 1 << 26, 32))
     , m_microBatch(spin(this, 1, 1 << 20))
+    , m_stack(new QComboBox(this))
     , m_precision(new QComboBox(this))
     , m_recompute(new QComboBox(this))
     , m_distributed(new QCheckBox(tr("Distributed optimizer"), this))
@@ -180,6 +182,21 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
     modelLayout->addWidget(m_dims);
 
     // Training
+    m_stack->addItem(tr("Not named"), QString());
+    m_stack->setItemData(0,
+                         tr("The engine's generic defaults; the step-time band widens to hold "
+                            "what the stacks it may be running give"),
+                         Qt::ToolTipRole);
+    for (const engine::StackProfile &p : engine::stackProfiles()) {
+        if (p.id.empty())
+            continue;
+        m_stack->addItem(QString::fromStdString(p.id), QString::fromStdString(p.id));
+        m_stack->setItemData(m_stack->count() - 1,
+                             QString::fromStdString(p.description),
+                             Qt::ToolTipRole);
+    }
+    m_stack->setToolTip(tr("The training framework that runs the job: its kernels, what it "
+                           "overlaps and how it shards; choosing one sets its defaults"));
     m_precision->addItem(tr("BF16"));
     m_precision->addItem(tr("FP8"));
     m_recompute->addItem(tr("None"));
@@ -203,6 +220,7 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
             this,
             onTraining(QStringLiteral("global_batch")));
     connect(m_microBatch, &QSpinBox::valueChanged, this, onTraining(QStringLiteral("micro_batch")));
+    connect(m_stack, &QComboBox::activated, this, onTraining(QStringLiteral("stack")));
     connect(m_precision, &QComboBox::activated, this, onTraining(QStringLiteral("precision")));
     connect(m_recompute, &QComboBox::activated, this, onTraining(QStringLiteral("recompute")));
     connect(m_distributed, &QCheckBox::toggled, this, onTraining(QStringLiteral("optimizer")));
@@ -222,6 +240,7 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
     m_trainingBox = trainingBox;
     auto *trainingForm = new QFormLayout(trainingBox);
     trainingForm->setRowWrapPolicy(QFormLayout::WrapLongRows);
+    trainingForm->addRow(tr("Stack"), m_stack);
     trainingForm->addRow(tr("Sequence length"), m_seqLen);
     trainingForm->addRow(tr("Global batch"), m_globalBatch);
     trainingForm->addRow(tr("Micro batch"), m_microBatch);
@@ -325,7 +344,7 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
 
     // The dock's width is the user's: long choices elide in the closed box (the list shows them
     // whole), and a row too wide for the dock puts its field under its label.
-    for (QComboBox *box : {m_preset, m_precision, m_recompute, m_zero, m_order}) {
+    for (QComboBox *box : {m_preset, m_stack, m_precision, m_recompute, m_zero, m_order}) {
         box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
         box->setMinimumContentsLength(box == m_preset || box == m_order ? 10 : 5);
         box->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
@@ -439,6 +458,7 @@ void WorkloadPanel::syncTraining()
     m_seqLen->setValue(t.seqLen);
     m_globalBatch->setValue(t.globalBatch);
     m_microBatch->setValue(t.microBatch);
+    m_stack->setCurrentIndex(std::max(0, m_stack->findData(QString::fromStdString(t.stack))));
     m_precision->setCurrentIndex(t.precision == engine::Precision::Fp8 ? 1 : 0);
     m_recompute->setCurrentIndex(static_cast<int>(t.recompute));
     m_distributed->setChecked(t.optimizer.distributed);

@@ -42,6 +42,7 @@ public:
     QComboBox *sizeBox(engine::Dim dim) const { return m_size[static_cast<std::size_t>(dim)]; }
     QComboBox *vpBox() const { return m_vp; }
     QComboBox *orderBox() const { return m_order; }
+    QComboBox *stackBox() const { return m_stack; }
     QComboBox *precisionBox() const { return m_precision; }
     QComboBox *recomputeBox() const { return m_recompute; }
     QComboBox *zeroBox() const { return m_zero; }
@@ -108,6 +109,7 @@ private:
     QSpinBox *m_seqLen;
     QSpinBox *m_globalBatch;
     QSpinBox *m_microBatch;
+    QComboBox *m_stack;
     QComboBox *m_precision;
     QComboBox *m_recompute;
     QCheckBox *m_distributed;

@@ -8,6 +8,7 @@
 #include "document/document.h"
 #include "document/groupref.h"
 #include "layout/parallelchoices.h"
+#include "layout/softwarestack.h"
 #include "layout/transformer.h"
 
 #include <QCheckBox>
@@ -149,10 +150,20 @@ void WorkloadPanel::trainingEdited(const QString &field)
     t.overlap.tp = m_overlap[1]->isChecked();
     t.overlap.pp = m_overlap[2]->isChecked();
     t.overlap.ep = m_overlap[3]->isChecked();
+    if (field == QStringLiteral("stack")) {
+        // A named stack brings its defaults (attention, overlap, gradient type); back to none
+        // keeps what is set.
+        const std::string id = m_stack->currentData().toString().toStdString();
+        if (const engine::StackProfile *p = engine::findStack(id); p && !id.empty())
+            engine::applyStackDefaults(t, *p);
+        else
+            t.stack.clear();
+    }
     static const QHash<QString, QString> names = {
             {QStringLiteral("seq_len"), tr("sequence length")},
             {QStringLiteral("global_batch"), tr("global batch")},
             {QStringLiteral("micro_batch"), tr("micro batch")},
+            {QStringLiteral("stack"), tr("stack")},
             {QStringLiteral("precision"), tr("precision")},
             {QStringLiteral("recompute"), tr("recompute")},
             {QStringLiteral("optimizer"), tr("distributed optimizer")},
