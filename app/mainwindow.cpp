@@ -5,6 +5,7 @@
 #include "docklayout.h"
 #include "document/autosaver.h"
 #include "document/document.h"
+#include "document/groupref.h"
 #include "document/viewstate.h"
 #include "export/diagramexport.h"
 #include "layout/parallel.h"
@@ -382,12 +383,14 @@ void MainWindow::updateStatus()
                          .arg(s.nicsPerNode)
                          .arg(t.nicModel().gbitPerS)
                          .arg(t.nicModel().fabric == "ethernet" ? tr("Ethernet") : tr("IB"));
-    m_statusCluster->setText(tr("%1 GPUs (%2) \u00b7 %3 NVLink domain(s) of %4 \u00b7 %5")
-                                     .arg(QLocale().toString(t.gpuCount()))
-                                     .arg(QString::fromStdString(t.gpuSpec().id))
-                                     .arg(QLocale().toString(s.domainCount()))
-                                     .arg(s.domainSize)
-                                     .arg(fabric));
+    // "1 NVLink domain of 8", "9 NVLink domains of 8"
+    m_statusCluster->setText(
+            tr("%1 GPUs (%2) \u00b7 %3 of %4 \u00b7 %5")
+                    .arg(QLocale().toString(t.gpuCount()))
+                    .arg(QString::fromStdString(t.gpuSpec().id))
+                    .arg(counted(s.domainCount(), tr("NVLink domain"), tr("NVLink domains")))
+                    .arg(s.domainSize)
+                    .arg(fabric));
 }
 
 void MainWindow::updateStepTime()

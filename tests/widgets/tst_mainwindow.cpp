@@ -46,6 +46,7 @@
 #include <QUndoStack>
 
 #include "comparenear.h"
+#include <algorithm>
 #include <functional>
 
 using namespace railyard;
@@ -86,6 +87,10 @@ private Q_SLOTS:
             QVERIFY(w.scene()->sceneRect().contains(w.scene()->geometry().deviceRect(id)));
         QVERIFY(w.windowTitle().contains(QStringLiteral("One HGX H100 server")));
         QVERIFY(w.clusterLabel()->text().contains(QStringLiteral("8 GPUs")));
+        // One domain in the singular (it read "1 NVLink domain(s) of 8").
+        QVERIFY2(w.clusterLabel()->text().contains(
+                         QStringLiteral("\u00b7 1 NVLink domain of 8 \u00b7")),
+                 qPrintable(w.clusterLabel()->text()));
     }
 
     void everyExampleOpens_data()
@@ -226,6 +231,12 @@ private Q_SLOTS:
         QCOMPARE(w.document()->layout().cluster.nodes, 32);
         QCOMPARE(w.document()->topology().gpuCount(), 256);
         QVERIFY(w.clusterLabel()->text().contains(QStringLiteral("256 GPUs")));
+        QVERIFY2(w.clusterLabel()->text().contains(QStringLiteral("32 NVLink domains of 8")),
+                 qPrintable(w.clusterLabel()->text()));
+        const auto labels = w.clusterPanel()->form()->findChildren<QLabel *>();
+        QVERIFY(std::any_of(labels.begin(), labels.end(), [](const QLabel *l) {
+            return l->text() == QStringLiteral("256 GPUs in 32 NVLink domains of 8");
+        }));
         QVERIFY(w.isWindowModified());
         w.document()->undoStack()->undo();
         QCOMPARE(nodes->value(), 16); // the panel re-synced from the document

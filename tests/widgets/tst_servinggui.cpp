@@ -324,6 +324,72 @@ private Q_SLOTS:
         QVERIFY(!form->disaggregatedBox()->isChecked());
     }
 
+    // FP8 scaling (serving.fp8_scaling): per 128-block prices what the engine prices for a
+    // block-scaled checkpoint, one undo step; it is a choice of FP8 weights only, and leaving FP8
+    // takes it back to per tensor in the same step, so no layout the engine refuses is made.
+    void fp8ScalingIsOneUndoStepAndFollowsThePrecision()
+    {
+        auto doc = openLayout(kTp8);
+        QVERIFY(doc);
+        WorkloadPanel panel;
+        panel.setDocument(doc.get());
+        ServingForm *form = panel.servingForm();
+        QComboBox *scaling = form->fp8ScalingBox();
+        QVERIFY(scaling->isVisibleTo(&panel));
+        QVERIFY(scaling->isEnabled());
+        QCOMPARE(scaling->currentIndex(), 0);
+        QVERIFY(!doc->layout().serving->fp8BlockScaled);
+        QUndoStack *undo = doc->undoStack();
+        const double tpot = doc->servingEvaluation()->tpotS;
+
+        // The engine's number for the same layout with a block-scaled checkpoint.
+        engine::Layout block = doc->layout();
+        block.serving->fp8BlockScaled = true;
+        const engine::ServingEvaluation expected = engine::evaluateServing(block, doc->topology());
+        QVERIFY2(expected.ok, expected.error.c_str());
+        QVERIFY(expected.tpotS > tpot); // activations quantized by kernels of their own
+
+        QSignalSpy workload(doc.get(), &Document::workloadChanged);
+        scaling->setCurrentIndex(1);
+        Q_EMIT scaling->activated(1);
+        QCOMPARE(undo->count(), 1);
+        QCOMPARE(undo->text(0), QStringLiteral("Change FP8 scaling"));
+        QCOMPARE(workload.count(), 1);
+        QVERIFY(doc->layout().serving->fp8BlockScaled);
+        QCOMPARE(doc->servingEvaluation()->tpotS, expected.tpotS);
+        qInfo("TPOT per tensor %.3f ms, per 128-block %.3f ms",
+              1e3 * tpot,
+              1e3 * doc->servingEvaluation()->tpotS);
+        undo->undo();
+        QVERIFY(!doc->layout().serving->fp8BlockScaled);
+        QCOMPARE(doc->servingEvaluation()->tpotS, tpot);
+        QCOMPARE(scaling->currentIndex(), 0); // the form follows undo
+        undo->redo();
+        QCOMPARE(scaling->currentIndex(), 1);
+
+        // BF16 weights: no scaling to choose; the block scaling goes in the same step.
+        QComboBox *precision = form->precisionBox();
+        precision->setCurrentIndex(0); // BF16
+        Q_EMIT precision->activated(0);
+        QCOMPARE(undo->count(), 2);
+        QCOMPARE(undo->text(1), QStringLiteral("Change precision (FP8 scaling back to per tensor)"));
+        QVERIFY(doc->layout().serving->precision == engine::Precision::Bf16);
+        QVERIFY(!doc->layout().serving->fp8BlockScaled);
+        QVERIFY2(doc->servingEvaluation()->ok, doc->servingEvaluation()->error.c_str());
+        QVERIFY(Document::checkLayout(doc->layout()).isEmpty());
+        QVERIFY(!scaling->isEnabled());
+        QCOMPARE(scaling->currentIndex(), 0);
+        QVERIFY2(scaling->toolTip().contains(QStringLiteral("the weights are BF16")),
+                 qPrintable(scaling->toolTip()));
+        // Ctrl+Z: FP8 with the block scaling again, the control enabled.
+        undo->undo();
+        QVERIFY(doc->layout().serving->precision == engine::Precision::Fp8);
+        QVERIFY(doc->layout().serving->fp8BlockScaled);
+        QVERIFY(scaling->isEnabled());
+        QCOMPARE(scaling->currentIndex(), 1);
+        QCOMPARE(doc->servingEvaluation()->tpotS, expected.tpotS);
+    }
+
     void canvasColoursByTheServingGroups()
     {
         auto doc = openLayout(kDisaggNvl72);

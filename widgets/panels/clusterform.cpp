@@ -210,11 +210,16 @@ void ClusterForm::updateSummary()
 {
     const engine::ClusterConfig c = cluster();
     const long long gpus = 1LL * c.nodes * c.gpusPerNode;
-    m_summary->setText(tr("%1 GPUs in %2 NVLink domain(s) of %3")
-                               .arg(QLocale().toString(gpus))
-                               .arg(c.nvlinkDomain > 0 ? QLocale().toString(gpus / c.nvlinkDomain)
-                                                       : QStringLiteral("?"))
-                               .arg(c.nvlinkDomain));
+    const long long domains = c.nvlinkDomain > 0 ? gpus / c.nvlinkDomain : 0;
+    m_summary->setText(
+            tr("%1 GPUs in %2 of %3")
+                    .arg(QLocale().toString(gpus))
+                    .arg(c.nvlinkDomain > 0
+                                 ? QStringLiteral("%1 %2").arg(QLocale().toString(domains),
+                                                               domains == 1 ? tr("NVLink domain")
+                                                                            : tr("NVLink domains"))
+                                 : tr("? NVLink domains"))
+                    .arg(c.nvlinkDomain));
 }
 
 } // namespace railyard

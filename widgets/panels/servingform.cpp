@@ -67,6 +67,7 @@ ServingForm::ServingForm(QWidget *parent)
     : QGroupBox(tr("Serving"), parent)
     , m_stack(new QComboBox(this))
     , m_precision(new QComboBox(this))
+    , m_fp8Scaling(new QComboBox(this))
     , m_kvPrecision(new QComboBox(this))
     , m_input(spin(this, 1, kMaxTokens))
     , m_output(spin(this, 1, kMaxTokens))
@@ -96,6 +97,20 @@ ServingForm::ServingForm(QWidget *parent)
         box->addItem(tr("FP4"));
     }
     m_precision->setToolTip(tr("Number format of the weights and GEMMs"));
+    m_fp8Scaling->addItem(tr("Per tensor"));
+    m_fp8Scaling->setItemData(0,
+                              tr("One scale per weight tensor and per activation tensor (NVIDIA "
+                                 "ModelOpt's FP8 checkpoints)"),
+                              Qt::ToolTipRole);
+    m_fp8Scaling->addItem(tr("Per 128-block"));
+    m_fp8Scaling->setItemData(1,
+                              tr("One scale per 128 \u00d7 128 weight block and per 1 \u00d7 128 "
+                                 "group of activations, DeepSeek-style (DeepSeek's and Qwen's own "
+                                 "FP8 releases): "
+                                 "a kernel of its own quantizes the activations before each GEMM "
+                                 "outside the experts, and on Hopper TensorRT-LLM's MoE adds its "
+                                 "accumulators after the MMA"),
+                              Qt::ToolTipRole);
     m_kvPrecision->insertItem(0, tr("As the weights"));
     m_kvPrecision->setToolTip(tr("Number format of the KV cache (as the weights: FP8 when the "
                                  "weights are FP8 or FP4, else BF16)"));
@@ -119,6 +134,7 @@ ServingForm::ServingForm(QWidget *parent)
     form->setRowWrapPolicy(QFormLayout::WrapLongRows);
     form->addRow(tr("Stack"), m_stack);
     form->addRow(tr("Precision"), m_precision);
+    form->addRow(tr("FP8 scaling"), m_fp8Scaling);
     form->addRow(tr("KV cache"), m_kvPrecision);
     form->addRow(tr("Input tokens"), m_input);
     form->addRow(tr("Output tokens"), m_output);
@@ -168,6 +184,7 @@ ServingForm::ServingForm(QWidget *parent)
     };
     connect(m_stack, &QComboBox::activated, this, field(tr("stack"), {}));
     connect(m_precision, &QComboBox::activated, this, field(tr("precision"), {}));
+    connect(m_fp8Scaling, &QComboBox::activated, this, field(tr("FP8 scaling"), {}));
     connect(m_kvPrecision, &QComboBox::activated, this, field(tr("KV-cache precision"), {}));
     connect(m_input, &QSpinBox::valueChanged, this, field(tr("input tokens"), "input"));
     connect(m_output, &QSpinBox::valueChanged, this, field(tr("output tokens"), "output"));
@@ -187,7 +204,7 @@ ServingForm::ServingForm(QWidget *parent)
     m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_error->hide();
 
-    for (QComboBox *box : {m_stack, m_precision, m_kvPrecision, m_load}) {
+    for (QComboBox *box : {m_stack, m_precision, m_fp8Scaling, m_kvPrecision, m_load}) {
         box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
         box->setMinimumContentsLength(5);
         box->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
@@ -260,6 +277,16 @@ void ServingForm::sync()
     const engine::ServingConfig &s = *l.serving;
     m_stack->setCurrentIndex(std::max(0, m_stack->findData(QString::fromStdString(s.stack))));
     m_precision->setCurrentIndex(precisionIndex(s.precision));
+    // Scaling is the FP8 checkpoint's: with other weights there is none to choose.
+    const bool fp8 = s.precision == engine::Precision::Fp8;
+    m_fp8Scaling->setCurrentIndex(s.fp8BlockScaled ? 1 : 0);
+    m_fp8Scaling->setEnabled(fp8);
+    m_fp8Scaling->setToolTip(
+            fp8 ? tr("How the FP8 checkpoint is scaled: per tensor, or per 128-block as DeepSeek "
+                     "released its weights")
+                : tr("Only FP8 weights carry a scaling choice: the weights are %1 (choose FP8 "
+                     "under Precision)")
+                            .arg(m_precision->currentText()));
     m_kvPrecision->setCurrentIndex(s.kvPrecision ? 1 + precisionIndex(*s.kvPrecision) : 0);
     m_input->setValue(s.inputTokens);
     m_output->setValue(s.outputTokens);
@@ -320,6 +347,10 @@ void ServingForm::edited(const QString &what, const QString &mergeKey)
     const QVariant stack = m_stack->currentData();
     s.stack = stack.toString().toStdString();
     s.precision = precisionAt(m_precision->currentIndex());
+    // Block scaling belongs to an FP8 checkpoint (the layout refuses it with other weights):
+    // leaving FP8 takes the scaling back to per tensor in the same undo step.
+    const bool wasBlock = s.fp8BlockScaled;
+    s.fp8BlockScaled = s.precision == engine::Precision::Fp8 && m_fp8Scaling->currentIndex() == 1;
     s.kvPrecision = m_kvPrecision->currentIndex() == 0
                             ? std::nullopt
                             : std::optional(precisionAt(m_kvPrecision->currentIndex() - 1));
@@ -348,7 +379,12 @@ void ServingForm::edited(const QString &what, const QString &mergeKey)
         if (pool.replicas != l.dataParallel())
             p.dp = pool.replicas;
     }
-    push(s, p, tr("Change %1").arg(what), mergeKey);
+    const bool scalingReset = wasBlock && s.precision != engine::Precision::Fp8;
+    push(s,
+         p,
+         scalingReset ? tr("Change %1 (FP8 scaling back to per tensor)").arg(what)
+                      : tr("Change %1").arg(what),
+         mergeKey);
 }
 
 void ServingForm::disaggregationToggled(bool on)

@@ -19,8 +19,8 @@ namespace railyard {
 class Document;
 
 // The Workload dock's half for a serving layout (one with `serving`), shown instead of the
-// training settings and the training parallelism: the stack, the precisions of the weights and
-// of the KV cache, input and output tokens per request, the load (requests in flight per
+// training settings and the training parallelism: the stack, the precisions of the weights (and
+// how FP8 weights are scaled) and of the KV cache, input and output tokens per request, the load (requests in flight per
 // replica, or a request rate), the chunked-prefill budget, and the pools: one (TP, EP, PP,
 // replicas, attention DP) or, disaggregated, a prefill pool and a decode pool. Every edit is one
 // undo step (ChangeServing; a spin box stepped through values merges into one); a value the
@@ -45,6 +45,9 @@ public:
     }
     QComboBox *stackBox() const { return m_stack; }
     QComboBox *precisionBox() const { return m_precision; }
+    // How an FP8 checkpoint is scaled: 0 per tensor, 1 per 128-block (DeepSeek's); enabled with
+    // FP8 weights only.
+    QComboBox *fp8ScalingBox() const { return m_fp8Scaling; }
     QComboBox *kvPrecisionBox() const { return m_kvPrecision; }
     QSpinBox *inputTokensBox() const { return m_input; }
     QSpinBox *outputTokensBox() const { return m_output; }
@@ -72,6 +75,7 @@ private:
     bool m_syncing = false;
     QComboBox *m_stack;
     QComboBox *m_precision;
+    QComboBox *m_fp8Scaling;
     QComboBox *m_kvPrecision;
     QSpinBox *m_input;
     QSpinBox *m_output;

@@ -7,14 +7,17 @@
 #include "serving/servingevaluate.h"
 #include "step/evaluationdiff.h"
 
+#include <QEvent>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLocale>
+#include <QResizeEvent>
 #include <QStyle>
 #include <QTableWidget>
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -195,6 +198,11 @@ ServingPricing::ServingPricing(QWidget *parent)
     setupTable(m_metrics);
     m_metrics->verticalHeader()->setMinimumSectionSize(kCompareRowH);
     m_metrics->verticalHeader()->setDefaultSectionSize(kCompareRowH);
+    // A, B and the change as wide as their numbers (fitMetrics()); the names take what is left,
+    // so a wide dock does not give it all to the change column.
+    m_metrics->horizontalHeader()->setStretchLastSection(false);
+    m_metrics->horizontalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+    m_metrics->installEventFilter(this);
     // The comparison, one table of A | B | change: every number, then the decode step and the
     // parts of it that changed (where a TPOT difference comes from), in place of the grid, the
     // breakdown and the memory note (the memory note's figures are its GiB and KV rows).
@@ -519,9 +527,11 @@ void ServingPricing::fitMetrics()
             w = std::max(w,
                          m_metrics->fontMetrics().horizontalAdvance(m_metrics->item(r, c)->text())
                                  + cellMargin);
+        m_metrics->setColumnWidth(c, w);
         contentW += w;
     }
     m_metrics->setMinimumWidth(contentW);
+    stretchMetricNames(m_metrics->width());
     // The grid likewise: each column as wide as its widest name or number.
     int gridW = 2 * m_grid->frameWidth();
     for (int c = 0; c < m_grid->columnCount(); ++c) {
@@ -532,6 +542,29 @@ void ServingPricing::fitMetrics()
         gridW += w;
     }
     m_grid->setMinimumWidth(gridW);
+}
+
+bool ServingPricing::eventFilter(QObject *watched, QEvent *event)
+{
+    // Before the table lays itself out at its new width.
+    if (watched == m_metrics && event->type() == QEvent::Resize)
+        stretchMetricNames(static_cast<QResizeEvent *>(event)->size().width());
+    return QWidget::eventFilter(watched, event);
+}
+
+void ServingPricing::stretchMetricNames(int tableWidth)
+{
+    int columns = 0;
+    for (int c = 0; c < m_metrics->columnCount(); ++c)
+        if (!m_metrics->isColumnHidden(c))
+            columns += m_metrics->columnWidth(c);
+    QHeaderView *names = m_metrics->verticalHeader();
+    const int left = tableWidth - 2 * m_metrics->frameWidth() - columns;
+    const int width = std::max(names->sizeHint().width(), left);
+    if (names->minimumWidth() == width)
+        return;
+    names->setMinimumWidth(width);
+    m_metrics->doItemsLayout();
 }
 
 } // namespace railyard

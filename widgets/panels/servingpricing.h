@@ -56,8 +56,13 @@ public:
     // The row of `name` ("TPOT", "TTFT", ...) in metrics(), or -1.
     int metricRow(const QString &name) const;
 
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override;
+
 private:
     void fitMetrics();
+    // The metric names' column (the comparison's row headers) takes the width the numbers leave.
+    void stretchMetricNames(int tableWidth);
     void fitBreakdown(); // as tall as the rows shown
 
     QTableWidget *m_metrics;
