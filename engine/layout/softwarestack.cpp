@@ -91,7 +91,7 @@ std::vector<StackProfile> buildStacks()
         // megatron/core/distributed/distributed_data_parallel_config.py, `bucket_size`, and
         // distributed_data_parallel.py: `max(40000000, 1000000 * dp_group.size())`).
         p.dpBucketParams = 40e6;
-        p.dpBucketParamsPerDp = 0;
+        p.dpBucketParamsPerDp = 1e6;
         s.push_back(p);
     }
     {
@@ -111,7 +111,7 @@ std::vector<StackProfile> buildStacks()
         // nemo/collections/llm/tools/auto_configurator/tests/base_configs_tests/
         // test_base_configs.py: the gpt3 and llama3 base configs, `bucket_cap_mb: 125` and
         // `grad_allreduce_chunk_size_mb: 125`), with BF16 gradients: 65.5M parameters.
-        p.dpBucketParams = 40e6;
+        p.dpBucketParams = 125.0 * 1024 * 1024 / 2;
         p.flashAmpere = AttentionKernel::FlashAttention2;
         p.flashHopperPlus = AttentionKernel::Cudnn;
         // Dropless routing against --moe-router-force-load-balancing on the same Qwen3-235B
