@@ -104,10 +104,10 @@ private Q_SLOTS:
 
         expectError(R"({"optimizer": {"fp8_param_gather": "yes"}})",
                     "/training/optimizer/fp8_param_gather",
-                    "true or false");
+                    "expected true or false, got a string \"yes\"");
         expectError(R"({"optimizer": {"bucket_params": 0}})",
                     "/training/optimizer/bucket_params",
-                    "");
+                    "expected a number from 1000 to 1e+12, got 0");
     }
 
     // With BF16 training the key changes nothing and the evaluation says why.
