@@ -131,6 +131,14 @@ struct OptimizerConfig
     // Gradient buffers and their reduction in FP32 (Megatron-LM's default for BF16) rather than
     // BF16 (NeMo 2 recipes).
     bool gradReduceFp32 = false;
+    // FP8 primary weights (Transformer Engine's fp8_model_init: NeMo's fp8_params, Megatron's
+    // --fp8-param-gather): with FP8 training the sharded optimizer all-gathers the linear
+    // layers' weights in FP8, one byte per parameter instead of two (the embedding, norms and
+    // biases stay BF16).
+    bool fp8ParamGather = false;
+    // Parameters per data-parallel gradient bucket (one reduce-scatter / all-gather or
+    // all-reduce each); 0: the stack's rule (dpBucketParams() in softwarestack.h).
+    double bucketParams = 0;
     bool operator==(const OptimizerConfig &) const = default;
 };
 

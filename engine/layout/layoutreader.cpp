@@ -257,6 +257,8 @@ TrainingConfig readTraining(const JsonCursor &c)
         if (stack)
             t.optimizer.gradReduceFp32 = stackGradReduceFp32(*stack, t.optimizer.fsdp);
         t.optimizer.gradReduceFp32 = o->boolOr("grad_reduce_fp32", t.optimizer.gradReduceFp32);
+        t.optimizer.fp8ParamGather = o->boolOr("fp8_param_gather", false);
+        t.optimizer.bucketParams = o->doubleOr("bucket_params", 0, 1e3, 1e12);
     }
     if (const auto o = c.find("overlap")) {
         o->requireObject();

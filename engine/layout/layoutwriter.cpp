@@ -62,6 +62,14 @@ void writeTraining(Json &tj, const TrainingConfig &t)
     opt["zero_stage"] = t.optimizer.zeroStage;
     opt["fsdp"] = t.optimizer.fsdp;
     opt["grad_reduce_fp32"] = t.optimizer.gradReduceFp32;
+    if (t.optimizer.fp8ParamGather)
+        opt["fp8_param_gather"] = true;
+    else
+        opt.erase("fp8_param_gather");
+    if (t.optimizer.bucketParams > 0)
+        opt["bucket_params"] = t.optimizer.bucketParams;
+    else
+        opt.erase("bucket_params");
     Json &ov = child(tj, "overlap");
     ov["dp"] = t.overlap.dp;
     ov["tp"] = t.overlap.tp;

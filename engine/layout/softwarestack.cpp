@@ -1,5 +1,7 @@
 #include "layout/softwarestack.h"
 
+#include <algorithm>
+
 namespace railyard::engine {
 
 namespace {
@@ -87,6 +89,12 @@ std::vector<StackProfile> buildStacks()
         // runs (yanring/Megatron-MoE-ModelZoo best_practice/qwen3/readme.md, "Long Context"):
         // chosen so the engine gives their four throughput ratios (tst_throughput).
         p.moeDroplessImbalance = 1.95;
+        // Buckets of max(40M, 1M x DP) parameters, "larger DP sizes need larger buckets to
+        // ensure collectives do not become latency-bound" (github.com/NVIDIA/Megatron-LM,
+        // megatron/core/distributed/distributed_data_parallel_config.py, `bucket_size`, and
+        // distributed_data_parallel.py: `max(40000000, 1000000 * dp_group.size())`).
+        p.dpBucketParams = 40e6;
+        p.dpBucketParamsPerDp = 1e6;
         s.push_back(p);
     }
     {
@@ -98,6 +106,15 @@ std::vector<StackProfile> buildStacks()
                         "per parameter)";
         p.overlap = overlap(true, true, true, false);
         p.optimizerBytesPerParam = 8;
+        // apex's DistributedFusedAdam (NeMo's MegatronDistributedFusedAdam) fills buckets of
+        // 1 MiB x bucket_cap_mb / sizeof(grad_sync_dtype) parameters
+        // (github.com/NVIDIA/apex, apex/contrib/optimizers/distributed_fused_adam.py,
+        // `__init__`, "Determine bucket sizes"; bucket_cap_mb defaults to 100 there). NeMo's
+        // own configurations set bucket_cap_mb 125 (github.com/NVIDIA/NeMo,
+        // nemo/collections/llm/tools/auto_configurator/tests/base_configs_tests/
+        // test_base_configs.py: the gpt3 and llama3 base configs, `bucket_cap_mb: 125` and
+        // `grad_allreduce_chunk_size_mb: 125`), with BF16 gradients: 65.5M parameters.
+        p.dpBucketParams = 125.0 * 1024 * 1024 / 2;
         p.flashAmpere = AttentionKernel::FlashAttention2;
         p.flashHopperPlus = AttentionKernel::Cudnn;
         // Dropless routing against --moe-router-force-load-balancing on the same Qwen3-235B
@@ -230,6 +247,15 @@ AttentionKernel resolveAttention(const StackProfile &stack,
 bool stackGradReduceFp32(const StackProfile &p, bool fsdp)
 {
     return fsdp && p.fsdpGradReduceFp32 ? *p.fsdpGradReduceFp32 : p.gradReduceFp32;
+}
+
+double dpBucketParams(const StackProfile &stack, const OptimizerConfig &optimizer, int dp)
+{
+    if (optimizer.bucketParams > 0)
+        return optimizer.bucketParams;
+    if (stack.dpBucketParams <= 0)
+        return 0;
+    return std::max(stack.dpBucketParams, stack.dpBucketParamsPerDp * std::max(1, dp));
 }
 
 } // namespace railyard::engine

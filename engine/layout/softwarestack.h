@@ -38,8 +38,10 @@ struct StackProfile
     // less where the stack keeps them in 16 bits.
     double optimizerBytesPerParam = 12;
     // Parameters per data-parallel gradient bucket: each bucket is one collective, paying
-    // the collective's latency once.
+    // the collective's latency once. The bucket holds max(dpBucketParams, dpBucketParamsPerDp x
+    // DP) parameters (Megatron-Core grows it with DP); 0: one collective for everything.
     double dpBucketParams = 40e6;
+    double dpBucketParamsPerDp = 0;
     // cuBLAS splits a GEMM's last partial wave along K over the idle SMs (stream-K: Osama et
     // al., PPoPP 2023, arXiv 2301.03598; in CUTLASS from 2.11, November 2022); false: the
     // CUDA 11 libraries of 2021-2022 stacks, whose partial waves idle SMs.
@@ -89,5 +91,8 @@ AttentionKernel resolveAttention(const StackProfile &stack,
                                  const std::string &architecture);
 // The gradient type `stack` reduces in, with or without FSDP.
 bool stackGradReduceFp32(const StackProfile &stack, bool fsdp);
+// Parameters per data-parallel bucket at data-parallel size `dp`: the layout's own
+// (training.optimizer.bucket_params) where given, else the stack's rule; 0: one bucket.
+double dpBucketParams(const StackProfile &stack, const OptimizerConfig &optimizer, int dp);
 
 } // namespace railyard::engine

@@ -319,6 +319,7 @@ struct PlanPricer::Impl
         s.ep = c.ep;
         s.etp = 1;
         s.sp = c.tp > 1;
+        s.fp8Weights = fp8ParamGathers(t, topology.gpuSpec());
         s.micro = std::max(1, t.globalBatch / std::max(1, c.microBatch * c.dp));
         out.microBatches = s.micro;
         t.microBatch = c.microBatch;

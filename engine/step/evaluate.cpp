@@ -37,6 +37,12 @@ Evaluation StepModel::run()
                                                kernelChoice(*m_stack, t.attention, gpu));
     if (t.precision == Precision::Fp8 && gpu.fp8Tflops <= 0)
         warn(Severity::Warning, "no-fp8", gpu.id + " has no FP8 tensor cores; priced in BF16");
+    if (t.optimizer.fp8ParamGather && t.precision != Precision::Fp8)
+        warn(Severity::Warning,
+             "fp8-param-gather-bf16",
+             std::string("training.optimizer.fp8_param_gather needs \"precision\": \"fp8\" (this "
+                         "layout trains in ")
+                     + toString(t.precision) + "): the parameters are gathered in BF16");
 
     LayerShard shard;
     shard.tp = m_tp;

@@ -146,6 +146,7 @@ bool StepModel::validate()
     m_setting.etp = m_etp;
     m_setting.micro = m_micro;
     m_setting.sp = m_sp;
+    m_setting.fp8Weights = fp8ParamGathers(m_layout.training, m_topo.gpuSpec());
     return true;
 }
 

@@ -6,6 +6,11 @@
 
 namespace railyard::engine {
 
+bool fp8ParamGathers(const TrainingConfig &t, const GpuSpec &gpu)
+{
+    return t.optimizer.fp8ParamGather && t.precision == Precision::Fp8 && gpu.fp8Tflops > 0;
+}
+
 int stageRuns(const ModelDims &m, int pp, std::array<StageRun, 16> &out)
 {
     int runs = 0;
@@ -197,17 +202,33 @@ void requestStepComm(const StepSetting &s, const StageRun *runs, int nRuns, Step
     // or one tensor (DeepSpeed).
     const ModelDims::LayerParams lp = m.layerParams();
     // The largest stage's parameters per GPU (first or last stage holds an embedding).
+    // The MoE router's weights (hidden x experts a layer) are counted with the dense ones.
+    const double router = m.isMoe() ? double(m.hidden) * m.experts : 0;
+    double bf16Gpu = 0; // the part of denseParamsGpu that no FP8 GEMM reads
     for (int r = 0; r < nRuns; ++r) {
         const StageRun &run = runs[r];
         const int st = run.first; // a run's stages are alike
+        const double embedding = (st == 0 || st == pp - 1) ? lp.embedding : 0;
         const double d = run.dense * (lp.attention + lp.denseMlp)
-                         + run.moe * (lp.attention + lp.sharedMlp)
-                         + ((st == 0 || st == pp - 1) ? lp.embedding : 0);
+                         + run.moe * (lp.attention + lp.sharedMlp) + embedding;
         const double x = run.moe * lp.expertMlp;
         if (d / tp + x / (ep * etp) > c.denseParamsGpu + c.expertParamsGpu) {
             c.denseParamsGpu = d / tp;
             c.expertParamsGpu = x / (ep * etp);
+            bf16Gpu = (embedding + run.moe * router) / tp;
         }
+    }
+    // FP8 primary weights (fp8ParamGathers()): the optimizer casts its FP32 shard of each
+    // linear layer's weight to FP8 and the parameter all-gathers move one byte per element
+    // (NeMo's MegatronDistributedFusedAdam syncs FP8 parameters as uint8:
+    // github.com/NVIDIA/NeMo, nemo/core/optim/distributed_adam.py, `init_params_bucket`;
+    // Megatron-Core's distributed optimizer with --fp8-param-gather likewise). The embedding,
+    // the output layer and the router stay BF16 (norms and biases, which stay BF16 too, are
+    // not among the engine's parameters). Gradients keep their type.
+    if (s.fp8Weights) {
+        c.expertParamBytes = 1.0;
+        c.denseParamBytes = c.denseParamsGpu > 0 ? (c.denseParamsGpu + bf16Gpu) / c.denseParamsGpu
+                                                 : 1.0;
     }
     const OptimizerConfig &opt = t.optimizer;
     c.shardedGrads = opt.distributed || opt.zeroStage >= 1 || opt.fsdp;
@@ -224,38 +245,45 @@ void requestStepComm(const StepSetting &s, const StageRun *runs, int nRuns, Step
         // all-reduced, once a step, bucket by bucket. ZeRO-2 shards the gradients too: each
         // micro-batch's are reduce-scattered as its backward produces them, layer by layer,
         // into this rank's shard.
-        const auto data =
-                [&](bool has, CommGroups g, double params, CommSlot rs, CommSlot ag, CommSlot ar) {
-                    if (!has || params <= 0)
-                        return 0.0;
-                    const double bucket = s.stack->dpBucketParams;
-                    double ops = bucket > 0 ? std::max(1.0, std::ceil(params / bucket)) : 1.0;
-                    if (c.zero2) {
-                        ops = layersPerStage * units;
-                        add(c,
-                            rs,
-                            g,
-                            CollectiveOp::ReduceScatter,
-                            params / ops * c.gradBytes,
-                            ops * microBatches);
-                        addSame(c, ag, g, CollectiveOp::AllGather, params / ops * 2.0, ops);
-                    } else if (c.shardedGrads) {
-                        add(c, rs, g, CollectiveOp::ReduceScatter, params / ops * c.gradBytes, ops);
-                        addSame(c, ag, g, CollectiveOp::AllGather, params / ops * 2.0, ops);
-                    } else {
-                        add(c, ar, g, CollectiveOp::AllReduce, params / ops * c.gradBytes, ops);
-                    }
-                    return ops;
-                };
+        const auto data = [&](bool has,
+                              CommGroups g,
+                              double params,
+                              double paramBytes,
+                              CommSlot rs,
+                              CommSlot ag,
+                              CommSlot ar) {
+            if (!has || params <= 0)
+                return 0.0;
+            const double bucket = dpBucketParams(*s.stack, opt, s.dp);
+            double ops = bucket > 0 ? std::max(1.0, std::ceil(params / bucket)) : 1.0;
+            if (c.zero2) {
+                ops = layersPerStage * units;
+                add(c,
+                    rs,
+                    g,
+                    CollectiveOp::ReduceScatter,
+                    params / ops * c.gradBytes,
+                    ops * microBatches);
+                addSame(c, ag, g, CollectiveOp::AllGather, params / ops * paramBytes, ops);
+            } else if (c.shardedGrads) {
+                add(c, rs, g, CollectiveOp::ReduceScatter, params / ops * c.gradBytes, ops);
+                addSame(c, ag, g, CollectiveOp::AllGather, params / ops * paramBytes, ops);
+            } else {
+                add(c, ar, g, CollectiveOp::AllReduce, params / ops * c.gradBytes, ops);
+            }
+            return ops;
+        };
         c.dpOps = data(dpGroups,
                        CommGroups::Dp,
                        c.denseParamsGpu,
+                       c.denseParamBytes,
                        CommSlot::DpRs,
                        CommSlot::DpAg,
                        CommSlot::DpAr);
         c.edpOps = data(edpGroups,
                         CommGroups::Edp,
                         c.expertParamsGpu,
+                        c.expertParamBytes,
                         CommSlot::EdpRs,
                         CommSlot::EdpAg,
                         CommSlot::EdpAr);
@@ -272,12 +300,17 @@ void requestStepComm(const StepSetting &s, const StageRun *runs, int nRuns, Step
     const double expertLayer = m.isMoe() ? lp.expertMlp * m.moeLayers / m.layers / (ep * etp) : 0;
     const double perStep = units * layersPerStage * microBatches;
     c.zeroUnits = units;
+    // A layer's gathers with FP8 weights: one byte per linear weight, the router's two.
+    if (s.fp8Weights && denseLayer > 0) {
+        const double routerLayer = router * m.moeLayers / m.layers / tp;
+        c.zeroDenseParamBytes = (denseLayer + routerLayer) / denseLayer;
+    }
     if (dpGroups && denseLayer > 0) {
         add(c,
             CommSlot::DpAg,
             CommGroups::Dp,
             CollectiveOp::AllGather,
-            denseLayer * 2.0 / units,
+            denseLayer * c.zeroDenseParamBytes / units,
             2 * perStep);
         addSame(c,
                 CommSlot::DpRs,
@@ -291,7 +324,7 @@ void requestStepComm(const StepSetting &s, const StageRun *runs, int nRuns, Step
             CommSlot::EdpAg,
             CommGroups::Edp,
             CollectiveOp::AllGather,
-            expertLayer * 2.0 / units,
+            expertLayer * c.expertParamBytes / units,
             2 * perStep);
         addSame(c,
                 CommSlot::EdpRs,
@@ -351,10 +384,15 @@ void finishStepComm(const StepSetting &s, StepComm &c)
     c.zeroBackwardGathers = gathers;
     // The embedding and output layer go the same way, on the first and last stages.
     if (s.dp * cp > 1 && dpAg.bytes > 0) {
+        // The embedding's BF16 parameters at the gathers' seconds per byte (a gather unit's
+        // bytes are its parameters times zeroDenseParamBytes), its gradients as before FP8
+        // gathers: at the reduce-scatters' time per unit, scaled by embedding / unit.
         const double embed = m.layerParams().embedding / tp;
-        const double scale = embed * 2.0 / dpAg.bytes;
+        const double unitParams = dpAg.bytes / c.zeroDenseParamBytes;
         c.zeroEmbedS = (2 * dpAg.latencyS + dpRs.latencyS)
-                       + scale * (2 * dpAg.bwTimeS + dpRs.bwTimeS * c.gradBytes / 2.0);
+                       + embed / unitParams
+                                 * (2 * 2.0 / c.zeroDenseParamBytes * dpAg.bwTimeS
+                                    + dpRs.bwTimeS * c.gradBytes / 2.0);
         if (rate > 0)
             c.zeroEmbedS = std::max(c.zeroEmbedS, embed * (2 * 2.0 + c.gradBytes) / rate);
     }

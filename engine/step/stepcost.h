@@ -28,7 +28,12 @@ struct StepSetting
     int tp = 1, cp = 1, pp = 1, vp = 1, dp = 1, ep = 1, etp = 1;
     int micro = 1; // micro-batches per replica and step
     bool sp = false;
+    // The linear layers' weights are FP8 and gathered so (fp8ParamGathers()).
+    bool fp8Weights = false;
 };
+// Whether the step keeps FP8 primary weights and gathers them in FP8: asked for
+// (optimizer.fp8_param_gather), training in FP8, on a GPU with FP8 tensor cores.
+bool fp8ParamGathers(const TrainingConfig &training, const GpuSpec &gpu);
 
 // Consecutive pipeline stages with the same layers (the full evaluation passes one run per
 // stage; the planner merges equal neighbours).
@@ -149,6 +154,10 @@ struct StepComm
     double epPerMoeLayerS = 0;
     double denseParamsGpu = 0, expertParamsGpu = 0; // the largest stage's, per GPU
     double gradBytes = 2;                           // per gradient element on the wire
+    // Per parameter element in the parameter gathers: 2 (BF16), less with FP8 weights (the
+    // dense part's embedding stays BF16).
+    double denseParamBytes = 2, expertParamBytes = 2;
+    double zeroDenseParamBytes = 2; // the same for one ZeRO-3 / FSDP gather unit
     bool shardedGrads = false, zero2 = false, zero3 = false;
     double dpGradS = 0;           // gradient reduction, per step, all collectives
     double dpParamS = 0;          // parameter gathers, per step, all collectives

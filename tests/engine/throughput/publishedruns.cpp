@@ -171,6 +171,10 @@ Layout layoutFor(const Run &r)
     t.moeForceBalance = r.flags.contains(QLatin1String("forcebal"));
     if (r.flags.contains(QLatin1String("fp32grad")))
         o.gradReduceFp32 = true;
+    o.fp8ParamGather = r.flags.contains(QLatin1String("fp8pg"));
+    for (const QString &f : r.flags) // bucketmbN: apex's bucket_cap_mb N, in gradient elements
+        if (f.startsWith(QLatin1String("bucketmb")))
+            o.bucketParams = f.mid(8).toDouble() * 1024 * 1024 / (o.gradReduceFp32 ? 4.0 : 2.0);
     t.moeDispatcher = r.flags.contains(QLatin1String("deepep")) ? MoeDispatcher::DeepEP
                                                                 : MoeDispatcher::AllToAll;
     ParallelConfig &p = l.parallel;
