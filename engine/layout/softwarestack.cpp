@@ -120,6 +120,14 @@ std::vector<StackProfile> buildStacks()
         // (NVIDIA/cudnn-frontend benchmark/norms/results, the pytorch and torch_compile rows).
         p.elementwiseForward = 0.8;
         p.elementwiseBackward = 0.45;
+        // With PP, torchtitan shards each block with reshard_after_forward=False "to avoid
+        // per-microbatch all-gathers" (torchtitan 9dec370, torchtitan/parallelisms/
+        // parallelize_llama.py, apply_fsdp), and torch.distributed.pipelining runs every
+        // micro-batch's backward with set_reshard_after_backward(False) and
+        // set_requires_gradient_sync(False), then the FSDP post-backward (the reduce-scatters)
+        // once after the last one (torch/distributed/pipelining/stage.py,
+        // _PipelineStageBase.backward_maybe_with_nosync, `last_backward`).
+        p.fsdpPipelineHoldsUnsharded = true;
         s.push_back(p);
     }
     {

@@ -66,6 +66,11 @@ struct StackProfile
     // recomputation gathers them again before the backward's own gather (DeepSpeed); false:
     // the recomputed forward reuses the backward's gather (FSDP units around each block).
     bool zeroRegatherForRecompute = false;
+    // FSDP with pipeline parallelism: each stage's parameters are gathered once a step and
+    // kept unsharded through all its micro-batches (no reshard after forward or backward),
+    // the gradients accumulate unsharded in the reduction type, and are reduce-scattered once,
+    // after the stage's last backward; false: every micro-batch gathers and reduces.
+    bool fsdpPipelineHoldsUnsharded = false;
 };
 
 // Known stacks, in documentation order.

@@ -339,6 +339,7 @@ struct PlanPricer::Impl
         shape.sequenceParallel = s.sp;
         shape.microBatches = s.micro;
         shape.optimizerBytesPerParam = stack->optimizerBytesPerParam;
+        shape.fsdpHoldsUnsharded = stack->fsdpPipelineHoldsUnsharded;
         const LayerActivations act = layerActivations(m, t, shape);
         for (int i = 0; i < nRunsHere; ++i) {
             // A run's first stage holds the most micro-batches in flight.

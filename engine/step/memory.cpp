@@ -150,13 +150,19 @@ MemoryBreakdown stageMemoryAt(const ModelDims &m,
     const double expert = nm * expertMlp / std::max(1, s.ep * s.etp);
     MemoryBreakdown mb;
     mb.weightsGiB = (dense / (zero3 ? dpShard : 1) + expert / (zero3 ? edp : 1)) * 2 / kGiB;
-    if (zero3 && nd + nm > 0) {
+    const bool holds = zero3 && s.fsdpHoldsUnsharded && pp > 1;
+    if (holds) {
+        // The stage's parameters stay gathered through the step, in BF16.
+        mb.weightsGiB += (dense + expert) * 2 / kGiB;
+    } else if (zero3 && nd + nm > 0) {
         // The layer being computed and the one prefetched, gathered in full.
         const double layer = (dense + expert) / (nd + nm);
         mb.weightsGiB += 2 * layer * 2 / kGiB;
     }
     mb.gradientsGiB = (dense / (zero2 ? dpShard : 1) + expert / (zero2 ? edp : 1)) * gradBytes
                       / kGiB;
+    if (holds) // and their gradients accumulate unsharded, in the reduction type, until the last
+        mb.gradientsGiB += (dense + expert) * gradBytes / kGiB;
     mb.optimizerGiB = (dense / (distributed ? dpShard : 1) + expert / (distributed ? edp : 1))
                       * s.optimizerBytesPerParam / kGiB;
     const double layerAct = nd * act.dense + nm * act.moe;

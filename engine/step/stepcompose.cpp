@@ -77,6 +77,7 @@ void StepModel::memory()
     shape.stageDense = m_stageDense;
     shape.stageMoe = m_stageMoe;
     shape.optimizerBytesPerParam = m_stack->optimizerBytesPerParam;
+    shape.fsdpHoldsUnsharded = m_stack->fsdpPipelineHoldsUnsharded;
     const std::vector<MemoryBreakdown> stages = stageMemory(m_dims, m_layout.training, shape);
     double worst = 0;
     m_result.memoryGiBPerStage.assign(stages.size(), 0);

@@ -5,6 +5,7 @@
 #include "step/evaluationdiff.h"
 #include "step/fidelity.h"
 #include "step/memory.h"
+#include "step/stepcost.h"
 #include "topology/topology.h"
 
 #include "comparenear.h"
@@ -681,6 +682,85 @@ private Q_SLOTS:
         QVERIFY(kept.front().links != kept.back().links);
         QCOMPARE(kept.front().links->utilization, kept.back().links->utilization);
         QVERIFY(kept[2].links->size() > kept[0].links->size()); // 32 servers' links kept whole
+    }
+
+    // torchtitan under PP keeps each stage's FSDP parameters gathered through the step and
+    // reduce-scatters the accumulated gradients once (StackProfile::fsdpPipelineHoldsUnsharded):
+    // per step, one gather and one reduce-scatter of the stage's layers, whatever the
+    // micro-batches; without PP, or with a stack that reshards (composer), every micro-batch
+    // gathers twice (forward, backward) and reduces once.
+    void fsdpPipelineGathersOncePerStep()
+    {
+        ModelConfig mc;
+        mc.preset = "llama3-8b";
+        const ModelDims m = resolveModel(mc).dims;
+        const ModelDims::LayerParams lp = m.layerParams();
+        const double layer = lp.attention + lp.denseMlp; // one block, TP 1
+        const auto traffic = [&](const char *stack, int pp, int micro) {
+            TrainingConfig t;
+            t.seqLen = 8192;
+            t.microBatch = 1;
+            t.optimizer.fsdp = true;
+            applyStackDefaults(t, *findStack(stack));
+            StepSetting s;
+            s.model = &m;
+            s.training = &t;
+            s.stack = findStack(stack);
+            s.pp = pp;
+            s.dp = 8;
+            s.micro = micro;
+            std::array<StageRun, 16> runs{};
+            const int n = stageRuns(m, pp, runs);
+            StepComm c;
+            requestStepComm(s, runs.data(), n, c);
+            std::pair<double, double> bytes; // all-gathered, reduce-scattered per step
+            for (int i = 0; i < c.requests; ++i) {
+                const CommRequest &r = c.request[static_cast<std::size_t>(i)];
+                if (r.slot == CommSlot::DpAg)
+                    bytes.first += r.bytes * r.perStep;
+                if (r.slot == CommSlot::DpRs)
+                    bytes.second += r.bytes * r.perStep;
+            }
+            return bytes;
+        };
+        QVERIFY(findStack("torchtitan")->fsdpPipelineHoldsUnsharded);
+        QVERIFY(!findStack("composer")->fsdpPipelineHoldsUnsharded);
+        const double stageLayers = m.layers / 4.0; // 32 layers over 4 stages
+        // torchtitan, PP 4, 8 micro-batches: BF16 gathers and FP32 reductions of 8 layers, once.
+        const auto held = traffic("torchtitan", 4, 8);
+        RAILYARD_COMPARE_NEAR(held.first, stageLayers * layer * 2.0, 1e-9);
+        RAILYARD_COMPARE_NEAR(held.second, stageLayers * layer * 4.0, 1e-9);
+        QCOMPARE(traffic("torchtitan", 4, 1), held);
+        // Without PP each micro-batch gathers every layer twice and reduces it once.
+        const auto flat = traffic("torchtitan", 1, 8);
+        RAILYARD_COMPARE_NEAR(flat.first, 8 * m.layers * layer * 2.0 * 2.0, 1e-9);
+        RAILYARD_COMPARE_NEAR(flat.second, 8 * m.layers * layer * 4.0, 1e-9);
+        // A stack that reshards (FSDP1 in Composer, BF16 gradients) does so under PP too.
+        const auto composer = traffic("composer", 4, 8);
+        RAILYARD_COMPARE_NEAR(composer.first, 8 * stageLayers * layer * 2.0 * 2.0, 1e-9);
+        RAILYARD_COMPARE_NEAR(composer.second, 8 * stageLayers * layer * 2.0, 1e-9);
+        // What that costs in memory: the stage's parameters (BF16) and gradients (FP32)
+        // unsharded, where the resharding stack holds two gathered layers.
+        TrainingConfig t;
+        t.seqLen = 8192;
+        t.microBatch = 1;
+        t.optimizer.fsdp = true;
+        applyStackDefaults(t, *findStack("torchtitan"));
+        MemoryShape shape;
+        shape.pp = 4;
+        shape.dp = 8;
+        shape.microBatches = 8;
+        const LayerActivations act = layerActivations(m, t, shape);
+        const MemoryBreakdown resharded = stageMemoryAt(m, t, shape, act, 1, stageLayers, 0);
+        shape.fsdpHoldsUnsharded = true;
+        const MemoryBreakdown holding = stageMemoryAt(m, t, shape, act, 1, stageLayers, 0);
+        const double gib = 1024.0 * 1024.0 * 1024.0;
+        RAILYARD_COMPARE_NEAR(holding.weightsGiB - resharded.weightsGiB,
+                              (stageLayers - 2) * layer * 2.0 / gib,
+                              1e-9);
+        RAILYARD_COMPARE_NEAR(holding.gradientsGiB - resharded.gradientsGiB,
+                              stageLayers * layer * 4.0 / gib,
+                              1e-9);
     }
 };
 
