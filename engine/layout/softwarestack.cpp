@@ -128,6 +128,11 @@ std::vector<StackProfile> buildStacks()
         // once after the last one (torch/distributed/pipelining/stage.py,
         // _PipelineStageBase.backward_maybe_with_nosync, `last_backward`).
         p.fsdpPipelineHoldsUnsharded = true;
+        // activation_checkpoint.mode 'selective' with selective_ac_option 'op' (the default in
+        // train_configs/llama3_8b.toml): _save_list holds aten.mm and the SDPA kernels, and the
+        // policy saves "all compute ops, except every second mm", recomputing the rest
+        // (parallelize_llama.py, _apply_ac_to_transformer_block).
+        p.selectiveEveryOtherMatmul = true;
         s.push_back(p);
     }
     {

@@ -71,6 +71,11 @@ struct StackProfile
     // the gradients accumulate unsharded in the reduction type, and are reduce-scattered once,
     // after the stage's last backward; false: every micro-batch gathers and reduces.
     bool fsdpPipelineHoldsUnsharded = false;
+    // `recompute: selective` as an op-level policy that keeps the output of every other
+    // matmul of a block (the first, third, ...) and of the attention kernel, and recomputes the
+    // rest in the backward (the other matmuls, norms, activations); false: Korthikanti et al.'s
+    // selective recomputation, which drops only the attention scores.
+    bool selectiveEveryOtherMatmul = false;
 };
 
 // Known stacks, in documentation order.

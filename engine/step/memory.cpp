@@ -46,6 +46,12 @@ double activationBytes(const ModelDims &m,
     if (recompute == Recompute::Full)
         return T * h * 2.0 / shard;
     const double hq = double(m.heads) * m.headDim, hkv = double(m.kvHeads) * m.headDim;
+    if (recompute == Recompute::Selective && s.selectiveEveryOtherMatmul && !moeLayer) {
+        // The layer's input, and what the op-level policy keeps (compute.cpp, layerTimes):
+        // the outputs of Q, V, the attention kernel, the MLP's first matmul and its last (the
+        // down projection's output, whole before its reduce-scatter under TP).
+        return T * (2 * h / shard + (2 * hq + 2 * hkv + 2 * hq + 2.0 * m.ffn) / tp + 2 * h / shard);
+    }
     const double mask = m.dropout ? 1.0 : 0.0;
     // Attention block: its norm's input, the QKV input, the post-attention dropout mask.
     double replicated = 2 * h + 2 * h + mask * h;
@@ -167,7 +173,9 @@ MemoryBreakdown stageMemoryAt(const ModelDims &m,
                       * s.optimizerBytesPerParam / kGiB;
     const double layerAct = nd * act.dense + nm * act.moe;
     mb.activationsGiB = layerAct * inFlightMicroBatches(s, st) / kGiB;
-    if (t.recompute == Recompute::Full && nd + nm > 0) {
+    const bool recomputes = t.recompute == Recompute::Full
+                            || (t.recompute == Recompute::Selective && s.selectiveEveryOtherMatmul);
+    if (recomputes && nd + nm > 0) {
         // Recomputing a layer rebuilds all of its activations at once.
         mb.activationsGiB += (nm > 0 ? act.moeFull : act.denseFull) / kGiB;
     }

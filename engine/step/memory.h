@@ -31,6 +31,9 @@ struct MemoryShape
     // FSDP with PP where the stack keeps each stage's parameters unsharded through the step
     // and accumulates its gradients unsharded (StackProfile::fsdpPipelineHoldsUnsharded).
     bool fsdpHoldsUnsharded = false;
+    // Selective recomputation keeps every other matmul's output and the attention kernel's
+    // (StackProfile::selectiveEveryOtherMatmul); dense layers only.
+    bool selectiveEveryOtherMatmul = false;
     std::vector<int> stageDense; // dense layers per stage
     std::vector<int> stageMoe;   // MoE layers per stage
 };

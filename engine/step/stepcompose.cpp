@@ -78,6 +78,7 @@ void StepModel::memory()
     shape.stageMoe = m_stageMoe;
     shape.optimizerBytesPerParam = m_stack->optimizerBytesPerParam;
     shape.fsdpHoldsUnsharded = m_stack->fsdpPipelineHoldsUnsharded;
+    shape.selectiveEveryOtherMatmul = m_stack->selectiveEveryOtherMatmul;
     const std::vector<MemoryBreakdown> stages = stageMemory(m_dims, m_layout.training, shape);
     double worst = 0;
     m_result.memoryGiBPerStage.assign(stages.size(), 0);

@@ -1,6 +1,7 @@
 #include "base/inputerror.h"
 #include "layout/layout.h"
 #include "layout/softwarestack.h"
+#include "step/compute.h"
 #include "step/evaluate.h"
 #include "step/evaluationdiff.h"
 #include "step/fidelity.h"
@@ -473,7 +474,9 @@ private Q_SLOTS:
     void pytorchFsdpStacks()
     {
         const std::string parallel = R"({"tp": 1, "dp": 32})";
+        // No recomputation: torchtitan's selective policy (every other matmul) is its own.
         const std::string training = R"("seq_len": 4096, "global_batch": 64, "micro_batch": 1,
+                                         "recompute": "none",
                                          "optimizer": {"fsdp": true, "zero_stage": 3}})";
         Layout titan = minimal(R"({"stack": "torchtitan", )" + training, parallel, 4);
         Layout composer = minimal(R"({"stack": "composer", )" + training, parallel, 4);
@@ -761,6 +764,52 @@ private Q_SLOTS:
         RAILYARD_COMPARE_NEAR(holding.gradientsGiB - resharded.gradientsGiB,
                               stageLayers * layer * 4.0 / gib,
                               1e-9);
+    }
+
+    // torchtitan's selective recomputation (activation_checkpoint 'selective', option 'op'):
+    // a block keeps its input and the outputs of Q, V, the attention kernel, w1 and w2, and
+    // recomputes K, the output projection and w3 (and the element-wise kernels) in the backward.
+    void torchtitanSelectiveRecompute()
+    {
+        QVERIFY(findStack("torchtitan")->selectiveEveryOtherMatmul);
+        QVERIFY(!findStack("megatron-core")->selectiveEveryOtherMatmul);
+        ModelConfig mc;
+        mc.preset = "llama3-8b";
+        const ModelDims m = resolveModel(mc).dims;
+        TrainingConfig t;
+        t.seqLen = 8192;
+        t.microBatch = 2;
+        t.recompute = Recompute::Selective;
+        applyStackDefaults(t, *findStack("torchtitan"));
+        MemoryShape shape;
+        shape.selectiveEveryOtherMatmul = true;
+        const double T = 2 * 8192.0, h = 4096, hq = 4096, hkv = 1024, f = 14336;
+        RAILYARD_COMPARE_NEAR(layerActivationBytes(m, t, shape, false),
+                              T * (2 * h + 2 * hq + 2 * hkv + 2 * hq + 2 * f + 2 * h),
+                              1e-12);
+        // Korthikanti's selective recomputation keeps much more (every activation but the
+        // scores, which flash attention never stores).
+        shape.selectiveEveryOtherMatmul = false;
+        QVERIFY(layerActivationBytes(m, t, shape, false) > 2 * T * (4 * h + 4 * hq + 2 * f));
+        // The recomputed matmuls' FLOPs: 2 T (h hkv + hq h + h f) more than no recomputation.
+        const GpuSpec &gpu = *Catalog::builtin().gpu("H100-SXM");
+        const ComputeModel cm(gpu, Precision::Bf16);
+        LayerShard shard;
+        shard.tp = 1;
+        shard.sequenceParallel = false;
+        shard.microBatch = 2;
+        shard.seqLen = 8192;
+        shard.attention = AttentionKernel::FlashAttention2;
+        shard.recompute = Recompute::None;
+        const LayerTimes none = layerTimes(m, false, shard, cm);
+        shard.recompute = Recompute::Selective;
+        shard.selectiveEveryOtherMatmul = true;
+        const LayerTimes op = layerTimes(m, false, shard, cm);
+        RAILYARD_COMPARE_NEAR(op.hardwareFlops - none.hardwareFlops,
+                              2 * T * (h * hkv + hq * h + h * f),
+                              1e-9);
+        QCOMPARE(op.forward, none.forward);
+        QVERIFY(op.backward > none.backward);
     }
 };
 
