@@ -133,6 +133,10 @@ std::vector<StackProfile> buildStacks()
         // policy saves "all compute ops, except every second mm", recomputing the rest
         // (parallelize_llama.py, _apply_ac_to_transformer_block).
         p.selectiveEveryOtherMatmul = true;
+        // train.py's loss_fn is cross_entropy(pred.flatten(0, 1).float(), ...): the BF16
+        // logits (freed only by `del pred` after the loss), their FP32 copy and log-softmax's
+        // FP32 output are all live as the loss runs.
+        p.lossBytesPerLogit = 10;
         s.push_back(p);
     }
     {

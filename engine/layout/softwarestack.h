@@ -76,6 +76,10 @@ struct StackProfile
     // rest in the backward (the other matmuls, norms, activations); false: Korthikanti et al.'s
     // selective recomputation, which drops only the attention scores.
     bool selectiveEveryOtherMatmul = false;
+    // Bytes per logit the loss holds at its peak (the last stage, end of the forward): FP32
+    // logits and their gradient (8); a stack that keeps its BF16 logits beside an FP32 copy and
+    // the log-softmax output holds 10.
+    double lossBytesPerLogit = 8;
 };
 
 // Known stacks, in documentation order.

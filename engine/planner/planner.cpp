@@ -342,6 +342,7 @@ struct PlanPricer::Impl
         shape.optimizerBytesPerParam = stack->optimizerBytesPerParam;
         shape.fsdpHoldsUnsharded = stack->fsdpPipelineHoldsUnsharded;
         shape.selectiveEveryOtherMatmul = stack->selectiveEveryOtherMatmul;
+        shape.lossBytesPerLogit = stack->lossBytesPerLogit;
         const LayerActivations act = layerActivations(m, t, shape);
         for (int i = 0; i < nRunsHere; ++i) {
             // A run's first stage holds the most micro-batches in flight.

@@ -179,8 +179,8 @@ MemoryBreakdown stageMemoryAt(const ModelDims &m,
         // Recomputing a layer rebuilds all of its activations at once.
         mb.activationsGiB += (nm > 0 ? act.moeFull : act.denseFull) / kGiB;
     }
-    if (st == pp - 1) // the logits in FP32 for the loss, and their gradient
-        mb.activationsGiB += T * double(m.vocab) / tp * 4 * 2 / kGiB;
+    if (st == pp - 1) // the logits for the loss (FP32, and their gradient: 8 bytes; the stack's)
+        mb.activationsGiB += T * double(m.vocab) / tp * s.lossBytesPerLogit / kGiB;
     mb.otherGiB = kFrameworkGiB
                   + kFragmentation
                             * (mb.weightsGiB + mb.gradientsGiB + mb.optimizerGiB

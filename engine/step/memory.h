@@ -34,8 +34,9 @@ struct MemoryShape
     // Selective recomputation keeps every other matmul's output and the attention kernel's
     // (StackProfile::selectiveEveryOtherMatmul); dense layers only.
     bool selectiveEveryOtherMatmul = false;
-    std::vector<int> stageDense; // dense layers per stage
-    std::vector<int> stageMoe;   // MoE layers per stage
+    double lossBytesPerLogit = 8; // the loss's peak bytes per logit (the stack's)
+    std::vector<int> stageDense;  // dense layers per stage
+    std::vector<int> stageMoe;    // MoE layers per stage
 };
 
 // Activation bytes one layer keeps for backward, per micro-batch (Korthikanti et al. 2022,

@@ -810,6 +810,17 @@ private Q_SLOTS:
                               1e-9);
         QCOMPARE(op.forward, none.forward);
         QVERIFY(op.backward > none.backward);
+        // Its loss holds the BF16 logits beside their FP32 copy and log-softmax's output: 10
+        // bytes per logit on the last stage where the generic stack holds 8.
+        QCOMPARE(findStack("torchtitan")->lossBytesPerLogit, 10.0);
+        QCOMPARE(genericStack().lossBytesPerLogit, 8.0);
+        const LayerActivations act = layerActivations(m, t, shape);
+        const MemoryBreakdown eight = stageMemoryAt(m, t, shape, act, 0, m.layers, 0);
+        shape.lossBytesPerLogit = 10;
+        const MemoryBreakdown ten = stageMemoryAt(m, t, shape, act, 0, m.layers, 0);
+        RAILYARD_COMPARE_NEAR(ten.activationsGiB - eight.activationsGiB,
+                              T * 128256 * 2.0 / (1024.0 * 1024.0 * 1024.0),
+                              1e-9);
     }
 };
 
