@@ -310,6 +310,7 @@ private Q_SLOTS:
         // (48% and 104% fast before, 22% and 54% now): the rest is the token dispatcher's host
         // side, not priced; held at 60%. Family L: MLPerf v5.0 Llama 3.1 405B; GB200 (L6, L7)
         // is priced about a third fast (tests/data/throughput/README.md, "Known misses"); 60%.
+        // Family T: torchtitan's own runs, up to 43% fast (AsyncTP, long-sequence CP; README).
         const double bound = r.family == QLatin1Char('P') ? 0.75
                              : r.section3d || extra(r)    ? 0.60
                              : r.heldOut                  ? 0.40
