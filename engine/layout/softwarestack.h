@@ -71,6 +71,20 @@ struct StackProfile
     // A 2021-2022 stack, as published on A100: not among the stacks a Hopper or Blackwell
     // layout that names none may be running (step/stackrange.h).
     bool preHopper = false;
+    // FSDP with pipeline parallelism: each stage's parameters are gathered once a step and
+    // kept unsharded through all its micro-batches (no reshard after forward or backward),
+    // the gradients accumulate unsharded in the reduction type, and are reduce-scattered once,
+    // after the stage's last backward; false: every micro-batch gathers and reduces.
+    bool fsdpPipelineHoldsUnsharded = false;
+    // `recompute: selective` as an op-level policy that keeps the output of every other
+    // matmul of a block (the first, third, ...) and of the attention kernel, and recomputes the
+    // rest in the backward (the other matmuls, norms, activations); false: Korthikanti et al.'s
+    // selective recomputation, which drops only the attention scores.
+    bool selectiveEveryOtherMatmul = false;
+    // Bytes per logit the loss holds at its peak (the last stage, end of the forward): FP32
+    // logits and their gradient (8); a stack that keeps its BF16 logits beside an FP32 copy and
+    // the log-softmax output holds 10.
+    double lossBytesPerLogit = 8;
 };
 
 // Known stacks, in documentation order.

@@ -246,6 +246,7 @@ struct PlanPricer::Impl
             shard.attention = t.attention;
             shard.expertImbalance = t.moeForceBalance ? 1.0 : stack->moeDroplessImbalance;
             shard.tpOverlap = t.overlap.tp;
+            shard.selectiveEveryOtherMatmul = stack->selectiveEveryOtherMatmul;
             Layers l;
             l.dense = layerTimes(m, false, shard, cm);
             l.moe = m.isMoe() ? layerTimes(m, true, shard, cm) : LayerTimes{};
@@ -340,6 +341,9 @@ struct PlanPricer::Impl
         shape.sequenceParallel = s.sp;
         shape.microBatches = s.micro;
         shape.optimizerBytesPerParam = stack->optimizerBytesPerParam;
+        shape.fsdpHoldsUnsharded = stack->fsdpPipelineHoldsUnsharded;
+        shape.selectiveEveryOtherMatmul = stack->selectiveEveryOtherMatmul;
+        shape.lossBytesPerLogit = stack->lossBytesPerLogit;
         const LayerActivations act = layerActivations(m, t, shape);
         for (int i = 0; i < nRunsHere; ++i) {
             // A run's first stage holds the most micro-batches in flight.

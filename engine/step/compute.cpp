@@ -276,6 +276,9 @@ struct Pass
     double elementBytes = 0;
     double gemmFlops = 0;
     double expert = 0;
+    // Selective recomputation of every other matmul: the share of the forward GEMM work the
+    // backward runs again (0: Korthikanti's selective recomputation).
+    double recomputedGemmShare = 0;
 };
 
 // Adds one GEMM (m x k).(k x n), forward and backward. A GEMM beside a TP collective runs as
@@ -411,16 +414,22 @@ LayerTimes finish(const Pass &p, const LayerShard &s, const ComputeModel &c)
     // twice.
     t.backward = p.gemmBack + p.attentionBack + elementB;
     double recompute = 0;
-    if (s.recompute == Recompute::Full)
+    double recomputeFlops = 0;
+    if (s.recompute == Recompute::Full) {
         recompute = t.forward;
-    else if (s.recompute == Recompute::Selective)
+        recomputeFlops = p.gemmFlops + p.attentionFlops;
+    } else if (s.recompute == Recompute::Selective && p.recomputedGemmShare > 0) {
+        // The matmuls not kept (their share of the block's GEMM work) and the element-wise
+        // kernels run again; the attention kernel's output is kept.
+        recompute = p.recomputedGemmShare * p.gemm + elementF;
+        recomputeFlops = p.recomputedGemmShare * p.gemmFlops;
+    } else if (s.recompute == Recompute::Selective) {
         recompute = p.attention; // core attention re-run in backward
+        recomputeFlops = p.attentionFlops;
+    }
     t.backward += recompute;
     const double fwdFlops = p.gemmFlops + p.attentionFlops;
-    t.hardwareFlops = 3 * fwdFlops
-                      + (s.recompute == Recompute::Full        ? fwdFlops
-                         : s.recompute == Recompute::Selective ? p.attentionFlops
-                                                               : 0);
+    t.hardwareFlops = 3 * fwdFlops + recomputeFlops;
     return t;
 }
 
@@ -434,6 +443,16 @@ LayerTimes layerTimes(const ModelDims &m, bool moe, const LayerShard &s, const C
         moeBlock(m, s, c, p);
     else
         mlpBlock(m, m.ffn, s, c, p);
+    if (!moe && s.selectiveEveryOtherMatmul && m.qLoraRank <= 0 && m.kvLoraRank <= 0) {
+        // A dense block's matmuls in order: Q, K, V, the output projection, then the MLP's
+        // (gated: w1, w3, w2; else up, down): K, the output projection and the MLP's second
+        // (w3, or the down projection) are recomputed, the same h x FFN work either way.
+        const double h = m.hidden, hq = double(m.heads) * m.headDim;
+        const double hkv = double(m.kvHeads) * m.headDim, f = m.ffn;
+        const double all = h * (hq + 2 * hkv) + hq * h + (m.gatedMlp ? 3 : 2) * h * f;
+        const double again = h * hkv + hq * h + h * f;
+        p.recomputedGemmShare = again / all;
+    }
     return finish(p, s, c);
 }
 

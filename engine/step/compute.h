@@ -140,6 +140,9 @@ struct LayerShard
     // with sequence parallelism): each such GEMM runs as TP chunks of the tokens, each chunk's
     // GEMM beside the next chunk's transfer.
     bool tpOverlap = false;
+    // Selective recomputation keeps every other matmul's output and recomputes the others and
+    // the element-wise kernels (StackProfile::selectiveEveryOtherMatmul); dense layers only.
+    bool selectiveEveryOtherMatmul = false;
 };
 
 struct LayerTimes

@@ -56,6 +56,7 @@ Evaluation StepModel::run()
     shard.attention = t.attention;
     shard.expertImbalance = t.moeForceBalance ? 1.0 : m_stack->moeDroplessImbalance;
     shard.tpOverlap = t.overlap.tp;
+    shard.selectiveEveryOtherMatmul = m_stack->selectiveEveryOtherMatmul;
     m_dense = layerTimes(m_dims, false, shard, *m_compute);
     m_moe = m_dims.isMoe() ? layerTimes(m_dims, true, shard, *m_compute) : LayerTimes{};
     m_out = outputLayerTimes(m_dims, shard, *m_compute);

@@ -46,6 +46,12 @@ double activationBytes(const ModelDims &m,
     if (recompute == Recompute::Full)
         return T * h * 2.0 / shard;
     const double hq = double(m.heads) * m.headDim, hkv = double(m.kvHeads) * m.headDim;
+    if (recompute == Recompute::Selective && s.selectiveEveryOtherMatmul && !moeLayer) {
+        // The layer's input, and what the op-level policy keeps (compute.cpp, layerTimes):
+        // the outputs of Q, V, the attention kernel, the MLP's first matmul and its last (the
+        // down projection's output, whole before its reduce-scatter under TP).
+        return T * (2 * h / shard + (2 * hq + 2 * hkv + 2 * hq + 2.0 * m.ffn) / tp + 2 * h / shard);
+    }
     const double mask = m.dropout ? 1.0 : 0.0;
     // Attention block: its norm's input, the QKV input, the post-attention dropout mask.
     double replicated = 2 * h + 2 * h + mask * h;
@@ -150,23 +156,31 @@ MemoryBreakdown stageMemoryAt(const ModelDims &m,
     const double expert = nm * expertMlp / std::max(1, s.ep * s.etp);
     MemoryBreakdown mb;
     mb.weightsGiB = (dense / (zero3 ? dpShard : 1) + expert / (zero3 ? edp : 1)) * 2 / kGiB;
-    if (zero3 && nd + nm > 0) {
+    const bool holds = zero3 && s.fsdpHoldsUnsharded && pp > 1;
+    if (holds) {
+        // The stage's parameters stay gathered through the step, in BF16.
+        mb.weightsGiB += (dense + expert) * 2 / kGiB;
+    } else if (zero3 && nd + nm > 0) {
         // The layer being computed and the one prefetched, gathered in full.
         const double layer = (dense + expert) / (nd + nm);
         mb.weightsGiB += 2 * layer * 2 / kGiB;
     }
     mb.gradientsGiB = (dense / (zero2 ? dpShard : 1) + expert / (zero2 ? edp : 1)) * gradBytes
                       / kGiB;
+    if (holds) // and their gradients accumulate unsharded, in the reduction type, until the last
+        mb.gradientsGiB += (dense + expert) * gradBytes / kGiB;
     mb.optimizerGiB = (dense / (distributed ? dpShard : 1) + expert / (distributed ? edp : 1))
                       * s.optimizerBytesPerParam / kGiB;
     const double layerAct = nd * act.dense + nm * act.moe;
     mb.activationsGiB = layerAct * inFlightMicroBatches(s, st) / kGiB;
-    if (t.recompute == Recompute::Full && nd + nm > 0) {
+    const bool recomputes = t.recompute == Recompute::Full
+                            || (t.recompute == Recompute::Selective && s.selectiveEveryOtherMatmul);
+    if (recomputes && nd + nm > 0) {
         // Recomputing a layer rebuilds all of its activations at once.
         mb.activationsGiB += (nm > 0 ? act.moeFull : act.denseFull) / kGiB;
     }
-    if (st == pp - 1) // the logits in FP32 for the loss, and their gradient
-        mb.activationsGiB += T * double(m.vocab) / tp * 4 * 2 / kGiB;
+    if (st == pp - 1) // the logits for the loss (FP32, and their gradient: 8 bytes; the stack's)
+        mb.activationsGiB += T * double(m.vocab) / tp * s.lossBytesPerLogit / kGiB;
     mb.otherGiB = kFrameworkGiB
                   + kFragmentation
                             * (mb.weightsGiB + mb.gradientsGiB + mb.optimizerGiB

@@ -28,8 +28,15 @@ struct MemoryShape
     bool sequenceParallel = false;
     int microBatches = 1;               // per data-parallel replica and step
     double optimizerBytesPerParam = 12; // FP32 master weights and Adam moments (the stack's)
-    std::vector<int> stageDense;        // dense layers per stage
-    std::vector<int> stageMoe;          // MoE layers per stage
+    // FSDP with PP where the stack keeps each stage's parameters unsharded through the step
+    // and accumulates its gradients unsharded (StackProfile::fsdpPipelineHoldsUnsharded).
+    bool fsdpHoldsUnsharded = false;
+    // Selective recomputation keeps every other matmul's output and the attention kernel's
+    // (StackProfile::selectiveEveryOtherMatmul); dense layers only.
+    bool selectiveEveryOtherMatmul = false;
+    double lossBytesPerLogit = 8; // the loss's peak bytes per logit (the stack's)
+    std::vector<int> stageDense;  // dense layers per stage
+    std::vector<int> stageMoe;    // MoE layers per stage
 };
 
 // Activation bytes one layer keeps for backward, per micro-batch (Korthikanti et al. 2022,

@@ -77,6 +77,9 @@ void StepModel::memory()
     shape.stageDense = m_stageDense;
     shape.stageMoe = m_stageMoe;
     shape.optimizerBytesPerParam = m_stack->optimizerBytesPerParam;
+    shape.fsdpHoldsUnsharded = m_stack->fsdpPipelineHoldsUnsharded;
+    shape.selectiveEveryOtherMatmul = m_stack->selectiveEveryOtherMatmul;
+    shape.lossBytesPerLogit = m_stack->lossBytesPerLogit;
     const std::vector<MemoryBreakdown> stages = stageMemory(m_dims, m_layout.training, shape);
     double worst = 0;
     m_result.memoryGiBPerStage.assign(stages.size(), 0);

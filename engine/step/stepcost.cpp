@@ -298,7 +298,11 @@ void requestStepComm(const StepSetting &s, const StageRun *runs, int nRuns, Step
                                          : lp.attention + lp.denseMlp)
                               / tp;
     const double expertLayer = m.isMoe() ? lp.expertMlp * m.moeLayers / m.layers / (ep * etp) : 0;
-    const double perStep = units * layersPerStage * microBatches;
+    // A stack that holds each stage's parameters unsharded under PP gathers them and reduces
+    // their gradients once a step (one gather: the backward reuses the forward's).
+    c.zeroHolds = s.stack->fsdpPipelineHoldsUnsharded && pp > 1;
+    const double perStep = units * layersPerStage * (c.zeroHolds ? 1.0 : microBatches);
+    const double gathersPerUnit = c.zeroHolds ? 1.0 : 2.0;
     c.zeroUnits = units;
     // A layer's gathers with FP8 weights: one byte per linear weight, the router's two.
     if (s.fp8Weights && denseLayer > 0) {
@@ -311,7 +315,7 @@ void requestStepComm(const StepSetting &s, const StageRun *runs, int nRuns, Step
             CommGroups::Dp,
             CollectiveOp::AllGather,
             denseLayer * c.zeroDenseParamBytes / units,
-            2 * perStep);
+            gathersPerUnit * perStep);
         addSame(c,
                 CommSlot::DpRs,
                 CommGroups::Dp,
@@ -325,7 +329,7 @@ void requestStepComm(const StepSetting &s, const StageRun *runs, int nRuns, Step
             CommGroups::Edp,
             CollectiveOp::AllGather,
             expertLayer * c.expertParamBytes / units,
-            2 * perStep);
+            gathersPerUnit * perStep);
         addSame(c,
                 CommSlot::EdpRs,
                 CommGroups::Edp,
@@ -396,6 +400,11 @@ void finishStepComm(const StepSetting &s, StepComm &c)
         if (rate > 0)
             c.zeroEmbedS = std::max(c.zeroEmbedS, embed * (2 * 2.0 + c.gradBytes) / rate);
     }
+    if (c.zeroHolds) {
+        c.dpGradS = layers * units * rsS;
+        c.dpParamS = layers * units * agS;
+        return;
+    }
     c.dpGradS = microBatches * layers * units * rsS;
     c.dpParamS = microBatches * layers * units * (1 + gathers) * agS;
 }
@@ -420,6 +429,9 @@ StepTimes composeStep(const StepSetting &s,
     // ---- One micro-batch on the slowest stage.
     double slowest = 0, sumStages = 0;
     double stageTp = 0, stageCp = 0, stageEp = 0, stageZero = 0;
+    // ZeRO-3 / FSDP holding the stage's parameters (c.zeroHolds): what its once-a-step gathers
+    // and reduce-scatters expose, for the stage last priced and for the slowest.
+    double zeroOnce = 0, stageZeroOnce = 0;
     // A stage's time depends on its layers and on whether it is the first or the last.
     const auto stageTotal = [&](int st,
                                 double nd,
@@ -473,6 +485,7 @@ StepTimes composeStep(const StepSetting &s,
         // asynchronously behind the compute of this micro-batch only; the first gather of the
         // micro-batch waits.
         zeroExposed = 0;
+        zeroOnce = 0;
         if (c.zero3) {
             double fwd = (nd * dense.forward + nm * moe.forward) * slow;
             double bwd = (nd * dense.backward + nm * moe.backward) * slow;
@@ -484,6 +497,22 @@ StepTimes composeStep(const StepSetting &s,
             if (st == pp - 1) {
                 fwd += out.forward * slow;
                 bwd += out.backward * slow;
+            }
+            if (c.zeroHolds) {
+                // Gathered once, under the first micro-batch's forward (prefetched: the first
+                // unit waits); reduce-scattered once, after the stage's last backward, when the
+                // stage has nothing left to hide them behind (1F1B's first stage ends the step
+                // with its last backward).
+                const bool ends = st == 0 || st == pp - 1;
+                const double gather = layers * c.zeroGatherPerLayerS
+                                      + (ends ? c.zeroEmbedS / 3 : 0.0);
+                const double reduce = layers * c.zeroReducePerLayerS
+                                      + (ends ? c.zeroEmbedS / 3 : 0.0);
+                zeroOnce = t.overlap.dp && s.stack->zeroPrefetch
+                                   ? std::max(0.0, gather - fwd)
+                                             + std::min(c.zeroFwdPerLayerS, gather) + reduce
+                                   : gather + reduce;
+                return compute + tpExposed + cpExposed + epExposed;
             }
             // FSDP1's BACKWARD_POST: the backward's gathers are issued after the gradients
             // they should hide behind, so they wait; the rest overlaps as prefetched.
@@ -523,6 +552,7 @@ StepTimes composeStep(const StepSetting &s,
             stageCp = cpX;
             stageEp = epX;
             stageZero = zeroX;
+            stageZeroOnce = zeroOnce;
         }
     }
     const double avgStage = sumStages / pp;
@@ -552,7 +582,7 @@ StepTimes composeStep(const StepSetting &s,
     r.dpGradExposed = c.dpGradS;
     r.dpParamExposed = c.dpParamS;
     if (c.zero3) {
-        dpExposed = microBatches * stageZero;
+        dpExposed = microBatches * stageZero + stageZeroOnce;
         r.dpGradExposed = r.dpParamExposed = 0;
     } else if (c.zero2) {
         // Each micro-batch's gradients reduce-scatter on the communication stream while the

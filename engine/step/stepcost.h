@@ -168,6 +168,9 @@ struct StepComm
     // One layer's parameter gather and gradient reduce-scatter, and how many gathers the
     // backward makes (2 where full recomputation gathers again).
     double zeroGatherPerLayerS = 0, zeroReducePerLayerS = 0, zeroBackwardGathers = 1;
+    // ZeRO-3 / FSDP under PP with a stack that keeps the stage's parameters unsharded: one
+    // gather and one reduce-scatter per unit and step, not per micro-batch.
+    bool zeroHolds = false;
     double zeroEmbedS = 0; // the embedding's (first and last stage), per micro-batch
 };
 

@@ -1,11 +1,13 @@
 #include "base/inputerror.h"
 #include "layout/layout.h"
 #include "layout/softwarestack.h"
+#include "step/compute.h"
 #include "step/evaluate.h"
 #include "step/evaluationdiff.h"
 #include "step/fidelity.h"
 #include "step/memory.h"
 #include "step/stackrange.h"
+#include "step/stepcost.h"
 #include "topology/topology.h"
 
 #include "comparenear.h"
@@ -473,7 +475,9 @@ private Q_SLOTS:
     void pytorchFsdpStacks()
     {
         const std::string parallel = R"({"tp": 1, "dp": 32})";
+        // No recomputation: torchtitan's selective policy (every other matmul) is its own.
         const std::string training = R"("seq_len": 4096, "global_batch": 64, "micro_batch": 1,
+                                         "recompute": "none",
                                          "optimizer": {"fsdp": true, "zero_stage": 3}})";
         Layout titan = minimal(R"({"stack": "torchtitan", )" + training, parallel, 4);
         Layout composer = minimal(R"({"stack": "composer", )" + training, parallel, 4);
@@ -752,6 +756,142 @@ private Q_SLOTS:
         QVERIFY(kept.front().links != kept.back().links);
         QCOMPARE(kept.front().links->utilization, kept.back().links->utilization);
         QVERIFY(kept[2].links->size() > kept[0].links->size()); // 32 servers' links kept whole
+    }
+
+    // torchtitan under PP keeps each stage's FSDP parameters gathered through the step and
+    // reduce-scatters the accumulated gradients once (StackProfile::fsdpPipelineHoldsUnsharded):
+    // per step, one gather and one reduce-scatter of the stage's layers, whatever the
+    // micro-batches; without PP, or with a stack that reshards (composer), every micro-batch
+    // gathers twice (forward, backward) and reduces once.
+    void fsdpPipelineGathersOncePerStep()
+    {
+        ModelConfig mc;
+        mc.preset = "llama3-8b";
+        const ModelDims m = resolveModel(mc).dims;
+        const ModelDims::LayerParams lp = m.layerParams();
+        const double layer = lp.attention + lp.denseMlp; // one block, TP 1
+        const auto traffic = [&](const char *stack, int pp, int micro) {
+            TrainingConfig t;
+            t.seqLen = 8192;
+            t.microBatch = 1;
+            t.optimizer.fsdp = true;
+            applyStackDefaults(t, *findStack(stack));
+            StepSetting s;
+            s.model = &m;
+            s.training = &t;
+            s.stack = findStack(stack);
+            s.pp = pp;
+            s.dp = 8;
+            s.micro = micro;
+            std::array<StageRun, 16> runs{};
+            const int n = stageRuns(m, pp, runs);
+            StepComm c;
+            requestStepComm(s, runs.data(), n, c);
+            std::pair<double, double> bytes; // all-gathered, reduce-scattered per step
+            for (int i = 0; i < c.requests; ++i) {
+                const CommRequest &r = c.request[static_cast<std::size_t>(i)];
+                if (r.slot == CommSlot::DpAg)
+                    bytes.first += r.bytes * r.perStep;
+                if (r.slot == CommSlot::DpRs)
+                    bytes.second += r.bytes * r.perStep;
+            }
+            return bytes;
+        };
+        QVERIFY(findStack("torchtitan")->fsdpPipelineHoldsUnsharded);
+        QVERIFY(!findStack("composer")->fsdpPipelineHoldsUnsharded);
+        const double stageLayers = m.layers / 4.0; // 32 layers over 4 stages
+        // torchtitan, PP 4, 8 micro-batches: BF16 gathers and FP32 reductions of 8 layers, once.
+        const auto held = traffic("torchtitan", 4, 8);
+        RAILYARD_COMPARE_NEAR(held.first, stageLayers * layer * 2.0, 1e-9);
+        RAILYARD_COMPARE_NEAR(held.second, stageLayers * layer * 4.0, 1e-9);
+        QCOMPARE(traffic("torchtitan", 4, 1), held);
+        // Without PP each micro-batch gathers every layer twice and reduces it once.
+        const auto flat = traffic("torchtitan", 1, 8);
+        RAILYARD_COMPARE_NEAR(flat.first, 8 * m.layers * layer * 2.0 * 2.0, 1e-9);
+        RAILYARD_COMPARE_NEAR(flat.second, 8 * m.layers * layer * 4.0, 1e-9);
+        // A stack that reshards (FSDP1 in Composer, BF16 gradients) does so under PP too.
+        const auto composer = traffic("composer", 4, 8);
+        RAILYARD_COMPARE_NEAR(composer.first, 8 * stageLayers * layer * 2.0 * 2.0, 1e-9);
+        RAILYARD_COMPARE_NEAR(composer.second, 8 * stageLayers * layer * 2.0, 1e-9);
+        // What that costs in memory: the stage's parameters (BF16) and gradients (FP32)
+        // unsharded, where the resharding stack holds two gathered layers.
+        TrainingConfig t;
+        t.seqLen = 8192;
+        t.microBatch = 1;
+        t.optimizer.fsdp = true;
+        applyStackDefaults(t, *findStack("torchtitan"));
+        MemoryShape shape;
+        shape.pp = 4;
+        shape.dp = 8;
+        shape.microBatches = 8;
+        const LayerActivations act = layerActivations(m, t, shape);
+        const MemoryBreakdown resharded = stageMemoryAt(m, t, shape, act, 1, stageLayers, 0);
+        shape.fsdpHoldsUnsharded = true;
+        const MemoryBreakdown holding = stageMemoryAt(m, t, shape, act, 1, stageLayers, 0);
+        const double gib = 1024.0 * 1024.0 * 1024.0;
+        RAILYARD_COMPARE_NEAR(holding.weightsGiB - resharded.weightsGiB,
+                              (stageLayers - 2) * layer * 2.0 / gib,
+                              1e-9);
+        RAILYARD_COMPARE_NEAR(holding.gradientsGiB - resharded.gradientsGiB,
+                              stageLayers * layer * 4.0 / gib,
+                              1e-9);
+    }
+
+    // torchtitan's selective recomputation (activation_checkpoint 'selective', option 'op'):
+    // a block keeps its input and the outputs of Q, V, the attention kernel, w1 and w2, and
+    // recomputes K, the output projection and w3 (and the element-wise kernels) in the backward.
+    void torchtitanSelectiveRecompute()
+    {
+        QVERIFY(findStack("torchtitan")->selectiveEveryOtherMatmul);
+        QVERIFY(!findStack("megatron-core")->selectiveEveryOtherMatmul);
+        ModelConfig mc;
+        mc.preset = "llama3-8b";
+        const ModelDims m = resolveModel(mc).dims;
+        TrainingConfig t;
+        t.seqLen = 8192;
+        t.microBatch = 2;
+        t.recompute = Recompute::Selective;
+        applyStackDefaults(t, *findStack("torchtitan"));
+        MemoryShape shape;
+        shape.selectiveEveryOtherMatmul = true;
+        const double T = 2 * 8192.0, h = 4096, hq = 4096, hkv = 1024, f = 14336;
+        RAILYARD_COMPARE_NEAR(layerActivationBytes(m, t, shape, false),
+                              T * (2 * h + 2 * hq + 2 * hkv + 2 * hq + 2 * f + 2 * h),
+                              1e-12);
+        // Korthikanti's selective recomputation keeps much more (every activation but the
+        // scores, which flash attention never stores).
+        shape.selectiveEveryOtherMatmul = false;
+        QVERIFY(layerActivationBytes(m, t, shape, false) > 2 * T * (4 * h + 4 * hq + 2 * f));
+        // The recomputed matmuls' FLOPs: 2 T (h hkv + hq h + h f) more than no recomputation.
+        const GpuSpec &gpu = *Catalog::builtin().gpu("H100-SXM");
+        const ComputeModel cm(gpu, Precision::Bf16);
+        LayerShard shard;
+        shard.tp = 1;
+        shard.sequenceParallel = false;
+        shard.microBatch = 2;
+        shard.seqLen = 8192;
+        shard.attention = AttentionKernel::FlashAttention2;
+        shard.recompute = Recompute::None;
+        const LayerTimes none = layerTimes(m, false, shard, cm);
+        shard.recompute = Recompute::Selective;
+        shard.selectiveEveryOtherMatmul = true;
+        const LayerTimes op = layerTimes(m, false, shard, cm);
+        RAILYARD_COMPARE_NEAR(op.hardwareFlops - none.hardwareFlops,
+                              2 * T * (h * hkv + hq * h + h * f),
+                              1e-9);
+        QCOMPARE(op.forward, none.forward);
+        QVERIFY(op.backward > none.backward);
+        // Its loss holds the BF16 logits beside their FP32 copy and log-softmax's output: 10
+        // bytes per logit on the last stage where the generic stack holds 8.
+        QCOMPARE(findStack("torchtitan")->lossBytesPerLogit, 10.0);
+        QCOMPARE(genericStack().lossBytesPerLogit, 8.0);
+        const LayerActivations act = layerActivations(m, t, shape);
+        const MemoryBreakdown eight = stageMemoryAt(m, t, shape, act, 0, m.layers, 0);
+        shape.lossBytesPerLogit = 10;
+        const MemoryBreakdown ten = stageMemoryAt(m, t, shape, act, 0, m.layers, 0);
+        RAILYARD_COMPARE_NEAR(ten.activationsGiB - eight.activationsGiB,
+                              T * 128256 * 2.0 / (1024.0 * 1024.0 * 1024.0),
+                              1e-9);
     }
 };
 

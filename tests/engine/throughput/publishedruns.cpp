@@ -97,6 +97,9 @@ QList<Run> readRuns()
         r.measured = c[i++];
         if (c[i] != QLatin1String("-"))
             r.flags = c[i].split(QLatin1Char(','));
+        for (const QString &f : std::as_const(r.flags))
+            if (f.startsWith(QLatin1String("mem:")))
+                r.measuredMemGiB = f.mid(4).toDouble();
         if (r.tp * r.pp * r.dp * r.cp != r.gpus)
             bad(line, QStringLiteral("TP x PP x DP x CP is not the GPU count"));
         r.measuredTokens = measuredTokens(r, modelFor(r.model));
@@ -135,13 +138,14 @@ Layout layoutFor(const Run &r)
         c.nic.model = "CX7-NDR";
         c.fabric.kind = FabricKind::RailOptimized;
     } else {
+        // EOS, MLM, ZOO, META; TTN's H100 is the Grand Teton variant (catalogFor).
         c.gpu = "H100-SXM";
         c.nic.gbitPerS = 400;
         c.fabric.kind = FabricKind::RailOptimized;
     }
     if (r.flags.contains(QLatin1String("nonvls")))
         c.tuning.nvls = false;
-    if (r.system == QLatin1String("META"))
+    if (r.system == QLatin1String("META") || r.system == QLatin1String("TTN"))
         c.nic.model = "RoCE-400G";
     if (r.system == QLatin1String("BDA"))
         c.nic.model = "RoCE-200G";
@@ -168,6 +172,8 @@ Layout layoutFor(const Run &r)
                                                    : 1;
     o.fsdp = r.shard == QLatin1String("fsdp");
     t.overlap.ep = r.flags.contains(QLatin1String("ovep"));
+    if (r.flags.contains(QLatin1String("asynctp")))
+        t.overlap.tp = true;
     t.moeForceBalance = r.flags.contains(QLatin1String("forcebal"));
     if (r.flags.contains(QLatin1String("fp32grad")))
         o.gradReduceFp32 = true;
@@ -190,10 +196,37 @@ Layout layoutFor(const Run &r)
     return l;
 }
 
-Priced price(const Run &r, const Catalog &catalog)
+Catalog catalogFor(const Run &r, const Catalog &catalog, double clockScale)
+{
+    if (r.system != QLatin1String("TTN"))
+        return catalog;
+    // torchtitan's docs/performance.md (github.com/pytorch/torchtitan at eaea6f6, "Grand Teton
+    // platform"): "Each H100 GPU is equipped with 96GB HBM2e with 2.4 TB/sec peak memory
+    // bandwidth", "We used the default 500W power limit"; footnote 2: "the actual peak TFLOPs
+    // number is between SXM and NVL, and we don't know its exact value". The same part shows
+    // 94 GiB to programs (arXiv 2604.11391, section 2: "H100: HBM2e, 94 GiB, 2.41 TB/s").
+    // The 500 W clock is not measured: assumed at the middle of the source's bracket, the H100
+    // NVL's dense BF16 peak (835 TFLOP/s) against the SXM's (989): (1 + 0.844) / 2 = 0.922 of
+    // the 700 W part's sustained clock. tst_throughput::grandTetonClock reports the T rows at
+    // 1.0 and 0.844 too.
+    Catalog c = catalog;
+    GpuSpec g = *catalog.gpu("H100-SXM");
+    g.name = "NVIDIA H100 SXM5 96GB HBM2e (Grand Teton, 500 W)";
+    g.hbmGB = 96;
+    g.hbmUsableGiB = 94;
+    g.hbmTBPerS = 2.4;
+    g.tdpW = 500;
+    g.sustainedClock *= clockScale;
+    g.sustainedClockFp8 *= clockScale;
+    c.setGpu(g);
+    return c;
+}
+
+Priced price(const Run &r, const Catalog &catalog, double grandTetonClock)
 {
     const Layout l = layoutFor(r);
-    const Topology t = buildTopology(l.cluster, catalog);
+    const Catalog cat = catalogFor(r, catalog, grandTetonClock);
+    const Topology t = buildTopology(l.cluster, cat);
     EvaluateOptions o;
     o.linkLoads = false;
     o.timeline = false;

@@ -28,6 +28,7 @@ struct Run
     bool sp = false;
     QStringList flags;
     double measuredTokens = 0; // tokens/s/GPU
+    double measuredMemGiB = 0; // the memory the source reports per GPU (flag mem:GiB); 0: none
 };
 
 struct Priced
@@ -42,8 +43,16 @@ QList<Run> readRuns();
 Layout layoutFor(const Run &r);
 // The catalog GPU id of the run's system.
 std::string gpuFor(const Run &r);
+// The Grand Teton hosts of torchtitan's runs (system TTN) hold H100s with 96 GB of HBM2e at
+// 2.4 TB/s under a 500 W power limit: `catalog` with its H100-SXM entry made that GPU, its
+// sustained clock `clockScale` times the 700 W part's (kGrandTetonClock: an assumption, see
+// publishedruns.cpp). Other systems: `catalog` as it is.
+constexpr double kGrandTetonClock = 0.922;
+Catalog catalogFor(const Run &r, const Catalog &catalog, double clockScale = kGrandTetonClock);
 // Prices the run on `catalog` (link loads and timeline off).
-Priced price(const Run &r, const Catalog &catalog = Catalog::builtin());
+Priced price(const Run &r,
+             const Catalog &catalog = Catalog::builtin(),
+             double grandTetonClock = kGrandTetonClock);
 bool outOfMemory(const Evaluation &e);
 
 } // namespace railyard::test
