@@ -189,8 +189,13 @@ struct PlanPricer::Impl
         const bool zero3 = c.sharding == Sharding::Zero3 || c.sharding == Sharding::Fsdp;
         const std::size_t k = (moe ? 1 : 0) | (zero3 ? 2 : 0) | (c.cp > 1 ? 4 : 0);
         if (!haveBand[k]) {
-            const UncertaintyBand u = uncertaintyBand(
+            UncertaintyBand u = uncertaintyBand(
                     trainingRegime(topology.gpuSpec(), t.precision, gpus, moe, zero3, c.cp > 1));
+            // The plans are priced with the layout's stack; with none named, evaluating a plan
+            // adds the range of the stacks it may be running (step/stackrange.h).
+            if (t.stack.empty())
+                u.basis += "; no software stack named: evaluating the plan widens the band to "
+                           "the stacks it may be running";
             auto it = std::find(bandBases.begin(), bandBases.end(), u.basis);
             if (it == bandBases.end())
                 it = bandBases.insert(it, u.basis);
