@@ -389,14 +389,16 @@ void finishStepComm(const StepSetting &s, StepComm &c)
     // The embedding and output layer go the same way, on the first and last stages.
     if (s.dp * cp > 1 && dpAg.bytes > 0) {
         // The embedding's BF16 parameters at the gathers' seconds per byte (a gather unit's
-        // bytes are its parameters times zeroDenseParamBytes), its gradients as before FP8
-        // gathers: at the reduce-scatters' time per unit, scaled by embedding / unit.
+        // bytes are its parameters times zeroDenseParamBytes), its gradients at the
+        // reduce-scatters' time per unit (whose bytes already carry the gradient type), scaled
+        // by embedding / unit. (Until 2026-12-06 the gradients' time was multiplied by
+        // gradBytes / 2 again: FP32 gradients counted twice.)
         const double embed = m.layerParams().embedding / tp;
         const double unitParams = dpAg.bytes / c.zeroDenseParamBytes;
         c.zeroEmbedS = (2 * dpAg.latencyS + dpRs.latencyS)
                        + embed / unitParams
                                  * (2 * 2.0 / c.zeroDenseParamBytes * dpAg.bwTimeS
-                                    + dpRs.bwTimeS * c.gradBytes / 2.0);
+                                    + dpRs.bwTimeS);
         if (rate > 0)
             c.zeroEmbedS = std::max(c.zeroEmbedS, embed * (2 * 2.0 + c.gradBytes) / rate);
     }
