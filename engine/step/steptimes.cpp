@@ -1,0 +1,262 @@
+#include "step/stepcost.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+// composeStep(): one configuration's step time from its stages' layer times and the
+// communication requestStepComm() and finishStepComm() priced (the pipeline's schedule, what each
+// overlap hides, ZeRO-3's per-layer waits), and the wait of the first forwards on the
+// parameter gathers. The communication itself is in stepcost.cpp.
+namespace railyard::engine {
+
+double parameterGatherWait(double gatherS, int chunks, double group, double unitForward, double lead)
+{
+    double wait = 0;
+    const int n = std::max(1, chunks);
+    for (int k = 0; k < n; ++k)
+        wait = std::max(wait, (k + 1) * gatherS / n - lead - (k * group + 1) * unitForward);
+    return wait;
+}
+
+StepTimes composeStep(const StepSetting &s,
+                      const StageRun *runs,
+                      int nRuns,
+                      const LayerTimes &dense,
+                      const LayerTimes &moe,
+                      const LayerTimes &out,
+                      const StepComm &c,
+                      const ComputeModel &cm)
+{
+    const ModelDims &m = *s.model;
+    const TrainingConfig &t = *s.training;
+    const int tp = s.tp, pp = s.pp, vp = s.vp;
+    const double microBatches = s.micro;
+    const double layersPerStage = double(m.layers) / pp;
+    const double moePerStage = m.isMoe() ? double(m.moeLayers) / pp : 0;
+    StepTimes r;
+
+    // ---- One micro-batch on the slowest stage.
+    double slowest = 0, sumStages = 0;
+    double stageTp = 0, stageCp = 0, stageEp = 0, stageZero = 0;
+    // ZeRO-3 / FSDP holding the stage's parameters (c.zeroHolds): what its once-a-step gathers
+    // and reduce-scatters expose, for the stage last priced and for the slowest.
+    double zeroOnce = 0, stageZeroOnce = 0;
+    // A stage's time depends on its layers and on whether it is the first or the last.
+    const auto stageTotal = [&](int st,
+                                double nd,
+                                double nm,
+                                double slow,
+                                double &compute,
+                                double &tpExposed,
+                                double &cpExposed,
+                                double &epExposed,
+                                double &zeroExposed) {
+        // A straggler's kernels run `slow` times as long, and its TP group waits for it at
+        // every collective: the whole stage's layers take that much longer.
+        compute = nd * (dense.forward + dense.backward) + nm * (moe.forward + moe.backward);
+        if (st == pp - 1)
+            compute += out.forward + out.backward;
+        compute *= slow;
+        // Exposed communication: TP collectives overlap with the GEMMs next to them when TP
+        // overlap is on; CP ring steps hide behind attention; EP behind expert compute with
+        // all-to-all overlap.
+        const double layers = nd + nm;
+        tpExposed = layers * c.tpPerLayerS;
+        if (t.overlap.tp && s.sp && tp > 1) {
+            // Transformer Engine's ring exchange: each collective moves in TP chunks, each
+            // beside the GEMM of the chunk before (forward, and the data- and weight-gradient
+            // GEMMs backward); only the first chunk's transfer waits, and what the GEMMs cannot
+            // cover.
+            const double gemm = 3.0 * (nd * dense.tpGemmForward + nm * moe.tpGemmForward) * slow;
+            const double comm = layers * c.tpPerLayerS;
+            tpExposed = comm / tp + std::max(0.0, comm - gemm) * (tp - 1) / tp;
+        } else if (t.overlap.tp) {
+            // Without sequence parallelism Megatron overlaps only the backward all-reduces
+            // with the weight-gradient GEMMs.
+            const double gemm = (nd * dense.tpGemmForward + nm * moe.tpGemmForward) * slow;
+            const double comm = layers * c.tpPerLayerS;
+            tpExposed = comm - std::min(comm / 2, gemm);
+        }
+        const double attention = 3.5 * (nd * dense.attentionForward + nm * moe.attentionForward)
+                                 * slow;
+        cpExposed = std::max(layers * c.cpPerLayerS - attention, 0.05 * layers * c.cpPerLayerS);
+        epExposed = nm * c.epPerMoeLayerS;
+        if (t.overlap.ep) {
+            // Megatron's combined 1F1B schedule runs one micro-batch's forward beside another's
+            // backward: the forward dispatch and combine hide behind backward compute, the
+            // backward ones wait on gradients and stay exposed; while they overlap, the
+            // dispatcher's kernels take about 18% of the SMs from compute (DeepEP: 24 of 132).
+            const double forwardA2a = 0.5 * epExposed;
+            const double hidden = std::min(forwardA2a, nm * 2.0 * moe.backward / 3.0 * slow);
+            epExposed = epExposed - hidden + 0.18 * hidden;
+        }
+        // ZeRO-3 / FSDP: each layer's gathers and reduce-scatters, prefetched and run
+        // asynchronously behind the compute of this micro-batch only; the first gather of the
+        // micro-batch waits.
+        zeroExposed = 0;
+        zeroOnce = 0;
+        if (c.zero3) {
+            double fwd = (nd * dense.forward + nm * moe.forward) * slow;
+            double bwd = (nd * dense.backward + nm * moe.backward) * slow;
+            double commFwd = layers * c.zeroFwdPerLayerS, commBwd = layers * c.zeroBwdPerLayerS;
+            if (st == 0 || st == pp - 1) {
+                commFwd += c.zeroEmbedS / 3;
+                commBwd += 2 * c.zeroEmbedS / 3;
+            }
+            if (st == pp - 1) {
+                fwd += out.forward * slow;
+                bwd += out.backward * slow;
+            }
+            if (c.zeroHolds) {
+                // Gathered once, under the first micro-batch's forward (prefetched: the first
+                // unit waits); reduce-scattered once, after the stage's last backward, when the
+                // stage has nothing left to hide them behind (1F1B's first stage ends the step
+                // with its last backward).
+                const bool ends = st == 0 || st == pp - 1;
+                const double gather = layers * c.zeroGatherPerLayerS
+                                      + (ends ? c.zeroEmbedS / 3 : 0.0);
+                const double reduce = layers * c.zeroReducePerLayerS
+                                      + (ends ? c.zeroEmbedS / 3 : 0.0);
+                zeroOnce = t.overlap.dp && s.stack->zeroPrefetch
+                                   ? std::max(0.0, gather - fwd)
+                                             + std::min(c.zeroFwdPerLayerS, gather) + reduce
+                                   : gather + reduce;
+                return compute + tpExposed + cpExposed + epExposed;
+            }
+            // FSDP1's BACKWARD_POST: the backward's gathers are issued after the gradients
+            // they should hide behind, so they wait; the rest overlaps as prefetched.
+            const double waitingGathers = s.stack->zeroBackwardPrefetch
+                                                  ? 0.0
+                                                  : layers * c.zeroBackwardGathers
+                                                            * c.zeroGatherPerLayerS;
+            if (t.overlap.dp && s.stack->zeroPrefetch)
+                zeroExposed = waitingGathers
+                              + std::max(0.0, commFwd + commBwd - waitingGathers - fwd - bwd)
+                              + std::min(c.zeroFwdPerLayerS, commFwd);
+            else
+                zeroExposed = commFwd + commBwd;
+        }
+        return compute + tpExposed + cpExposed + epExposed + zeroExposed;
+    };
+    double slowestGpu = 1; // the slowest GPU's slowdown (a straggler's), for the optimizer
+    for (int i = 0; i < nRuns; ++i) {
+        // The stages of a run are alike (the first and the last stage are runs of their own).
+        const StageRun &run = runs[i];
+        slowestGpu = std::max(slowestGpu, run.slowdown);
+        double compute, tpX, cpX, epX, zeroX;
+        const double total = stageTotal(run.first,
+                                        run.dense,
+                                        run.moe,
+                                        run.slowdown,
+                                        compute,
+                                        tpX,
+                                        cpX,
+                                        epX,
+                                        zeroX);
+        sumStages += run.count * total;
+        if (total > slowest) {
+            slowest = total;
+            r.stageCompute = compute;
+            stageTp = tpX;
+            stageCp = cpX;
+            stageEp = epX;
+            stageZero = zeroX;
+            stageZeroOnce = zeroOnce;
+        }
+    }
+    const double avgStage = sumStages / pp;
+
+    // ---- The step: micro-batches through the slowest stage, the pipeline bubble, P2P on the
+    // critical path, then the data-parallel gradient traffic and the optimizer.
+    StepBreakdown &x = r.exposed;
+    x.compute = microBatches * r.stageCompute;
+    x.tp = microBatches * stageTp;
+    x.cp = microBatches * stageCp;
+    x.ep = microBatches * stageEp;
+    const double p2p = c.at(CommSlot::PpP2p).timeS;
+    if (pp > 1) {
+        // Interleaving (VP) fills the pipeline with other micro-batches' virtual stages: with
+        // fewer micro-batches than stages it cannot, and one micro-batch's chunks still run
+        // one stage after another ((p - m) stages idle, then the interleaved tail).
+        x.ppBubble = std::max(double(pp - 1) / vp, (pp - microBatches) + (microBatches - 1) / vp)
+                     * avgStage;
+        x.ppP2p = t.overlap.pp ? 2.0 * (pp - 1) * p2p : 2.0 * vp * microBatches * p2p;
+    }
+    // DP without ZeRO-3: with overlap on, the gradient buckets reduce under the backward pass
+    // of the last micro-batch as they fill, and the parameters gather under the forward of
+    // the first; the last bucket always waits for the end of the backward. Without overlap
+    // everything runs after the backward.
+    const double stageCompute = r.stageCompute;
+    double dpExposed = c.dpGradS + c.dpParamS;
+    r.dpGradExposed = c.dpGradS;
+    r.dpParamExposed = c.dpParamS;
+    if (c.zero3) {
+        dpExposed = microBatches * stageZero + stageZeroOnce;
+        r.dpGradExposed = r.dpParamExposed = 0;
+    } else if (c.zero2) {
+        // Each micro-batch's gradients reduce-scatter on the communication stream while the
+        // pipeline goes on (nothing waits for them until the optimizer): they are exposed only
+        // where they outlast the rest of the step after the first forward, and the last
+        // layer's always waits. The parameters gather under the first forward.
+        const double busy = x.compute + x.tp + x.cp + x.ep + x.ppBubble + x.ppP2p;
+        const double lastUnit = c.dpOps > 0 ? c.dpGradS / (microBatches * c.dpOps) : 0.0;
+        if (t.overlap.dp) {
+            r.paramUnitForward = stageCompute / 3.0;
+            r.dpGradExposed = std::max(lastUnit, c.dpGradS - (busy - stageCompute / 3.0));
+            r.dpParamExposed = parameterGatherWait(c.dpParamS, 1, 1, r.paramUnitForward, 0);
+            dpExposed = r.dpGradExposed + r.dpParamExposed;
+        }
+    } else if (t.overlap.dp) {
+        // Megatron-Core reduces each model chunk's gradients when its last micro-batch's
+        // backward fills them, bucket by bucket. With interleaving the last group of
+        // g = min(m, pp) micro-batches runs its backward chunk by chunk, from the last chunk to
+        // the first: after chunk k's last backward, k x g backward units of the chunks before it
+        // remain, and the chunks' reduce-scatters queue on the DP stream under them. The
+        // parameter gathers for the step run ahead of each chunk's first forward the same way
+        // (chunk k's first forward comes after k x g forward units). Without interleaving this
+        // is the last micro-batch's backward and the first one's forward.
+        const double unitBackward = stageCompute * 2.0 / 3.0 / vp; // one chunk, one micro-batch
+        const double unitForward = stageCompute / 3.0 / vp;
+        const double group = vp > 1 ? std::min(microBatches, double(pp)) : 1.0;
+        const double lastBucket = (c.dpOps > 0 ? c.dpGradS / std::max(1.0, c.dpOps) : 0);
+        const double chunkGrad = c.dpGradS / vp;
+        // Time from the end of the backward (0) at which the last chunk's reduction ends.
+        double gradDone = -std::numeric_limits<double>::infinity();
+        for (int k = vp - 1; k >= 0; --k)
+            gradDone = std::max(gradDone, -(k * group + 1) * unitBackward) + chunkGrad;
+        // How long the first forwards wait for the gathers (from the step's start).
+        r.paramChunks = vp;
+        r.paramGroup = group;
+        r.paramUnitForward = unitForward;
+        r.dpGradExposed = std::max(gradDone, lastBucket);
+        r.dpParamExposed = parameterGatherWait(c.dpParamS, vp, group, unitForward, 0);
+        dpExposed = r.dpGradExposed + r.dpParamExposed;
+    }
+    x.dp = dpExposed;
+    // Optimizer: Adam over this GPU's shard of FP32 master weights and moments, memory bound.
+    const double paramsGpu = c.denseParamsGpu + c.expertParamsGpu;
+    const int shardWays = c.shardedGrads ? std::max(1, s.dp * s.cp) : 1;
+    // Zero the gradient buffer, norm, Adam and the weights' copy (optimizerTraffic). A
+    // straggler's update is as slow as its other kernels, and the next step waits for it.
+    x.optimizer = cm.memory(optimizerTraffic(paramsGpu,
+                                             shardWays,
+                                             c.gradBytes,
+                                             s.stack->optimizerBytesPerParam,
+                                             !c.zero2 && !c.zero3)
+                                    .total())
+                  * slowestGpu;
+
+    StepBreakdown &tot = r.total;
+    tot.compute = x.compute;
+    tot.tp = microBatches * layersPerStage * (c.tpPerLayerS + c.tpHiddenPerLayerS);
+    tot.cp = microBatches * layersPerStage * c.cpPerLayerS;
+    tot.ep = microBatches * moePerStage * c.epPerMoeLayerS;
+    tot.ppBubble = x.ppBubble;
+    tot.ppP2p = pp > 1 ? 2.0 * vp * microBatches * p2p : 0;
+    tot.dp = c.dpGradS + c.dpParamS;
+    tot.optimizer = x.optimizer;
+    return r;
+}
+
+} // namespace railyard::engine
