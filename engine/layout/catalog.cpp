@@ -85,6 +85,7 @@ GpuSpec readGpu(const JsonCursor &c)
     }
     g.attentionEfficiency = c.doubleOr("attention_efficiency", 0.5, 0.05, 1);
     g.memoryEfficiency = c.doubleOr("memory_efficiency", 0.8, 0.05, 1);
+    g.memoryEfficiencyBackward = c.doubleOr("memory_efficiency_backward", 0, 0, 1);
     g.sustainedClock = c.doubleOr("sustained_clock", 1.0, 0.3, 1);
     g.sustainedClockFp8 = c.doubleOr("sustained_clock_fp8", g.sustainedClock, 0.3, 1);
     g.graphKernelS = c.doubleOr("graph_kernel_us", 0, 0, 1000) * 1e-6;

@@ -56,6 +56,9 @@ struct GpuSpec
     double gemmEfficiencyFp8 = 0.6;
     double attentionEfficiency = 0.5; // a flash kernel with no measured entry below
     double memoryEfficiency = 0.8;
+    // Backward element-wise kernels (a norm's backward reduces its weight gradient over the
+    // tokens): their fraction of HBM bandwidth; 0 takes memoryEfficiency.
+    double memoryEfficiencyBackward = 0;
     // The SM clock a GPU holds through hours of training at its power limit, as a fraction of
     // the clock its short kernel benchmarks ran at (the efficiencies above): tensor-core work
     // runs that much slower in training; HBM's clock does not drop. The clock is the chip's:

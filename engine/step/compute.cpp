@@ -263,6 +263,14 @@ double ComputeModel::elementwiseBackward(double bytes) const
     return bytes / (hbmRate() * m_kernels.elementwiseBackward);
 }
 
+// cuDNN's norm backward reaches 0.72 of HBM on H200 and 0.63 on GB200 / GB300 where its
+// forward reaches 0.79 (tests/data/kernels/norms.csv); the other element-wise kernels' backward
+// (activations, residuals, permutes) is not measured apart and keeps the forward's fraction.
+double ComputeModel::normBackward(double bytes) const
+{
+    return bytes / (hbmRateBackward() * m_kernels.elementwiseBackward);
+}
+
 namespace {
 
 struct Pass
@@ -274,6 +282,7 @@ struct Pass
     double attentionBack = 0;
     double attentionFlops = 0;
     double elementBytes = 0;
+    double normBytes = 0; // of elementBytes: the norms' (read and write the activation)
     double gemmFlops = 0;
     double expert = 0;
     // Selective recomputation of every other matmul: the share of the forward GEMM work the
@@ -355,6 +364,7 @@ void attentionBlock(const ModelDims &m, const LayerShard &s, const ComputeModel 
     const double tokens = s.sequenceParallel ? T / s.tp : T;
     p.elementBytes += tokens * h * 11
                       + T * heads * qkDim * 2 * 2 * 2; // norm, residual+dropout; RoPE
+    p.normBytes += tokens * h * 4;
 }
 
 void mlpBlock(const ModelDims &m, int width, const LayerShard &s, const ComputeModel &c, Pass &p)
@@ -367,6 +377,7 @@ void mlpBlock(const ModelDims &m, int width, const LayerShard &s, const ComputeM
     addGemm(p, c, s, T, h, w, true);
     const double tokens = s.sequenceParallel ? T / s.tp : T;
     p.elementBytes += tokens * h * 11 + T * w * 2 * (m.gatedMlp ? 3 : 2);
+    p.normBytes += tokens * h * 4;
 }
 
 void moeBlock(const ModelDims &m, const LayerShard &s, const ComputeModel &c, Pass &p)
@@ -394,6 +405,7 @@ void moeBlock(const ModelDims &m, const LayerShard &s, const ComputeModel &c, Pa
     p.gemmFlops += 2.0 * localExperts * perExpert * h * (up + w);
     p.expert += upF + downF;
     // Permute and unpermute the token copies, the activation function.
+    p.normBytes += tokensHere * h * 4;
     p.elementBytes += tokensHere * h * 11 + copies * h * 2 * 4
                       + copies * w * 2 * (m.gatedMlp ? 3 : 2);
     // Shared experts run like a dense MLP on every token.
@@ -405,7 +417,8 @@ LayerTimes finish(const Pass &p, const LayerShard &s, const ComputeModel &c)
 {
     LayerTimes t;
     const double elementF = c.elementwiseForward(p.elementBytes) + 12 * kKernelOverheadS;
-    const double elementB = c.elementwiseBackward(2 * p.elementBytes) + 24 * kKernelOverheadS;
+    const double elementB = c.elementwiseBackward(2 * (p.elementBytes - p.normBytes))
+                            + c.normBackward(2 * p.normBytes) + 24 * kKernelOverheadS;
     t.forward = p.gemm + p.attention + elementF;
     t.attentionForward = p.attention;
     t.tpGemmForward = p.tpGemm;
@@ -464,6 +477,7 @@ LayerTimes outputLayerTimes(const ModelDims &m, const LayerShard &s, const Compu
     addGemm(p, c, s, T, v, m.hidden, false, false); // the output layer usually stays in BF16
     // Final norm, and the cross-entropy over the vocabulary shard (logits in FP32).
     p.elementBytes = T * m.hidden * 2 * 4 + T * v * 4 * 3;
+    p.normBytes = T * m.hidden * 4;
     LayerShard noRecompute = s;
     noRecompute.recompute = Recompute::None;
     return finish(p, noRecompute, c);

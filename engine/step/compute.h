@@ -92,6 +92,9 @@ public:
     // The stack's element-wise kernels (norms, activations) moving `bytes`, forward / backward.
     double elementwiseForward(double bytes) const;
     double elementwiseBackward(double bytes) const;
+    // A norm's backward (it also reduces the weight gradient over the tokens), at the GPU's
+    // measured backward fraction of HBM.
+    double normBackward(double bytes) const;
 
     // The launch and tail of one kernel (every kernel priced here pays it once).
     static constexpr double kKernelLaunchS = 1.5e-6;
@@ -112,6 +115,12 @@ public:
 private:
     GemmCost gemmCore(double groups, double m, double n, double k, bool low, Use use) const;
     double hbmRate() const { return m_gpu.hbmTBPerS * 1e12 * m_gpu.memoryEfficiency; }
+    double hbmRateBackward() const
+    {
+        const double e = m_gpu.memoryEfficiencyBackward > 0 ? m_gpu.memoryEfficiencyBackward
+                                                            : m_gpu.memoryEfficiency;
+        return m_gpu.hbmTBPerS * 1e12 * e;
+    }
     double sustainedClock() const;
 
     const GpuSpec &m_gpu;

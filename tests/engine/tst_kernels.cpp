@@ -410,7 +410,7 @@ private Q_SLOTS:
             }
             const ComputeModel m(gpu, Precision::Bf16, k);
             const double bytes = (fwd ? 4.0 : 6.0) * c[3].toDouble() * c[4].toDouble();
-            const double s = (fwd ? m.elementwiseForward(bytes) : m.elementwiseBackward(bytes))
+            const double s = (fwd ? m.elementwiseForward(bytes) : m.normBackward(bytes))
                              + ComputeModel::kKernelLaunchS;
             const double predicted = bytes / s / 1e9;
             const double error = predicted / c[6].toDouble() - 1.0;
@@ -430,36 +430,66 @@ private Q_SLOTS:
                   c[6].toDouble(),
                   100 * error);
         }
-        // Today's medians plus 3 points (large tensors) or 10 (small ones). Backward, the
-        // model prices a norm at its forward's bandwidth: cuDNN's backward measured 10% slower on
-        // H200 and 25% on GB200 / GB300 (the weight-gradient reduction over the tokens), and
-        // PyTorch's backward on Blackwell 40% below the 0.45 factor taken from all three GPUs.
+        // The catalog's backward HBM efficiency is the median of cuDNN's norm backward at 64 MB
+        // or more moved, launch removed (to 0.005): H200's for Hopper, GB200's for GB200 and
+        // B200, GB300's for GB300.
+        std::map<QString, std::vector<double>> backward;
+        for (const QStringList &c : rows) {
+            const double bytes = 6.0 * c[3].toDouble() * c[4].toDouble();
+            if (c[1] != QLatin1String("cudnn") || c[5] != QLatin1String("bwd") || bytes < 64e6)
+                continue;
+            const double s = bytes / (c[6].toDouble() * 1e9) - ComputeModel::kKernelLaunchS;
+            backward[c[0]].push_back(bytes / s / (gpuOf(c[0]).hbmTBPerS * 1e12));
+        }
+        const auto median = [](std::vector<double> v) {
+            std::sort(v.begin(), v.end());
+            const size_t n = v.size();
+            return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+        };
+        for (const auto &[measured, gpus] :
+             {std::pair{QStringLiteral("H200-SXM"), QStringList{"H100-SXM", "H800-SXM", "H200-SXM"}},
+              std::pair{QStringLiteral("GB200"), QStringList{"GB200", "B200"}},
+              std::pair{QStringLiteral("GB300"), QStringList{"GB300"}}}) {
+            const double m = median(backward[measured]);
+            qInfo("%s cuDNN norm backward: %.4f of HBM (median of %zu rows)",
+                  qPrintable(measured),
+                  m,
+                  backward[measured].size());
+            for (const QString &g : gpus)
+                QVERIFY2(std::abs(gpuOf(g).memoryEfficiencyBackward - m) <= 0.0051,
+                         qPrintable(g + QStringLiteral(": memory_efficiency_backward ")
+                                    + QString::number(gpuOf(g).memoryEfficiencyBackward)
+                                    + QStringLiteral(", norms.csv gives ")
+                                    + QString::number(m, 'f', 4)));
+        }
+        // Today's medians plus 3 points (large tensors) or 10 (small ones). PyTorch's backward
+        // runs at the stacks' 0.45 factor of the backward's bandwidth.
         const auto b = [](double today, bool small) { return today + (small ? 0.10 : 0.03); };
         checkGroups(errors,
                     {{QStringLiteral("H200-SXM/cudnn fwd"), b(0.025, false)},
-                     {QStringLiteral("H200-SXM/cudnn bwd"), b(0.107, false)},
+                     {QStringLiteral("H200-SXM/cudnn bwd"), b(0.074, false)},
                      {QStringLiteral("H200-SXM/pytorch fwd"), b(0.077, false)},
-                     {QStringLiteral("H200-SXM/pytorch bwd"), b(0.122, false)},
+                     {QStringLiteral("H200-SXM/pytorch bwd"), b(0.051, false)},
                      {QStringLiteral("GB200/cudnn fwd"), b(0.017, false)},
-                     {QStringLiteral("GB200/cudnn bwd"), b(0.250, false)},
+                     {QStringLiteral("GB200/cudnn bwd"), b(0.131, false)},
                      {QStringLiteral("GB200/pytorch fwd"), b(0.083, false)},
-                     {QStringLiteral("GB200/pytorch bwd"), b(0.399, false)},
+                     {QStringLiteral("GB200/pytorch bwd"), b(0.113, false)},
                      {QStringLiteral("GB300/cudnn fwd"), b(0.018, false)},
-                     {QStringLiteral("GB300/cudnn bwd"), b(0.244, false)},
+                     {QStringLiteral("GB300/cudnn bwd"), b(0.115, false)},
                      {QStringLiteral("GB300/pytorch fwd"), b(0.074, false)},
-                     {QStringLiteral("GB300/pytorch bwd"), b(0.374, false)},
+                     {QStringLiteral("GB300/pytorch bwd"), b(0.093, false)},
                      {QStringLiteral("H200-SXM/cudnn fwd small"), b(0.068, true)},
-                     {QStringLiteral("H200-SXM/cudnn bwd small"), b(0.850, true)},
+                     {QStringLiteral("H200-SXM/cudnn bwd small"), b(0.706, true)},
                      {QStringLiteral("H200-SXM/pytorch fwd small"), b(0.712, true)},
-                     {QStringLiteral("H200-SXM/pytorch bwd small"), b(2.211, true)},
+                     {QStringLiteral("H200-SXM/pytorch bwd small"), b(2.014, true)},
                      {QStringLiteral("GB200/cudnn fwd small"), b(0.430, true)},
-                     {QStringLiteral("GB200/cudnn bwd small"), b(1.334, true)},
+                     {QStringLiteral("GB200/cudnn bwd small"), b(0.994, true)},
                      {QStringLiteral("GB200/pytorch fwd small"), b(1.745, true)},
-                     {QStringLiteral("GB200/pytorch bwd small"), b(3.655, true)},
+                     {QStringLiteral("GB200/pytorch bwd small"), b(2.991, true)},
                      {QStringLiteral("GB300/cudnn fwd small"), b(0.423, true)},
-                     {QStringLiteral("GB300/cudnn bwd small"), b(1.243, true)},
+                     {QStringLiteral("GB300/cudnn bwd small"), b(0.915, true)},
                      {QStringLiteral("GB300/pytorch fwd small"), b(1.643, true)},
-                     {QStringLiteral("GB300/pytorch bwd small"), b(3.587, true)}});
+                     {QStringLiteral("GB300/pytorch bwd small"), b(2.933, true)}});
     }
 
     // The optimizer's update on its own: a fused Adam (torch `fused=True`) over one 128-way shard
