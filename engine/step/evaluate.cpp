@@ -72,7 +72,9 @@ Evaluation StepModel::run()
                                                                 m_comm.zero3,
                                                                 m_cp > 1));
     m_result.stepTimeBand.fraction = band.fraction;
-    m_result.stepTimeBand.lowS = m_result.stepTimeS * (1 - band.fraction);
+    // The band bounds the tokens/s error: the step is t (1 + e), |e| <= fraction. Past 100% its
+    // low side says nothing (no published run was priced that slow), so it stops at zero.
+    m_result.stepTimeBand.lowS = m_result.stepTimeS * std::max(0.0, 1 - band.fraction);
     m_result.stepTimeBand.highS = m_result.stepTimeS * (1 + band.fraction);
     m_result.stepTimeBand.basis = band.basis;
     memory();

@@ -148,6 +148,8 @@ PricingPanel::PricingPanel(QWidget *parent)
     big.setBold(true);
     m_step->setFont(big);
     m_step->setObjectName(QStringLiteral("stepTime"));
+    // "Step 3.36 s ±147%" (a band over 100%, as MoE on Blackwell has) wraps in a narrow dock.
+    m_step->setWordWrap(true);
     QFont medium = m_change->font();
     medium.setPixelSize(15);
     medium.setBold(true);

@@ -127,13 +127,22 @@ Layout layoutFor(const Run &r)
         c.nic.perGpu = 0.5;
         c.nic.model = "OPA-100";
         c.fabric.kind = FabricKind::ThreeTier;
-    } else if (r.system == QLatin1String("TYC")) {
-        // GB200 NVL72 racks: compute trays of 4 GPUs, each GPU with its own CX-7 400G NIC; a
-        // job takes 64 GPUs of each 72-GPU rack (16 trays).
-        c.gpu = "GB200";
+    } else if (r.system == QLatin1String("TYC") || r.system == QLatin1String("GB2")
+               || r.system == QLatin1String("GB3")) {
+        // GB200 / GB300 NVL72 racks: compute trays of 4 GPUs, each GPU with its own NIC
+        // (GB200: CX-7 400G; GB300: CX-8 800G); a job takes 64 GPUs of each 72-GPU rack (16
+        // trays: Tyche's ngpu512 maps 64 per rack; assumed for DGX-GB200 / GB300 too).
+        const bool gb300 = r.system == QLatin1String("GB3");
+        c.gpu = gb300 ? "GB300" : "GB200";
         c.gpusPerNode = 4;
-        c.nvlinkDomain = 64;
+        c.nvlinkDomain = std::min(64, r.gpus);
         c.nodes = r.gpus / 4;
+        c.nic.gbitPerS = gb300 ? 800 : 400;
+        c.nic.model = gb300 ? "CX8-XDR" : "CX7-NDR";
+        c.fabric.kind = FabricKind::RailOptimized;
+    } else if (r.system == QLatin1String("B2H")) {
+        // DGX B200: 8 B200 on NVLink 5 (NVSwitch), 8 x CX-7 400G per node.
+        c.gpu = "B200";
         c.nic.gbitPerS = 400;
         c.nic.model = "CX7-NDR";
         c.fabric.kind = FabricKind::RailOptimized;
