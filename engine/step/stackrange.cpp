@@ -68,6 +68,8 @@ StackRange evaluateStackRange(const Layout &layout,
                               EvaluationWorkspace &workspace,
                               const std::function<bool()> &cancelled)
 {
+    if (cancelled && cancelled())
+        return {}; // before binding: a workspace may cost more to bind than a stack to price
     try {
         workspace.bind(topology);
         if (topology.downGpuCount() > 0) {

@@ -123,7 +123,7 @@ private Q_SLOTS:
         int asked = 0;
         const StackRange r = evaluateStackRange(l, t, own, [&] { return ++asked > 2; });
         QCOMPARE(r.stacks, 0);
-        QCOMPARE(asked, 3);
+        QCOMPARE(asked, 3); // once before binding, then before each stack
         const Evaluation plain = evaluate(l, t);
         Evaluation e = plain;
         mergeStackRange(e, r);

@@ -14,6 +14,8 @@
 #include <QUndoStack>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <mutex>
+
 namespace railyard {
 
 namespace {
@@ -33,12 +35,21 @@ constexpr qint64 kMaxCompared = qint64(64) << 20;
 
 } // namespace
 
+// Scratch space of the stack ranges, which run on the thread pool: one at a time (a range an
+// edit cancelled stops between two stacks and hands it on), never the document's own.
+struct Document::RangeScratch
+{
+    std::mutex mutex;
+    engine::EvaluationWorkspace workspace;
+};
+
 Document::Document(engine::Layout layout, QObject *parent)
     : QObject(parent)
     , m_layout(std::move(layout))
     , m_topology(std::make_shared<const engine::Topology>(
               engine::buildTopology(m_layout.cluster, engine::Catalog::builtin())))
     , m_rangeWatcher(new QFutureWatcher<PricedRange>(this))
+    , m_rangeScratch(std::make_shared<RangeScratch>())
     , m_undoStack(new QUndoStack(this))
 {
     connect(m_undoStack, &QUndoStack::cleanChanged, this, [this](bool clean) {
@@ -218,15 +229,17 @@ void Document::startStackRange()
     if (!m_evaluation.ok || !m_layout.training.stack.empty())
         return;
     // Copies and a shared topology: the document may be edited, its topology replaced, or the
-    // document closed while the range is priced. A workspace of its own (the document's is
-    // this thread's scratch space).
-    const auto price = [layout = m_layout, topology = m_topology, generation = m_generation](
-                               QPromise<PricedRange> &promise) {
+    // document closed while the range is priced. A workspace of the ranges' own (the
+    // document's is this thread's scratch space).
+    const auto price = [layout = m_layout,
+                        topology = m_topology,
+                        scratch = m_rangeScratch,
+                        generation = m_generation](QPromise<PricedRange> &promise) {
         PricedRange out;
         out.generation = generation;
         try {
-            engine::EvaluationWorkspace workspace;
-            out.range = engine::evaluateStackRange(layout, *topology, workspace, [&promise] {
+            const std::lock_guard<std::mutex> lock(scratch->mutex);
+            out.range = engine::evaluateStackRange(layout, *topology, scratch->workspace, [&] {
                 return promise.isCanceled();
             });
         } catch (const std::exception &) {
