@@ -60,6 +60,8 @@ bool MainWindow::exportTo(const QString &path, int what, double scale)
     bool ok = false;
     const auto format = exportFormatForPath(path);
     const auto kind = ExportDialog::What(what);
+    // A file holds the whole band: the stack range first (the charts re-sync to it too).
+    m_document->ensureStackRange();
     const auto exportOne = [&] {
         if (format && !isDiagramFormat(*format)) {
             ok = exportReport(*m_document, path, &error);
@@ -107,6 +109,7 @@ void MainWindow::exportWithDialog()
 
 bool MainWindow::exportReviewReport(const QString &path)
 {
+    m_document->ensureStackRange(); // the report's band is the whole band
     ReviewReportOptions options;
     if (const Document::Snapshot *a = m_document->pinned()) {
         options.pinnedLayout = &a->layout;
@@ -146,6 +149,7 @@ void MainWindow::exportReviewWithDialog()
 
 bool MainWindow::printTo(QPrinter *printer)
 {
+    m_document->ensureStackRange(); // the title block's band is the whole band
     render::DiagramOptions options;
     options.footer = QLocale().toString(QDate::currentDate(), QLocale::LongFormat);
     const render::DiagramRenderer renderer(*m_scene, font(), options);

@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(
     # Build
     cmake ninja-build g++ pkg-config
-    qt6-base-dev qt6-base-dev-tools qt6-charts-dev qt6-svg-dev
+    qt6-base-dev qt6-base-dev-tools qt6-charts-dev qt6-svg-dev # qt6-base-dev brings Qt Concurrent
     libqt6opengl6-dev libgl-dev # Qt Charts' CMake config needs Qt6OpenGL, which needs GL
     libboost-dev nlohmann-json3-dev # Boost.Math: the ECMP collision model (traffic.cpp)
     libexpat1-dev # the XML reader of the NCCL topology and graph importers

@@ -1,7 +1,10 @@
 #include "step/stackrange.h"
 
+#include "base/inputerror.h"
 #include "base/units.h"
+#include "step/reformjob.h"
 #include "step/stepmodel_p.h"
+#include "step/workspace.h"
 #include "topology/topology.h"
 
 #include <algorithm>
@@ -25,11 +28,23 @@ void applyStackRange(Evaluation &e,
 {
     if (!e.ok || !layout.training.stack.empty())
         return;
+    mergeStackRange(e, priceStackRange(layout, topology, workspace));
+}
+
+StackRange priceStackRange(const Layout &layout,
+                           const Topology &topology,
+                           EvaluationWorkspace &workspace,
+                           const std::function<bool()> &cancelled)
+{
+    if (!layout.training.stack.empty())
+        return {};
     EvaluateOptions numbersOnly;
     numbersOnly.linkLoads = false;
     numbersOnly.timeline = false;
     StackRange range;
     for (const StackProfile *p : candidateStacks(topology.gpuSpec().architecture)) {
+        if (cancelled && cancelled())
+            return {};
         Layout as = layout;
         applyStackDefaults(as.training, *p);
         const Evaluation s = detail::StepModel(as, topology, workspace, numbersOnly).run();
@@ -45,7 +60,33 @@ void applyStackRange(Evaluation &e,
         }
         ++range.stacks;
     }
-    if (!range.stacks)
+    return range;
+}
+
+StackRange evaluateStackRange(const Layout &layout,
+                              const Topology &topology,
+                              EvaluationWorkspace &workspace,
+                              const std::function<bool()> &cancelled)
+{
+    if (cancelled && cancelled())
+        return {}; // before binding: a workspace may cost more to bind than a stack to price
+    try {
+        workspace.bind(topology);
+        if (topology.downGpuCount() > 0) {
+            const ReformedJob job = reformJob(layout, topology);
+            if (!job.ok)
+                return {};
+            return priceStackRange(job.layout, topology, workspace, cancelled);
+        }
+        return priceStackRange(layout, topology, workspace, cancelled);
+    } catch (const InputError &) {
+        return {}; // evaluate() says why
+    }
+}
+
+void mergeStackRange(Evaluation &e, const StackRange &range)
+{
+    if (!e.ok || !range.stacks || e.stackRange.stacks)
         return;
     e.stackRange = range;
     StepTimeBand &band = e.stepTimeBand;

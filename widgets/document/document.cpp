@@ -3,11 +3,18 @@
 #include "base/inputerror.h"
 #include "layout/parallel.h"
 #include "safesave.h"
+#include "step/stackrange.h"
+#include "step/workspace.h"
 
 #include <QCryptographicHash>
 #include <QFile>
 #include <QFileInfo>
+#include <QFutureWatcher>
+#include <QPromise>
 #include <QUndoStack>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <mutex>
 
 namespace railyard {
 
@@ -28,21 +35,38 @@ constexpr qint64 kMaxCompared = qint64(64) << 20;
 
 } // namespace
 
+// Scratch space of the stack ranges, which run on the thread pool: one at a time (a range an
+// edit cancelled stops between two stacks and hands it on), never the document's own.
+struct Document::RangeScratch
+{
+    std::mutex mutex;
+    engine::EvaluationWorkspace workspace;
+};
+
 Document::Document(engine::Layout layout, QObject *parent)
     : QObject(parent)
     , m_layout(std::move(layout))
-    , m_topology(std::make_unique<engine::Topology>(
+    , m_topology(std::make_shared<const engine::Topology>(
               engine::buildTopology(m_layout.cluster, engine::Catalog::builtin())))
+    , m_rangeWatcher(new QFutureWatcher<PricedRange>(this))
+    , m_rangeScratch(std::make_shared<RangeScratch>())
     , m_undoStack(new QUndoStack(this))
 {
     connect(m_undoStack, &QUndoStack::cleanChanged, this, [this](bool clean) {
         Q_EMIT modifiedChanged(!clean);
     });
+    connect(m_rangeWatcher, &QFutureWatcher<PricedRange>::finished, this, &Document::landStackRange);
     buildRanks();
     evaluate();
 }
 
-Document::~Document() = default;
+Document::~Document()
+{
+    // A range still being priced reads only its own copies and the shared topology, but the
+    // pool must not outlive it running: ask it to stop (it stops between two stacks) and wait.
+    m_range.cancel();
+    m_range.waitForFinished();
+}
 
 std::unique_ptr<Document> Document::fromText(const QByteArray &text,
                                              const QString &name,
@@ -132,7 +156,7 @@ void Document::setLayout(const engine::Layout &layout)
     if (cluster) {
         // Commands check their layout first (checkLayout), so this does not throw in practice;
         // if it did, the document keeps its old state whole.
-        auto topology = std::make_unique<engine::Topology>(
+        auto topology = std::make_shared<const engine::Topology>(
                 engine::buildTopology(layout.cluster, engine::Catalog::builtin()));
         m_topology = std::move(topology);
     }
@@ -174,25 +198,81 @@ void Document::buildRanks()
 
 void Document::evaluate()
 {
+    // Whatever range is being priced is for the evaluation this one replaces.
+    ++m_generation;
+    m_range.cancel();
+    m_rangePending = false;
     m_serving.reset();
     try {
-        engine::EvaluateOptions options;
-        options.stackRange = !m_layout.isServing(); // a layout that names no stack
-        m_evaluation = engine::evaluate(m_layout, *m_topology, m_workspace, options);
+        // The stack range comes later, off this thread (startStackRange).
+        m_evaluation = engine::evaluate(m_layout, *m_topology, m_workspace);
     } catch (const std::exception &e) {
         // The engine promises not to throw for a bad configuration; a bug still must not take
         // the window down.
         m_evaluation = engine::Evaluation{};
         m_evaluation.error = e.what();
     }
-    if (!m_layout.isServing())
+    if (!m_layout.isServing()) {
+        startStackRange();
         return;
+    }
     try {
         m_serving = engine::evaluateServing(m_layout, *m_topology, m_workspace);
     } catch (const std::exception &e) {
         m_serving = engine::ServingEvaluation{};
         m_serving->error = e.what();
     }
+}
+
+void Document::startStackRange()
+{
+    if (!m_evaluation.ok || !m_layout.training.stack.empty())
+        return;
+    // Copies and a shared topology: the document may be edited, its topology replaced, or the
+    // document closed while the range is priced. A workspace of the ranges' own (the
+    // document's is this thread's scratch space).
+    const auto price = [layout = m_layout,
+                        topology = m_topology,
+                        scratch = m_rangeScratch,
+                        generation = m_generation](QPromise<PricedRange> &promise) {
+        PricedRange out;
+        out.generation = generation;
+        try {
+            const std::lock_guard<std::mutex> lock(scratch->mutex);
+            out.range = engine::evaluateStackRange(layout, *topology, scratch->workspace, [&] {
+                return promise.isCanceled();
+            });
+        } catch (const std::exception &) {
+            out.range = {}; // the band stays the validation band (evaluate() caught the same)
+        }
+        promise.addResult(std::move(out));
+    };
+    m_range = QtConcurrent::run(price);
+    m_rangePending = true;
+    m_rangeWatcher->setFuture(m_range);
+}
+
+void Document::landStackRange()
+{
+    if (!m_rangePending || !m_range.isFinished())
+        return;
+    m_rangePending = false;
+    const QFuture<PricedRange> done = std::exchange(m_range, {});
+    if (!done.isCanceled() && done.resultCount() > 0) {
+        const PricedRange priced = done.result();
+        if (priced.generation != m_generation)
+            return; // for an evaluation that is gone (cannot happen: evaluate() cancels it)
+        engine::mergeStackRange(m_evaluation, priced.range);
+    }
+    Q_EMIT stackRangeChanged();
+}
+
+void Document::ensureStackRange()
+{
+    if (!m_rangePending)
+        return;
+    m_range.waitForFinished(); // runs it here if the pool has not started it yet
+    landStackRange();
 }
 
 std::shared_ptr<const engine::LinkLoads> Document::linkLoads() const
@@ -228,6 +308,8 @@ void Document::setView(const engine::Json &view)
 
 void Document::pin()
 {
+    // A holds its whole band.
+    ensureStackRange();
     // A shipped example has no file of its own, but a name.
     const QString path = m_filePath.isEmpty() ? m_origin : m_filePath;
     m_pinned = Snapshot{m_layout,

@@ -6,6 +6,7 @@
 #include "step/evaluate.h"
 #include "topology/topology.h"
 
+#include <QFuture>
 #include <QObject>
 #include <QString>
 
@@ -13,6 +14,8 @@
 #include <optional>
 
 class QUndoStack;
+template<typename T>
+class QFutureWatcher;
 
 namespace railyard {
 
@@ -25,7 +28,10 @@ class RankLayout;
 // hands the document a whole new Layout through setLayout().
 //
 // The document also owns the latest engine::Evaluation of its layout, recomputed after every
-// change that can alter the numbers: widgets show it and never compute costs themselves.
+// change that can alter the numbers: widgets show it and never compute costs themselves. When
+// the layout names no software stack, the stack range (step/stackrange.h: the step priced as
+// each stack it may be running would run it, five more evaluations) is priced afterwards on
+// another thread, so that an edit waits for the step alone; the band widens when it lands.
 class Document : public QObject
 {
     Q_OBJECT
@@ -53,7 +59,21 @@ public:
 
     const engine::Layout &layout() const { return m_layout; }
     const engine::Topology &topology() const { return *m_topology; }
+    // The step as priced; while isStackRangePending(), its band is the validation band alone
+    // (stackRange.stacks == 0, no "no-stack" warning), which widens when the range lands.
     const engine::Evaluation &evaluation() const { return m_evaluation; }
+    // Whether the stack range of evaluation() is still being priced on another thread.
+    bool isStackRangePending() const { return m_rangePending; }
+    // Finishes the pending stack range now (waits for it on this thread) and merges it, as
+    // evaluate() with EvaluateOptions::stackRange would have: for anything that writes the
+    // numbers out (an export, a report, a pin). Emits stackRangeChanged when it merged.
+    void ensureStackRange();
+    // evaluation() once ensureStackRange() has run: the band every export must show.
+    const engine::Evaluation &evaluationWithStackRange()
+    {
+        ensureStackRange();
+        return m_evaluation;
+    }
     // A serving layout (one with `serving`) is priced by the serving engine instead: TTFT,
     // TPOT, throughput, memory. Null for a training layout (whose evaluation() then says
     // nothing of serving); for a serving layout evaluation() holds only the training engine's
@@ -162,18 +182,28 @@ Q_SIGNALS:
     // and before workloadChanged and mappingChanged; all of them find the new ranks in place.
     void ranksChanged();
     void evaluationChanged();
+    // The stack range landed: evaluation()'s band, its basis, its assumption line and its
+    // warnings ("no-stack") changed, nothing else; isStackRangePending() is false. Not emitted
+    // for a range an edit made stale (a later evaluation replaced the one it was for).
+    void stackRangeChanged();
     void filePathChanged();
     void modifiedChanged(bool modified);
     void pinnedChanged();
 
 private:
     void evaluate();
+    // Prices the stack range of the evaluation just made on the global thread pool, unless it
+    // has none (a stack named, a serving layout, a step that cannot be priced).
+    void startStackRange();
+    // Merges the range when its computation is finished and still for the current evaluation.
+    void landStackRange();
     void buildRanks();
     // What the file held when this document last read or wrote it.
     void setDiskState(const QByteArray &contents);
 
     engine::Layout m_layout;
-    std::unique_ptr<engine::Topology> m_topology;
+    // Shared with a stack range being priced on another thread (which reads it only).
+    std::shared_ptr<const engine::Topology> m_topology;
     // Scratch space of every evaluation: as large as the topology, kept so that an edit does
     // not allocate it again. Previews from a const document use it too: it holds no state.
     mutable engine::EvaluationWorkspace m_workspace;
@@ -181,6 +211,21 @@ private:
     std::string m_ranksError;
     std::optional<engine::ServingGpuGroups> m_servingGroups;
     engine::Evaluation m_evaluation;
+    // Which evaluation m_evaluation is (one more at each evaluate()), so that a stack range
+    // priced for an earlier one is never merged into it.
+    quint64 m_generation = 0;
+    struct PricedRange
+    {
+        quint64 generation = 0;
+        engine::StackRange range;
+    };
+    QFuture<PricedRange> m_range;
+    QFutureWatcher<PricedRange> *m_rangeWatcher;
+    // The stack ranges' own workspace, one range at a time in it (document.cpp), kept so that
+    // a range does not allocate it again (200 ms at 131,072 GPUs).
+    struct RangeScratch;
+    std::shared_ptr<RangeScratch> m_rangeScratch;
+    bool m_rangePending = false;
     std::optional<engine::Evaluation> m_previous;
     std::optional<engine::ServingEvaluation> m_serving;
     std::optional<engine::ServingEvaluation> m_previousServing;

@@ -420,6 +420,8 @@ bool exportDiagram(ClusterScene &scene,
         *error = tr("%1: a diagram is written as .svg, .png or .pdf").arg(path);
         return false;
     }
+    // The title block's band is the whole band: the stack range first (Document).
+    scene.document()->ensureStackRange();
     try {
         return writeDiagram(scene, path, *format, options, error);
     } catch (const std::bad_alloc &) {
@@ -452,14 +454,14 @@ static bool writeDiagram(ClusterScene &scene,
             output.pixelRatio);
 }
 
-bool exportReport(const Document &doc, const QString &path, QString *error)
+bool exportReport(Document &doc, const QString &path, QString *error)
 {
     const auto format = exportFormatForPath(path);
     if (!format || isDiagramFormat(*format)) {
         *error = tr("%1: a report is written as .md, .csv or .json").arg(path);
         return false;
     }
-    const engine::Evaluation &e = doc.evaluation();
+    const engine::Evaluation &e = doc.evaluationWithStackRange();
     if (!e.ok) {
         *error = tr("%1: the step cannot be priced, so there is no report: %2")
                          .arg(path, QString::fromStdString(e.error));

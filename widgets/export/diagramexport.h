@@ -80,15 +80,16 @@ inline constexpr qint64 kMaxPngPixels = qint64(1) << 28;
 QString checkedExportTarget(const QString &path, const QStringList &inputs, QString *error);
 
 // Writes the scene's diagram to `path` in the format of its suffix (SVG, PNG or PDF). On
-// failure returns false and sets `error` to a message naming the file.
+// failure returns false and sets `error` to a message naming the file. The title block shows
+// the whole band (the document's stack range is finished first).
 bool exportDiagram(ClusterScene &scene,
                    const QString &path,
                    const DiagramExportOptions &options,
                    QString *error);
 
 // Writes the document's report to `path`: Markdown, CSV (the links with traffic) or JSON
-// (every number, every link).
-bool exportReport(const Document &document, const QString &path, QString *error);
+// (every number, every link), with the whole band (the stack range finished first).
+bool exportReport(Document &document, const QString &path, QString *error);
 
 // Draws a widget (a Pricing chart) as SVG, PNG (at `scale`) or PDF.
 bool exportWidget(QWidget *widget, const QString &path, double scale, QString *error);

@@ -344,6 +344,8 @@ bool exportReviewReport(ClusterScene &scene,
                         const ReviewReportOptions &options,
                         QString *error)
 {
+    // The report's band is the whole band: the stack range first.
+    scene.document()->ensureStackRange();
     try {
         return writeReport(scene, path, options, error);
     } catch (const std::bad_alloc &) {
@@ -381,7 +383,7 @@ bool exportLayoutReviewReport(const QString &layoutPath,
             return false;
         }
         options.pinnedLayout = &a->layout();
-        options.pinned = &a->evaluation();
+        options.pinned = &a->evaluationWithStackRange();
         options.pinnedServing = a->servingEvaluation();
         options.pinnedSource = QFileInfo(comparePath).fileName();
     }

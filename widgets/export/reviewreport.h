@@ -37,7 +37,7 @@ struct ReviewReportOptions
 };
 
 // Writes the report to `path` (.pdf or .md). On failure returns false and sets `error` to a
-// message naming the file and why.
+// message naming the file and why. The band is the whole band (the stack range finished first).
 bool exportReviewReport(ClusterScene &scene,
                         const QString &path,
                         const ReviewReportOptions &options,

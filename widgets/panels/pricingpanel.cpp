@@ -269,6 +269,7 @@ void PricingPanel::setDocument(Document *document)
     setEnabled(document != nullptr);
     if (document) {
         connect(document, &Document::evaluationChanged, this, &PricingPanel::sync);
+        connect(document, &Document::stackRangeChanged, this, &PricingPanel::sync);
         connect(document, &Document::pinnedChanged, this, &PricingPanel::sync);
     }
     sync();
@@ -362,8 +363,12 @@ void PricingPanel::sync()
         m_step->setText(tr("Step %1 \u00b1%2%")
                                 .arg(seconds(now.stepTimeS))
                                 .arg(qRound(100 * now.stepTimeBand.fraction)));
-        m_step->setToolTip(
-                tr("Step time band: %1").arg(QString::fromStdString(now.stepTimeBand.basis)));
+        QString band = tr("Step time band: %1").arg(QString::fromStdString(now.stepTimeBand.basis));
+        // The band shown is the validation band until the stacks are priced (then it widens).
+        if (m_document->isStackRangePending())
+            band += tr("; no software stack named: the stacks it may be running are being "
+                       "priced, and the band widens to hold them when they are");
+        m_step->setToolTip(band);
         if (base) {
             m_change->setText(changeWords(base->stepTimeS, now.stepTimeS, tr("step time"))
                               + (pinned ? tr(" vs A") : QString()));

@@ -119,8 +119,10 @@ void WarningsPanel::setDocument(Document *document)
     if (m_document)
         disconnect(m_document, nullptr, this, nullptr);
     m_document = document;
-    if (document)
+    if (document) {
         connect(document, &Document::evaluationChanged, this, &WarningsPanel::sync);
+        connect(document, &Document::stackRangeChanged, this, &WarningsPanel::sync);
+    }
     sync();
 }
 

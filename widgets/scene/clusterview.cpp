@@ -110,9 +110,13 @@ ClusterView::ClusterView(ClusterScene *scene, QWidget *parent)
             fitToCluster();
         viewport()->update();
     });
-    // The title block prices the job.
+    // The title block prices the job (its band widens when the stack range lands).
     connect(scene->document(),
             &Document::evaluationChanged,
+            viewport(),
+            qOverload<>(&QWidget::update));
+    connect(scene->document(),
+            &Document::stackRangeChanged,
             viewport(),
             qOverload<>(&QWidget::update));
 }
