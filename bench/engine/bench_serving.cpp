@@ -7,6 +7,7 @@
 // configuration priced from scratch and with what configurations share priced once (the
 // planner's default; the same front, tst_servingplan), target 100,000 per second.
 //   bench_serving [repeats] [layouts dir]
+#include "base/jsonvalue.h"
 #include "layout/layout.h"
 #include "planner/servingplan.h"
 #include "serving/servingevaluate.h"

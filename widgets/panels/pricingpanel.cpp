@@ -148,14 +148,15 @@ PricingPanel::PricingPanel(QWidget *parent)
     big.setBold(true);
     m_step->setFont(big);
     m_step->setObjectName(QStringLiteral("stepTime"));
-    // "Step 3.36 s ±147%" (a band over 100%, as MoE on Blackwell has) wraps in a narrow dock.
-    m_step->setWordWrap(true);
     QFont medium = m_change->font();
     medium.setPixelSize(15);
     medium.setBold(true);
     m_change->setFont(medium);
     m_change->setObjectName(QStringLiteral("stepChange"));
     m_change->setWordWrap(true); // "+41% step time vs A" wraps in a narrow dock
+    // Beside the step it never holds the dock wide: arrangeHead() puts it under the step when
+    // the room beside it is short, so its own least width does not count there.
+    m_change->setMinimumWidth(1);
     m_error->setWordWrap(true);
     m_error->setStyleSheet(QStringLiteral("color: #b91c1c;"));
     m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
