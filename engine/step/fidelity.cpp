@@ -120,6 +120,15 @@ UncertaintyBand uncertaintyBand(const Regime &g, const std::vector<ValidationRun
              kind + features + ", " + scaleWords(g.gpus)},
             {[&](const ValidationRun &r) { return sameKind(r) && sameFeatures(r); },
              kind + features},
+            // MoE or dense moves the error more than anything else that sets a group apart: on
+            // Blackwell, MoE runs are priced up to 3.4x fast where dense ones are within a third
+            // (family W). A group of the GPU and precision keeps to one of the two.
+            {[&](const ValidationRun &r) { return sameKind(r) && r.moe == g.moe; },
+             kind + (g.moe ? ", MoE" : ", dense")},
+            {[&](const ValidationRun &r) {
+                 return r.architecture == g.architecture && r.moe == g.moe;
+             },
+             archWords(g.architecture) + (g.moe ? ", MoE" : ", dense")},
             {[&](const ValidationRun &r) { return sameKind(r); }, kind},
             {[&](const ValidationRun &r) { return r.architecture == g.architecture; },
              archWords(g.architecture)},
