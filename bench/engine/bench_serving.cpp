@@ -8,10 +8,12 @@
 // planner's default; the same front, tst_servingplan), target 100,000 per second.
 //   bench_serving [repeats] [layouts dir]
 #include "base/jsonvalue.h"
+
 #include "layout/layout.h"
 #include "planner/servingplan.h"
 #include "serving/servingevaluate.h"
 #include "topology/topology.h"
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>

@@ -4,6 +4,7 @@
 // finished before it returns (what every edit cost while the range was priced synchronously).
 // The document alone, no views. Prints medians.
 //   QT_QPA_PLATFORM=offscreen bench_edit [runs]
+#include "benchtimes.h"
 #include "commands/changeworkload.h"
 #include "document/document.h"
 #include "step/evaluate.h"
@@ -22,58 +23,9 @@
 #include <vector>
 
 using namespace railyard;
+using namespace railyard::benchtimes;
 
 namespace {
-
-double median(std::vector<double> v)
-{
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
-
-double timeMs(const std::function<void()> &f)
-{
-    QElapsedTimer t;
-    t.start();
-    f();
-    return t.nsecsElapsed() / 1e6;
-}
-
-double threadCpuMs()
-{
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-// Wall and this thread's CPU milliseconds of each run (CPU time is far less disturbed by the
-// other processes of a busy machine).
-struct Times
-{
-    std::vector<double> wall, cpu;
-    void run(const std::function<void()> &f)
-    {
-        const double c0 = threadCpuMs();
-        wall.push_back(timeMs(f));
-        cpu.push_back(threadCpuMs() - c0);
-    }
-};
-
-QByteArray readLayout(const QString &name)
-{
-    QFile f(QStringLiteral(":/layouts/") + name);
-    if (!f.open(QIODevice::ReadOnly))
-        qFatal("cannot read %s", qPrintable(name));
-    return f.readAll();
-}
-
-// The 16k preset with more servers.
-QByteArray withNodes(QByteArray json, int nodes, int dp)
-{
-    json.replace("\"nodes\": 2048", "\"nodes\": " + QByteArray::number(nodes));
-    json.replace("\"dp\": 128", "\"dp\": " + QByteArray::number(dp));
-    return json;
-}
 
 void edit(Document &doc)
 {

@@ -3,6 +3,7 @@
 // 1600 x 1000 view, fitted, rendered into a QImage offscreen). Prints the median of repeated
 // runs, wall clock and the thread's CPU time (which other processes on a busy machine disturb
 // far less). Run with QT_QPA_PLATFORM=offscreen on a machine without a display.
+#include "benchtimes.h"
 #include "document/document.h"
 #include "scene/clusterscene.h"
 #include "scene/clusterview.h"
@@ -21,57 +22,9 @@
 #include <vector>
 
 using namespace railyard;
+using namespace railyard::benchtimes;
 
 namespace {
-
-double median(std::vector<double> v)
-{
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
-
-double timeMs(const std::function<void()> &f)
-{
-    QElapsedTimer t;
-    t.start();
-    f();
-    return t.nsecsElapsed() / 1e6;
-}
-
-double threadCpuMs()
-{
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-// Wall and CPU milliseconds of each run.
-struct Times
-{
-    std::vector<double> wall, cpu;
-    void run(const std::function<void()> &f)
-    {
-        const double c0 = threadCpuMs();
-        wall.push_back(timeMs(f));
-        cpu.push_back(threadCpuMs() - c0);
-    }
-};
-
-QByteArray readLayout(const QString &name)
-{
-    QFile f(QStringLiteral(":/layouts/") + name);
-    if (!f.open(QIODevice::ReadOnly))
-        qFatal("cannot read %s", qPrintable(name));
-    return f.readAll();
-}
-
-// The 16k preset with fewer servers, for the 1,024-GPU case.
-QByteArray withNodes(QByteArray json, int nodes, int dp)
-{
-    json.replace("\"nodes\": 2048", "\"nodes\": " + QByteArray::number(nodes));
-    json.replace("\"dp\": 128", "\"dp\": " + QByteArray::number(dp));
-    return json;
-}
 
 struct Shown
 {
