@@ -576,6 +576,34 @@ private Q_SLOTS:
                  m.basis.c_str());
     }
 
+    // Bands from the published runs as the shipped Blackwell layouts get them (family W): a
+    // dense layout's band comes from dense runs, not from the B200 MoE runs priced up to 3.4x
+    // fast (the GB300 BF16 layout was ±147% while MoE and dense were mixed at the precision's
+    // level); MoE keeps MoE's, and a band past 100% stops its low side at zero.
+    void blackwellBandsKeepMoeAndDenseApart()
+    {
+        const auto priced = [](const char *name) {
+            const Layout l = readLayoutFile(std::string(RAILYARD_TEST_DATA "/../../layouts/")
+                                            + name);
+            const Topology t = buildTopology(l.cluster, Catalog::builtin());
+            return evaluate(l, t);
+        };
+        const Evaluation dense = priced("qp-tuning-gb300-qps4.railyard.json");
+        QVERIFY(dense.ok);
+        QVERIFY2(dense.stepTimeBand.basis.find("dense") != std::string::npos,
+                 dense.stepTimeBand.basis.c_str());
+        QVERIFY2(dense.stepTimeBand.fraction < 0.6, dense.stepTimeBand.basis.c_str());
+        const Evaluation moe = priced("moe-gb200-nvl72.railyard.json");
+        QVERIFY(moe.ok);
+        QVERIFY2(moe.stepTimeBand.basis.find("MoE") != std::string::npos,
+                 moe.stepTimeBand.basis.c_str());
+        QVERIFY(moe.stepTimeBand.fraction > dense.stepTimeBand.fraction);
+        const StepTimeBand &b = moe.stepTimeBand;
+        QVERIFY(b.lowS >= 0);
+        QCOMPARE(b.lowS, moe.stepTimeS * std::max(0.0, 1 - b.fraction));
+        QCOMPARE(b.highS, moe.stepTimeS * (1 + b.fraction));
+    }
+
     // A layout that names no stack: priced as each stack it may be running would run it, the
     // band widened to hold the fastest and the slowest, and said so. ZeRO-3 moves most with
     // the stack (zero3-scaling: 16 H100, ZeRO-3).
