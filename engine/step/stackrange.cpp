@@ -95,7 +95,7 @@ void mergeStackRange(Evaluation &e, const StackRange &range)
                              + formatSeconds(range.slowestS) + " (" + range.slowest + ")";
     const bool widen = range.fastestS < band.lowS || range.slowestS > band.highS;
     if (widen) {
-        band.lowS = std::max(0.0, std::min(band.lowS, range.fastestS));
+        band.lowS = std::min(band.lowS, range.fastestS); // both at least zero
         band.highS = std::max(band.highS, range.slowestS);
         band.fraction = std::max(t - band.lowS, band.highS - t) / t;
     }

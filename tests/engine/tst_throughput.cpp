@@ -316,8 +316,7 @@ private Q_SLOTS:
         // Family W: Megatron-Bridge 25.11 on GB300, GB200 and B200; its MoE rows at small
         // micro-batches run 1.5-3.4x the priced step on B200 (all-to-all dispatcher: the
         // dispatcher's host-side work, not priced; README, "Known misses"): held at 260%.
-        const bool wMoe = r.family == QLatin1Char('W')
-                          && !r.model.startsWith(QLatin1String("llama"));
+        const bool wMoe = r.family == QLatin1Char('W') && r.ep > 1; // MoE, as residuals() says
         const double bound = r.family == QLatin1Char('P') ? 0.75
                              : wMoe                       ? 2.60
                              : r.section3d || extra(r)    ? 0.60
