@@ -370,23 +370,64 @@ private Q_SLOTS:
         // brackets the catalog's value from below.
         QVERIFY(byClock.at(QStringLiteral("B200/bf16"))
                 < gpuOf(QStringLiteral("B200")).sustainedClock);
-        // Siblings: H800 and H200 are H100's silicon at the same 700 W; GB200 and GB300 are
-        // B200's die (no clock under sustained load measured on either). No FP8 load was
-        // measured on Blackwell, nor any load on A100 but BF16: those take the BF16 value.
+        // Siblings: H800 and H200 are H100's silicon at the same 700 W. GB200 and GB300 are
+        // B200's die: their clocks come from GEMM loops against B200's
+        // (sustainedClockFromGemmLoops). No load was measured on A100 but BF16.
         for (const char *id : {"H800-SXM", "H200-SXM"}) {
             QCOMPARE(clockOf(QString::fromLatin1(id), QStringLiteral("bf16")),
                      clockOf(QStringLiteral("H100-SXM"), QStringLiteral("bf16")));
             QCOMPARE(clockOf(QString::fromLatin1(id), QStringLiteral("fp8")),
                      clockOf(QStringLiteral("H100-SXM"), QStringLiteral("fp8")));
         }
-        for (const char *id : {"B200", "GB200", "GB300"}) {
-            QCOMPARE(clockOf(QString::fromLatin1(id), QStringLiteral("bf16")),
-                     clockOf(QStringLiteral("B200"), QStringLiteral("bf16")));
-            QCOMPARE(clockOf(QString::fromLatin1(id), QStringLiteral("fp8")),
-                     clockOf(QString::fromLatin1(id), QStringLiteral("bf16")));
-        }
         QCOMPARE(clockOf(QStringLiteral("A100-SXM-80GB"), QStringLiteral("fp8")),
                  clockOf(QStringLiteral("A100-SXM-80GB"), QStringLiteral("bf16")));
+    }
+
+    // Blackwell's clock by part and load: one GEMM run back to back until the GPU sits at its
+    // power limit reaches a fraction of the kernel tables' rate (peak x gemm_efficiency) that
+    // differs by part (1,000 W B200, 1,200 W GB200, 1,400 W GB300) and by precision (FP8 draws
+    // more power per clock than BF16). A loop of one GEMM runs below a training step's clock,
+    // so the fractions are taken relative to B200 under BF16 load, whose step clock was
+    // measured (clocks.csv, FlashAttention-4): sustained(G, load) = sustained(B200, bf16) x
+    // loop(G, load) / loop(B200, bf16), the median over each part's shapes.
+    void sustainedClockFromGemmLoops()
+    {
+        const QList<QStringList> rows = readCsv(QStringLiteral("gemmloops.csv"), 6);
+        QCOMPARE(int(rows.size()), 13); // the rows of gemmloops.csv
+        std::map<QString, std::vector<double>> tflops;
+        for (const QStringList &c : rows)
+            tflops[c[0] + '/' + c[1]].push_back(c[5].toDouble());
+        const auto loopFraction = [&](const QString &key) {
+            const GpuSpec &g = gpuOf(key.section('/', 0, 0));
+            const bool fp8 = key.section('/', 1, 1) == QLatin1String("fp8");
+            const double rate = fp8 ? g.fp8Tflops * g.gemmEfficiencyFp8
+                                    : g.bf16Tflops * g.gemmEfficiencyBf16;
+            return median(tflops.at(key)) / rate;
+        };
+        const QString anchor = QStringLiteral("B200/bf16");
+        const double anchorClock = gpuOf(QStringLiteral("B200")).sustainedClock;
+        for (const auto &[key, v] : tflops) {
+            const GpuSpec &g = gpuOf(key.section('/', 0, 0));
+            const bool fp8 = key.section('/', 1, 1) == QLatin1String("fp8");
+            const double derived = anchorClock * loopFraction(key) / loopFraction(anchor);
+            const double catalog = fp8 ? g.sustainedClockFp8 : g.sustainedClock;
+            qInfo("%-10s loop %.3f of the kernel rate (%zu shapes): clock %.3f, catalog %.3f",
+                  qPrintable(key),
+                  loopFraction(key),
+                  v.size(),
+                  derived,
+                  catalog);
+            QVERIFY2(std::abs(catalog - derived) <= 0.01, qPrintable(key));
+        }
+        // What the loops say: FP8 holds a lower clock than BF16 on B200, and GB300's extra
+        // 200 W buys it a higher FP8 clock than GB200's at the same peak.
+        QVERIFY(gpuOf(QStringLiteral("B200")).sustainedClockFp8
+                < gpuOf(QStringLiteral("B200")).sustainedClock - 0.05);
+        QVERIFY(gpuOf(QStringLiteral("GB300")).sustainedClockFp8
+                > gpuOf(QStringLiteral("GB200")).sustainedClockFp8 + 0.05);
+        // GB300 under BF16 load: no loop measured; it takes GB200's.
+        QCOMPARE(gpuOf(QStringLiteral("GB300")).sustainedClock,
+                 gpuOf(QStringLiteral("GB200")).sustainedClock);
     }
 
     // Memory-bound kernels: RMSNorm / LayerNorm at the catalog's HBM efficiency plus one launch
