@@ -89,6 +89,7 @@ GpuSpec readGpu(const JsonCursor &c)
     g.sustainedClock = c.doubleOr("sustained_clock", 1.0, 0.3, 1);
     g.sustainedClockFp8 = c.doubleOr("sustained_clock_fp8", g.sustainedClock, 0.3, 1);
     g.graphKernelS = c.doubleOr("graph_kernel_us", 0, 0, 1000) * 1e-6;
+    g.hostOpS = c.doubleOr("host_op_us", 0, 0, 10000) * 1e-6;
     if (const auto kernels = c.find("attention_kernels")) {
         kernels->requireObject();
         for (const char *name : {"fa2", "fa3", "cudnn"})

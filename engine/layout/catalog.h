@@ -70,6 +70,11 @@ struct GpuSpec
     // One small kernel replayed from a CUDA graph, back to back with the next (serving's
     // decode steps): its launch, ramp to HBM bandwidth and tail, in seconds. 0: not measured.
     double graphKernelS = 0;
+    // Host (CPU) time of one framework operation launched eagerly on the CPU this GPU ships
+    // with (an x86 server's, or Grace on GB200 / GB300): PyTorch's dispatch of a Linear and its
+    // cuBLAS launch, in seconds. Eager MoE layers launch one GEMM per local expert, which the
+    // host may not keep ahead of (step/hostlaunch.h). 0: not measured.
+    double hostOpS = 0;
     std::vector<AttentionKernelSpec> attentionKernels; // measured kernels
     // The entry for `kernel` ("fa2", "fa3", "cudnn"); nullptr when none was measured.
     const AttentionKernelSpec *attentionKernel(const std::string &kernel) const;

@@ -16,6 +16,26 @@ OverlapConfig overlap(bool dp, bool tp, bool pp, bool ep)
     return o;
 }
 
+// Megatron-Core's MoE layer with Transformer Engine, launched eagerly (Megatron-Core
+// core_dev_r0.15.0 0d8e0714 as Megatron-Bridge 0.2 runs it, TE 2.9; step/hostlaunch.h), in
+// framework operations. Counted from the code: before the dispatcher's wait the attention
+// block, the router and the dispatcher's preprocessing and permutation (about 20); after it
+// the dispatch all-to-alls, the chunk sorts, the activation, the combine, the unpermutation
+// and the residual (about 20); the backward about 50. Per local expert, TE's GroupedLinear
+// (grouped_linear.py; cublaslt_gemm.cu `multi_stream_cublas_gemm`, one cuBLASLt GEMM per
+// expert on four streams): fc1 and fc2 forward (2), their data and weight gradients (4), and
+// in FP8 each pass quantizes each expert's input by a launch of its own (`split_quantize`: 2
+// a pass; only delayed scaling fuses them).
+void eagerMoeHost(StackProfile &p)
+{
+    p.moeHostOpsBeforeWait = 20;
+    p.moeHostOpsAfterWait = 20;
+    p.moeHostOpsBackward = 50;
+    p.expertHostOpsForward = 2;
+    p.expertHostOpsBackward = 4;
+    p.expertHostOpsFp8 = 2;
+}
+
 std::vector<StackProfile> buildStacks()
 {
     std::vector<StackProfile> s;
@@ -89,6 +109,7 @@ std::vector<StackProfile> buildStacks()
         // runs (yanring/Megatron-MoE-ModelZoo best_practice/qwen3/readme.md, "Long Context"):
         // chosen so the engine gives their four throughput ratios (tst_throughput).
         p.moeDroplessImbalance = 1.95;
+        eagerMoeHost(p);
         // Buckets of max(40M, 1M x DP) parameters, "larger DP sizes need larger buckets to
         // ensure collectives do not become latency-bound" (github.com/NVIDIA/Megatron-LM,
         // megatron/core/distributed/distributed_data_parallel_config.py, `bucket_size`, and
@@ -121,6 +142,7 @@ std::vector<StackProfile> buildStacks()
         // runs (yanring/Megatron-MoE-ModelZoo best_practice/qwen3/readme.md, "Long Context"):
         // chosen so the engine gives their four throughput ratios (tst_throughput).
         p.moeDroplessImbalance = 1.95;
+        eagerMoeHost(p);
         s.push_back(p);
     }
     {

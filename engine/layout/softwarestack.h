@@ -49,6 +49,19 @@ struct StackProfile
     // Dropless MoE routing (no forced balance): the busiest expert-parallel rank's share of
     // the routed tokens against the mean, which its expert GEMMs run on.
     double moeDroplessImbalance = 1.0;
+    // MoE layers launched eagerly (step/hostlaunch.h), in framework operations of the host's
+    // GpuSpec::hostOpS each; all 0: the host is not priced (a stack whose MoE layers run from
+    // CUDA graphs, or whose launches were not counted). Per layer and micro-batch: the forward
+    // up to the dispatcher's wait for the tokens per expert, the forward after it, and the
+    // backward, without the experts; per local expert: its GEMMs forward and backward (one
+    // per expert and projection), and per pass the quantization of its activations when the
+    // GEMMs run in FP8.
+    double moeHostOpsBeforeWait = 0;
+    double moeHostOpsAfterWait = 0;
+    double moeHostOpsBackward = 0;
+    double expertHostOpsForward = 0;
+    double expertHostOpsBackward = 0;
+    double expertHostOpsFp8 = 0;
     // ZeRO-3 / FSDP: parameters fetched per all-gather (and reduced per reduce-scatter); 0 =
     // one transformer layer per collective (FSDP wrapping each block).
     double zeroGatherParams = 0;

@@ -162,6 +162,10 @@ struct LayerTimes
     double tpGemmForward = 0;    // GEMM time next to TP collectives (what TP overlap can hide)
     double expertForward = 0;    // expert MLP time (what EP overlap can hide)
     double hardwareFlops = 0;    // forward + backward + recompute, executed
+    // Of forward and backward: the time the GPU waits for the host to launch its kernels
+    // (step/hostlaunch.h; 0 where the GPU is the slower of the two).
+    double hostWaitForward = 0;
+    double hostWaitBackward = 0;
 };
 
 // One transformer layer (dense or MoE) for one micro-batch on one GPU.

@@ -3,6 +3,7 @@
 #include "base/inputerror.h"
 #include "base/units.h"
 #include "step/fidelity.h"
+#include "step/hostlaunch.h"
 #include "step/reformjob.h"
 #include "step/stackrange.h"
 #include "step/stepmodel_p.h"
@@ -59,6 +60,15 @@ Evaluation StepModel::run()
     shard.selectiveEveryOtherMatmul = m_stack->selectiveEveryOtherMatmul;
     m_dense = layerTimes(m_dims, false, shard, *m_compute);
     m_moe = m_dims.isMoe() ? layerTimes(m_dims, true, shard, *m_compute) : LayerTimes{};
+    MoeHostTime moeHost;
+    if (m_dims.isMoe()) {
+        moeHost = moeHostTime(*m_stack,
+                              gpu,
+                              double(m_dims.experts) / m_ep,
+                              t.precision != Precision::Bf16 && gpu.fp8Tflops > 0,
+                              t.recompute == Recompute::Full);
+        applyMoeHostTime(m_moe, moeHost);
+    }
     m_out = outputLayerTimes(m_dims, shard, *m_compute);
 
     priceCommunication();
@@ -87,11 +97,19 @@ Evaluation StepModel::run()
     m_result.assumptions.push_back("step time band \u00b1" + formatNumber(100 * band.fraction, 2)
                                    + "%: " + band.basis);
     m_result.assumptions.push_back("balanced MoE routing (every expert gets its share of tokens)");
-    if (m_dims.isMoe())
+    if (m_dims.isMoe() && moeHost.priced())
         m_result.assumptions.push_back(
-                "MoE layers: host-side overheads of the token dispatcher (count "
-                "syncs, kernel launches) are not priced; with many small "
-                "micro-batches measured steps have been 20-35% longer");
+                "MoE layers launched eagerly: the dispatcher waits on the GPU once per layer "
+                "forward, then the host launches the experts' GEMMs one by one ("
+                + formatSeconds(moeHost.afterWaitS) + " forward, " + formatSeconds(moeHost.backwardS)
+                + " backward per layer and micro-batch at this host's measured cost per "
+                  "operation); the GPU waits "
+                + formatSeconds(m_moe.hostWaitForward + m_moe.hostWaitBackward)
+                + " of each layer's " + formatSeconds(m_moe.forward + m_moe.backward));
+    else if (m_dims.isMoe())
+        m_result.assumptions.push_back(
+                "MoE layers: the host's side (the dispatcher's wait, one GEMM launch per "
+                "expert) is not priced for this stack and GPU");
     m_result.assumptions.push_back(
             "collectives below ~256 MiB per GPU: NCCL's latency model and the NIC's "
             "cost per message; measured sweeps are within 6-11% (median by "

@@ -82,13 +82,18 @@ StepTimes composeStep(const StepSetting &s,
                                  * slow;
         cpExposed = std::max(layers * c.cpPerLayerS - attention, 0.05 * layers * c.cpPerLayerS);
         epExposed = nm * c.epPerMoeLayerS;
+        // Where the GPU waits for the host's launches after the dispatcher's wait
+        // (step/hostlaunch.h), the forward's dispatch and combine run in that wait.
+        const double forwardA2a = 0.5 * epExposed;
+        const double inHostWait = std::min(forwardA2a, nm * moe.hostWaitForward);
+        epExposed -= inHostWait;
         if (t.overlap.ep) {
             // Megatron's combined 1F1B schedule runs one micro-batch's forward beside another's
             // backward: the forward dispatch and combine hide behind backward compute, the
             // backward ones wait on gradients and stay exposed; while they overlap, the
             // dispatcher's kernels take about 18% of the SMs from compute (DeepEP: 24 of 132).
-            const double forwardA2a = 0.5 * epExposed;
-            const double hidden = std::min(forwardA2a, nm * 2.0 * moe.backward / 3.0 * slow);
+            const double hidden = std::min(forwardA2a - inHostWait,
+                                           nm * 2.0 * moe.backward / 3.0 * slow);
             epExposed = epExposed - hidden + 0.18 * hidden;
         }
         // ZeRO-3 / FSDP: each layer's gathers and reduce-scatters, prefetched and run
