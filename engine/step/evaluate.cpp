@@ -74,6 +74,7 @@ Evaluation StepModel::run()
     priceCommunication();
     composeStep();
     throughput();
+    warnHostBound(moeHost);
     // The band from the validation runs of this regime.
     const UncertaintyBand band = uncertaintyBand(trainingRegime(gpu,
                                                                 t.precision,
@@ -126,6 +127,34 @@ Evaluation StepModel::run()
                   "each had it alone");
     m_result.ok = true;
     return std::move(m_result);
+}
+
+// The MoE layers' GPUs waiting on the host (step/hostlaunch.h): said when it is a tenth of the
+// step or more, with what hides it.
+void StepModel::warnHostBound(const MoeHostTime &host)
+{
+    int moeLayers = 0;
+    for (const StageRun &r : m_runs)
+        moeLayers = std::max(moeLayers, r.moe);
+    const double waitS = double(m_micro) * moeLayers
+                         * (m_moe.hostWaitForward + m_moe.hostWaitBackward);
+    if (moeLayers == 0 || waitS < 0.1 * m_result.stepTimeS)
+        return;
+    const int experts = std::max(1, m_dims.experts / std::max(1, m_ep));
+    warn(Severity::Warning,
+         "moe-host-bound",
+         "MoE layers wait on the host: the GPUs idle " + formatSeconds(waitS) + " of the "
+                 + formatSeconds(m_result.stepTimeS) + " step ("
+                 + formatNumber(100 * waitS / m_result.stepTimeS, 2)
+                 + "%) while the CPU launches each layer's work after the dispatcher's wait, "
+                   "GEMMs one expert at a time ("
+                 + std::to_string(experts) + " experts per GPU; "
+                 + formatSeconds(host.afterWaitS + host.backwardS)
+                 + " of launches per layer and micro-batch). Larger micro-batches, fewer "
+                   "experts per GPU (a larger EP) or CUDA graphs over the MoE layers (which "
+                   "need a static expert capacity) hide it",
+         {},
+         waitS);
 }
 
 void StepModel::fillLinks()

@@ -11,6 +11,7 @@
 #include "layout/softwarestack.h"
 #include "step/compute.h"
 #include "step/evaluate.h"
+#include "step/hostlaunch.h"
 #include "step/memory.h"
 #include "step/stepcost.h"
 #include "step/stepschedule.h"
@@ -98,6 +99,7 @@ private:
                        double bytes,
                        double perStep);
     void warnPlacements();
+    void warnHostBound(const MoeHostTime &host);
     void warnStragglers();
     // The fewest NVLink domains a group of `n` GPUs of `dim` can span, and how far apart its
     // members sit inside one, when the groups placed inside it first stay whole (stepchecks.cpp).

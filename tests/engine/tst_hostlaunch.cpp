@@ -147,12 +147,27 @@ private Q_SLOTS:
         QVERIFY2(mcore.ok && plain.ok, mcore.error.c_str());
         QVERIFY(mentions(mcore, "the dispatcher waits on the GPU once per layer forward"));
         QVERIFY(mentions(plain, "is not priced for this stack"));
+        // ... and warns, with the wait as the warning's cost and what hides it.
+        const auto hostBound = [](const Evaluation &e) {
+            return std::find_if(e.warnings.begin(), e.warnings.end(), [](const Warning &w) {
+                return w.code == "moe-host-bound";
+            });
+        };
+        const auto w = hostBound(mcore);
+        QVERIFY(w != mcore.warnings.end());
+        QVERIFY(w->costS > 0.1 * mcore.stepTimeS && w->costS < mcore.stepTimeS);
+        QVERIFY(w->message.find("16 experts per GPU") != std::string::npos);
+        QVERIFY(w->message.find("Larger micro-batches") != std::string::npos);
+        QVERIFY(hostBound(plain) == plain.warnings.end());
         const double share1 = mcore.stepTimeS / plain.stepTimeS - 1;
         QVERIFY2(share1 > 0.3, qPrintable(QString::number(share1)));
         const Evaluation mcore8 = evaluateText(qwenLayout("B200", 1, 8, 8, 8, 8, "megatron-core"));
         const Evaluation plain8 = evaluateText(qwenLayout("B200", 1, 8, 8, 8, 8, ""));
         const double share8 = mcore8.stepTimeS / plain8.stepTimeS - 1;
         QVERIFY2(share8 < share1 / 2, qPrintable(QString::number(share8)));
+        QVERIFY(hostBound(mcore8) == mcore8.warnings.end()
+                || hostBound(mcore8)->costS
+                           < hostBound(mcore)->costS * mcore8.stepTimeS / mcore.stepTimeS);
         // Grace launches each operation 2.75x slower than the Xeon: the same job on GB200
         // waits longer on its host.
         const Evaluation grace = evaluateText(qwenLayout("GB200", 2, 4, 8, 8, 1, "megatron-core"));
