@@ -168,6 +168,11 @@ struct TrainingConfig
     // share); false: dropless routing, whose busiest expert-parallel rank gets more than its
     // share (StackProfile::moeDroplessImbalance).
     bool moeForceBalance = false;
+    // PyTorch stacks (StackProfile::eagerElementwise): torch.compile fuses the element-wise
+    // operations (norms, rotary embedding, activation, residual adds) into a few kernels;
+    // false: each runs eagerly, one kernel per operation, through HBM each time. The stack
+    // sets the default (`training.compile`); stacks with fused kernels of their own ignore it.
+    bool compile = true;
     OptimizerConfig optimizer;
     OverlapConfig overlap;
     bool operator==(const TrainingConfig &) const = default;

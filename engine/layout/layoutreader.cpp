@@ -246,6 +246,7 @@ TrainingConfig readTraining(const JsonCursor &c)
         attentionKernelFromString(a->toChoice({"flash", "materialized", "fa2", "fa3", "cudnn"}),
                                   t.attention);
     t.moeForceBalance = c.boolOr("moe_force_balance", t.moeForceBalance);
+    t.compile = c.boolOr("compile", t.compile);
     if (const auto d = c.find("moe_dispatcher"))
         t.moeDispatcher = d->toChoice({"alltoall", "deepep"}) == "deepep" ? MoeDispatcher::DeepEP
                                                                           : MoeDispatcher::AllToAll;

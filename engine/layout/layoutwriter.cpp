@@ -5,6 +5,7 @@
 #include "base/outputfile.h"
 #include "base/units.h"
 #include "layout/layoutio_p.h"
+#include "layout/softwarestack.h"
 
 #include <cmath>
 #include <ostream>
@@ -57,6 +58,12 @@ void writeTraining(Json &tj, const TrainingConfig &t)
         tj["moe_force_balance"] = true;
     else
         tj.erase("moe_force_balance");
+    // Written where it is not the stack's default (true for the generic stack).
+    const StackProfile *stack = findStack(t.stack);
+    if (t.compile != (stack ? stack->compile : true))
+        tj["compile"] = t.compile;
+    else
+        tj.erase("compile");
     Json &opt = child(tj, "optimizer");
     opt["distributed"] = t.optimizer.distributed;
     opt["zero_stage"] = t.optimizer.zeroStage;

@@ -98,6 +98,12 @@ struct StackProfile
     // logits and their gradient (8); a stack that keeps its BF16 logits beside an FP32 copy and
     // the log-softmax output holds 10.
     double lossBytesPerLogit = 8;
+    // The model's element-wise operations are PyTorch's own (torchtitan's Llama, Hugging Face
+    // models): run eagerly, each is a kernel of its own, unless the layout compiles them
+    // (TrainingConfig::compile, whose default is `compile`). false: fused kernels of the
+    // stack's own (Transformer Engine, apex, Megatron's fused kernels).
+    bool eagerElementwise = false;
+    bool compile = true;
 };
 
 // Known stacks, in documentation order.

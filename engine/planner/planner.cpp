@@ -442,7 +442,10 @@ PlanPricer::PlanPricer(const Layout &layout, const Topology &topology)
                    + "\" (known: " + stackList() + ")";
         return;
     }
-    d->cm.setKernels(kernelChoice(*d->stack, layout.training.attention, topology.gpuSpec()));
+    d->cm.setKernels(kernelChoice(*d->stack,
+                                  layout.training.attention,
+                                  topology.gpuSpec(),
+                                  layout.training.compile));
     d->tokensPerStep = double(layout.training.globalBatch) * layout.training.seqLen;
     d->flopsPerStep = modelFlopsPerStep(d->m, d->tokensPerStep, layout.training.seqLen);
 }

@@ -17,6 +17,23 @@ constexpr double kAttentionForwardTileCost = 2.0;
 constexpr double kAttentionBackwardTileCost = 3.0;
 constexpr double kAttentionKeyBlock = 128.0;
 
+// PyTorch's eager element-wise operations (KernelChoice::eagerElementwise), in bytes moved per
+// element of the tensor they act on, each operation one kernel through HBM (BF16 activations,
+// FP32 intermediates). torchtitan's RMSNorm (models/norms.py; Hugging Face's LlamaRMSNorm is the
+// same): x.float() (read 2, write 4), pow (4, 4), mean (4), x * rsqrt (4, 4), type_as (4, 2),
+// * weight (2, 2): 36, where a fused norm moves 4. Rotary embedding on the queries and keys
+// (torchtitan's apply_rotary_emb: float, complex multiply, type_as; Hugging Face's
+// rotate_half moves 18): 20. SwiGLU (silu, then the product with the gate): 10 per FFN
+// element; GeLU: 4. A residual add: 6. Backward: twice the forward's bytes, as fused.
+constexpr double kEagerNormBytes = 36.0;
+constexpr double kEagerRopeBytes = 20.0;
+constexpr double kEagerSwigluBytes = 10.0;
+constexpr double kEagerGeluBytes = 4.0;
+constexpr double kEagerResidualBytes = 6.0;
+// Kernels per layer beyond the fused ones: a norm's seven, rotary embedding's three on each of
+// the queries and keys, the activation's two, forward; about twice as many backward.
+constexpr int kEagerExtraKernelsForward = 12;
+
 // Of the work a query tile's sweep over `keys` keys does, the part that is useful: the tile's
 // fixed cost is `tileCost` key blocks; a causal call computes its diagonal block in full (half
 // of it masked) and, on average, half of the other blocks.
@@ -27,7 +44,10 @@ double attentionShapeEfficiency(double keys, bool causal, double tileCost)
 }
 } // namespace
 
-KernelChoice kernelChoice(const StackProfile &stack, AttentionKernel attention, const GpuSpec &gpu)
+KernelChoice kernelChoice(const StackProfile &stack,
+                          AttentionKernel attention,
+                          const GpuSpec &gpu,
+                          bool compile)
 {
     KernelChoice k;
     k.attention = resolveAttention(stack, attention, gpu.architecture);
@@ -36,6 +56,7 @@ KernelChoice kernelChoice(const StackProfile &stack, AttentionKernel attention, 
     k.elementwiseForward = stack.elementwiseForward;
     k.elementwiseBackward = stack.elementwiseBackward;
     k.streamK = stack.streamK;
+    k.eagerElementwise = stack.eagerElementwise && !compile;
     return k;
 }
 
@@ -288,6 +309,9 @@ struct Pass
     // Selective recomputation of every other matmul: the share of the forward GEMM work the
     // backward runs again (0: Korthikanti's selective recomputation).
     double recomputedGemmShare = 0;
+    // Bytes the eager element-wise kernels move, forward (KernelChoice::eagerElementwise):
+    // in place of elementBytes for the same operations.
+    double eagerBytes = 0;
 };
 
 // Adds one GEMM (m x k).(k x n), forward and backward. A GEMM beside a TP collective runs as
@@ -362,6 +386,12 @@ void attentionBlock(const ModelDims &m, const LayerShard &s, const ComputeModel 
     addGemm(p, c, s, T, h, heads * vDim, true);
     // Element-wise: norms, rotary embedding, residual, dropout, reshapes.
     const double tokens = s.sequenceParallel ? T / s.tp : T;
+    if (c.kernels().eagerElementwise) {
+        const double kvHeads = std::max(1.0, double(m.kvHeads) / s.tp);
+        p.eagerBytes += tokens * h * (kEagerNormBytes + kEagerResidualBytes)
+                        + T * (heads + kvHeads) * qkDim * kEagerRopeBytes;
+        return;
+    }
     p.elementBytes += tokens * h * 11
                       + T * heads * qkDim * 2 * 2 * 2; // norm, residual+dropout; RoPE
     p.normBytes += tokens * h * 4;
@@ -376,6 +406,11 @@ void mlpBlock(const ModelDims &m, int width, const LayerShard &s, const ComputeM
     addGemm(p, c, s, T, up, h, true);
     addGemm(p, c, s, T, h, w, true);
     const double tokens = s.sequenceParallel ? T / s.tp : T;
+    if (c.kernels().eagerElementwise) {
+        p.eagerBytes += tokens * h * (kEagerNormBytes + kEagerResidualBytes)
+                        + T * w * (m.gatedMlp ? kEagerSwigluBytes : kEagerGeluBytes);
+        return;
+    }
     p.elementBytes += tokens * h * 11 + T * w * 2 * (m.gatedMlp ? 3 : 2);
     p.normBytes += tokens * h * 4;
 }
@@ -405,9 +440,15 @@ void moeBlock(const ModelDims &m, const LayerShard &s, const ComputeModel &c, Pa
     p.gemmFlops += 2.0 * localExperts * perExpert * h * (up + w);
     p.expert += upF + downF;
     // Permute and unpermute the token copies, the activation function.
-    p.normBytes += tokensHere * h * 4;
-    p.elementBytes += tokensHere * h * 11 + copies * h * 2 * 4
-                      + copies * w * 2 * (m.gatedMlp ? 3 : 2);
+    if (c.kernels().eagerElementwise) {
+        p.eagerBytes += tokensHere * h * (kEagerNormBytes + kEagerResidualBytes)
+                        + copies * h * 2 * 4
+                        + copies * w * (m.gatedMlp ? kEagerSwigluBytes : kEagerGeluBytes);
+    } else {
+        p.normBytes += tokensHere * h * 4;
+        p.elementBytes += tokensHere * h * 11 + copies * h * 2 * 4
+                          + copies * w * 2 * (m.gatedMlp ? 3 : 2);
+    }
     // Shared experts run like a dense MLP on every token.
     if (m.sharedExperts > 0)
         mlpBlock(m, m.expertFfn * m.sharedExperts, s, c, p);
@@ -416,9 +457,12 @@ void moeBlock(const ModelDims &m, const LayerShard &s, const ComputeModel &c, Pa
 LayerTimes finish(const Pass &p, const LayerShard &s, const ComputeModel &c)
 {
     LayerTimes t;
-    const double elementF = c.elementwiseForward(p.elementBytes) + 12 * kKernelOverheadS;
+    const int eagerKernels = p.eagerBytes > 0 ? kEagerExtraKernelsForward : 0;
+    const double elementF = c.elementwiseForward(p.elementBytes) + c.memory(p.eagerBytes)
+                            + (12 + eagerKernels) * kKernelOverheadS;
     const double elementB = c.elementwiseBackward(2 * (p.elementBytes - p.normBytes))
-                            + c.normBackward(2 * p.normBytes) + 24 * kKernelOverheadS;
+                            + c.normBackward(2 * p.normBytes) + c.memory(2 * p.eagerBytes)
+                            + (24 + 2 * eagerKernels) * kKernelOverheadS;
     t.forward = p.gemm + p.attention + elementF;
     t.attentionForward = p.attention;
     t.tpGemmForward = p.tpGemm;

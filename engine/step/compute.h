@@ -17,6 +17,10 @@ struct KernelChoice
     double elementwiseBackward = 1.0;
     // GEMMs split their last partial wave along K (StackProfile::streamK).
     bool streamK = true;
+    // Element-wise operations run as PyTorch's eager kernels, one per operation
+    // (StackProfile::eagerElementwise without TrainingConfig::compile): priced by the bytes
+    // each kernel moves, at the catalog's memory efficiency.
+    bool eagerElementwise = false;
     // Tensor-core work at the GPU's sustained training clock (GpuSpec::sustainedClock, or
     // sustainedClockFp8 when the GEMMs run in FP8 or FP4); false: at the clock of a short
     // kernel benchmark, as tests/data/kernels measured.
@@ -30,8 +34,12 @@ struct KernelChoice
     bool expertPromotionExposed = false;
 };
 
-// The kernels `stack` runs on `gpu` for a layout whose attention is `attention`.
-KernelChoice kernelChoice(const StackProfile &stack, AttentionKernel attention, const GpuSpec &gpu);
+// The kernels `stack` runs on `gpu` for a layout whose attention is `attention`; `compile`: the
+// layout compiles the model (TrainingConfig::compile).
+KernelChoice kernelChoice(const StackProfile &stack,
+                          AttentionKernel attention,
+                          const GpuSpec &gpu,
+                          bool compile = true);
 
 // How long a GPU takes for the pieces of a transformer layer: GEMMs at an achievable fraction of
 // peak (lower when the tiles do not fill the last wave of SMs, or when the GEMM is memory bound),

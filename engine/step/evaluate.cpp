@@ -35,7 +35,7 @@ Evaluation StepModel::run()
     const GpuSpec &gpu = m_topo.gpuSpec();
     m_compute = std::make_unique<ComputeModel>(gpu,
                                                t.precision,
-                                               kernelChoice(*m_stack, t.attention, gpu));
+                                               kernelChoice(*m_stack, t.attention, gpu, t.compile));
     if (t.precision == Precision::Fp8 && gpu.fp8Tflops <= 0)
         warn(Severity::Warning, "no-fp8", gpu.id + " has no FP8 tensor cores; priced in BF16");
     if (t.optimizer.fp8ParamGather && t.precision != Precision::Fp8)

@@ -2,6 +2,7 @@
 #include "base/jsoncursor.h"
 #include "layout/layout.h"
 #include "layout/parallel.h"
+#include "layout/softwarestack.h"
 #include "step/evaluate.h"
 #include "topology/topology.h"
 
@@ -132,6 +133,28 @@ private Q_SLOTS:
         QCOMPARE(b.cluster.nodes, 32);
         QCOMPARE(b.dataParallel(), 8);
         QCOMPARE(b.model->preset, std::string("llama3-8b"));
+    }
+
+    // training.compile: the stack sets the default (torchtitan's configs leave torch.compile
+    // off; the generic stack's kernels are fused), a key beside it overrides, and the file
+    // holds the key only where it differs from the stack's default.
+    void compileFollowsTheStack()
+    {
+        Layout a = readLayoutFile(dataPath("example.railyard.json"));
+        QVERIFY(a.training.compile);
+        QVERIFY(layoutToText(a).find("\"compile\"") == std::string::npos);
+        applyStackDefaults(a.training, *findStack("torchtitan"));
+        QVERIFY(!a.training.compile);
+        QVERIFY(layoutToText(a).find("\"compile\"") == std::string::npos);
+        QVERIFY(!parseLayout(layoutToText(a), "titan").training.compile);
+        a.training.compile = true;
+        const std::string text = layoutToText(a);
+        QVERIFY(text.find("\"compile\": true") != std::string::npos);
+        QVERIFY(parseLayout(text, "titan compiled").training.compile);
+        // On a stack with fused kernels of its own, an eager layout says so in its file.
+        applyStackDefaults(a.training, *findStack("megatron-core"));
+        a.training.compile = false;
+        QVERIFY(!parseLayout(layoutToText(a), "mcore").training.compile);
     }
 
     void writeIsAtomicAndLeavesNoTemporary()

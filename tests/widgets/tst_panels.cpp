@@ -225,6 +225,36 @@ private Q_SLOTS:
         QVERIFY(!doc->isModified());
     }
 
+    // torch.compile is offered where the stack's element-wise operations are PyTorch's own:
+    // on torchtitan (eager by default) switching it on is one undo step and prices the step
+    // faster; on the generic stack it is off limits (fused kernels).
+    void compileIsOneUndoStepOnPyTorchStacks()
+    {
+        auto doc = openLayout("hgx-h100-server.railyard.json");
+        QVERIFY(doc);
+        WorkloadPanel panel;
+        panel.setDocument(doc.get());
+        QCheckBox *compile = panel.compileBox();
+        QVERIFY(!compile->isEnabled()); // no stack named: fused
+        QVERIFY(compile->isChecked());
+        choose(panel.stackBox(), panel.stackBox()->findData(QStringLiteral("torchtitan")));
+        QVERIFY(compile->isEnabled());
+        QVERIFY(!compile->isChecked()); // torchtitan's configs leave it off
+        QVERIFY(!doc->layout().training.compile);
+        const double eager = doc->evaluation().stepTimeS;
+        const int steps = doc->undoStack()->count();
+        compile->click();
+        QCOMPARE(doc->undoStack()->count(), steps + 1);
+        QCOMPARE(doc->undoStack()->undoText(), QStringLiteral("Change torch.compile"));
+        QVERIFY(doc->layout().training.compile);
+        QVERIFY2(doc->evaluation().stepTimeS < eager,
+                 qPrintable(QString::number(doc->evaluation().stepTimeS)));
+        doc->undoStack()->undo();
+        QVERIFY(!doc->layout().training.compile);
+        QVERIFY(!compile->isChecked());
+        QCOMPARE(doc->evaluation().stepTimeS, eager);
+    }
+
     void modelPresetsAndDimensions()
     {
         auto doc = openLayout("gmi-h200-cluster.railyard.json");

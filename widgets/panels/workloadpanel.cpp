@@ -134,6 +134,7 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
     , m_distributed(new QCheckBox(tr("Distributed optimizer"), this))
     , m_zero(new QComboBox(this))
     , m_fsdp(new QCheckBox(tr("FSDP"), this))
+    , m_compile(new QCheckBox(tr("torch.compile"), this))
     , m_vp(choiceBox(this))
     , m_sequenceParallel(new QCheckBox(tr("Sequence parallel"), this))
     , m_order(new QComboBox(this))
@@ -226,6 +227,7 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
     connect(m_distributed, &QCheckBox::toggled, this, onTraining(QStringLiteral("optimizer")));
     connect(m_zero, &QComboBox::activated, this, onTraining(QStringLiteral("zero_stage")));
     connect(m_fsdp, &QCheckBox::toggled, this, onTraining(QStringLiteral("fsdp")));
+    connect(m_compile, &QCheckBox::toggled, this, onTraining(QStringLiteral("compile")));
     auto *overlapRow = new QHBoxLayout;
     const char *overlapNames[] = {"DP", "TP", "PP", "EP"};
     for (int i = 0; i < 4; ++i) {
@@ -246,6 +248,7 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
     trainingForm->addRow(tr("Micro batch"), m_microBatch);
     trainingForm->addRow(tr("Precision"), m_precision);
     trainingForm->addRow(tr("Recompute"), m_recompute);
+    trainingForm->addRow(tr("Kernels"), m_compile);
     auto *optimizerRow = new QHBoxLayout;
     optimizerRow->addWidget(m_zero);
     optimizerRow->addWidget(m_fsdp);
@@ -464,6 +467,16 @@ void WorkloadPanel::syncTraining()
     m_distributed->setChecked(t.optimizer.distributed);
     m_zero->setCurrentIndex(std::clamp(t.optimizer.zeroStage, 0, 3));
     m_fsdp->setChecked(t.optimizer.fsdp);
+    // Only a PyTorch stack's element-wise operations can run eagerly; the others fuse them.
+    const engine::StackProfile *stack = engine::findStack(t.stack);
+    const bool eagerStack = stack && stack->eagerElementwise;
+    m_compile->setEnabled(eagerStack);
+    m_compile->setChecked(eagerStack ? t.compile : true);
+    m_compile->setToolTip(eagerStack ? tr("Compile the model: the norms, rotary embedding, "
+                                          "activation and residual adds run fused; off, PyTorch "
+                                          "runs each as a kernel of its own")
+                                     : tr("This stack runs fused element-wise kernels of its own "
+                                          "(Transformer Engine, apex)"));
     m_overlap[0]->setChecked(t.overlap.dp);
     m_overlap[1]->setChecked(t.overlap.tp);
     m_overlap[2]->setChecked(t.overlap.pp);

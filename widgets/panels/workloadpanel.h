@@ -46,6 +46,7 @@ public:
     QComboBox *precisionBox() const { return m_precision; }
     QComboBox *recomputeBox() const { return m_recompute; }
     QComboBox *zeroBox() const { return m_zero; }
+    QCheckBox *compileBox() const { return m_compile; }
     QSpinBox *seqLenBox() const { return m_seqLen; }
     QSpinBox *globalBatchBox() const { return m_globalBatch; }
     QSpinBox *microBatchBox() const { return m_microBatch; }
@@ -115,6 +116,7 @@ private:
     QCheckBox *m_distributed;
     QComboBox *m_zero;
     QCheckBox *m_fsdp;
+    QCheckBox *m_compile;
     std::array<QCheckBox *, 4> m_overlap{};
     // Parallelism
     std::array<QComboBox *, 5> m_size{};

@@ -146,6 +146,8 @@ void WorkloadPanel::trainingEdited(const QString &field)
     t.optimizer.distributed = m_distributed->isChecked();
     t.optimizer.zeroStage = m_zero->currentIndex();
     t.optimizer.fsdp = m_fsdp->isChecked();
+    if (m_compile->isEnabled())
+        t.compile = m_compile->isChecked();
     t.overlap.dp = m_overlap[0]->isChecked();
     t.overlap.tp = m_overlap[1]->isChecked();
     t.overlap.pp = m_overlap[2]->isChecked();
@@ -169,6 +171,7 @@ void WorkloadPanel::trainingEdited(const QString &field)
             {QStringLiteral("optimizer"), tr("distributed optimizer")},
             {QStringLiteral("zero_stage"), tr("ZeRO stage")},
             {QStringLiteral("fsdp"), tr("FSDP")},
+            {QStringLiteral("compile"), tr("torch.compile")},
             {QStringLiteral("overlap"), tr("overlap")},
     };
     // Spin boxes stepped through many values merge into one undo step.

@@ -184,6 +184,8 @@ Layout layoutFor(const Run &r)
     if (r.flags.contains(QLatin1String("asynctp")))
         t.overlap.tp = true;
     t.moeForceBalance = r.flags.contains(QLatin1String("forcebal"));
+    if (r.flags.contains(QLatin1String("compile")))
+        t.compile = true;
     if (r.flags.contains(QLatin1String("fp32grad")))
         o.gradReduceFp32 = true;
     o.fp8ParamGather = r.flags.contains(QLatin1String("fp8pg"));
