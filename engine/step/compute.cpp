@@ -367,9 +367,23 @@ void attentionBlock(const ModelDims &m, const LayerShard &s, const ComputeModel 
         const double flops = 2.0 * s.microBatch * heads * sq * skv * (qkDim + vDim) * 0.5;
         const bool ring = s.cp > 1;
         const double keys = ring ? skv / (2.0 * s.cp) : skv;
-        p.attentionFlops += flops;
-        p.attention += c.attentionForward(flops, keys, !ring);
-        p.attentionBack += c.attentionBackward(flops, keys, !ring);
+        // Sliding-window layers (gpt-oss: every other layer sees the last 128 tokens): each
+        // query attends to at most the window, one query tile sweeping the window's key blocks;
+        // the layer times are the average over the model's layers.
+        const double sliding = m.slidingWindow > 0 && m.layers > 0
+                                       ? std::min(1.0, double(m.slidingLayers) / m.layers)
+                                       : 0.0;
+        // A query at position p sees min(p, window) keys: window - window^2 / 2S on average
+        // (S / 2, causal attention's, when the window spans the sequence).
+        const double window = std::min<double>(m.slidingWindow, skv);
+        const double seen = window - window * window / (2.0 * skv);
+        const double slidingFlops = 2.0 * s.microBatch * heads * sq * seen * (qkDim + vDim);
+        const double slidingKeys = std::min(keys, window);
+        p.attentionFlops += (1 - sliding) * flops + sliding * slidingFlops;
+        p.attention += (1 - sliding) * c.attentionForward(flops, keys, !ring)
+                       + sliding * c.attentionForward(slidingFlops, slidingKeys, true);
+        p.attentionBack += (1 - sliding) * c.attentionBackward(flops, keys, !ring)
+                           + sliding * c.attentionBackward(slidingFlops, slidingKeys, true);
     } else {
         // Batched GEMMs over the full s x s scores, which make three trips through HBM in FP16:
         // written by QK^T, read and written by the fused scale-mask-softmax-dropout, read by

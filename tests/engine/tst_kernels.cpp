@@ -5,6 +5,8 @@
 // margin, so a regression fails. The catalog's efficiencies are the ones these rows give
 // (catalogFromKernels), not fits to training runs.
 #include "layout/catalog.h"
+#include "layout/softwarestack.h"
+#include "layout/transformer.h"
 #include "step/compute.h"
 #include "step/stepcost.h"
 
@@ -695,6 +697,40 @@ private Q_SLOTS:
               3.5 * f / cudnnS / 1e12,
               3.5 * f / sdpaS / 1e12);
         QVERIFY(sdpaS > 1.6 * cudnnS);
+    }
+
+    // Sliding-window layers (gpt-oss: 18 of 36 layers see the last 128 tokens; Transformer
+    // Engine 2.9 runs them on cuDNN with the window, learnable sinks needing cuDNN 9.13.1): a
+    // layer's attention is the average over the model's layers, the windowed half costing a
+    // sweep of one or two key blocks per query tile; the rest of the layer is unchanged.
+    void slidingWindowLayers()
+    {
+        const GpuSpec &gb200 = gpuOf(QStringLiteral("GB200"));
+        const ComputeModel c(gb200,
+                             Precision::Bf16,
+                             kernelChoice(*findStack("megatron-core"),
+                                          AttentionKernel::Flash,
+                                          gb200));
+        ModelDims oss = *findModelPreset("gpt-oss-120b");
+        QCOMPARE(oss.slidingWindow, 128);
+        QCOMPARE(oss.slidingLayers, 18);
+        ModelDims full = oss;
+        full.slidingWindow = full.slidingLayers = 0;
+        LayerShard s;
+        s.seqLen = 8192;
+        s.ep = 64;
+        const LayerTimes w = layerTimes(oss, true, s, c);
+        const LayerTimes f = layerTimes(full, true, s, c);
+        // Half the layers keep full attention; the windowed half is a small part of its own.
+        QVERIFY(w.attentionForward > 0.5 * f.attentionForward);
+        QVERIFY(w.attentionForward < 0.6 * f.attentionForward);
+        RAILYARD_COMPARE_NEAR(w.forward - w.attentionForward, f.forward - f.attentionForward, 1e-9);
+        QVERIFY(w.hardwareFlops < f.hardwareFlops);
+        // A window as long as the sequence is full attention.
+        ModelDims wide = oss;
+        wide.slidingWindow = 8192;
+        const LayerTimes all = layerTimes(wide, true, s, c);
+        RAILYARD_COMPARE_NEAR(all.attentionForward, f.attentionForward, 0.01);
     }
 };
 
