@@ -30,8 +30,9 @@ constexpr double kEagerRopeBytes = 20.0;
 constexpr double kEagerSwigluBytes = 10.0;
 constexpr double kEagerGeluBytes = 4.0;
 constexpr double kEagerResidualBytes = 6.0;
-// Kernels per layer beyond the fused ones: a norm's seven, rotary embedding's three on each of
-// the queries and keys, the activation's two, forward; about twice as many backward.
+// Kernels per layer forward: two norms of seven, rotary embedding's three on each of the
+// queries and keys, the activation's two and two residual adds, 24 where the fused layer
+// launches 12; about twice as many backward.
 constexpr int kEagerExtraKernelsForward = 12;
 
 // Of the work a query tile's sweep over `keys` keys does, the part that is useful: the tile's
