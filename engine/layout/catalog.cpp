@@ -99,6 +99,11 @@ GpuSpec readGpu(const JsonCursor &c)
                 a.kernel = name;
                 a.forward = k->at("forward").toDouble(0.05, 1);
                 a.backward = k->at("backward").toDouble(0.05, 1);
+                if (const auto h = k->find("head_dim_64")) {
+                    h->requireObject();
+                    a.forwardHead64 = h->at("forward").toDouble(0.51, 1);
+                    a.backwardHead64 = h->at("backward").toDouble(0.51, 1);
+                }
                 g.attentionKernels.push_back(a);
             }
     }

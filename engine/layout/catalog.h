@@ -25,6 +25,11 @@ struct AttentionKernelSpec
     std::string kernel; // "fa2", "fa3", "cudnn"
     double forward = 0;
     double backward = 0;
+    // The kernel's rate at head dimension 64 against 128, same shape (forward, backward): the
+    // softmax's work per score does not shrink with the head, the matmuls' does. 0: not
+    // measured (the head dimension does not change the rate).
+    double forwardHead64 = 0;
+    double backwardHead64 = 0;
 };
 
 struct GpuSpec

@@ -158,7 +158,7 @@ void coreAttention(const ModelDims &m,
     // in a second kernel (FlashMLA's split-KV and combine kernels, FlashInfer's merge of
     // states); prefill runs one kernel. Each pays a small kernel's time in a CUDA graph.
     const int kernels = s.decode ? 2 : 1;
-    c.attention += std::max(cm.attentionForward(flops, keys, !s.decode)
+    c.attention += std::max(cm.attentionForward(flops, keys, !s.decode, m.headDim + m.qkRopeDim)
                                     - ComputeModel::kKernelLaunchS,
                             cm.memory(bytes))
                    + kernels * cm.inferenceKernelS();

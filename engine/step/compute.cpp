@@ -252,21 +252,34 @@ double ComputeModel::attentionEfficiencyBackward() const
     return k ? k->backward : m_gpu.attentionEfficiency;
 }
 
-double ComputeModel::attentionForward(double flops, double keys, bool causal) const
+double ComputeModel::attentionHeadFactor(double r, double d)
+{
+    if (r <= 0.5 || r >= 1 || d >= 128)
+        return 1.0;
+    const double c = 128.0 * (1 - r) / (2 * r - 1);
+    return d * (128.0 + c) / (128.0 * (d + c));
+}
+
+double ComputeModel::attentionForward(double flops, double keys, bool causal, double headDim) const
 {
     if (flops <= 0)
         return 0;
     // Attention stays in BF16 in FP8 training (FP8 attention is opt-in).
     const double shape = attentionShapeEfficiency(keys, causal, kAttentionForwardTileCost);
-    return flops / (m_peakBf16 * m_clock * attentionEfficiencyForward() * shape) + kKernelOverheadS;
+    const AttentionKernelSpec *k = m_gpu.attentionKernel(toString(m_kernels.attention));
+    const double head = attentionHeadFactor(k ? k->forwardHead64 : 0, headDim);
+    return flops / (m_peakBf16 * m_clock * attentionEfficiencyForward() * shape * head)
+           + kKernelOverheadS;
 }
 
-double ComputeModel::attentionBackward(double flops, double keys, bool causal) const
+double ComputeModel::attentionBackward(double flops, double keys, bool causal, double headDim) const
 {
     if (flops <= 0)
         return 0;
     const double shape = attentionShapeEfficiency(keys, causal, kAttentionBackwardTileCost);
-    return 2.5 * flops / (m_peakBf16 * m_clock * attentionEfficiencyBackward() * shape)
+    const AttentionKernelSpec *k = m_gpu.attentionKernel(toString(m_kernels.attention));
+    const double head = attentionHeadFactor(k ? k->backwardHead64 : 0, headDim);
+    return 2.5 * flops / (m_peakBf16 * m_clock * attentionEfficiencyBackward() * shape * head)
            + kKernelOverheadS;
 }
 
@@ -381,10 +394,10 @@ void attentionBlock(const ModelDims &m, const LayerShard &s, const ComputeModel 
         const double slidingFlops = 2.0 * s.microBatch * heads * sq * seen * (qkDim + vDim);
         const double slidingKeys = std::min(keys, window);
         p.attentionFlops += (1 - sliding) * flops + sliding * slidingFlops;
-        p.attention += (1 - sliding) * c.attentionForward(flops, keys, !ring)
-                       + sliding * c.attentionForward(slidingFlops, slidingKeys, true);
-        p.attentionBack += (1 - sliding) * c.attentionBackward(flops, keys, !ring)
-                           + sliding * c.attentionBackward(slidingFlops, slidingKeys, true);
+        p.attention += (1 - sliding) * c.attentionForward(flops, keys, !ring, qkDim)
+                       + sliding * c.attentionForward(slidingFlops, slidingKeys, true, qkDim);
+        p.attentionBack += (1 - sliding) * c.attentionBackward(flops, keys, !ring, qkDim)
+                           + sliding * c.attentionBackward(slidingFlops, slidingKeys, true, qkDim);
     } else {
         // Batched GEMMs over the full s x s scores, which make three trips through HBM in FP16:
         // written by QK^T, read and written by the fused scale-mask-softmax-dropout, read by

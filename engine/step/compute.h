@@ -93,8 +93,13 @@ public:
     // whose query tiles each sweep `keys` key rows; `causal`: the calls mask their diagonal (a
     // causal call wastes half its diagonal tile). Each query tile pays a fixed prologue and
     // epilogue (loading Q, the final rescale and store) worth kAttention*TileCost key blocks.
-    double attentionForward(double flops, double keys, bool causal) const;
-    double attentionBackward(double flops, double keys, bool causal) const; // 2.5x the matmuls
+    // `headDim`: the query/key head dimension; below 128 the kernel runs at the catalog's
+    // measured rate for 64 (attentionHeadFactor), at and above 128 at its own.
+    double attentionForward(double flops, double keys, bool causal, double headDim = 128) const;
+    double attentionBackward(double flops,
+                             double keys,
+                             bool causal,
+                             double headDim = 128) const; // 2.5x the matmuls
     // Element-wise kernels moving `bytes` through HBM.
     double memory(double bytes) const;
     // The stack's element-wise kernels (norms, activations) moving `bytes`, forward / backward.
@@ -119,6 +124,10 @@ public:
     // The resolved kernel's efficiencies (forward, backward) on long sequences.
     double attentionEfficiencyForward() const;
     double attentionEfficiencyBackward() const;
+    // The rate at head dimension `d` against 128's, from the rate r measured at 64: a score
+    // costs the matmuls' d plus the softmax's fixed c (in the same units), so the rate goes as
+    // d / (d + c) and c = 128 (1 - r) / (2r - 1); 1 at and above 128, and where r is unknown.
+    static double attentionHeadFactor(double r, double d);
 
 private:
     GemmCost gemmCore(double groups, double m, double n, double k, bool low, Use use) const;

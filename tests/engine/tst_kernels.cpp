@@ -699,6 +699,81 @@ private Q_SLOTS:
         QVERIFY(sdpaS > 1.6 * cudnnS);
     }
 
+    // Head dimension 64 against 128 (attention-headdim.csv): the catalog's head_dim_64 rates
+    // are the medians of the same-shape pairs; and the GPT-OSS sliding-window layer, measured
+    // on GB200 and GB300 (cuDNN 9.22), priced with the window's shape term and the head
+    // factor (Blackwell's backward factor is H100's, not measured there).
+    void headDimension()
+    {
+        const QList<QStringList> rows = readCsv(QStringLiteral("attention-headdim.csv"), 11);
+        QCOMPARE(int(rows.size()), 128); // the rows of attention-headdim.csv
+        // Pairs: the same GPU, kernel, pass, mask, batch, sequence and hidden size at 64 and
+        // 128.
+        std::map<QString, double> at128;
+        const auto key = [](const QStringList &c) {
+            const double hidden = c[4].toDouble() * c[7].toDouble();
+            return c[0] + '/' + c[1] + '/' + c[2] + '/' + c[8] + '/' + c[3] + '/' + c[6] + '/'
+                   + QString::number(hidden);
+        };
+        for (const QStringList &c : rows)
+            if (c[7] == QLatin1String("128"))
+                at128[key(c)] = c[9].toDouble();
+        std::map<QString, std::vector<double>> ratios; // by GPU / kernel / pass
+        for (const QStringList &c : rows)
+            if (c[7] == QLatin1String("64") && at128.count(key(c)))
+                ratios[c[0] + '/' + c[1] + '/' + c[2]].push_back(c[9].toDouble() / at128[key(c)]);
+        QCOMPARE(int(ratios.size()), 6); // H100: FA2, FA3, cuDNN; forward and backward
+        for (const auto &[group, v] : ratios) {
+            const GpuSpec &gpu = gpuOf(group.section('/', 0, 0));
+            const AttentionKernelSpec *k = gpu.attentionKernel(
+                    group.section('/', 1, 1).toStdString());
+            QVERIFY2(k, qPrintable(group));
+            const bool fwd = group.section('/', 2, 2) == QLatin1String("fwd");
+            const double catalog = fwd ? k->forwardHead64 : k->backwardHead64;
+            qInfo("%-22s head 64 / 128: measured median %.3f over %zu pairs (%.2f-%.2f), catalog "
+                  "%.3f",
+                  qPrintable(group),
+                  median(v),
+                  v.size(),
+                  *std::min_element(v.begin(), v.end()),
+                  *std::max_element(v.begin(), v.end()),
+                  catalog);
+            QVERIFY2(std::abs(catalog - median(v)) <= 0.01, qPrintable(group));
+            // The engine gives that ratio at head dimension 64.
+            RAILYARD_COMPARE_NEAR(ComputeModel::attentionHeadFactor(catalog, 64), catalog, 1e-9);
+        }
+        // Between 64 and 128 the factor rises to 1; above 128 it stays there.
+        QVERIFY(ComputeModel::attentionHeadFactor(0.7, 96) > 0.7);
+        QVERIFY(ComputeModel::attentionHeadFactor(0.7, 96) < 1);
+        QCOMPARE(ComputeModel::attentionHeadFactor(0.7, 192), 1.0);
+        // The sliding-window rows, priced.
+        std::vector<double> errors;
+        for (const QStringList &c : rows) {
+            if (c[8] != QLatin1String("swa128"))
+                continue;
+            const ComputeModel m = attentionModel(gpuOf(c[0]), c[1]);
+            const double b = c[3].toDouble(), h = c[4].toDouble(), s = c[6].toDouble();
+            const double d = c[7].toDouble(), w = 128;
+            const double f = 4.0 * b * h * s * (w - w * w / (2 * s)) * d;
+            const bool fwd = c[2] == QLatin1String("fwd");
+            const double t = fwd ? m.attentionForward(f, w, true, d)
+                                 : m.attentionBackward(f, w, true, d);
+            const double predicted = (fwd ? f : 2.5 * f) / t / 1e12;
+            const double error = predicted / c[9].toDouble() - 1;
+            errors.push_back(std::abs(error));
+            qInfo("%-6s %s seq %6.0f window 128: engine %6.1f TFLOP/s, measured %6.1f (%+.1f%%)",
+                  qPrintable(c[0]),
+                  qPrintable(c[2]),
+                  s,
+                  predicted,
+                  c[9].toDouble(),
+                  100 * error);
+        }
+        QCOMPARE(int(errors.size()), 20);
+        qInfo("sliding-window rows: median |error| %.1f%%", 100 * median(errors));
+        QVERIFY(median(errors) <= 0.24); // today's median plus 3 points
+    }
+
     // Sliding-window layers (gpt-oss: 18 of 36 layers see the last 128 tokens; Transformer
     // Engine 2.9 runs them on cuDNN with the window, learnable sinks needing cuDNN 9.13.1): a
     // layer's attention is the average over the model's layers, the windowed half costing a
