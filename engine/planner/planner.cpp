@@ -7,6 +7,7 @@
 #include "planner/plannerpatterns.h"
 #include "step/compute.h"
 #include "step/fidelity.h"
+#include "step/hostlaunch.h"
 #include "step/memory.h"
 #include "step/stepcost.h"
 #include "step/stepschedule.h"
@@ -255,6 +256,7 @@ struct PlanPricer::Impl
             Layers l;
             l.dense = layerTimes(m, false, shard, cm);
             l.moe = m.isMoe() ? layerTimes(m, true, shard, cm) : LayerTimes{};
+            applyMoeHost(l.moe, *stack, topology.gpuSpec(), m, c.ep, t.precision, c.recompute);
             l.out = outputLayerTimes(m, shard, cm);
             it = layerCache.emplace(key, l).first;
         }

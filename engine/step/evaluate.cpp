@@ -60,15 +60,8 @@ Evaluation StepModel::run()
     shard.selectiveEveryOtherMatmul = m_stack->selectiveEveryOtherMatmul;
     m_dense = layerTimes(m_dims, false, shard, *m_compute);
     m_moe = m_dims.isMoe() ? layerTimes(m_dims, true, shard, *m_compute) : LayerTimes{};
-    MoeHostTime moeHost;
-    if (m_dims.isMoe()) {
-        moeHost = moeHostTime(*m_stack,
-                              gpu,
-                              double(m_dims.experts) / m_ep,
-                              t.precision != Precision::Bf16 && gpu.fp8Tflops > 0,
-                              t.recompute == Recompute::Full);
-        applyMoeHostTime(m_moe, moeHost);
-    }
+    const MoeHostTime moeHost
+            = applyMoeHost(m_moe, *m_stack, gpu, m_dims, m_ep, t.precision, t.recompute);
     m_out = outputLayerTimes(m_dims, shard, *m_compute);
 
     priceCommunication();

@@ -39,4 +39,23 @@ void applyMoeHostTime(LayerTimes &moe, const MoeHostTime &host)
     moe.backward = backward;
 }
 
+MoeHostTime applyMoeHost(LayerTimes &moe,
+                         const StackProfile &stack,
+                         const GpuSpec &gpu,
+                         const ModelDims &model,
+                         int ep,
+                         Precision precision,
+                         Recompute recompute)
+{
+    if (!model.isMoe())
+        return {};
+    const MoeHostTime host = moeHostTime(stack,
+                                         gpu,
+                                         double(model.experts) / std::max(1, ep),
+                                         precision != Precision::Bf16 && gpu.fp8Tflops > 0,
+                                         recompute == Recompute::Full);
+    applyMoeHostTime(moe, host);
+    return host;
+}
+
 } // namespace railyard::engine

@@ -2,6 +2,7 @@
 
 #include "layout/catalog.h"
 #include "layout/softwarestack.h"
+#include "layout/transformer.h"
 #include "step/compute.h"
 
 namespace railyard::engine {
@@ -40,5 +41,15 @@ MoeHostTime moeHostTime(const StackProfile &stack,
 // `moe` (one MoE layer's GPU times) at the host's pace: the expert GEMMs (expertForward) run
 // after the wait, the rest of the forward before it. Sets hostWaitForward / Backward.
 void applyMoeHostTime(LayerTimes &moe, const MoeHostTime &host);
+
+// Both for `model`'s MoE layers trained as `training` says at expert parallelism `ep` on `gpu`
+// (the evaluation and the planner price the same host): the host's time, applied to `moe`.
+MoeHostTime applyMoeHost(LayerTimes &moe,
+                         const StackProfile &stack,
+                         const GpuSpec &gpu,
+                         const ModelDims &model,
+                         int ep,
+                         Precision precision,
+                         Recompute recompute);
 
 } // namespace railyard::engine

@@ -1,6 +1,7 @@
 // The planner: its fast path agrees with the full evaluation, it drops what does not fit, ranks by
 // each objective, and never proposes an invalid configuration.
 #include "layout/layout.h"
+#include "layout/softwarestack.h"
 #include "planner/planner.h"
 #include "step/evaluate.h"
 #include "topology/topology.h"
@@ -132,6 +133,14 @@ private Q_SLOTS:
         Layout nvl = shipped("gb200-nvl72-two-racks-ib.railyard.json");
         nvl.training.moeDispatcher = MoeDispatcher::DeepEP;
         QTest::newRow("nvl72-two-racks") << nvl << 200 << 4u;
+        // The same under NeMo, whose MoE layers' host is priced (step/hostlaunch.h: Grace
+        // launches, one GEMM per local expert); and the H100 MoE example under Megatron-Core.
+        Layout nemo = nvl;
+        applyStackDefaults(nemo.training, *findStack("nemo"));
+        QTest::newRow("nvl72-two-racks-nemo") << nemo << 100 << 7u;
+        Layout mcore = example("example-moe.railyard.json");
+        applyStackDefaults(mcore.training, *findStack("megatron-core"));
+        QTest::newRow("moe-h100-megatron-core") << mcore << 100 << 8u;
     }
 
     void fastPathAgreesWithEvaluation()
