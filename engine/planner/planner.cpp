@@ -7,7 +7,7 @@
 #include "planner/plannerpatterns.h"
 #include "step/compute.h"
 #include "step/fidelity.h"
-#include "step/hostlaunch.h"
+#include "step/layerset.h"
 #include "step/memory.h"
 #include "step/stepcost.h"
 #include "step/stepschedule.h"
@@ -161,10 +161,7 @@ struct PlanPricer::Impl
     double hbm = 0, gpuHourPrice = 0, flopsPerStep = 0, tokensPerStep = 0;
     int gpus = 0;
 
-    struct Layers
-    {
-        LayerTimes dense, moe, out;
-    };
+    using Layers = LayerSet;
     std::unordered_map<std::uint64_t, Layers> layerCache;
     std::uint64_t lastLayerKey = ~0ull;
     const Layers *lastLayers = nullptr;
@@ -240,24 +237,14 @@ struct PlanPricer::Impl
             return *lastLayers;
         auto it = layerCache.find(key);
         if (it == layerCache.end()) {
-            LayerShard shard;
-            shard.tp = c.tp;
-            shard.cp = c.cp;
-            shard.ep = c.ep;
-            shard.etp = 1;
-            shard.sequenceParallel = sp;
-            shard.microBatch = c.microBatch;
-            shard.seqLen = t.seqLen;
-            shard.recompute = c.recompute;
-            shard.attention = t.attention;
-            shard.expertImbalance = t.moeForceBalance ? 1.0 : stack->moeDroplessImbalance;
-            shard.tpOverlap = t.overlap.tp;
-            shard.selectiveEveryOtherMatmul = stack->selectiveEveryOtherMatmul;
-            Layers l;
-            l.dense = layerTimes(m, false, shard, cm);
-            l.moe = m.isMoe() ? layerTimes(m, true, shard, cm) : LayerTimes{};
-            applyMoeHost(l.moe, *stack, topology.gpuSpec(), m, c.ep, t.precision, c.recompute);
-            l.out = outputLayerTimes(m, shard, cm);
+            ShardCut cut;
+            cut.tp = c.tp;
+            cut.cp = c.cp;
+            cut.ep = c.ep;
+            cut.sequenceParallel = sp;
+            cut.microBatch = c.microBatch;
+            cut.recompute = c.recompute;
+            const LayerSet l = priceLayers(m, t, *stack, topology.gpuSpec(), cm, cut);
             it = layerCache.emplace(key, l).first;
         }
         lastLayerKey = key;

@@ -3,7 +3,7 @@
 #include "base/inputerror.h"
 #include "base/units.h"
 #include "step/fidelity.h"
-#include "step/hostlaunch.h"
+#include "step/layerset.h"
 #include "step/reformjob.h"
 #include "step/stackrange.h"
 #include "step/stepmodel_p.h"
@@ -45,24 +45,19 @@ Evaluation StepModel::run()
                          "layout trains in ")
                      + toString(t.precision) + "): the parameters are gathered in BF16");
 
-    LayerShard shard;
-    shard.tp = m_tp;
-    shard.cp = m_cp;
-    shard.ep = m_ep;
-    shard.etp = m_etp;
-    shard.sequenceParallel = m_sp;
-    shard.microBatch = t.microBatch;
-    shard.seqLen = t.seqLen;
-    shard.recompute = t.recompute;
-    shard.attention = t.attention;
-    shard.expertImbalance = t.moeForceBalance ? 1.0 : m_stack->moeDroplessImbalance;
-    shard.tpOverlap = t.overlap.tp;
-    shard.selectiveEveryOtherMatmul = m_stack->selectiveEveryOtherMatmul;
-    m_dense = layerTimes(m_dims, false, shard, *m_compute);
-    m_moe = m_dims.isMoe() ? layerTimes(m_dims, true, shard, *m_compute) : LayerTimes{};
-    const MoeHostTime moeHost
-            = applyMoeHost(m_moe, *m_stack, gpu, m_dims, m_ep, t.precision, t.recompute);
-    m_out = outputLayerTimes(m_dims, shard, *m_compute);
+    ShardCut cut;
+    cut.tp = m_tp;
+    cut.cp = m_cp;
+    cut.ep = m_ep;
+    cut.etp = m_etp;
+    cut.sequenceParallel = m_sp;
+    cut.microBatch = t.microBatch;
+    cut.recompute = t.recompute;
+    const LayerSet layers = priceLayers(m_dims, t, *m_stack, gpu, *m_compute, cut);
+    m_dense = layers.dense;
+    m_moe = layers.moe;
+    m_out = layers.out;
+    const MoeHostTime &moeHost = layers.moeHost;
 
     priceCommunication();
     composeStep();

@@ -1,0 +1,41 @@
+#include "step/layerset.h"
+
+namespace railyard::engine {
+
+LayerShard layerShard(const TrainingConfig &training, const StackProfile &stack, const ShardCut &cut)
+{
+    LayerShard s;
+    s.tp = cut.tp;
+    s.cp = cut.cp;
+    s.ep = cut.ep;
+    s.etp = cut.etp;
+    s.sequenceParallel = cut.sequenceParallel;
+    s.microBatch = cut.microBatch;
+    s.seqLen = training.seqLen;
+    s.recompute = cut.recompute;
+    s.attention = training.attention;
+    s.expertImbalance = training.moeForceBalance ? 1.0 : stack.moeDroplessImbalance;
+    s.tpOverlap = training.overlap.tp;
+    s.selectiveEveryOtherMatmul = stack.selectiveEveryOtherMatmul;
+    return s;
+}
+
+LayerSet priceLayers(const ModelDims &model,
+                     const TrainingConfig &training,
+                     const StackProfile &stack,
+                     const GpuSpec &gpu,
+                     const ComputeModel &compute,
+                     const ShardCut &cut)
+{
+    const LayerShard shard = layerShard(training, stack, cut);
+    LayerSet l;
+    l.dense = layerTimes(model, false, shard, compute);
+    if (model.isMoe()) {
+        l.moe = layerTimes(model, true, shard, compute);
+        l.moeHost = applyMoeHost(l.moe, stack, gpu, model, cut.ep, training.precision, cut.recompute);
+    }
+    l.out = outputLayerTimes(model, shard, compute);
+    return l;
+}
+
+} // namespace railyard::engine
