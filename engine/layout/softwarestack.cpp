@@ -150,12 +150,13 @@ std::vector<StackProfile> buildStacks()
         p.id = "torchtitan";
         p.description = "torchtitan (PyTorch FSDP2 with TP/PP): FlashAttention-2 through "
                         "PyTorch's SDPA, PyTorch's own norms and element-wise operations (eager "
-                        "unless compiled), one gather per transformer block "
+                        "unless compiled), async TP fusing the forward's TP collectives but not "
+                        "the backward's input-gradient reduce-scatters, one gather per transformer block "
                         "(under PP gathered once a step and held, gradients reduced once), "
                         "selective recomputation keeping every other matmul, FP32 gradient "
                         "reduction; validated against torchtitan's 18 published runs (Llama 3.1 "
-                        "8B-405B on 8-512 H100 at 500 W): tokens/s median 15% fast (-1% to "
-                        "+43%), memory median 10% low";
+                        "8B-405B on 8-512 H100 at 500 W): tokens/s median 13% fast (-1% to "
+                        "+42%), memory median 10% low";
         p.overlap = overlap(true, false, true, false);
         p.gradReduceFp32 = true;
         // scaled_dot_product_attention's flash backend is FlashAttention-2's kernels
@@ -189,6 +190,15 @@ std::vector<StackProfile> buildStacks()
         // train configs leave torch.compile off (train_configs/llama3_8b.toml: compile = false).
         p.eagerElementwise = true;
         p.compile = false;
+        // AsyncTP (`overlap.tp`): torch._inductor's micro_pipeline_tp pass runs on the forward
+        // and backward graphs alike and fuses an all-gather with the matmuls that take it as
+        // their left operand and a reduce-scatter with the one matmul producing its input.
+        // Backward, the reduce-scatter of the input gradient takes the sum of the Q, K and V
+        // (or the FFN's two) data-gradient GEMMs and is not fused: "there were only valid
+        // scaled_mm-reduce-scatter patterns in the forward graph, but not in the backward graph
+        // ... the reduce-scatters are receiving as input the addition of various scaled_mms"
+        // (pytorch/pytorch#149946, the pass's maintainer, 2025-03-28; _find_producer_matmul).
+        p.tpOverlapBackwardReduceScatter = false;
         s.push_back(p);
     }
     {

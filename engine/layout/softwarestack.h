@@ -104,6 +104,13 @@ struct StackProfile
     // stack's own (Transformer Engine, apex, Megatron's fused kernels).
     bool eagerElementwise = false;
     bool compile = true;
+    // TP overlap (`overlap.tp`, with sequence parallelism) reaches the backward's
+    // input-gradient reduce-scatters (Transformer Engine's ring exchange splits each beside its
+    // GEMM). false: PyTorch's async TP (inductor's micro-pipelining) fuses a reduce-scatter only
+    // with the single matmul that produces its input; backward, the input gradient of the QKV
+    // and of the FFN's first projections is a sum of two or three GEMMs, so those two
+    // reduce-scatters per layer wait.
+    bool tpOverlapBackwardReduceScatter = true;
 };
 
 // Known stacks, in documentation order.

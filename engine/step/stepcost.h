@@ -150,6 +150,10 @@ struct StepComm
     double a2aBytes = 0;
     double tpPerLayerS = 0; // exposed-before-overlap TP seconds per layer and micro-batch
     double tpHiddenPerLayerS = 0;
+    // Of tpPerLayerS: what TP overlap leaves exposed whatever the GEMMs beside it (the
+    // backward's input-gradient reduce-scatters where the stack cannot fuse them,
+    // StackProfile::tpOverlapBackwardReduceScatter).
+    double tpUnfusedPerLayerS = 0;
     double cpPerLayerS = 0;
     double epPerMoeLayerS = 0;
     double denseParamsGpu = 0, expertParamsGpu = 0; // the largest stage's, per GPU

@@ -68,9 +68,12 @@ StepTimes composeStep(const StepSetting &s,
             // beside the GEMM of the chunk before (forward, and the data- and weight-gradient
             // GEMMs backward); only the first chunk's transfer waits, and what the GEMMs cannot
             // cover.
+            // A stack that cannot fuse the backward's input-gradient reduce-scatters leaves
+            // them exposed (c.tpUnfusedPerLayerS).
             const double gemm = 3.0 * (nd * dense.tpGemmForward + nm * moe.tpGemmForward) * slow;
-            const double comm = layers * c.tpPerLayerS;
-            tpExposed = comm / tp + std::max(0.0, comm - gemm) * (tp - 1) / tp;
+            const double unfused = layers * c.tpUnfusedPerLayerS;
+            const double comm = layers * c.tpPerLayerS - unfused;
+            tpExposed = unfused + comm / tp + std::max(0.0, comm - gemm) * (tp - 1) / tp;
         } else if (t.overlap.tp) {
             // Without sequence parallelism Megatron overlaps only the backward all-reduces
             // with the weight-gradient GEMMs.
