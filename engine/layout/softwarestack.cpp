@@ -148,15 +148,16 @@ std::vector<StackProfile> buildStacks()
     {
         StackProfile p;
         p.id = "torchtitan";
-        p.description = "torchtitan (PyTorch FSDP2 with TP/PP): FlashAttention-2 through "
-                        "PyTorch's SDPA, PyTorch's own norms and element-wise operations (eager "
-                        "unless compiled), async TP fusing the forward's TP collectives but not "
-                        "the backward's input-gradient reduce-scatters, one gather per transformer block "
-                        "(under PP gathered once a step and held, gradients reduced once), "
-                        "selective recomputation keeping every other matmul, FP32 gradient "
-                        "reduction; validated against torchtitan's 18 published runs (Llama 3.1 "
-                        "8B-405B on 8-512 H100 at 500 W): tokens/s median 13% fast (-1% to "
-                        "+42%), memory median 10% low";
+        p.description
+                = "torchtitan (PyTorch FSDP2 with TP/PP): FlashAttention-2 through "
+                  "PyTorch's SDPA, PyTorch's own norms and element-wise operations (eager "
+                  "unless compiled), async TP fusing the forward's TP collectives but not "
+                  "the backward's input-gradient reduce-scatters, one gather per transformer block "
+                  "(under PP gathered once a step and held, gradients reduced once), "
+                  "selective recomputation keeping every other matmul, FP32 gradient "
+                  "reduction; validated against torchtitan's 18 published runs (Llama 3.1 "
+                  "8B-405B on 8-512 H100 at 500 W): tokens/s median 13% fast (-1% to "
+                  "+42%), memory median 10% low";
         p.overlap = overlap(true, false, true, false);
         p.gradReduceFp32 = true;
         // scaled_dot_product_attention's flash backend is FlashAttention-2's kernels

@@ -21,7 +21,9 @@ struct ShardCut
 
 // The layer shard `cut` makes of `training` under `stack` (the routing imbalance, TP overlap
 // and the stack's recomputation rule come from them).
-LayerShard layerShard(const TrainingConfig &training, const StackProfile &stack, const ShardCut &cut);
+LayerShard layerShard(const TrainingConfig &training,
+                      const StackProfile &stack,
+                      const ShardCut &cut);
 
 // One micro-batch's times of each kind of layer: a dense transformer layer, an MoE layer with
 // its host's launches (step/hostlaunch.h), and the output layer.

@@ -344,8 +344,9 @@ void finishStepComm(const StepSetting &s, StepComm &c)
     c.tpHiddenPerLayerS = s.sp ? ag.timeS * 2.0 : 0.0;
     // The backward's two input-gradient reduce-scatters (after the QKV and the FFN's first
     // GEMMs), where the stack's TP overlap does not reach them.
-    c.tpUnfusedPerLayerS
-            = s.sp && s.stack && !s.stack->tpOverlapBackwardReduceScatter ? rs.timeS * 2.0 : 0.0;
+    c.tpUnfusedPerLayerS = s.sp && s.stack && !s.stack->tpOverlapBackwardReduceScatter
+                                   ? rs.timeS * 2.0
+                                   : 0.0;
     c.cpPerLayerS = c.at(CommSlot::CpRing).timeS * 3.0 * (cp - 1);
     c.epPerMoeLayerS = c.at(CommSlot::EpA2a).timeS * 4.0;
 

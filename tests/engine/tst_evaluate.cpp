@@ -532,9 +532,7 @@ private Q_SLOTS:
         // unfused ones are a sixth of the traffic, and the rest hides as in the ring exchange.
         const double unfused = titanSync.exposed.tp / 6;
         QVERIFY(titanAsync.exposed.tp >= 0.95 * unfused);
-        RAILYARD_COMPARE_NEAR(titanAsync.exposed.tp - unfused,
-                              coreAsync.exposed.tp * 5 / 6,
-                              0.15);
+        RAILYARD_COMPARE_NEAR(titanAsync.exposed.tp - unfused, coreAsync.exposed.tp * 5 / 6, 0.15);
         QVERIFY(coreAsync.exposed.tp < 0.6 * titanAsync.exposed.tp);
         RAILYARD_COMPARE_NEAR(titanSync.exposed.tp, coreSync.exposed.tp, 0.02);
     }
