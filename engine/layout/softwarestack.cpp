@@ -148,16 +148,17 @@ std::vector<StackProfile> buildStacks()
     {
         StackProfile p;
         p.id = "torchtitan";
-        p.description
-                = "torchtitan (PyTorch FSDP2 with TP/PP): FlashAttention-2 through "
-                  "PyTorch's SDPA, PyTorch's own norms and element-wise operations (eager "
-                  "unless compiled), async TP fusing the forward's TP collectives but not "
-                  "the backward's input-gradient reduce-scatters, one gather per transformer block "
-                  "(under PP gathered once a step and held, gradients reduced once), "
-                  "selective recomputation keeping every other matmul, FP32 gradient "
-                  "reduction; validated against torchtitan's 18 published runs (Llama 3.1 "
-                  "8B-405B on 8-512 H100 at 500 W): tokens/s median 13% fast (-1% to "
-                  "+42%), memory median 10% low";
+        p.description = "torchtitan (PyTorch FSDP2 with TP/PP): FlashAttention-2 through "
+                        "PyTorch's SDPA, PyTorch's own norms and element-wise operations (eager "
+                        "unless compiled), async TP fusing the forward's TP collectives but not "
+                        "the backward's input-gradient reduce-scatters, PyTorch's context parallel "
+                        "(keys and values expanded and all-gathered once a pass, FP32 gradients), "
+                        "one gather per transformer block "
+                        "(under PP gathered once a step and held, gradients reduced once), "
+                        "selective recomputation keeping every other matmul, FP32 gradient "
+                        "reduction; validated against torchtitan's 18 published runs (Llama 3.1 "
+                        "8B-405B on 8-512 H100 at 500 W): tokens/s median 13% fast (-1% to "
+                        "+42%), memory median 10% low";
         p.overlap = overlap(true, false, true, false);
         p.gradReduceFp32 = true;
         // scaled_dot_product_attention's flash backend is FlashAttention-2's kernels
@@ -200,6 +201,12 @@ std::vector<StackProfile> buildStacks()
         // ... the reduce-scatters are receiving as input the addition of various scaled_mms"
         // (pytorch/pytorch#149946, the pass's maintainer, 2025-03-28; _find_producer_matmul).
         p.tpOverlapBackwardReduceScatter = false;
+        // Context parallel (torchtitan 9dec370: experimental.context_parallel_rotate_method
+        // defaults to "allgather"; models/llama/model.py calls repeat_kv before SDPA): PyTorch's
+        // _AllGatherRotater gathers once ("We only need to perform the allgather once") just
+        // before the first step's SDPA and waits at the second; the backward's gradient
+        // rotater is an all-to-all of the FP32 accumulators (convert_to_f32 defaults to True).
+        p.torchContextParallel = true;
         s.push_back(p);
     }
     {

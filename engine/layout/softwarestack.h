@@ -111,6 +111,14 @@ struct StackProfile
     // and of the FFN's first projections is a sum of two or three GEMMs, so those two
     // reduce-scatters per layer wait.
     bool tpOverlapBackwardReduceScatter = true;
+    // Context parallelism as PyTorch's context_parallel runs it (torch.distributed.tensor.
+    // experimental._attention, December 2024): the keys and values, which torchtitan expands
+    // to the query heads before attention (repeat_kv), are all-gathered once a pass just before
+    // the diagonal step's attention and waited for at the next step; backward, the keys' and
+    // values' gradients travel in FP32, one all-to-all a step. false: a ring of the keys and
+    // values at the model's own key-value heads, each step beside the attention of the one
+    // before (Transformer Engine).
+    bool torchContextParallel = false;
 };
 
 // Known stacks, in documentation order.

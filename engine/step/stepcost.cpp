@@ -154,7 +154,25 @@ void requestStepComm(const StepSetting &s, const StageRun *runs, int nRuns, Step
     // CP: ring attention passes each rank's keys and values around the ring, forward; keys,
     // values and their gradients backward.
     c.cpKvBytes = T * 2.0 * m.kvHeads * m.headDim / std::max(1, tp) * 2.0;
-    if (cp > 1)
+    if (cp > 1 && s.stack && s.stack->torchContextParallel) {
+        // PyTorch's context parallel: the keys and values, already expanded to the query heads,
+        // all-gathered once a pass (forward, recomputed forward, backward); backward, their
+        // gradients sent on in FP32 at each of the cp steps.
+        c.cpKvBytes = T * 2.0 * m.heads * m.headDim / std::max(1, tp) * 2.0;
+        c.cpGatherPasses = t.recompute == Recompute::Full ? 3.0 : 2.0;
+        add(c,
+            CommSlot::CpAg,
+            CommGroups::Cp,
+            CollectiveOp::AllGather,
+            cp * c.cpKvBytes,
+            c.cpGatherPasses * layersPerStage * microBatches);
+        add(c,
+            CommSlot::CpRing,
+            CommGroups::Cp,
+            CollectiveOp::SendRecv,
+            2.0 * c.cpKvBytes,
+            cp * layersPerStage * microBatches);
+    } else if (cp > 1)
         add(c,
             CommSlot::CpRing,
             CommGroups::Cp,
@@ -348,6 +366,11 @@ void finishStepComm(const StepSetting &s, StepComm &c)
                                    ? rs.timeS * 2.0
                                    : 0.0;
     c.cpPerLayerS = c.at(CommSlot::CpRing).timeS * 3.0 * (cp - 1);
+    if (c.cpGatherPasses > 0) {
+        c.cpGatherS = c.at(CommSlot::CpAg).timeS;
+        c.cpGradStepS = c.at(CommSlot::CpRing).timeS;
+        c.cpPerLayerS = c.cpGatherPasses * c.cpGatherS + cp * c.cpGradStepS;
+    }
     c.epPerMoeLayerS = c.at(CommSlot::EpA2a).timeS * 4.0;
 
     const CollectiveCost &dpRs = c.at(CommSlot::DpRs), &dpAg = c.at(CommSlot::DpAg),

@@ -83,6 +83,7 @@ enum class CommSlot {
     TpRs,
     TpAr,
     CpRing,
+    CpAg,
     EpA2a,
     PpP2p,
     DpRs,
@@ -92,7 +93,7 @@ enum class CommSlot {
     EdpAg,
     EdpAr
 };
-inline constexpr int kCommSlots = 12;
+inline constexpr int kCommSlots = 13;
 // The groups a collective runs on.
 enum class CommGroups { Tp, Cp, Ep, Pp, Dp, Edp };
 
@@ -155,6 +156,13 @@ struct StepComm
     // StackProfile::tpOverlapBackwardReduceScatter).
     double tpUnfusedPerLayerS = 0;
     double cpPerLayerS = 0;
+    // PyTorch's context parallel (StackProfile::torchContextParallel), per layer and
+    // micro-batch: passes that gather the keys and values (forward, its recomputation,
+    // backward), one gather's seconds, and one step's send of the FP32 key and value gradients
+    // (cp a backward); 0: the ring exchange.
+    double cpGatherPasses = 0;
+    double cpGatherS = 0;
+    double cpGradStepS = 0;
     double epPerMoeLayerS = 0;
     double denseParamsGpu = 0, expertParamsGpu = 0; // the largest stage's, per GPU
     double gradBytes = 2;                           // per gradient element on the wire

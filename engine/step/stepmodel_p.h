@@ -60,6 +60,7 @@ struct PricedComm : StepComm
 {
     DimPrice tpAg, tpRs, tpAr;    // TP: all-gather + reduce-scatter (SP) or all-reduce
     DimPrice cpRing;              // CP: ring-attention send/recv
+    DimPrice cpAg;                // CP: PyTorch's all-gather of the keys and values
     DimPrice epA2a;               // EP: dispatch / combine all-to-all
     DimPrice ppP2p;               // PP: activations and gradients between stages
     DimPrice dpRs, dpAg, dpAr;    // DP: gradients and parameters of the dense weights
@@ -70,6 +71,7 @@ struct PricedComm : StepComm
                            &tpRs,
                            &tpAr,
                            &cpRing,
+                           &cpAg,
                            &epA2a,
                            &ppP2p,
                            &dpRs,

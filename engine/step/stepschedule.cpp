@@ -103,7 +103,7 @@ void StepScheduler::setTerms(const StepSetting &s, const StepComm &c, const Step
         m_demand[static_cast<std::size_t>(a)] = d;
     };
     set(StepActivity::Tp, of({CommSlot::TpAg, CommSlot::TpRs, CommSlot::TpAr}));
-    set(StepActivity::Cp, of({CommSlot::CpRing}));
+    set(StepActivity::Cp, of({CommSlot::CpRing, CommSlot::CpAg}));
     set(StepActivity::Ep, of({CommSlot::EpA2a}));
     set(StepActivity::PpSend, of({CommSlot::PpP2p}));
     set(StepActivity::DpGrads,

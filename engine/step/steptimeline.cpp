@@ -140,7 +140,7 @@ void StepModel::buildTimeline()
     for (int stage = 0; stage < m_pp; ++stage) {
         StagePatterns p;
         p.tp = addPattern(PhaseKind::Tp, stage, {&m_comm.tpAg, &m_comm.tpRs, &m_comm.tpAr});
-        p.cp = addPattern(PhaseKind::Cp, stage, {&m_comm.cpRing});
+        p.cp = addPattern(PhaseKind::Cp, stage, {&m_comm.cpRing, &m_comm.cpAg});
         p.ep = addPattern(PhaseKind::Ep, stage, {&m_comm.epA2a});
         p.grads = m_comm.zero3
                           ? addPattern(PhaseKind::Dp, stage, {&m_comm.dpRs, &m_comm.edpRs})

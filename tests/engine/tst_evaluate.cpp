@@ -537,6 +537,43 @@ private Q_SLOTS:
         RAILYARD_COMPARE_NEAR(titanSync.exposed.tp, coreSync.exposed.tp, 0.02);
     }
 
+    // PyTorch's context parallel (torchtitan): keys and values expanded to the query heads,
+    // all-gathered once a pass and hidden only by the diagonal step's attention; backward, the
+    // FP32 gradients sent at every step, the last with nothing beside it. Across two servers
+    // (TP 8 inside each, CP 2 between them) it moves and exposes far more than Transformer
+    // Engine's ring at the model's key-value heads.
+    void torchContextParallelGathersExpandedKv()
+    {
+        QVERIFY(findStack("torchtitan")->torchContextParallel);
+        QVERIFY(!findStack("megatron-core")->torchContextParallel);
+        const auto layout = [](const char *stack) {
+            const std::string training = std::string("{\"stack\": \"") + stack
+                                         + "\", \"seq_len\": 65536, \"global_batch\": 4, "
+                                           "\"micro_batch\": 1, \"recompute\": \"full\"}";
+            Layout l = minimal(training, R"({"tp": 8, "cp": 2, "dp": 1})", 2);
+            l.model->preset = "llama3-8b";
+            return l;
+        };
+        const Evaluation titan = run(layout("torchtitan"));
+        const Evaluation core = run(layout("megatron-core"));
+        QVERIFY2(titan.ok && core.ok, (titan.error + core.error).c_str());
+        qInfo("llama3-8b CP 2 x TP 8 on 2 H100 servers, CP traffic / exposed: torchtitan "
+              "%.3f / %.3f s, megatron-core %.3f / %.3f s",
+              titan.total.cp,
+              titan.exposed.cp,
+              core.total.cp,
+              core.exposed.cp);
+        // Per layer and micro-batch, bytes each GPU receives: three gathers (forward,
+        // recomputed, backward) of the other rank's expanded keys and values (4x the 8 key-value
+        // heads' 4 per GPU) and two FP32 gradient sends (2 x 4x): 28 where the ring moves 3.
+        const double ratio = titan.total.cp / core.total.cp;
+        QVERIFY2(ratio > 28.0 / 3 * 0.75 && ratio < 28.0 / 3 * 1.25,
+                 qPrintable(QString::number(ratio)));
+        // The last of the backward's two gradient sends (2 of the 7 units) waits.
+        QVERIFY(titan.exposed.cp >= 0.9 * titan.total.cp * 2 / 7);
+        QVERIFY(core.exposed.cp < 0.1 * titan.exposed.cp);
+    }
+
     // Every evaluation carries a band from the validation residuals of its regime, and says
     // what it rests on; a GPU with no validation runs gets a wider one.
     void uncertaintyBand()
