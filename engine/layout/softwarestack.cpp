@@ -157,8 +157,8 @@ std::vector<StackProfile> buildStacks()
                         "(under PP gathered once a step and held, gradients reduced once), "
                         "selective recomputation keeping every other matmul, FP32 gradient "
                         "reduction; validated against torchtitan's 18 published runs (Llama 3.1 "
-                        "8B-405B on 8-512 H100 at 500 W): tokens/s median 13% fast (-1% to "
-                        "+42%), memory median 10% low";
+                        "8B-405B on 8-512 H100 at 500 W): tokens/s median 13% fast (-2% to "
+                        "+38%), memory median 10% low";
         p.overlap = overlap(true, false, true, false);
         p.gradReduceFp32 = true;
         // scaled_dot_product_attention's flash backend is FlashAttention-2's kernels
