@@ -212,6 +212,10 @@ ModelConfig readModel(const JsonCursor &c)
         o.layers = sw->optInt("layers", 0, 100000);
         m.slidingWindow = o;
     }
+    m.gluClamp = c.optDouble("glu_clamp", 0, 1e4);
+    m.linearBias = c.optBool("linear_bias");
+    if (const auto rope = c.find("rope_scaling"))
+        m.yarnRope = rope->toChoice({"none", "yarn"}) == "yarn";
     const ResolvedModel r = resolveModel(m);
     if (!r.error.empty())
         c.fail(r.error);

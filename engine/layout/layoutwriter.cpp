@@ -178,6 +178,12 @@ Json layoutToJson(const Layout &l)
         } else {
             mj.erase("sliding_window");
         }
+        put(mj, "glu_clamp", m.gluClamp);
+        put(mj, "linear_bias", m.linearBias);
+        if (m.yarnRope)
+            mj["rope_scaling"] = *m.yarnRope ? "yarn" : "none";
+        else
+            mj.erase("rope_scaling");
     } else {
         out.erase("model");
     }

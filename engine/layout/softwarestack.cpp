@@ -36,6 +36,17 @@ void eagerMoeHost(StackProfile &p)
     p.expertHostOpsFp8 = 2;
 }
 
+// Megatron-Core 0.15 with Transformer Engine 2.9 (Megatron-Bridge 0.2's pins) on gpt-oss's
+// operations (github.com/NVIDIA/Megatron-LM core_v0.15.0): the GLU's clamp runs eagerly before
+// the compiled activation (fusions/fused_bias_geglu.py: chunk, two clamps and a cat); the
+// experts' second bias is added expert by expert (moe/experts.py TEGroupedMLP._apply_bias:
+// `t + b * p` per local expert, then a cat); Megatron-Bridge turns RoPE fusion off for YaRN
+// (the fused kernel ignores its scale) and gpt-oss's provider sets bias_dropout_fusion False.
+void megatronModelExtras(StackProfile &p)
+{
+    p.unfusedModelExtras = true;
+}
+
 std::vector<StackProfile> buildStacks()
 {
     std::vector<StackProfile> s;
@@ -110,6 +121,7 @@ std::vector<StackProfile> buildStacks()
         // chosen so the engine gives their four throughput ratios (tst_throughput).
         p.moeDroplessImbalance = 1.95;
         eagerMoeHost(p);
+        megatronModelExtras(p);
         // Buckets of max(40M, 1M x DP) parameters, "larger DP sizes need larger buckets to
         // ensure collectives do not become latency-bound" (github.com/NVIDIA/Megatron-LM,
         // megatron/core/distributed/distributed_data_parallel_config.py, `bucket_size`, and
@@ -143,6 +155,7 @@ std::vector<StackProfile> buildStacks()
         // chosen so the engine gives their four throughput ratios (tst_throughput).
         p.moeDroplessImbalance = 1.95;
         eagerMoeHost(p);
+        megatronModelExtras(p);
         s.push_back(p);
     }
     {

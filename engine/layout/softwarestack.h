@@ -119,6 +119,10 @@ struct StackProfile
     // values at the model's own key-value heads, each step beside the attention of the one
     // before (Transformer Engine).
     bool torchContextParallel = false;
+    // The model's operations beyond Llama's (ModelDims::gluClamp, linearBias, yarnRope) run as
+    // PyTorch kernels of their own beside the stack's fused ones, as Megatron-Core 0.15 runs
+    // gpt-oss: false: fused into the kernels beside them, or not priced.
+    bool unfusedModelExtras = false;
 };
 
 // Known stacks, in documentation order.

@@ -98,12 +98,20 @@ std::vector<ModelDims> buildPresets()
                           2880,
                           0,
                           36);
+        // config.json: "swiglu_limit": 7.0, "rope_scaling": {"rope_type": "yarn", "factor":
+        // 32.0}; biases on the attention's and the experts' projections (modeling_gpt_oss.py).
         d.slidingWindow = 128;
         d.slidingLayers = 18;
+        d.gluClamp = 7.0;
+        d.linearBias = true;
+        d.yarnRope = true;
         p.push_back(d);
         d = moe(dense("gpt-oss-20b", 24, 2880, 2880, 64, 8, 201088, true, 64), 32, 4, 2880, 0, 24);
         d.slidingWindow = 128;
         d.slidingLayers = 12;
+        d.gluClamp = 7.0;
+        d.linearBias = true;
+        d.yarnRope = true;
         p.push_back(d);
     }
     p.push_back(moe(dense("qwen3-30b-a3b", 48, 2048, 6144, 32, 4, 151936, true, 128),
@@ -253,6 +261,12 @@ ResolvedModel resolveModel(const ModelConfig &c)
         if (c.slidingWindow->window && !c.slidingWindow->layers && m.slidingLayers == 0)
             m.slidingLayers = m.layers;
     }
+    if (c.gluClamp)
+        m.gluClamp = *c.gluClamp;
+    if (c.linearBias)
+        m.linearBias = *c.linearBias;
+    if (c.yarnRope)
+        m.yarnRope = *c.yarnRope;
     if (!c.preset.empty() && (c.layers || c.hidden || c.ffn || c.heads || c.kvHeads || c.vocab))
         m.name = c.preset + " (modified)";
 

@@ -36,6 +36,13 @@ struct ModelDims
     // layers attend to at most `slidingWindow` earlier tokens; 0 = none.
     int slidingWindow = 0;
     int slidingLayers = 0;
+    // Operations beyond Llama's (gpt-oss): the GLU's two halves clamped at +-gluClamp before
+    // the activation (swiglu_limit; 0: none), biases on the linear layers, and the rotary
+    // embedding scaled by YaRN. What they cost depends on the stack
+    // (StackProfile::unfusedModelExtras).
+    double gluClamp = 0;
+    bool linearBias = false;
+    bool yarnRope = false;
 
     bool isMla() const { return kvLoraRank > 0; }
     bool isMoe() const { return experts > 0 && moeLayers > 0; }
@@ -94,6 +101,9 @@ struct ModelConfig
     std::optional<MoeOverrides> moe;
     std::optional<MlaOverrides> mla;
     std::optional<SlidingWindowOverrides> slidingWindow;
+    std::optional<double> gluClamp; // "glu_clamp"
+    std::optional<bool> linearBias; // "linear_bias"
+    std::optional<bool> yarnRope;   // "rope_scaling": "yarn" (true) or "none"
     bool operator==(const ModelConfig &) const = default;
 };
 

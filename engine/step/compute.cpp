@@ -35,6 +35,24 @@ constexpr double kEagerResidualBytes = 6.0;
 // launches 12; about twice as many backward.
 constexpr int kEagerExtraKernelsForward = 12;
 
+// Megatron-Core's gpt-oss operations beyond Llama's (StackProfile::unfusedModelExtras), in bytes
+// per element and kernels, forward / backward, BF16. The GLU clamp, per element of the
+// activation's output (the fc1 output has two): two clamps on the halves (4 each) and the cat
+// (8), 16; backward, each clamp's mask and where (8 and 14) and the cat of the two gradients
+// (8), 30; 3 and 7 kernels. The experts' second bias, per element of the expert output: b * p,
+// the add and the cat, 12 each way; two kernels a local expert and the cat. YaRN's rotary
+// embedding unfused (rotate_half's chunk, negation and cat, the two products and their sum,
+// the split and cat around the rotated part) where the fused kernel reads and writes once: 20
+// more per query and key element forward, backward twice; 6 kernels for each of the queries
+// and keys. The output projection's bias added on its own (bias_dropout_fusion off): 4 per
+// hidden element of the attention block's output.
+constexpr double kClampBytesForward = 16.0, kClampBytesBackward = 30.0;
+constexpr int kClampKernelsForward = 3, kClampKernelsBackward = 7;
+constexpr double kExpertBiasBytes = 12.0;
+constexpr double kYarnRopeBytes = 20.0;
+constexpr int kYarnRopeKernels = 12;
+constexpr double kOutputBiasBytes = 4.0;
+
 // Of the work a query tile's sweep over `keys` keys does, the part that is useful: the tile's
 // fixed cost is `tileCost` key blocks; a causal call computes its diagonal block in full (half
 // of it masked) and, on average, half of the other blocks.
@@ -58,6 +76,7 @@ KernelChoice kernelChoice(const StackProfile &stack,
     k.elementwiseBackward = stack.elementwiseBackward;
     k.streamK = stack.streamK;
     k.eagerElementwise = stack.eagerElementwise && !compile;
+    k.unfusedModelExtras = stack.unfusedModelExtras;
     return k;
 }
 
@@ -326,7 +345,18 @@ struct Pass
     // Bytes the eager element-wise kernels move, forward (KernelChoice::eagerElementwise):
     // in place of elementBytes for the same operations.
     double eagerBytes = 0;
+    // The model's extra operations as kernels of their own (KernelChoice::unfusedModelExtras).
+    double extraBytesForward = 0, extraBytesBackward = 0;
+    int extraKernelsForward = 0, extraKernelsBackward = 0;
 };
+
+void addExtra(Pass &p, double forward, double backward, int kernelsForward, int kernelsBackward)
+{
+    p.extraBytesForward += forward;
+    p.extraBytesBackward += backward;
+    p.extraKernelsForward += kernelsForward;
+    p.extraKernelsBackward += kernelsBackward;
+}
 
 // Adds one GEMM (m x k).(k x n), forward and backward. A GEMM beside a TP collective runs as
 // TP chunks of its rows when TP communication is overlapped (Transformer Engine's ring
@@ -423,6 +453,14 @@ void attentionBlock(const ModelDims &m, const LayerShard &s, const ComputeModel 
     p.elementBytes += tokens * h * 11
                       + T * heads * qkDim * 2 * 2 * 2; // norm, residual+dropout; RoPE
     p.normBytes += tokens * h * 4;
+    if (c.kernels().unfusedModelExtras && !m.isMla()) {
+        const double kvHeads = std::max(1.0, double(m.kvHeads) / s.tp);
+        const double rope = T * (heads + kvHeads) * qkDim * kYarnRopeBytes;
+        if (m.yarnRope)
+            addExtra(p, rope, 2 * rope, kYarnRopeKernels, kYarnRopeKernels);
+        if (m.linearBias)
+            addExtra(p, tokens * h * kOutputBiasBytes, tokens * h * kOutputBiasBytes, 1, 1);
+    }
 }
 
 void mlpBlock(const ModelDims &m, int width, const LayerShard &s, const ComputeModel &c, Pass &p)
@@ -441,6 +479,12 @@ void mlpBlock(const ModelDims &m, int width, const LayerShard &s, const ComputeM
     }
     p.elementBytes += tokens * h * 11 + T * w * 2 * (m.gatedMlp ? 3 : 2);
     p.normBytes += tokens * h * 4;
+    if (c.kernels().unfusedModelExtras && m.gatedMlp && m.gluClamp > 0)
+        addExtra(p,
+                 T * w * kClampBytesForward,
+                 T * w * kClampBytesBackward,
+                 kClampKernelsForward,
+                 kClampKernelsBackward);
 }
 
 void moeBlock(const ModelDims &m, const LayerShard &s, const ComputeModel &c, Pass &p)
@@ -477,6 +521,22 @@ void moeBlock(const ModelDims &m, const LayerShard &s, const ComputeModel &c, Pa
         p.elementBytes += tokensHere * h * 11 + copies * h * 2 * 4
                           + copies * w * 2 * (m.gatedMlp ? 3 : 2);
     }
+    if (c.kernels().unfusedModelExtras) {
+        if (m.gatedMlp && m.gluClamp > 0)
+            addExtra(p,
+                     copies * w * kClampBytesForward,
+                     copies * w * kClampBytesBackward,
+                     kClampKernelsForward,
+                     kClampKernelsBackward);
+        if (m.linearBias) {
+            const int kernels = 2 * int(std::ceil(localExperts)) + 1;
+            addExtra(p,
+                     copies * h * kExpertBiasBytes,
+                     copies * h * kExpertBiasBytes,
+                     kernels,
+                     kernels);
+        }
+    }
     // Shared experts run like a dense MLP on every token.
     if (m.sharedExperts > 0)
         mlpBlock(m, m.expertFfn * m.sharedExperts, s, c, p);
@@ -487,10 +547,12 @@ LayerTimes finish(const Pass &p, const LayerShard &s, const ComputeModel &c)
     LayerTimes t;
     const int eagerKernels = p.eagerBytes > 0 ? kEagerExtraKernelsForward : 0;
     const double elementF = c.elementwiseForward(p.elementBytes) + c.memory(p.eagerBytes)
-                            + (12 + eagerKernels) * kKernelOverheadS;
+                            + c.memory(p.extraBytesForward)
+                            + (12 + eagerKernels + p.extraKernelsForward) * kKernelOverheadS;
     const double elementB = c.elementwiseBackward(2 * (p.elementBytes - p.normBytes))
                             + c.normBackward(2 * p.normBytes) + c.memory(2 * p.eagerBytes)
-                            + (24 + 2 * eagerKernels) * kKernelOverheadS;
+                            + c.memory(p.extraBytesBackward)
+                            + (24 + 2 * eagerKernels + p.extraKernelsBackward) * kKernelOverheadS;
     t.forward = p.gemm + p.attention + elementF;
     t.attentionForward = p.attention;
     t.tpGemmForward = p.tpGemm;

@@ -21,6 +21,9 @@ struct KernelChoice
     // (StackProfile::eagerElementwise without TrainingConfig::compile): priced by the bytes
     // each kernel moves, at the catalog's memory efficiency.
     bool eagerElementwise = false;
+    // The model's operations beyond Llama's run as kernels of their own
+    // (StackProfile::unfusedModelExtras).
+    bool unfusedModelExtras = false;
     // Tensor-core work at the GPU's sustained training clock (GpuSpec::sustainedClock, or
     // sustainedClockFp8 when the GEMMs run in FP8 or FP4); false: at the clock of a short
     // kernel benchmark, as tests/data/kernels measured.

@@ -807,6 +807,59 @@ private Q_SLOTS:
         const LayerTimes all = layerTimes(wide, true, s, c);
         RAILYARD_COMPARE_NEAR(all.attentionForward, f.attentionForward, 0.01);
     }
+
+    // Megatron-Core runs gpt-oss's operations beyond Llama's as kernels of their own: the
+    // GLU's clamp (16 bytes per activation element forward, 30 backward), the experts' second
+    // bias added expert by expert (12 per output element each way) and YaRN's unfused rotary
+    // embedding (20 per query and key element forward, 40 backward), and the attention
+    // output's bias (4 per hidden element); priced at the GPU's memory rate with a launch per
+    // kernel. A stack that fuses them (torchtitan here) pays nothing extra.
+    void unfusedModelExtras()
+    {
+        QVERIFY(findStack("megatron-core")->unfusedModelExtras);
+        QVERIFY(findStack("nemo")->unfusedModelExtras);
+        QVERIFY(!findStack("torchtitan")->unfusedModelExtras);
+        const GpuSpec &gb300 = gpuOf(QStringLiteral("GB300"));
+        KernelChoice k = kernelChoice(*findStack("megatron-core"), AttentionKernel::Flash, gb300);
+        const ComputeModel fused(gb300, Precision::Bf16, [k]() mutable {
+            k.unfusedModelExtras = false;
+            return k;
+        }());
+        const ComputeModel megatron(gb300, Precision::Bf16, k);
+        const ModelDims oss = *findModelPreset("gpt-oss-120b");
+        LayerShard s;
+        s.tp = 1;
+        s.sequenceParallel = false;
+        s.microBatch = 2;
+        s.seqLen = 8192;
+        s.ep = 64;
+        s.recompute = Recompute::None;
+        const LayerTimes a = layerTimes(oss, true, s, fused);
+        const LayerTimes b = layerTimes(oss, true, s, megatron);
+        const double T = 2 * 8192.0, h = 2880, w = 2880;
+        const double copies = T * 4; // top-4, balanced
+        const double qk = (64 + 8) * 64.0;
+        const double forwardBytes = copies * w * 16 + copies * h * 12 + T * qk * 20 + T * h * 4;
+        const double backwardBytes = copies * w * 30 + copies * h * 12 + T * qk * 40 + T * h * 4;
+        const int forwardKernels = 3 + (2 * 2 + 1) + 12 + 1, backwardKernels = 7 + 5 + 12 + 1;
+        RAILYARD_COMPARE_NEAR(b.forward - a.forward,
+                              megatron.memory(forwardBytes)
+                                      + forwardKernels * ComputeModel::kKernelLaunchS,
+                              1e-9);
+        RAILYARD_COMPARE_NEAR(b.backward - a.backward,
+                              megatron.memory(backwardBytes)
+                                      + backwardKernels * ComputeModel::kKernelLaunchS,
+                              1e-9);
+        qInfo("gpt-oss-120b MoE layer on GB300 (2 x 8192 tokens, 2 experts a GPU): %.2f ms "
+              "forward and backward as fused, %.2f ms as Megatron-Core runs it",
+              1e3 * (a.forward + a.backward),
+              1e3 * (b.forward + b.backward));
+        // A Llama-style model has none of them.
+        const ModelDims qwen = *findModelPreset("qwen3-30b-a3b");
+        RAILYARD_COMPARE_NEAR(layerTimes(qwen, true, s, megatron).forward,
+                              layerTimes(qwen, true, s, fused).forward,
+                              1e-12);
+    }
 };
 
 QTEST_APPLESS_MAIN(TestKernels)

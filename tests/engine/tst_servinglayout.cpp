@@ -194,6 +194,24 @@ private Q_SLOTS:
         QCOMPARE(r.dims.kvLoraRank, 256);
         QCOMPARE(r.dims.qkRopeDim, 32);
         QCOMPARE(r.dims.qLoraRank, 1536);
+        // gpt-oss's operations beyond Llama's: from the preset, overridden, written back only
+        // where the file gave them.
+        QCOMPARE(oss->gluClamp, 7.0);
+        QVERIFY(oss->linearBias && oss->yarnRope);
+        QVERIFY(!l3->linearBias && !l3->yarnRope && l3->gluClamp == 0);
+        doc["model"] = Json::parse(R"({"preset": "llama3-70b", "glu_clamp": 10,
+            "linear_bias": true, "rope_scaling": "yarn"})");
+        const Layout custom = parse(doc);
+        const ResolvedModel c = resolveModel(*custom.model);
+        QCOMPARE(c.dims.gluClamp, 10.0);
+        QVERIFY(c.dims.linearBias && c.dims.yarnRope);
+        const Json back = layoutToJson(custom)["model"];
+        QCOMPARE(back["glu_clamp"].get<double>(), 10.0);
+        QCOMPARE(back["linear_bias"].get<bool>(), true);
+        QCOMPARE(back["rope_scaling"].get<std::string>(), std::string("yarn"));
+        doc["model"] = Json::parse(R"({"preset": "gpt-oss-120b", "rope_scaling": "none"})");
+        QVERIFY(!resolveModel(*parse(doc).model).dims.yarnRope);
+        QVERIFY(!layoutToJson(parse(servingDoc())).at("model").contains("rope_scaling"));
     }
 
     // The serving stacks are data with a description and their documented defaults.
@@ -300,6 +318,12 @@ private Q_SLOTS:
         window["model"] = Json::parse(
                 R"({"preset": "llama3-70b", "sliding_window": {"window": 0}})");
         row("sliding window 0", window, {"/model/sliding_window/window", "from 1 to", "got 0"});
+        Json rope = servingDoc();
+        rope["model"] = Json::parse(R"({"preset": "llama3-70b", "rope_scaling": "llama3"})");
+        row("rope scaling", rope, {"/model/rope_scaling", "none", "yarn", "llama3"});
+        Json clamp = servingDoc();
+        clamp["model"] = Json::parse(R"({"preset": "gpt-oss-120b", "glu_clamp": -7})");
+        row("negative clamp", clamp, {"/model/glu_clamp", "from 0", "-7"});
         Json mapping = servingDoc();
         mapping["serving"]["disaggregated"] = Json::parse(
                 R"({"prefill": {"tp": 4}, "decode": {"tp": 4}})");
