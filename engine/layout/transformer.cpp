@@ -202,6 +202,50 @@ std::string modelPresetList()
     return s;
 }
 
+ModelConfig customModelConfig(const ModelDims &d)
+{
+    ModelConfig m;
+    m.layers = d.layers;
+    m.hidden = d.hidden;
+    m.ffn = d.ffn;
+    m.heads = d.heads;
+    m.kvHeads = d.kvHeads;
+    m.headDim = d.headDim;
+    m.vocab = d.vocab;
+    m.gatedMlp = d.gatedMlp;
+    if (d.experts > 0) {
+        MoeOverrides moe;
+        moe.experts = d.experts;
+        moe.topK = d.topK;
+        moe.expertFfn = d.expertFfn;
+        moe.sharedExperts = d.sharedExperts;
+        moe.moeLayers = d.moeLayers;
+        m.moe = moe;
+    }
+    if (d.isMla()) {
+        MlaOverrides mla;
+        mla.qLoraRank = d.qLoraRank;
+        mla.kvLoraRank = d.kvLoraRank;
+        mla.qkNopeHeadDim = d.headDim;
+        mla.qkRopeHeadDim = d.qkRopeDim;
+        mla.vHeadDim = d.vHeadDim;
+        m.mla = mla;
+    }
+    if (d.slidingWindow > 0) {
+        SlidingWindowOverrides sw;
+        sw.window = d.slidingWindow;
+        sw.layers = d.slidingLayers;
+        m.slidingWindow = sw;
+    }
+    if (d.gluClamp > 0)
+        m.gluClamp = d.gluClamp;
+    if (d.linearBias)
+        m.linearBias = true;
+    if (d.yarnRope)
+        m.yarnRope = true;
+    return m;
+}
+
 ResolvedModel resolveModel(const ModelConfig &c)
 {
     ResolvedModel r;

@@ -120,4 +120,9 @@ struct ResolvedModel
 };
 ResolvedModel resolveModel(const ModelConfig &config);
 
+// `dims` written out as a custom model (no preset): every dimension and feature a layout can
+// say, so that resolving it gives `dims` back (the name aside, and dropout, which follows the
+// MLP's kind in a custom model).
+ModelConfig customModelConfig(const ModelDims &dims);
+
 } // namespace railyard::engine

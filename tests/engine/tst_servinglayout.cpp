@@ -214,6 +214,20 @@ private Q_SLOTS:
         QVERIFY(!layoutToJson(parse(servingDoc())).at("model").contains("rope_scaling"));
     }
 
+    // Every preset written out as a custom model (the Workload panel's "Custom..." does) is the
+    // same model: MLA, sliding window and gpt-oss's operations included.
+    void presetsWrittenOutAsCustom()
+    {
+        for (const ModelDims &p : modelPresets()) {
+            const ResolvedModel r = resolveModel(customModelConfig(p));
+            QVERIFY2(r.error.empty(), (p.name + ": " + r.error).c_str());
+            ModelDims back = r.dims;
+            back.name = p.name;
+            back.dropout = p.dropout;
+            QVERIFY2(back == p, p.name.c_str());
+        }
+    }
+
     // The serving stacks are data with a description and their documented defaults.
     void stacks()
     {

@@ -85,25 +85,7 @@ void WorkloadPanel::presetChosen(int index)
             d = engine::resolveModel(*l.model).dims;
         else if (!engine::modelPresets().empty())
             d = engine::modelPresets().front();
-        engine::ModelConfig m;
-        m.layers = d.layers;
-        m.hidden = d.hidden;
-        m.ffn = d.ffn;
-        m.heads = d.heads;
-        m.kvHeads = d.kvHeads;
-        m.headDim = d.headDim;
-        m.vocab = d.vocab;
-        m.gatedMlp = d.gatedMlp;
-        if (d.isMoe()) {
-            engine::MoeOverrides moe;
-            moe.experts = d.experts;
-            moe.topK = d.topK;
-            moe.expertFfn = d.expertFfn;
-            moe.sharedExperts = d.sharedExperts;
-            moe.moeLayers = d.moeLayers;
-            m.moe = moe;
-        }
-        model = m;
+        model = engine::customModelConfig(d);
         text = tr("Use custom model dimensions");
         m_dimsToggle->setChecked(true);
     } else {
