@@ -199,19 +199,21 @@ void StepModel::warnPlacement(const Groups &groups,
         const int domains = p.groupDomains[i];
         const double t = p.groupTimeS[i];
         std::string where;
-        double extra = 0;
+        double extra = 0, reference = 0; // what a well placed group pays
         const bool spread = dim == Dim::TP || dim == Dim::EP || dim == Dim::CP;
         if (spread && domains > best.domains && ideal > 0) {
             where = std::string(groupNoun(dim)) + " " + std::to_string(i) + " spans "
                     + std::to_string(domains) + " NVLink domains"
                     + (best.domains > 1 ? " where " + std::to_string(best.domains) + " would do"
                                         : "");
-            extra = t / ideal - 1;
+            reference = ideal;
         } else if (t > p.bestGroupS * 1.05) {
             where = std::string(groupNoun(dim)) + " " + std::to_string(i)
                     + " is slower than the others";
-            extra = t / p.bestGroupS - 1;
+            reference = p.bestGroupS;
         }
+        if (reference > 0)
+            extra = t / reference - 1;
         if (where.empty() || extra < 0.02)
             continue;
         if (reported++ < 8)
@@ -219,7 +221,7 @@ void StepModel::warnPlacement(const Groups &groups,
                  std::string(toString(dim)) + "-placement",
                  where + " (" + pct(extra) + " " + dimLabel(dim) + " time)",
                  std::vector<int>(groups[i].begin(), groups[i].end()),
-                 (t - (ideal > 0 && domains > best.domains ? ideal : p.bestGroupS)) * perStep);
+                 (t - reference) * perStep);
     }
     if (reported > 8)
         warn(Severity::Info,

@@ -174,6 +174,8 @@ DimPrice StepModel::priceSamePattern(const DimPrice &like, double bytes, double 
     static_cast<CollectiveCost &>(out) = samePatternCost(like, bytes);
     for (double &t : out.groupTimeS)
         t = like.latencyS + (t - like.latencyS) * scale;
+    // The fastest group scales with them: the placement checks compare each group with it.
+    out.bestGroupS = like.latencyS + (like.bestGroupS - like.latencyS) * scale;
     m_traffic.repeatPhase(perStep * scale);
     out.perStep = perStep;
     for (auto &stage : out.stageBytes)

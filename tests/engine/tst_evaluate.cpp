@@ -537,6 +537,26 @@ private Q_SLOTS:
         RAILYARD_COMPARE_NEAR(titanSync.exposed.tp, coreSync.exposed.tp, 0.02);
     }
 
+    // FSDP reducing FP32 gradients (torchtitan) prices its reduce-scatters as the parameter
+    // gathers scaled to twice the bytes; every DP group of TP 8 x DP 4 on four servers is
+    // placed alike, so none is warned "slower than the others" (each was, at +98%, with a
+    // negative cost: the fastest group's time was not scaled with the others').
+    void fp32FsdpGradientsWarnNoPlacement()
+    {
+        const std::string training = R"({"stack": "torchtitan", "seq_len": 8192,
+            "global_batch": 32, "micro_batch": 1, "recompute": "full",
+            "optimizer": {"fsdp": true, "zero_stage": 3}})";
+        Layout l = minimal(training, R"({"tp": 8, "dp": 4})", 4);
+        l.model->preset = "llama3-70b";
+        QVERIFY(l.training.optimizer.gradReduceFp32);
+        const Evaluation e = run(l);
+        QVERIFY2(e.ok, e.error.c_str());
+        for (const Warning &w : e.warnings) {
+            QVERIFY2(w.code != "dp-placement", w.message.c_str());
+            QVERIFY2(w.costS >= 0, (w.code + ": " + w.message).c_str());
+        }
+    }
+
     // PyTorch's context parallel (torchtitan): keys and values expanded to the query heads,
     // all-gathered once a pass and hidden only by the diagonal step's attention; backward, the
     // FP32 gradients sent at every step, the last with nothing beside it. Across two servers
