@@ -368,12 +368,14 @@ void StepModel::warnPlacements()
                   CollectiveOp::AllToAll,
                   (m_sp ? T / m_tp : T) * m_dims.topK * m_dims.hidden * 2.0,
                   4.0 * moePerStage * microBatches);
+    // The ring's sends as priced: keys and values (Transformer Engine: 3 (cp - 1) a layer), or
+    // PyTorch's FP32 key and value gradients (cp a layer; its gathers are not checked apart).
     warnPlacement(m_cpGroups,
                   m_comm.cpRing,
                   Dim::CP,
                   CollectiveOp::SendRecv,
-                  m_comm.cpKvBytes,
-                  3.0 * (m_cp - 1) * perMicroLayer);
+                  m_comm.cpRing.bytes,
+                  (m_comm.cpGatherPasses > 0 ? m_cp : 3.0 * (m_cp - 1)) * perMicroLayer);
     warnPlacement(m_dpGroups,
                   m_comm.shardedGrads ? m_comm.dpRs : m_comm.dpAr,
                   Dim::DP,
