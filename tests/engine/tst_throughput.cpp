@@ -312,17 +312,19 @@ private Q_SLOTS:
         // (48% and 104% fast before, 22% and 54% now): the rest is the token dispatcher's host
         // side, not priced; held at 60%. Family L: MLPerf v5.0 Llama 3.1 405B; GB200 (L6, L7)
         // is priced about a third fast (tests/data/throughput/README.md, "Known misses"); 60%.
-        // Family T: torchtitan's own runs, up to 43% fast (AsyncTP, long-sequence CP; README).
+        // Family T: torchtitan's own runs, up to 38% fast (CP 4 and 8 on one host; README):
+        // held at 45% since async TP and PyTorch's context parallel are priced.
         // Family W: Megatron-Bridge 25.11 on GB300, GB200 and B200; its MoE rows at one
         // micro-batch on B200 (all-to-all dispatcher) run 1.7-2.3x the priced step with the
         // host's launches priced (step/hostlaunch.h; 1.9-3.4x before; README, "Known misses"):
         // held at 135%.
         const bool wMoe = r.family == QLatin1Char('W') && r.ep > 1; // MoE, as residuals() says
-        const double bound = r.family == QLatin1Char('P') ? 0.75
-                             : wMoe                       ? 1.35
-                             : r.section3d || extra(r)    ? 0.60
-                             : r.heldOut                  ? 0.40
-                                                          : 0.30;
+        const double bound = r.family == QLatin1Char('P')   ? 0.75
+                             : wMoe                         ? 1.35
+                             : r.family == QLatin1Char('T') ? 0.45
+                             : r.section3d || extra(r)      ? 0.60
+                             : r.heldOut                    ? 0.40
+                                                            : 0.30;
         QVERIFY2(std::abs(err) <= bound, qPrintable(QString::number(100 * err, 'f', 1) + "%"));
     }
 
@@ -371,6 +373,11 @@ private Q_SLOTS:
         QVERIFY2(in[Part::All].median <= kAllFittedMedian, "median over 3/3b/3d, in sample");
         QVERIFY2(out[Part::All].median <= kAllOutOfSampleMedian,
                  "median over 3/3b/3d, out of sample");
+        // The families beyond the reference sections (Z, L, T, W): 15.9% and 67% within 20%
+        // since torchtitan's async TP and context parallel and Megatron-Core's gpt-oss
+        // operations are priced (16.4% and 63% before). A regression guard with a little room.
+        QVERIFY2(in[Part::Extra].median <= 0.165, "median over families Z, L, T, W");
+        QVERIFY2(in[Part::Extra].within20 >= 0.65, "families Z, L, T, W within 20%");
     }
 
     // Leave-one-source-out, family by family: the refit GEMM efficiencies and what the held
