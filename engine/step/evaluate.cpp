@@ -128,7 +128,7 @@ void StepModel::warnHostBound(const MoeHostTime &host)
                          * (m_moe.hostWaitForward + m_moe.hostWaitBackward);
     if (moeLayers == 0 || waitS < 0.1 * m_result.stepTimeS)
         return;
-    const int experts = std::max(1, m_dims.experts / std::max(1, m_ep));
+    const int experts = static_cast<int>(host.localExperts);
     warn(Severity::Warning,
          "moe-host-bound",
          "MoE layers wait on the host: the GPUs idle " + formatSeconds(waitS) + " of the "

@@ -11,9 +11,10 @@ MoeHostTime moeHostTime(const StackProfile &stack,
                         bool recomputed)
 {
     MoeHostTime h;
+    h.localExperts = std::max(1.0, localExperts);
     if (gpu.hostOpS <= 0)
         return h;
-    const double experts = std::max(1.0, localExperts);
+    const double experts = h.localExperts;
     const double quantize = fp8 ? stack.expertHostOpsFp8 : 0.0;
     h.beforeWaitS = stack.moeHostOpsBeforeWait * gpu.hostOpS;
     h.afterWaitS = (stack.moeHostOpsAfterWait + experts * (stack.expertHostOpsForward + quantize))

@@ -26,6 +26,7 @@ struct MoeHostTime
     double beforeWaitS = 0; // host time launching the forward up to the dispatcher's wait
     double afterWaitS = 0;  // after it: dispatch, experts, combine
     double backwardS = 0;
+    double localExperts = 1; // experts on each GPU, as priced (at least one)
     bool priced() const { return beforeWaitS + afterWaitS + backwardS > 0; }
 };
 

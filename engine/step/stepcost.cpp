@@ -152,13 +152,14 @@ void requestStepComm(const StepSetting &s, const StageRun *runs, int nRuns, Step
         }
     }
     // CP: ring attention passes each rank's keys and values around the ring, forward; keys,
-    // values and their gradients backward.
-    c.cpKvBytes = T * 2.0 * m.kvHeads * m.headDim / std::max(1, tp) * 2.0;
-    if (cp > 1 && s.stack && s.stack->torchContextParallel) {
-        // PyTorch's context parallel: the keys and values, already expanded to the query heads,
-        // all-gathered once a pass (forward, recomputed forward, backward); backward, their
-        // gradients sent on in FP32 at each of the cp steps.
-        c.cpKvBytes = T * 2.0 * m.heads * m.headDim / std::max(1, tp) * 2.0;
+    // values and their gradients backward. PyTorch's context parallel works on them expanded
+    // to the query heads.
+    const bool torchCp = s.stack && s.stack->torchContextParallel;
+    c.cpKvBytes = T * 2.0 * (torchCp ? m.heads : m.kvHeads) * m.headDim / std::max(1, tp) * 2.0;
+    if (cp > 1 && torchCp) {
+        // PyTorch's context parallel: the keys and values all-gathered once a pass (forward,
+        // recomputed forward, backward); backward, their gradients sent on in FP32 at each of
+        // the cp steps.
         c.cpGatherPasses = t.recompute == Recompute::Full ? 3.0 : 2.0;
         add(c,
             CommSlot::CpAg,

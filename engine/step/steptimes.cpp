@@ -83,14 +83,14 @@ StepTimes composeStep(const StepSetting &s,
         }
         const double attention = 3.5 * (nd * dense.attentionForward + nm * moe.attentionForward)
                                  * slow;
-        cpExposed = std::max(layers * c.cpPerLayerS - attention, 0.05 * layers * c.cpPerLayerS);
-        if (c.cpGatherPasses > 0) {
+        if (c.cpGatherPasses <= 0) {
+            cpExposed = std::max(layers * c.cpPerLayerS - attention, 0.05 * layers * c.cpPerLayerS);
+        } else {
             // PyTorch's context parallel: each pass's gather starts with the diagonal step's
             // attention and is waited for at the next step, so only that step (a cp-th of the
             // pass's attention) hides it. Backward, each step's gradient send runs beside the
             // next step's attention; the last one has nothing beside it.
-            const double forward = (nd * dense.attentionForward + nm * moe.attentionForward) * slow;
-            const double backward = 2.5 * forward;
+            const double forward = attention / 3.5, backward = attention - forward;
             const double gather = layers * c.cpGatherS, grad = layers * c.cpGradStepS;
             cpExposed = (c.cpGatherPasses - 1) * std::max(0.0, gather - forward / s.cp)
                         + std::max(0.0, gather - backward / s.cp) + grad
