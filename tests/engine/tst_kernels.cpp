@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <vector>
 
 using namespace railyard::engine;
@@ -391,36 +392,54 @@ private Q_SLOTS:
     // more power per clock than BF16). A loop of one GEMM runs below a training step's clock,
     // so the fractions are taken relative to B200 under BF16 load, whose step clock was
     // measured (clocks.csv, FlashAttention-4): sustained(G, load) = sustained(B200, bf16) x
-    // loop(G, load) / loop(B200, bf16), the median over each part's shapes.
+    // loop(G, load) / loop(B200, bf16), the median over each part's shapes. Training runs
+    // every GPU of a node at once: a loop run on one GPU alone is scaled by the all/one ratio
+    // measured on the same node design (GB200's tray, which GB300 shares).
     void sustainedClockFromGemmLoops()
     {
-        const QList<QStringList> rows = readCsv(QStringLiteral("gemmloops.csv"), 6);
-        QCOMPARE(int(rows.size()), 13); // the rows of gemmloops.csv
-        std::map<QString, std::vector<double>> tflops;
-        for (const QStringList &c : rows)
-            tflops[c[0] + '/' + c[1]].push_back(c[5].toDouble());
+        const QList<QStringList> rows = readCsv(QStringLiteral("gemmloops.csv"), 7);
+        QCOMPARE(int(rows.size()), 14);                // the rows of gemmloops.csv
+        std::map<QString, std::vector<double>> tflops; // "gpu/load/gpus"
+        for (const QStringList &c : rows) {
+            QVERIFY2(c[2] == QLatin1String("one") || c[2] == QLatin1String("all"),
+                     qPrintable(c.join(',')));
+            tflops[c[0] + '/' + c[1] + '/' + c[2]].push_back(c[6].toDouble());
+        }
+        // The tray's concurrency: GB200 under BF16 load, alone and with its three neighbours.
+        const double together = median(tflops.at(QStringLiteral("GB200/bf16/all")))
+                                / median(tflops.at(QStringLiteral("GB200/bf16/one")));
+        qInfo("GB200 tray: all four GPUs at once hold %.3f of one GPU's loop", together);
+        QVERIFY(together > 0.90 && together < 0.97); // "lose another ~6%"
         const auto loopFraction = [&](const QString &key) {
             const GpuSpec &g = gpuOf(key.section('/', 0, 0));
             const bool fp8 = key.section('/', 1, 1) == QLatin1String("fp8");
             const double rate = fp8 ? g.fp8Tflops * g.gemmEfficiencyFp8
                                     : g.bf16Tflops * g.gemmEfficiencyBf16;
-            return median(tflops.at(key)) / rate;
+            const double alone = key.section('/', 2, 2) == QLatin1String("one") ? together : 1.0;
+            return median(tflops.at(key)) * alone / rate;
         };
-        const QString anchor = QStringLiteral("B200/bf16");
+        const QString anchor = QStringLiteral("B200/bf16/all");
         const double anchorClock = gpuOf(QStringLiteral("B200")).sustainedClock;
+        std::set<QString> checked;
         for (const auto &[key, v] : tflops) {
+            const QString part = key.section('/', 0, 1);
+            // A part measured with all its GPUs running is taken as measured.
+            if (key.endsWith(QLatin1String("/one")) && tflops.count(part + QLatin1String("/all")))
+                continue;
             const GpuSpec &g = gpuOf(key.section('/', 0, 0));
             const bool fp8 = key.section('/', 1, 1) == QLatin1String("fp8");
             const double derived = anchorClock * loopFraction(key) / loopFraction(anchor);
             const double catalog = fp8 ? g.sustainedClockFp8 : g.sustainedClock;
-            qInfo("%-10s loop %.3f of the kernel rate (%zu shapes): clock %.3f, catalog %.3f",
+            qInfo("%-14s loop %.3f of the kernel rate (%zu shapes): clock %.3f, catalog %.3f",
                   qPrintable(key),
                   loopFraction(key),
                   v.size(),
                   derived,
                   catalog);
             QVERIFY2(std::abs(catalog - derived) <= 0.01, qPrintable(key));
+            checked.insert(part);
         }
+        QCOMPARE(int(checked.size()), 5); // B200 and GB200 under both loads, GB300 under FP8
         // What the loops say: FP8 holds a lower clock than BF16 on B200, and GB300's extra
         // 200 W buys it a higher FP8 clock than GB200's at the same peak.
         QVERIFY(gpuOf(QStringLiteral("B200")).sustainedClockFp8

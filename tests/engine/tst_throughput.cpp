@@ -373,11 +373,11 @@ private Q_SLOTS:
         QVERIFY2(in[Part::All].median <= kAllFittedMedian, "median over 3/3b/3d, in sample");
         QVERIFY2(out[Part::All].median <= kAllOutOfSampleMedian,
                  "median over 3/3b/3d, out of sample");
-        // The families beyond the reference sections (Z, L, T, W): 15.9% and 67% within 20%
-        // since torchtitan's async TP and context parallel and Megatron-Core's gpt-oss
-        // operations are priced (16.4% and 63% before). A regression guard with a little room.
-        QVERIFY2(in[Part::Extra].median <= 0.165, "median over families Z, L, T, W");
-        QVERIFY2(in[Part::Extra].within20 >= 0.65, "families Z, L, T, W within 20%");
+        // The families beyond the reference sections (Z, L, T, W): 12.1% and 71% within 20%
+        // since the Grace-Blackwell clocks are those of a tray whose GPUs all run (15.9% and
+        // 67% before). A regression guard with a little room.
+        QVERIFY2(in[Part::Extra].median <= 0.13, "median over families Z, L, T, W");
+        QVERIFY2(in[Part::Extra].within20 >= 0.69, "families Z, L, T, W within 20%");
     }
 
     // Leave-one-source-out, family by family: the refit GEMM efficiencies and what the held
