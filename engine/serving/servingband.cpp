@@ -26,7 +26,7 @@ const std::vector<PartError> &servingPartErrors()
             {ServingPart::PrefillAttention,
              "prefill attention",
              0.20,
-             60,
+             72,
              "FlashAttention-2/3 and cuDNN forward on A100, H100, H200, GB200 and GB300, each "
              "row's own kernel (tests/data/kernels/attention.csv)"},
             {ServingPart::DecodeAttention,

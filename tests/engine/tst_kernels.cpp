@@ -609,7 +609,7 @@ private Q_SLOTS:
     void attention()
     {
         const std::vector<AttentionRow> rows = readAttention();
-        QCOMPARE(int(rows.size()), 104); // the rows of tests/data/kernels/attention.csv
+        QCOMPARE(int(rows.size()), 122); // the rows of tests/data/kernels/attention.csv
         std::map<QString, std::vector<double>> errors; // by GPU / kernel
         std::vector<double> all;
         qInfo("%-13s %-5s %-6s %3s %3s %3s %6s %4s %3s %9s %9s %8s",

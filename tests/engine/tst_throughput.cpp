@@ -103,8 +103,8 @@ Summary summarize(const QList<Run> &runs, const QList<double> &error, Part part)
 
 // Issue 19's measures on sections 3, 3b and 3d, guarded where they stand today (no constant is
 // fitted to training runs, so the two are the same).
-constexpr double kAllFittedMedian = 0.055;      // 5.0% today
-constexpr double kAllOutOfSampleMedian = 0.055; // 5.0% today
+constexpr double kAllFittedMedian = 0.045;      // 3.9% today
+constexpr double kAllOutOfSampleMedian = 0.045; // 3.9% today
 constexpr double kBandCoverage = 0.80;          // the band's claim
 
 // resources/fidelity.json keeps four decimals of each error.
@@ -304,24 +304,23 @@ private Q_SLOTS:
         // No single run may be far off (a regression guard; the goals are on the summary).
         // Section 3d: released after the engine was measured on it, with misses the issue
         // names (K2/K3 priced slow): a looser guard until their mechanisms are priced.
-        // Family P (NeMo 24.03 long-context CP, 45-70% fast): attention-bound runs whose
-        // measured rate is FlashAttention-2's, while that stack ran cuDNN's fused attention (TE
-        // 1.3-1.4 pick it on sm90), measured at 1.4-1.6x FlashAttention-2 (TE 1.8's attention
-        // docs): not explained; held at 75%.
+        // Family P (NeMo 24.03 long-context CP) ran FlashAttention-2: the NeMo launcher of
+        // that container set NVTE_FUSED_ATTN=0 (runs.txt, flag fa2); priced so, within 4%.
         // Family Z: model-zoo MoE runs with hundreds of micro-batches; dropless routing is priced
         // (48% and 104% fast before, 22% and 54% now): the rest is the token dispatcher's host
         // side, not priced; held at 60%. Family L: MLPerf v5.0 Llama 3.1 405B; GB200 (L6, L7)
         // is priced about a third fast (tests/data/throughput/README.md, "Known misses"); 60%.
-        // Family T: torchtitan's own runs, up to 38% fast (CP 4 and 8 on one host; README):
-        // held at 45% since async TP and PyTorch's context parallel are priced.
+        // Family T: torchtitan's own runs, up to 59% fast (CP 4 and 8 on one host; README):
+        // FlashAttention-2's backward at the kernel tables' rate (0.34 of the peak, the
+        // FlashAttention-3 paper's rows) leaves its long-sequence rows faster than measured,
+        // which nothing priced explains yet; held at 62%.
         // Family W: Megatron-Bridge 25.11 on GB300, GB200 and B200; its MoE rows at one
         // micro-batch on B200 (all-to-all dispatcher) run 1.7-2.3x the priced step with the
         // host's launches priced (step/hostlaunch.h; 1.9-3.4x before; README, "Known misses"):
         // held at 135%.
         const bool wMoe = r.family == QLatin1Char('W') && r.ep > 1; // MoE, as residuals() says
-        const double bound = r.family == QLatin1Char('P')   ? 0.75
-                             : wMoe                         ? 1.35
-                             : r.family == QLatin1Char('T') ? 0.45
+        const double bound = wMoe                           ? 1.35
+                             : r.family == QLatin1Char('T') ? 0.62
                              : r.section3d || extra(r)      ? 0.60
                              : r.heldOut                    ? 0.40
                                                             : 0.30;
@@ -369,15 +368,16 @@ private Q_SLOTS:
         QVERIFY2(in[Part::HeldOut].median <= 0.10, "held-out median");
         QVERIFY2(in[Part::HeldOut].within15 >= 0.61, "held-out share within 15%");
         // Issue 19's goals on 3, 3b and 3d together: median at most 6% fitted and 9% out of
-        // sample. Both met: 5.0% (in sample and out of sample are one since nothing is fitted).
+        // sample. Both met: 3.9% (in sample and out of sample are one since nothing is fitted).
         QVERIFY2(in[Part::All].median <= kAllFittedMedian, "median over 3/3b/3d, in sample");
         QVERIFY2(out[Part::All].median <= kAllOutOfSampleMedian,
                  "median over 3/3b/3d, out of sample");
-        // The families beyond the reference sections (Z, L, T, W): 12.1% and 71% within 20%
-        // since the Grace-Blackwell clocks are those of a tray whose GPUs all run (15.9% and
-        // 67% before). A regression guard with a little room.
-        QVERIFY2(in[Part::Extra].median <= 0.13, "median over families Z, L, T, W");
-        QVERIFY2(in[Part::Extra].within20 >= 0.69, "families Z, L, T, W within 20%");
+        // The families beyond the reference sections (Z, L, T, W): 15.9% and 65% within 20%.
+        // The Grace-Blackwell clocks of a tray whose GPUs all run took them from 15.9% to
+        // 12.1%; FlashAttention-2's backward at its kernel rate took torchtitan's rows (family
+        // T) back up (tests/data/throughput/README.md). A regression guard with a little room.
+        QVERIFY2(in[Part::Extra].median <= 0.165, "median over families Z, L, T, W");
+        QVERIFY2(in[Part::Extra].within20 >= 0.63, "families Z, L, T, W within 20%");
     }
 
     // Leave-one-source-out, family by family: the refit GEMM efficiencies and what the held

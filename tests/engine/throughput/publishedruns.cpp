@@ -180,6 +180,8 @@ Layout layoutFor(const Run &r)
                   : r.shard == QLatin1String("z3") ? 3
                                                    : 1;
     o.fsdp = r.shard == QLatin1String("fsdp");
+    if (r.flags.contains(QLatin1String("fa2")))
+        t.attention = AttentionKernel::FlashAttention2;
     t.overlap.ep = r.flags.contains(QLatin1String("ovep"));
     if (r.flags.contains(QLatin1String("asynctp")))
         t.overlap.tp = true;
