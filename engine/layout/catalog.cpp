@@ -90,6 +90,11 @@ GpuSpec readGpu(const JsonCursor &c)
     g.sustainedClockFp8 = c.doubleOr("sustained_clock_fp8", g.sustainedClock, 0.3, 1);
     g.graphKernelS = c.doubleOr("graph_kernel_us", 0, 0, 1000) * 1e-6;
     g.hostOpS = c.doubleOr("host_op_us", 0, 0, 10000) * 1e-6;
+    if (const auto copy = c.find("host_copy_gb_per_s")) {
+        copy->requireObject();
+        g.hostCopyD2hGBs = copy->at("d2h").toDouble(0.1, 1e4);
+        g.hostCopyH2dGBs = copy->at("h2d").toDouble(0.1, 1e4);
+    }
     if (const auto kernels = c.find("attention_kernels")) {
         kernels->requireObject();
         for (const char *name : {"fa2", "fa3", "cudnn"})
@@ -198,7 +203,21 @@ Catalog Catalog::fromJsonText(const std::string &text, const std::string &file)
         return std::to_string(e.generation);
     });
     readList(root, "switches", c.m_switches, readSwitch, [](const SwitchModel &e) { return e.id; });
+    c.fillHostCopy();
     return c;
+}
+
+void Catalog::fillHostCopy()
+{
+    for (GpuSpec &g : m_gpus) {
+        if (g.hostCopyD2hGBs > 0 && g.hostCopyH2dGBs > 0)
+            continue;
+        const PcieSpec *p = pcie(g.pcieGen);
+        if (!p && !m_pcie.empty())
+            p = &m_pcie.back();
+        if (p)
+            g.hostCopyD2hGBs = g.hostCopyH2dGBs = p->gbPerS * p->efficiency;
+    }
 }
 
 const Catalog &Catalog::compiledIn()
@@ -298,11 +317,13 @@ void Catalog::merge(const Catalog &other)
         upsert(m_pcie, p, [](const PcieSpec &e) { return e.generation; });
     for (const auto &s : other.m_switches)
         upsert(m_switches, s, [](const SwitchModel &e) { return e.id; });
+    fillHostCopy();
 }
 
 void Catalog::setGpu(const GpuSpec &gpu)
 {
     upsert(m_gpus, gpu, [](const GpuSpec &e) { return e.id; });
+    fillHostCopy();
 }
 
 const GpuSpec *Catalog::gpu(const std::string &id) const

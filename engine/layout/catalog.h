@@ -80,6 +80,10 @@ struct GpuSpec
     // cuBLAS launch, in seconds. Eager MoE layers launch one GEMM per local expert, which the
     // host may not keep ahead of (step/hostlaunch.h). 0: not measured.
     double hostOpS = 0;
+    // Pinned copies between this GPU and its host's memory, GB/s each way (device to host, host
+    // to device): activation offload's rate (step/offload.h). Absent from the catalog: its PCIe
+    // generation's x16 rate at the catalog's PCIe efficiency.
+    double hostCopyD2hGBs = 0, hostCopyH2dGBs = 0;
     std::vector<AttentionKernelSpec> attentionKernels; // measured kernels
     // The entry for `kernel` ("fa2", "fa3", "cudnn"); nullptr when none was measured.
     const AttentionKernelSpec *attentionKernel(const std::string &kernel) const;
@@ -160,6 +164,8 @@ public:
     std::string gpuIdList() const; // "A100-SXM-80GB, H100-SXM, ..." for error messages
 
 private:
+    // GPUs the catalog gives no host copy rate: their PCIe generation's.
+    void fillHostCopy();
     std::vector<GpuSpec> m_gpus;
     std::vector<NicModel> m_nics;
     std::vector<PcieSpec> m_pcie;

@@ -173,6 +173,11 @@ struct TrainingConfig
     // false: each runs eagerly, one kernel per operation, through HBM each time. The stack
     // sets the default (`training.compile`); stacks with fused kernels of their own ignore it.
     bool compile = true;
+    // Megatron-Core's cpu_offloading_num_layers (Transformer Engine's activation offload,
+    // step/offload.h): the first this many layers keep their activations in host memory
+    // between forward and backward. 0: none. Applies without pipeline parallelism and
+    // without recomputation only, as Megatron-Core allows it.
+    int offloadLayers = 0;
     OptimizerConfig optimizer;
     OverlapConfig overlap;
     bool operator==(const TrainingConfig &) const = default;

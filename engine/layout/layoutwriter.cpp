@@ -64,6 +64,10 @@ void writeTraining(Json &tj, const TrainingConfig &t)
         tj["compile"] = t.compile;
     else
         tj.erase("compile");
+    if (t.offloadLayers > 0)
+        tj["cpu_offload_layers"] = t.offloadLayers;
+    else
+        tj.erase("cpu_offload_layers");
     Json &opt = child(tj, "optimizer");
     opt["distributed"] = t.optimizer.distributed;
     opt["zero_stage"] = t.optimizer.zeroStage;

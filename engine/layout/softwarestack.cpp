@@ -45,6 +45,7 @@ void eagerMoeHost(StackProfile &p)
 void megatronModelExtras(StackProfile &p)
 {
     p.unfusedModelExtras = true;
+    p.fp8SavesLinearInputs = true;
 }
 
 std::vector<StackProfile> buildStacks()

@@ -123,6 +123,11 @@ struct StackProfile
     // PyTorch kernels of their own beside the stack's fused ones, as Megatron-Core 0.15 runs
     // gpt-oss: false: fused into the kernels beside them, or not priced.
     bool unfusedModelExtras = false;
+    // Transformer Engine in FP8 keeps the inputs of the linear layers for their weight
+    // gradients as FP8 (one byte), column-wise only where the backward does not gather them
+    // (module/linear.py and layernorm_linear.py, TE 2.9: the norm output keeps its row-wise
+    // copy too when sequence parallelism gathers it): false, they stay BF16.
+    bool fp8SavesLinearInputs = false;
 };
 
 // Known stacks, in documentation order.

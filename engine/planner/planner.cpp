@@ -9,6 +9,7 @@
 #include "step/fidelity.h"
 #include "step/layerset.h"
 #include "step/memory.h"
+#include "step/offload.h"
 #include "step/stepcost.h"
 #include "step/stepschedule.h"
 
@@ -338,7 +339,16 @@ struct PlanPricer::Impl
         shape.fsdpHoldsUnsharded = stack->fsdpPipelineHoldsUnsharded;
         shape.selectiveEveryOtherMatmul = stack->selectiveEveryOtherMatmul;
         shape.lossBytesPerLogit = stack->lossBytesPerLogit;
+        shape.fp8LinearInputs = stack->fp8SavesLinearInputs && t.precision == Precision::Fp8
+                                && topology.gpuSpec().fp8Tflops > 0;
+        // Activation offload where the choice allows it (no PP, no recomputation).
+        s.offloadLayers = offloadedLayers(t, c.pp, m.layers);
+        shape.offloadLayers = s.offloadLayers;
         const LayerActivations act = layerActivations(m, t, shape);
+        s.offloadDenseBytes = act.dense;
+        s.offloadMoeBytes = act.moe;
+        s.hostD2hBytesPerS = topology.gpuSpec().hostCopyD2hGBs * 1e9;
+        s.hostH2dBytesPerS = topology.gpuSpec().hostCopyH2dGBs * 1e9;
         for (int i = 0; i < nRunsHere; ++i) {
             // A run's first stage holds the most micro-batches in flight.
             const StageRun &run = stageRunsHere[i];

@@ -63,6 +63,7 @@ Evaluation StepModel::run()
     composeStep();
     throughput();
     warnHostBound(moeHost);
+    describeOffload();
     // The band from the validation runs of this regime.
     const UncertaintyBand band = uncertaintyBand(trainingRegime(gpu,
                                                                 t.precision,
@@ -141,6 +142,45 @@ void StepModel::warnHostBound(const MoeHostTime &host)
                  + " of launches per layer and micro-batch). Larger micro-batches, fewer "
                    "experts per GPU (a larger EP) or CUDA graphs over the MoE layers (which "
                    "need a static expert capacity) hide it",
+         {},
+         waitS);
+}
+
+// Activation offload (step/offload.h): what moves over the host link, and the step's wait for
+// it, said as an assumption; a warning where the wait is a twentieth of the step or more.
+void StepModel::describeOffload()
+{
+    const int k = m_setting.offloadLayers;
+    if (k <= 0)
+        return;
+    const GpuSpec &gpu = m_topo.gpuSpec();
+    const double layerBytes = m_dims.isMoe() ? std::max(m_setting.offloadDenseBytes,
+                                                        m_setting.offloadMoeBytes)
+                                             : m_setting.offloadDenseBytes;
+    const double perStep = double(m_micro) * k * layerBytes;
+    const double waitS = double(m_micro) * m_offloadStallS;
+    const int hostLink = m_topo.gpuCount() > 0 ? m_topo.gpuHostLink(0) : -1;
+    const bool c2c = hostLink >= 0
+                     && m_topo.links()[static_cast<std::size_t>(hostLink)].kind == LinkKind::C2C;
+    const std::string link = c2c ? "NVLink-C2C" : "PCIe";
+    m_result.assumptions.push_back(
+            "activations of the first " + std::to_string(k) + " of " + std::to_string(m_dims.layers)
+            + " layers offloaded to host memory (Transformer Engine's CPU offload): "
+            + formatNumber(perStep / 1e9, 3) + " GB a step each way over " + link + " at "
+            + formatNumber(gpu.hostCopyD2hGBs, 3) + " / " + formatNumber(gpu.hostCopyH2dGBs, 3)
+            + " GB/s, each layer's copy behind the compute of the layers TE spreads it over; the "
+              "step waits "
+            + formatSeconds(waitS) + " for the copies");
+    if (waitS < 0.05 * m_result.stepTimeS)
+        return;
+    warn(Severity::Warning,
+         "offload-bound",
+         "Activation offload outruns the host link: the compute waits " + formatSeconds(waitS)
+                 + " of the " + formatSeconds(m_result.stepTimeS) + " step ("
+                 + formatNumber(100 * waitS / m_result.stepTimeS, 2) + "%) for copies of "
+                 + formatNumber(layerBytes / 1e9, 3) + " GB per layer at "
+                 + formatNumber(gpu.hostCopyD2hGBs, 3)
+                 + " GB/s. Fewer offloaded layers give each copy more layers to hide behind",
          {},
          waitS);
 }

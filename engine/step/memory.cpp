@@ -1,4 +1,5 @@
 #include "step/memory.h"
+#include "step/offload.h"
 
 #include <algorithm>
 
@@ -53,9 +54,13 @@ double activationBytes(const ModelDims &m,
         return T * (2 * h / shard + (2 * hq + 2 * hkv + 2 * hq + 2.0 * m.ffn) / tp + 2 * h / shard);
     }
     const double mask = m.dropout ? 1.0 : 0.0;
+    // Bytes per element of the linear layers' inputs: FP8 where the stack keeps them so; a
+    // norm's output keeps its row-wise copy too where sequence parallelism gathers it.
+    const double linearIn = s.fp8LinearInputs ? 1.0 : 2.0;
+    const double normOut = s.fp8LinearInputs && !(s.sequenceParallel && tp > 1) ? 1.0 : 2.0;
     // Attention block: its norm's input, the QKV input, the post-attention dropout mask.
-    double replicated = 2 * h + 2 * h + mask * h;
-    double split = 2 * hq + 2 * hkv + 2 * hkv + 2 * hq; // Q, K, V, the projection input
+    double replicated = 2 * h + normOut * h + mask * h;
+    double split = 2 * hq + 2 * hkv + 2 * hkv + linearIn * hq; // Q, K, V, the projection input
     double perToken = 0;
     if (moeLayer) {
         // The router's input and the MLP norm's input, then each token's top-k copies: the
@@ -71,10 +76,11 @@ double activationBytes(const ModelDims &m,
             perToken += (2 * (m.gatedMlp ? 2 * sw : sw) + 2 * sw) / tp;
         }
     } else {
-        // The MLP norm's input, the fc1 input, the dropout mask; fc1 and activation outputs.
-        replicated += 2 * h + 2 * h + mask * h;
+        // The MLP norm's input, the fc1 input, the dropout mask; fc1 and activation outputs
+        // (the activation's output is fc2's input).
+        replicated += 2 * h + normOut * h + mask * h;
         const double up = m.gatedMlp ? 2.0 * m.ffn : double(m.ffn);
-        split += 2 * up + 2 * m.ffn;
+        split += 2 * up + linearIn * m.ffn;
     }
     perToken += replicated / shard + split / tp;
     double bytes = T * perToken;
@@ -171,7 +177,11 @@ MemoryBreakdown stageMemoryAt(const ModelDims &m,
         mb.gradientsGiB += (dense + expert) * gradBytes / kGiB;
     mb.optimizerGiB = (dense / (distributed ? dpShard : 1) + expert / (distributed ? edp : 1))
                       * s.optimizerBytesPerParam / kGiB;
-    const double layerAct = nd * act.dense + nm * act.moe;
+    double layerAct = nd * act.dense + nm * act.moe;
+    if (s.offloadLayers > 0 && nd + nm > 0) {
+        const int layers = static_cast<int>(nd + nm);
+        layerAct *= offloadResidentLayers(layers, s.offloadLayers) / (nd + nm);
+    }
     mb.activationsGiB = layerAct * inFlightMicroBatches(s, st) / kGiB;
     const bool recomputes = t.recompute == Recompute::Full
                             || (t.recompute == Recompute::Selective && s.selectiveEveryOtherMatmul);

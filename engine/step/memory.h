@@ -35,8 +35,14 @@ struct MemoryShape
     // (StackProfile::selectiveEveryOtherMatmul); dense layers only.
     bool selectiveEveryOtherMatmul = false;
     double lossBytesPerLogit = 8; // the loss's peak bytes per logit (the stack's)
-    std::vector<int> stageDense;  // dense layers per stage
-    std::vector<int> stageMoe;    // MoE layers per stage
+    // Layers whose activations wait in host memory (offloadedLayers(), step/offload.h): the
+    // GPU holds offloadResidentLayers() layers' at once instead of all of them.
+    int offloadLayers = 0;
+    // The linear layers' inputs kept for backward in FP8 (StackProfile::fp8SavesLinearInputs,
+    // training in FP8 on FP8 tensor cores).
+    bool fp8LinearInputs = false;
+    std::vector<int> stageDense; // dense layers per stage
+    std::vector<int> stageMoe;   // MoE layers per stage
 };
 
 // Activation bytes one layer keeps for backward, per micro-batch (Korthikanti et al. 2022,

@@ -1,6 +1,7 @@
 #include "base/inputerror.h"
 #include "base/units.h"
 #include "step/evaluationdiff.h"
+#include "step/offload.h"
 #include "step/stepmodel_p.h"
 
 #include <algorithm>
@@ -147,7 +148,31 @@ bool StepModel::validate()
     m_setting.micro = m_micro;
     m_setting.sp = m_sp;
     m_setting.fp8Weights = fp8ParamGathers(m_layout.training, m_topo.gpuSpec());
+    setOffload();
     return true;
+}
+
+void StepModel::setOffload()
+{
+    const TrainingConfig &t = m_layout.training;
+    m_setting.offloadLayers = offloadedLayers(t, m_pp, m_dims.layers);
+    if (t.offloadLayers > 0 && m_setting.offloadLayers == 0) {
+        warn(Severity::Warning,
+             "offload-not-applied",
+             "CPU offload of " + std::to_string(t.offloadLayers)
+                     + " layers is not applied: Megatron-Core offloads activations only "
+                       "without pipeline parallelism and without recomputation",
+             {});
+        return;
+    }
+    if (m_setting.offloadLayers == 0)
+        return;
+    const LayerActivations act = layerActivations(m_dims, t, memoryShape());
+    m_setting.offloadDenseBytes = act.dense;
+    m_setting.offloadMoeBytes = act.moe;
+    const GpuSpec &gpu = m_topo.gpuSpec();
+    m_setting.hostD2hBytesPerS = gpu.hostCopyD2hGBs * 1e9;
+    m_setting.hostH2dBytesPerS = gpu.hostCopyH2dGBs * 1e9;
 }
 
 StepModel::BestSpan StepModel::bestSpan(Dim dim, int n) const

@@ -22,6 +22,7 @@ void StepModel::composeStep()
     m_result.total = st.total;
     m_result.stepTimeS = m_schedule.stepS;
     m_stageCompute = st.stageCompute;
+    m_offloadStallS = st.offloadStallS;
 }
 
 void StepModel::throughput()
@@ -62,7 +63,7 @@ void StepModel::throughput()
     }
 }
 
-void StepModel::memory()
+MemoryShape StepModel::memoryShape() const
 {
     MemoryShape shape;
     shape.tp = m_tp;
@@ -80,7 +81,18 @@ void StepModel::memory()
     shape.fsdpHoldsUnsharded = m_stack->fsdpPipelineHoldsUnsharded;
     shape.selectiveEveryOtherMatmul = m_stack->selectiveEveryOtherMatmul;
     shape.lossBytesPerLogit = m_stack->lossBytesPerLogit;
-    const std::vector<MemoryBreakdown> stages = stageMemory(m_dims, m_layout.training, shape);
+    shape.fp8LinearInputs = m_stack->fp8SavesLinearInputs
+                            && m_layout.training.precision == Precision::Fp8
+                            && m_topo.gpuSpec().fp8Tflops > 0;
+    shape.offloadLayers = m_setting.offloadLayers;
+    return shape;
+}
+
+void StepModel::memory()
+{
+    const std::vector<MemoryBreakdown> stages = stageMemory(m_dims,
+                                                            m_layout.training,
+                                                            memoryShape());
     double worst = 0;
     m_result.memoryGiBPerStage.assign(stages.size(), 0);
     for (std::size_t s = 0; s < stages.size(); ++s) {

@@ -30,6 +30,12 @@ struct StepSetting
     bool sp = false;
     // The linear layers' weights are FP8 and gathered so (fp8ParamGathers()).
     bool fp8Weights = false;
+    // Activation offload (step/offload.h): layers offloaded (offloadedLayers(); 0: none), the
+    // bytes one dense / MoE layer keeps per micro-batch, and the GPU's copy rates to and from
+    // host memory, bytes/s.
+    int offloadLayers = 0;
+    double offloadDenseBytes = 0, offloadMoeBytes = 0;
+    double hostD2hBytesPerS = 0, hostH2dBytesPerS = 0;
 };
 // Whether the step keeps FP8 primary weights and gathers them in FP8: asked for
 // (optimizer.fp8_param_gather), training in FP8, on a GPU with FP8 tensor cores.
@@ -204,6 +210,9 @@ struct StepTimes
     StepBreakdown exposed;
     StepBreakdown total;
     double stageCompute = 0;
+    // Of stageCompute, per micro-batch: the waits for activation copies to and from host
+    // memory (step/offload.h).
+    double offloadStallS = 0;
     // DP without ZeRO-3: exposed.dp's two parts (the gradient reduction the optimizer waits
     // for, the parameter gathers the first forwards wait for), and parameterGatherWait()'s terms
     // for the gathers (unit forward 0: nothing hides them).

@@ -122,6 +122,12 @@ private:
     void composeStep();
     void throughput();
     void memory();
+    // What one GPU of each stage holds, as the memory model takes it.
+    MemoryShape memoryShape() const;
+    // Activation offload's layers, bytes and copy rates into m_setting (step/offload.h).
+    void setOffload();
+    // What activation offload moves and what the step waits for it (evaluate.cpp).
+    void describeOffload();
     // steptimeline.cpp
     void buildTimeline();
     int addPattern(PhaseKind kind, int stage, std::initializer_list<const DimPrice *> parts);
@@ -158,8 +164,9 @@ private:
     StepSetting m_setting;        // the sizes, for the shared formulas (stepcost.h)
     std::vector<StageRun> m_runs; // one per stage
     StepScheduler m_scheduler;
-    StepSchedule m_schedule;   // the step as it runs (the timeline's phases when asked for)
-    double m_stageCompute = 0; // the slowest stage, one micro-batch
+    StepSchedule m_schedule;    // the step as it runs (the timeline's phases when asked for)
+    double m_stageCompute = 0;  // the slowest stage, one micro-batch
+    double m_offloadStallS = 0; // per micro-batch: the waits for activation copies
     struct PlanKey
     {
         CollectiveOp op;

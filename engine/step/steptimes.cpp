@@ -1,3 +1,4 @@
+#include "step/offload.h"
 #include "step/stepcost.h"
 
 #include <algorithm>
@@ -42,6 +43,7 @@ StepTimes composeStep(const StepSetting &s,
     // ZeRO-3 / FSDP holding the stage's parameters (c.zeroHolds): what its once-a-step gathers
     // and reduce-scatters expose, for the stage last priced and for the slowest.
     double zeroOnce = 0, stageZeroOnce = 0;
+    double offloadWait = 0; // the stage last priced: its waits for activation copies
     // A stage's time depends on its layers and on whether it is the first or the last.
     const auto stageTotal = [&](int st,
                                 double nd,
@@ -58,10 +60,23 @@ StepTimes composeStep(const StepSetting &s,
         if (st == pp - 1)
             compute += out.forward + out.backward;
         compute *= slow;
+        // Activation offload: the copies hide behind their windows' layers; the rest waits.
+        const double layers = nd + nm;
+        offloadWait = 0;
+        if (s.offloadLayers > 0 && layers > 0 && s.hostD2hBytesPerS > 0 && s.hostH2dBytesPerS > 0) {
+            const double bytes = (nd * s.offloadDenseBytes + nm * s.offloadMoeBytes) / layers;
+            offloadWait = offloadStall(static_cast<int>(layers),
+                                       s.offloadLayers,
+                                       bytes / s.hostD2hBytesPerS,
+                                       bytes / s.hostH2dBytesPerS,
+                                       (nd * dense.forward + nm * moe.forward) * slow / layers,
+                                       (nd * dense.backward + nm * moe.backward) * slow / layers)
+                                  .totalS();
+            compute += offloadWait;
+        }
         // Exposed communication: TP collectives overlap with the GEMMs next to them when TP
         // overlap is on; CP ring steps hide behind attention; EP behind expert compute with
         // all-to-all overlap.
-        const double layers = nd + nm;
         tpExposed = layers * c.tpPerLayerS;
         if (t.overlap.tp && s.sp && tp > 1) {
             // Transformer Engine's ring exchange: each collective moves in TP chunks, each
@@ -178,6 +193,7 @@ StepTimes composeStep(const StepSetting &s,
         if (total > slowest) {
             slowest = total;
             r.stageCompute = compute;
+            r.offloadStallS = offloadWait;
             stageTp = tpX;
             stageCp = cpX;
             stageEp = epX;

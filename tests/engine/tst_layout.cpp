@@ -157,6 +157,32 @@ private Q_SLOTS:
         QVERIFY(!parseLayout(layoutToText(a), "mcore").training.compile);
     }
 
+    // training.cpu_offload_layers: written only where set, read back as written; a negative
+    // count is refused with the place and the range.
+    void cpuOffloadLayersRoundTrip()
+    {
+        Layout a = readLayoutFile(dataPath("example.railyard.json"));
+        QCOMPARE(a.training.offloadLayers, 0);
+        QVERIFY(layoutToText(a).find("cpu_offload_layers") == std::string::npos);
+        a.training.offloadLayers = 20;
+        const std::string text = layoutToText(a);
+        QVERIFY(text.find("\"cpu_offload_layers\": 20") != std::string::npos);
+        QCOMPARE(parseLayout(text, "offload").training.offloadLayers, 20);
+        std::string bad = text;
+        bad.replace(bad.find("\"cpu_offload_layers\": 20"),
+                    std::string("\"cpu_offload_layers\": 20").size(),
+                    "\"cpu_offload_layers\": -3");
+        try {
+            parseLayout(bad, "bad.railyard.json");
+            QFAIL("a negative offload was accepted");
+        } catch (const InputError &e) {
+            const std::string what = e.what();
+            QVERIFY2(what.find("bad.railyard.json") != std::string::npos, e.what());
+            QVERIFY2(what.find("/training/cpu_offload_layers") != std::string::npos, e.what());
+            QVERIFY2(what.find("-3") != std::string::npos, e.what());
+        }
+    }
+
     void writeIsAtomicAndLeavesNoTemporary()
     {
         QTemporaryDir dir;

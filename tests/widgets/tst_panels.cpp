@@ -255,6 +255,46 @@ private Q_SLOTS:
         QCOMPARE(doc->evaluation().stepTimeS, eager);
     }
 
+    // CPU offload: one undo step; with recomputation it is said not to apply, without it the
+    // activations leave HBM.
+    void cpuOffloadIsOneUndoStep()
+    {
+        auto doc = openLayout("hgx-h100-server.railyard.json");
+        QVERIFY(doc);
+        WorkloadPanel panel;
+        panel.setDocument(doc.get());
+        QSpinBox *offload = panel.offloadBox();
+        QCOMPARE(offload->value(), 0);
+        QCOMPARE(offload->text(), QStringLiteral("Off"));
+        const auto warned = [&](const char *code) {
+            for (const engine::Warning &w : doc->evaluation().warnings)
+                if (w.code == code)
+                    return true;
+            return false;
+        };
+        const int steps = doc->undoStack()->count();
+        offload->setValue(16);
+        QCOMPARE(doc->undoStack()->count(), steps + 1);
+        QCOMPARE(doc->undoStack()->undoText(), QStringLiteral("Change CPU offload"));
+        QCOMPARE(doc->layout().training.offloadLayers, 16);
+        QVERIFY(warned("offload-not-applied")); // the layout recomputes selectively
+        const double held = doc->evaluation().memory.activationsGiB;
+        choose(panel.recomputeBox(), static_cast<int>(engine::Recompute::None));
+        QVERIFY(!warned("offload-not-applied"));
+        QCOMPARE(doc->layout().training.offloadLayers, 16);
+        const double offloaded = doc->evaluation().memory.activationsGiB;
+        doc->undoStack()->undo(); // the recompute change
+        doc->undoStack()->undo(); // the offload
+        QCOMPARE(doc->layout().training.offloadLayers, 0);
+        QCOMPARE(offload->value(), 0);
+        QVERIFY(!warned("offload-not-applied"));
+        choose(panel.recomputeBox(), static_cast<int>(engine::Recompute::None));
+        const double kept = doc->evaluation().memory.activationsGiB;
+        QVERIFY2(offloaded < 0.7 * kept,
+                 qPrintable(QStringLiteral("%1 of %2 GiB").arg(offloaded).arg(kept)));
+        QVERIFY(held > 0);
+    }
+
     void modelPresetsAndDimensions()
     {
         auto doc = openLayout("gmi-h200-cluster.railyard.json");

@@ -135,6 +135,7 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
     , m_zero(new QComboBox(this))
     , m_fsdp(new QCheckBox(tr("FSDP"), this))
     , m_compile(new QCheckBox(tr("torch.compile"), this))
+    , m_offload(spin(this, 0, 4096))
     , m_vp(choiceBox(this))
     , m_sequenceParallel(new QCheckBox(tr("Sequence parallel"), this))
     , m_order(new QComboBox(this))
@@ -228,6 +229,17 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
     connect(m_zero, &QComboBox::activated, this, onTraining(QStringLiteral("zero_stage")));
     connect(m_fsdp, &QCheckBox::toggled, this, onTraining(QStringLiteral("fsdp")));
     connect(m_compile, &QCheckBox::toggled, this, onTraining(QStringLiteral("compile")));
+    m_offload->setSpecialValueText(tr("Off"));
+    m_offload->setSuffix(tr(" layers"));
+    m_offload->setToolTip(tr("Activation offload to host memory (Megatron-Core's "
+                             "cpu_offloading_num_layers): the first N layers keep their "
+                             "activations in the CPU's memory between forward and backward, "
+                             "copied over PCIe or NVLink-C2C behind the compute. Applies "
+                             "without pipeline parallelism and without recomputation"));
+    connect(m_offload,
+            &QSpinBox::valueChanged,
+            this,
+            onTraining(QStringLiteral("cpu_offload_layers")));
     auto *overlapRow = new QHBoxLayout;
     const char *overlapNames[] = {"DP", "TP", "PP", "EP"};
     for (int i = 0; i < 4; ++i) {
@@ -249,6 +261,7 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
     trainingForm->addRow(tr("Precision"), m_precision);
     trainingForm->addRow(tr("Recompute"), m_recompute);
     trainingForm->addRow(tr("Kernels"), m_compile);
+    trainingForm->addRow(tr("CPU offload"), m_offload);
     auto *optimizerRow = new QHBoxLayout;
     optimizerRow->addWidget(m_zero);
     optimizerRow->addWidget(m_fsdp);
@@ -467,6 +480,7 @@ void WorkloadPanel::syncTraining()
     m_distributed->setChecked(t.optimizer.distributed);
     m_zero->setCurrentIndex(std::clamp(t.optimizer.zeroStage, 0, 3));
     m_fsdp->setChecked(t.optimizer.fsdp);
+    m_offload->setValue(t.offloadLayers);
     // Only a PyTorch stack's element-wise operations can run eagerly; the others fuse them.
     const engine::StackProfile *stack = engine::findStack(t.stack);
     const bool eagerStack = stack && stack->eagerElementwise;

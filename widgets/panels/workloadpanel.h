@@ -50,6 +50,7 @@ public:
     QSpinBox *seqLenBox() const { return m_seqLen; }
     QSpinBox *globalBatchBox() const { return m_globalBatch; }
     QSpinBox *microBatchBox() const { return m_microBatch; }
+    QSpinBox *offloadBox() const { return m_offload; }
     QCheckBox *distributedBox() const { return m_distributed; }
     QPushButton *resetPlacementButton() const { return m_resetPlacement; }
     QLabel *parallelSummary() const { return m_parallelSummary; }
@@ -117,6 +118,7 @@ private:
     QComboBox *m_zero;
     QCheckBox *m_fsdp;
     QCheckBox *m_compile;
+    QSpinBox *m_offload; // training.cpu_offload_layers
     std::array<QCheckBox *, 4> m_overlap{};
     // Parallelism
     std::array<QComboBox *, 5> m_size{};

@@ -128,6 +128,7 @@ void WorkloadPanel::trainingEdited(const QString &field)
     t.optimizer.distributed = m_distributed->isChecked();
     t.optimizer.zeroStage = m_zero->currentIndex();
     t.optimizer.fsdp = m_fsdp->isChecked();
+    t.offloadLayers = m_offload->value();
     if (m_compile->isEnabled())
         t.compile = m_compile->isChecked();
     t.overlap.dp = m_overlap[0]->isChecked();
@@ -154,12 +155,14 @@ void WorkloadPanel::trainingEdited(const QString &field)
             {QStringLiteral("zero_stage"), tr("ZeRO stage")},
             {QStringLiteral("fsdp"), tr("FSDP")},
             {QStringLiteral("compile"), tr("torch.compile")},
+            {QStringLiteral("cpu_offload_layers"), tr("CPU offload")},
             {QStringLiteral("overlap"), tr("overlap")},
     };
     // Spin boxes stepped through many values merge into one undo step.
     const bool spinner = field == QStringLiteral("seq_len")
                          || field == QStringLiteral("global_batch")
-                         || field == QStringLiteral("micro_batch");
+                         || field == QStringLiteral("micro_batch")
+                         || field == QStringLiteral("cpu_offload_layers");
     pushWorkload(m_document->layout().model,
                  t,
                  tr("Change %1").arg(names.value(field, field)),

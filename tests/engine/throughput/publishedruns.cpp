@@ -180,6 +180,9 @@ Layout layoutFor(const Run &r)
                   : r.shard == QLatin1String("z3") ? 3
                                                    : 1;
     o.fsdp = r.shard == QLatin1String("fsdp");
+    for (const QString &f : r.flags) // offloadN: Megatron-Core's cpu_offloading_num_layers N
+        if (f.startsWith(QLatin1String("offload")))
+            t.offloadLayers = f.mid(7).toInt();
     if (r.flags.contains(QLatin1String("fa2")))
         t.attention = AttentionKernel::FlashAttention2;
     t.overlap.ep = r.flags.contains(QLatin1String("ovep"));
