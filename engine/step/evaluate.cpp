@@ -146,6 +146,18 @@ void StepModel::warnHostBound(const MoeHostTime &host)
          waitS);
 }
 
+// Bytes one GPU's activation offload moves each way per step: its micro-batches' offloaded
+// layers (the first ones, dense before MoE).
+double StepModel::offloadBytesPerStep() const
+{
+    const int k = m_setting.offloadLayers;
+    if (k <= 0)
+        return 0;
+    const int dense = std::min(k, m_dims.isMoe() ? m_dims.denseLayers() : m_dims.layers);
+    return double(m_micro)
+           * (dense * m_setting.offloadDenseBytes + (k - dense) * m_setting.offloadMoeBytes);
+}
+
 // Activation offload (step/offload.h): what moves over the host link, and the step's wait for
 // it, said as an assumption; a warning where the wait is a twentieth of the step or more.
 void StepModel::describeOffload()
@@ -157,7 +169,7 @@ void StepModel::describeOffload()
     const double layerBytes = m_dims.isMoe() ? std::max(m_setting.offloadDenseBytes,
                                                         m_setting.offloadMoeBytes)
                                              : m_setting.offloadDenseBytes;
-    const double perStep = double(m_micro) * k * layerBytes;
+    const double perStep = offloadBytesPerStep();
     const double waitS = double(m_micro) * m_offloadStallS;
     const int hostLink = m_topo.gpuCount() > 0 ? m_topo.gpuHostLink(0) : -1;
     const bool c2c = hostLink >= 0
@@ -191,6 +203,18 @@ void StepModel::fillLinks()
     m_traffic.totals(loads->bytesUp, loads->bytesDown);
     m_traffic.peaks(loads->peakUtilization);
     const auto &links = m_topo.links();
+    // Activation offload: each GPU's activations out to its host and back over its own host
+    // link (PCIe or NVLink-C2C), the same bytes each way.
+    if (const double offload = offloadBytesPerStep(); offload > 0)
+        for (int g = 0; g < m_topo.gpuCount(); ++g) {
+            const int l = m_topo.gpuHostLink(g);
+            if (l < 0)
+                continue;
+            const auto i = static_cast<std::size_t>(l);
+            const bool fromGpu = links[i].a == m_topo.gpuDevice(g);
+            (fromGpu ? loads->bytesUp : loads->bytesDown)[i] += static_cast<float>(offload);
+            (fromGpu ? loads->bytesDown : loads->bytesUp)[i] += static_cast<float>(offload);
+        }
     const std::size_t n = links.size();
     loads->utilization.resize(n);
     loads->loaded = 0;

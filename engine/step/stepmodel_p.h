@@ -128,6 +128,7 @@ private:
     void setOffload();
     // What activation offload moves and what the step waits for it (evaluate.cpp).
     void describeOffload();
+    double offloadBytesPerStep() const;
     // steptimeline.cpp
     void buildTimeline();
     int addPattern(PhaseKind kind, int stage, std::initializer_list<const DimPrice *> parts);

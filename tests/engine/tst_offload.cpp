@@ -7,6 +7,7 @@
 #include <QTest>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 using namespace railyard::engine;
@@ -177,6 +178,32 @@ private Q_SLOTS:
         QVERIFY(mentions(with, "PCIe"));
         QVERIFY(w->costS > 0);
         QVERIFY(with.stepTimeS > without.stepTimeS + 0.9 * w->costS);
+    }
+
+    // The copies load each GPU's own host link (NVLink-C2C on GB200), the same bytes each way:
+    // Link Load shows them.
+    void copiesLoadTheHostLinks()
+    {
+        Layout l = parseLayout(fsdpLayout(kGb200, 40), "offload.railyard.json");
+        const Topology topo = buildTopology(l.cluster, Catalog::builtin());
+        EvaluateOptions o;
+        o.timeline = false;
+        const Evaluation with = evaluate(l, topo, o);
+        l.training.offloadLayers = 0;
+        const Evaluation without = evaluate(l, topo, o);
+        QVERIFY(with.ok && without.ok && with.links && without.links);
+        int loaded = 0;
+        for (int g = 0; g < topo.gpuCount(); ++g) {
+            const auto i = static_cast<std::size_t>(topo.gpuHostLink(g));
+            QCOMPARE(topo.links()[i].kind, LinkKind::C2C);
+            const double up = with.links->bytesUp[i] - without.links->bytesUp[i];
+            const double down = with.links->bytesDown[i] - without.links->bytesDown[i];
+            QVERIFY(std::abs(up - down) < 1e-3 * up);
+            // 40 layers of 3.6 GB (two sequences of 8k in FP8), one micro-batch a step.
+            QVERIFY2(up > 100e9 && up < 200e9, qPrintable(QString::number(up)));
+            ++loaded;
+        }
+        QCOMPARE(loaded, 64);
     }
 
     // Asked for where it cannot apply: said, and not priced.
