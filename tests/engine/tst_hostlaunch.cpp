@@ -1,4 +1,5 @@
 #include "comparenear.h"
+#include "evaluatetext.h"
 #include "layout/catalog.h"
 #include "layout/layout.h"
 #include "layout/softwarestack.h"
@@ -12,6 +13,8 @@
 #include <string>
 
 using namespace railyard::engine;
+using railyard::test::evaluateText;
+using railyard::test::mentions;
 
 namespace {
 
@@ -39,27 +42,6 @@ std::string qwenLayout(const std::string &gpu,
            + (stack.empty() ? std::string() : R"(, "stack": ")" + stack + "\"") + R"(},
       "parallel": {"tp": 1, "cp": 1, "ep": )"
            + std::to_string(ep) + R"(, "pp": 1, "vp": 1, "dp": )" + std::to_string(gpus) + R"(}})";
-}
-
-Evaluation evaluateText(const std::string &text)
-{
-    Layout l;
-    try {
-        l = parseLayout(text, "test.railyard.json");
-    } catch (const std::exception &e) {
-        qFatal("%s", e.what());
-    }
-    EvaluateOptions o;
-    o.linkLoads = false;
-    o.timeline = false;
-    return evaluate(l, buildTopology(l.cluster, Catalog::builtin()), o);
-}
-
-bool mentions(const Evaluation &e, const std::string &words)
-{
-    return std::any_of(e.assumptions.begin(), e.assumptions.end(), [&](const std::string &a) {
-        return a.find(words) != std::string::npos;
-    });
 }
 
 } // namespace

@@ -1,3 +1,4 @@
+#include "evaluatetext.h"
 #include "layout/catalog.h"
 #include "layout/layout.h"
 #include "step/evaluate.h"
@@ -11,6 +12,9 @@
 #include <string>
 
 using namespace railyard::engine;
+using railyard::test::evaluateText;
+using railyard::test::findWarning;
+using railyard::test::mentions;
 
 namespace {
 
@@ -37,35 +41,6 @@ const std::string kGb200 = R"({"gpu": "GB200", "nodes": 16, "gpus_per_node": 4, 
               "nic": {"gbps": 400, "per_gpu": 1}, "fabric": {"kind": "rail-optimized"}})";
 const std::string kH100 = R"({"gpu": "H100-SXM", "nodes": 8, "gpus_per_node": 8,
               "nic": {"gbps": 400, "per_gpu": 1}, "fabric": {"kind": "rail-optimized"}})";
-
-Evaluation evaluateText(const std::string &text)
-{
-    Layout l;
-    try {
-        l = parseLayout(text, "test.railyard.json");
-    } catch (const std::exception &e) {
-        qFatal("%s", e.what());
-    }
-    EvaluateOptions o;
-    o.linkLoads = false;
-    o.timeline = false;
-    return evaluate(l, buildTopology(l.cluster, Catalog::builtin()), o);
-}
-
-const Warning *findWarning(const Evaluation &e, const std::string &code)
-{
-    for (const Warning &w : e.warnings)
-        if (w.code == code)
-            return &w;
-    return nullptr;
-}
-
-bool mentions(const Evaluation &e, const std::string &words)
-{
-    return std::any_of(e.assumptions.begin(), e.assumptions.end(), [&](const std::string &a) {
-        return a.find(words) != std::string::npos;
-    });
-}
 
 } // namespace
 
