@@ -98,6 +98,9 @@ private Q_SLOTS:
         QTest::newRow("negative HBM bandwidth")
                 << "catalog-negative-hbm-bandwidth.json"
                 << QStringList{"/gpus/0/hbm_tb_per_s", "positive", "got -3"};
+        QTest::newRow("negative host copy rate")
+                << "catalog-negative-host-copy.json"
+                << QStringList{"/gpus/0/host_copy_gb_per_s/d2h", "got -52"};
         QTest::newRow("negative NIC rate")
                 << "catalog-negative-nic.json"
                 << QStringList{"/nics/0/gbit_per_s", "a positive number of Gb/s", "got -400"};
