@@ -36,7 +36,12 @@ const char *kPlanHelp
           "cluster\n"
           "(TP, CP, EP, PP, VP, DP, micro batch, activation recompute, ZeRO / FSDP sharding), "
           "drops\n"
-          "those that do not fit in HBM and ranks the rest. Ranks are placed in Megatron's "
+          "those that do not fit in HBM and ranks the rest. Where the stack offers activation "
+          "offload\n"
+          "(megatron-core, nemo), a configuration without PP or recomputation that does not "
+          "fit is\n"
+          "tried again with the fewest layers offloaded to host memory that make it fit "
+          "(\"none+20\"). Ranks are placed in Megatron's "
           "default\n"
           "order (tp-cp-ep-dp-pp); the global batch and other training settings are the "
           "layout's.\n"
@@ -131,6 +136,15 @@ std::string count(std::int64_t n)
     return s;
 }
 
+// The recompute column: "none+20" when 20 layers' activations are offloaded to the host.
+std::string recomputeCell(const PlanChoice &c)
+{
+    std::string s = toString(c.recompute);
+    if (c.offloadLayers > 0)
+        s += "+" + std::to_string(c.offloadLayers);
+    return s;
+}
+
 void planTable(std::ostream &out, const std::vector<Plan> &plans, bool money)
 {
     out << "  #  TP  CP  EP  PP  VP    DP  MB  recompute  shard   step s  band   tokens/s   MFU  "
@@ -146,8 +160,8 @@ void planTable(std::ostream &out, const std::vector<Plan> &plans, bool money)
             << padded(std::to_string(c.cp), 4) << padded(std::to_string(c.ep), 4)
             << padded(std::to_string(c.pp), 4) << padded(std::to_string(c.vp), 4)
             << padded(std::to_string(c.dp), 6) << padded(std::to_string(c.microBatch), 4) << "  "
-            << padded(toString(c.recompute), 9, false) << "  "
-            << padded(toString(c.sharding), 5, false) << padded(fixed(x.stepTimeS, 3), 9)
+            << padded(recomputeCell(c), 9, false) << "  " << padded(toString(c.sharding), 5, false)
+            << padded(fixed(x.stepTimeS, 3), 9)
             << padded("\u00b1" + fixed(100 * x.bandFraction, 0) + "%", 7)
             << padded(count(static_cast<std::int64_t>(std::llround(x.tokensPerS))), 11)
             << padded(fixed(100 * x.mfu, 1) + "%", 6) << padded(fixed(x.memoryGiB, 1), 9);
@@ -349,7 +363,7 @@ int buy(const Args &a, std::ostream &out, std::ostream &err)
                 << padded(std::to_string(o.gpus), 6) << padded(fixed(o.days, 1), 9)
                 << padded(count(std::llround(o.cost)), 11) << "  "
                 << "TP" << c.tp << " CP" << c.cp << " EP" << c.ep << " PP" << c.pp << " VP" << c.vp
-                << " DP" << c.dp << " mb" << c.microBatch << " " << toString(c.recompute) << " "
+                << " DP" << c.dp << " mb" << c.microBatch << " " << recomputeCell(c) << " "
                 << toString(c.sharding) << (o.meetsDeadline ? "" : "  (too slow)")
                 << (b.best && o.gpus == b.best->gpus && o.cluster.gpu == b.best->cluster.gpu
                             ? "  <- cheapest"

@@ -48,6 +48,15 @@ void megatronModelExtras(StackProfile &p)
     p.fp8SavesLinearInputs = true;
 }
 
+// Megatron-Core's cpu_offloading_num_layers with Transformer Engine's offload handler
+// (megatron/core/transformer/transformer_config.py; step/offload.h), which NeMo and
+// Megatron-Bridge recipes set (Megatron-Bridge v0.2.1 scripts/performance: Llama 3 70B and
+// 405B on GB200 and GB300).
+void teActivationOffload(StackProfile &p)
+{
+    p.activationOffload = true;
+}
+
 std::vector<StackProfile> buildStacks()
 {
     std::vector<StackProfile> s;
@@ -123,6 +132,7 @@ std::vector<StackProfile> buildStacks()
         p.moeDroplessImbalance = 1.95;
         eagerMoeHost(p);
         megatronModelExtras(p);
+        teActivationOffload(p);
         // Buckets of max(40M, 1M x DP) parameters, "larger DP sizes need larger buckets to
         // ensure collectives do not become latency-bound" (github.com/NVIDIA/Megatron-LM,
         // megatron/core/distributed/distributed_data_parallel_config.py, `bucket_size`, and
@@ -157,6 +167,7 @@ std::vector<StackProfile> buildStacks()
         p.moeDroplessImbalance = 1.95;
         eagerMoeHost(p);
         megatronModelExtras(p);
+        teActivationOffload(p);
         s.push_back(p);
     }
     {

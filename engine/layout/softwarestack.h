@@ -128,6 +128,9 @@ struct StackProfile
     // (module/linear.py and layernorm_linear.py, TE 2.9: the norm output keeps its row-wise
     // copy too when sequence parallelism gathers it): false, they stay BF16.
     bool fp8SavesLinearInputs = false;
+    // Activation offload to host memory is on offer (Transformer Engine's CPU offload under
+    // Megatron-Core's cpu_offloading_num_layers, step/offload.h): the planner may propose it.
+    bool activationOffload = false;
 };
 
 // Known stacks, in documentation order.

@@ -299,11 +299,10 @@ struct PlanPricer::Impl
         return mm.cost;
     }
 
-    PlanPrice price(const PlanChoice &c, bool always, bool share)
+    // The step setting and memory shape of `c`, and its most loaded stage's memory into `out`.
+    void sizeUp(const PlanChoice &c, StepSetting &s, PlanPrice &out)
     {
-        PlanPrice out;
         order = c.order;
-        StepSetting s;
         s.model = &m;
         s.training = &t;
         s.stack = stack;
@@ -320,9 +319,8 @@ struct PlanPricer::Impl
         out.microBatches = s.micro;
         t.microBatch = c.microBatch;
         t.recompute = c.recompute;
+        t.offloadLayers = c.offloadLayers;
         setSharding(t.optimizer, layout.training.optimizer, *stack, c.sharding);
-        int nRunsHere = 0;
-        const StageRun *stageRunsHere = stageRunsFor(c.pp, nRunsHere);
 
         // Memory first: most configurations that fail, fail here.
         MemoryShape shape;
@@ -349,6 +347,8 @@ struct PlanPricer::Impl
         s.offloadMoeBytes = act.moe;
         s.hostD2hBytesPerS = topology.gpuSpec().hostCopyD2hGBs * 1e9;
         s.hostH2dBytesPerS = topology.gpuSpec().hostCopyH2dGBs * 1e9;
+        int nRunsHere = 0;
+        const StageRun *stageRunsHere = stageRunsFor(c.pp, nRunsHere);
         for (int i = 0; i < nRunsHere; ++i) {
             // A run's first stage holds the most micro-batches in flight.
             const StageRun &run = stageRunsHere[i];
@@ -359,9 +359,48 @@ struct PlanPricer::Impl
             }
         }
         out.fits = out.memoryGiB <= hbm;
+    }
+
+    // Whether activation offload can apply to `c`'s shape (its offloadLayers aside).
+    bool offloadApplies(const PlanChoice &c) const
+    {
+        return stack->activationOffload && c.pp == 1 && c.recompute == Recompute::None
+               && m.layers >= 2;
+    }
+
+    int offloadToFit(PlanChoice c)
+    {
+        if (!offloadApplies(c))
+            return 0;
+        StepSetting s;
+        const auto fitsWith = [&](int k) {
+            c.offloadLayers = k;
+            PlanPrice out;
+            sizeUp(c, s, out);
+            return out.fits;
+        };
+        if (fitsWith(0) || !fitsWith(m.layers - 1))
+            return 0;
+        // The GPU holds fewer layers' activations the more are offloaded
+        // (offloadResidentLayers), so the fewest that fit are found by bisection.
+        int lo = 0, hi = m.layers - 1; // lo does not fit, hi does
+        while (hi - lo > 1) {
+            const int mid = lo + (hi - lo) / 2;
+            (fitsWith(mid) ? hi : lo) = mid;
+        }
+        return hi;
+    }
+
+    PlanPrice price(const PlanChoice &c, bool always, bool share)
+    {
+        PlanPrice out;
+        StepSetting s;
+        sizeUp(c, s, out);
         if (!out.fits && !always)
             return out;
 
+        int nRunsHere = 0;
+        const StageRun *stageRunsHere = stageRunsFor(c.pp, nRunsHere);
         const Layers &l = layers(c, s.sp);
         requestStepComm(s, stageRunsHere, nRunsHere, comm);
         const CollectiveCost *last = nullptr;
@@ -529,6 +568,11 @@ bool PlanPricer::valid(const PlanChoice &c, std::string *why) const
     if (c.order == PlanOrder::PipelineInner && !pipelineInnerApplies(c, m.isMoe()))
         return no("pipeline stages go inside replicas (tp-cp-ep-pp-dp) only with PP and DP above "
                   "1, CP 1 and, with experts, EP dividing TP or TP dividing EP");
+    if (c.offloadLayers < 0 || c.offloadLayers >= m.layers)
+        return no("activation offload takes from 0 to the layers less one");
+    if (c.offloadLayers > 0 && !d->offloadApplies(c))
+        return no("activation offload needs a stack that offers it (Transformer Engine's), no "
+                  "pipeline parallelism and no recomputation");
     if (c.dp * c.cp == 1 && c.sharding != Sharding::Zero0)
         return no("nothing to shard without data parallelism");
     const Sharding zero3 = d->stack->id == "deepspeed-zero3" ? Sharding::Zero3 : Sharding::Fsdp;
@@ -545,6 +589,11 @@ PlanPrice PlanPricer::price(const PlanChoice &choice, bool always)
 PlanPrice PlanPricer::priceAlone(const PlanChoice &choice, bool always)
 {
     return d->price(choice, always, false);
+}
+
+int PlanPricer::offloadToFit(const PlanChoice &choice)
+{
+    return d->offloadToFit(choice);
 }
 
 std::optional<PlanPrice> PlanPricer::shareLinks(const PlanPrice &alone, double giveUpAbove)
@@ -584,6 +633,7 @@ Layout applyPlan(const Layout &layout, const PlanChoice &c)
     l.mapping.clear();
     l.training.microBatch = c.microBatch;
     l.training.recompute = c.recompute;
+    l.training.offloadLayers = c.offloadLayers;
     const StackProfile *stack = findStack(layout.training.stack);
     setSharding(l.training.optimizer,
                 layout.training.optimizer,

@@ -42,6 +42,9 @@ struct PlanChoice
     Recompute recompute = Recompute::Selective;
     Sharding sharding = Sharding::Zero1;
     PlanOrder order = PlanOrder::Megatron;
+    // Layers whose activations go to host memory (step/offload.h): only with a stack that
+    // offers it, PP 1 and no recomputation; 0: none.
+    int offloadLayers = 0;
     bool operator==(const PlanChoice &) const = default;
 };
 
@@ -92,6 +95,10 @@ public:
     bool valid(const PlanChoice &choice, std::string *why = nullptr) const;
     // Memory always; the step only when it fits (or `always`).
     PlanPrice price(const PlanChoice &choice, bool always = false);
+    // The fewest layers whose activations, offloaded to host memory, make `choice` fit (its own
+    // offloadLayers aside); 0 when it fits without, when offload cannot apply to it or when no
+    // count makes it fit.
+    int offloadToFit(const PlanChoice &choice);
     // The same with every collective given the links to itself (no sharing where they run at
     // once): a lower bound of price()'s step time and, through it, of its cost (the schedule
     // only stretches collectives), at a small share of its cost.

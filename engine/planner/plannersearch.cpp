@@ -241,9 +241,19 @@ PlanSearch searchPlans(const Layout &layout, const Topology &topology, const Pla
                             // (and of its cost). Where even that would not be kept, the shared
                             // step would not be either (top and front only take a plan that
                             // beats one they hold); elsewhere the links are shared.
+                            c.offloadLayers = 0;
                             PlanPrice p = options.boundFirst ? pricer.priceAlone(c)
                                                              : pricer.price(c);
                             ++out.evaluated;
+                            // Too big to keep every layer's activations: the fewest layers
+                            // offloaded to host memory that make it fit, where offload applies.
+                            if (!p.fits) {
+                                if (const int k = pricer.offloadToFit(c); k > 0) {
+                                    c.offloadLayers = k;
+                                    p = options.boundFirst ? pricer.priceAlone(c) : pricer.price(c);
+                                    ++out.evaluated;
+                                }
+                            }
                             if (p.fits) {
                                 ++out.fitting;
                                 if (options.boundFirst) {
@@ -331,6 +341,12 @@ PlanSearch searchPlans(const Layout &layout, const Topology &topology, const Pla
             "published runs it was validated on); plans whose steps differ by less than their "
             "bands are not told apart by the model; regimes without such runs (ZeRO-3 or FSDP on "
             "Hopper, say) have wider bands, and no published run had TP across NVLink domains");
+    if (stack && stack->activationOffload)
+        out.assumptions.push_back(
+                "activation offload to host memory (Transformer Engine's, as the " + stack->id
+                + " stack offers it): a configuration without PP or recomputation that does not "
+                  "fit is tried again with the fewest layers offloaded that make it fit "
+                  "(recompute \"none+K\"); the copies' waits on the host link are priced");
     if (out.pricePerGpuHour > 0)
         out.assumptions.push_back(
                 "on one cluster, cost per step and tokens per dollar follow step time: the "

@@ -60,6 +60,7 @@ Json planJson(const Plan &p, int rank, const std::vector<std::string> *bases)
     j["training"] = Json{{"micro_batch", c.microBatch},
                          {"micro_batches", x.microBatches},
                          {"recompute", toString(c.recompute)},
+                         {"cpu_offload_layers", c.offloadLayers},
                          {"sharding", toString(c.sharding)},
                          {"optimizer",
                           Json{{"distributed", c.sharding != Sharding::Zero0},

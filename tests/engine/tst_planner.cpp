@@ -74,6 +74,11 @@ PlanChoice randomValid(std::mt19937 &rng, const Layout &l, const PlanPricer &pri
         // Pipeline stages inside replicas where that order applies, half the time.
         if (std::uniform_int_distribution<int>(0, 1)(rng) == 0)
             c.order = PlanOrder::PipelineInner;
+        // Activation offload where the stack offers it and the shape allows it, half the time.
+        const StackProfile *stack = findStack(l.training.stack);
+        if (stack && stack->activationOffload && c.pp == 1 && c.recompute == Recompute::None
+            && std::uniform_int_distribution<int>(0, 1)(rng) == 0)
+            c.offloadLayers = std::uniform_int_distribution<int>(1, 60)(rng);
         if (pricer.valid(c))
             return c;
     }
@@ -82,7 +87,7 @@ PlanChoice randomValid(std::mt19937 &rng, const Layout &l, const PlanPricer &pri
 
 QString describe(const PlanChoice &c)
 {
-    return QString("tp%1 cp%2 ep%3 pp%4 vp%5 dp%6 mb%7 recompute %8 %9 %10")
+    return QString("tp%1 cp%2 ep%3 pp%4 vp%5 dp%6 mb%7 recompute %8 offload %11 %9 %10")
             .arg(c.tp)
             .arg(c.cp)
             .arg(c.ep)
@@ -92,7 +97,27 @@ QString describe(const PlanChoice &c)
             .arg(c.microBatch)
             .arg(toString(c.recompute))
             .arg(toString(c.sharding))
-            .arg(toString(c.order));
+            .arg(toString(c.order))
+            .arg(c.offloadLayers);
+}
+
+// Llama 3 70B in FP8 under NeMo on one GB200 NVL72 rack at 8K tokens, as Megatron-Bridge ran
+// it on GB200 with Megatron-FSDP and 40 layers' activations offloaded to the host (run W10 of
+// tests/data/throughput, which has 64 of the rack's GPUs).
+Layout gb200Llama70b()
+{
+    Layout l = shipped("gb200-nvl72-rack.railyard.json");
+    l.model = ModelConfig{};
+    l.model->preset = "llama3-70b";
+    l.training.seqLen = 8192;
+    l.training.globalBatch = 288;
+    l.training.precision = Precision::Fp8;
+    l.training.stack = "nemo";
+    applyStackDefaults(l.training, *findStack("nemo"));
+    l.parallel = ParallelConfig{};
+    l.parallel.dp = 72;
+    l.mapping.clear();
+    return l;
 }
 
 } // namespace
@@ -141,6 +166,8 @@ private Q_SLOTS:
         Layout mcore = example("example-moe.railyard.json");
         applyStackDefaults(mcore.training, *findStack("megatron-core"));
         QTest::newRow("moe-h100-megatron-core") << mcore << 100 << 8u;
+        // A dense model under NeMo, whose activation offload the planner may propose.
+        QTest::newRow("dense-gb200-nemo") << gb200Llama70b() << 100 << 9u;
     }
 
     void fastPathAgreesWithEvaluation()
@@ -154,11 +181,13 @@ private Q_SLOTS:
         std::mt19937 rng(seed);
         EvaluationWorkspace workspace;
         double worstStep = 0, worstMemory = 0;
-        int inside = 0; // configurations with pipeline stages inside replicas
+        int inside = 0;    // configurations with pipeline stages inside replicas
+        int offloaded = 0; // with activations offloaded to host memory
         for (int i = 0; i < samples; ++i) {
             const PlanChoice c = randomValid(rng, layout, pricer);
             QVERIFY(pricer.valid(c));
             inside += c.order == PlanOrder::PipelineInner ? 1 : 0;
+            offloaded += c.offloadLayers > 0 ? 1 : 0;
             const PlanPrice fast = pricer.price(c, true);
             const Evaluation full = evaluate(applyPlan(layout, c),
                                              topology,
@@ -195,12 +224,14 @@ private Q_SLOTS:
             QCOMPARE(fast.fits, fullMemory <= full.hbmGiB);
         }
         qInfo("worst relative difference: step %.2e, memory %.2e (%d of %d with pipeline stages "
-              "inside replicas)",
+              "inside replicas, %d with activation offload)",
               worstStep,
               worstMemory,
               inside,
-              samples);
+              samples,
+              offloaded);
         QVERIFY(inside > 0);
+        QCOMPARE(offloaded > 0, findStack(layout.training.stack)->activationOffload);
     }
 
     void memoryFilterDropsWhatDoesNotFit()
@@ -634,6 +665,77 @@ private Q_SLOTS:
                          != std::string::npos,
                  wide.front().message.c_str());
         QVERIFY(wide.front().costS > 0);
+    }
+
+    // Where the stack offers activation offload (step/offload.h), a configuration without PP or
+    // recomputation that does not fit is tried with the fewest layers offloaded that make it
+    // fit. On GB200 the planner then finds what Megatron-Bridge runs there: Llama 3 70B with
+    // Megatron-FSDP, micro-batch 2 and about half the layers offloaded.
+    void proposesTheFewestOffloadedLayersThatFit()
+    {
+        const Layout l = gb200Llama70b();
+        const Topology topology = buildTopology(l.cluster, Catalog::builtin());
+        PlanOptions o;
+        o.top = 50;
+        const PlanSearch s = searchPlans(l, topology, o);
+        QVERIFY(s.ok);
+        PlanPricer pricer(l, topology);
+        int offloaded = 0;
+        for (const Plan &p : s.plans) {
+            const PlanChoice &c = p.choice;
+            QVERIFY2(pricer.valid(c), qPrintable(describe(c)));
+            if (c.offloadLayers == 0)
+                continue;
+            ++offloaded;
+            QCOMPARE(c.pp, 1);
+            QCOMPARE(c.recompute, Recompute::None);
+            // It fits as offloaded, not with one layer fewer, nor without.
+            QVERIFY(pricer.price(c).fits);
+            PlanChoice fewer = c;
+            fewer.offloadLayers = c.offloadLayers - 1;
+            QVERIFY2(!pricer.price(fewer).fits, qPrintable(describe(fewer)));
+            QCOMPARE(pricer.offloadToFit(c), c.offloadLayers);
+        }
+        QVERIFY(offloaded > 0);
+        // Micro-batch 2 with FSDP and every GPU a replica, as Megatron-Bridge set it, is among
+        // the plans, with 39 of the 80 layers offloaded (it sets 40).
+        const auto fsdp2 = std::find_if(s.plans.begin(), s.plans.end(), [](const Plan &p) {
+            return p.choice.tp == 1 && p.choice.pp == 1 && p.choice.cp == 1
+                   && p.choice.microBatch == 2 && p.choice.sharding == Sharding::Fsdp;
+        });
+        QVERIFY(fsdp2 != s.plans.end());
+        QCOMPARE(fsdp2->choice.offloadLayers, 39);
+        // The assumption says so; the applied plan carries the offload and evaluates alike.
+        QVERIFY(std::any_of(s.assumptions.begin(), s.assumptions.end(), [](const std::string &a) {
+            return a.find("activation offload") != std::string::npos;
+        }));
+        const Layout applied = applyPlan(l, fsdp2->choice);
+        QCOMPARE(applied.training.offloadLayers, 39);
+        EvaluationWorkspace workspace;
+        const Evaluation e = evaluate(applied, topology, workspace, {});
+        QVERIFY(e.ok);
+        RAILYARD_COMPARE_NEAR(e.stepTimeS, fsdp2->price.stepTimeS, 0.005);
+        QVERIFY(e.memoryGiBPerStage[0] <= e.hbmGiB);
+
+        // PP or recomputation rule it out, and so does a stack without it (torchtitan).
+        std::string why;
+        PlanChoice c = fsdp2->choice;
+        c.pp = 2;
+        c.dp = 36;
+        QVERIFY(!pricer.valid(c, &why));
+        QVERIFY(why.find("offload") != std::string::npos);
+        c = fsdp2->choice;
+        c.recompute = Recompute::Selective;
+        QVERIFY(!pricer.valid(c, &why));
+        Layout titan = l;
+        titan.training.stack = "torchtitan";
+        applyStackDefaults(titan.training, *findStack("torchtitan"));
+        const PlanSearch t = searchPlans(titan, topology, o);
+        QVERIFY(t.ok && !t.plans.empty());
+        for (const Plan &p : t.plans)
+            QCOMPARE(p.choice.offloadLayers, 0);
+        PlanPricer titanPricer(titan, topology);
+        QCOMPARE(titanPricer.offloadToFit(fsdp2->choice), 0);
     }
 
     void applyPlanSetsTheLayout()

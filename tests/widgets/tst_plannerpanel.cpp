@@ -124,6 +124,51 @@ private Q_SLOTS:
         QVERIFY(!panel.applyPlan(0));
     }
 
+    // Where the stack offers activation offload, a plan may offload layers to host memory: the
+    // row says how many, and applying it sets the Workload's CPU offload in the same undo step.
+    void offloadedPlanSaysSoAndApplies()
+    {
+        QString error;
+        auto doc = Document::load(QStringLiteral(RAILYARD_TEST_DATA
+                                                 "/gb200-llama70b-nemo.railyard.json"),
+                                  &error);
+        QVERIFY2(doc, qPrintable(error));
+        QCOMPARE(doc->layout().training.offloadLayers, 0);
+        PlannerPanel panel;
+        panel.setDocument(doc.get());
+        QSignalSpy done(&panel, &PlannerPanel::searchFinished);
+        panel.search();
+        QVERIFY(done.count() == 1 || done.wait(120000));
+        const engine::PlanSearch &r = panel.result();
+        QVERIFY(r.ok);
+        int row = -1;
+        for (int i = 0; i < panel.table()->rowCount() && row < 0; ++i)
+            if (r.plans[std::size_t(i)].choice.offloadLayers > 0)
+                row = i;
+        QVERIFY(row >= 0);
+        const int k = r.plans[std::size_t(row)].choice.offloadLayers;
+        QVERIFY2(panel.table()->item(row, 1)->text().contains(
+                         QStringLiteral("%1 layers offloaded to CPU").arg(k)),
+                 qPrintable(panel.table()->item(row, 1)->text()));
+        if (const QString dir = qEnvironmentVariable("RAILYARD_SHOTS_DIR"); !dir.isEmpty()) {
+            panel.resize(560, 820);
+            panel.show();
+            QTest::qWait(50);
+            panel.grab().save(dir + QStringLiteral("/planner-offload.png"));
+        }
+        const int undoCount = doc->undoStack()->count();
+        panel.table()->selectRow(row);
+        panel.applyButton()->click();
+        QCOMPARE(doc->undoStack()->count(), undoCount + 1);
+        QCOMPARE(doc->layout().training.offloadLayers, k);
+        QCOMPARE(doc->layout().training.recompute, engine::Recompute::None);
+        RAILYARD_COMPARE_NEAR(doc->evaluation().stepTimeS,
+                              r.plans[std::size_t(row)].price.stepTimeS,
+                              0.005);
+        doc->undoStack()->undo();
+        QCOMPARE(doc->layout().training.offloadLayers, 0);
+    }
+
     // On the 16k preset the front runs from the best plan (about 6 s) to plans that barely fit
     // and take 1,000 times as long: the step axis stops at ParetoChart::kSpan times the best,
     // and the chart says how many points are off the top and how slow they are.

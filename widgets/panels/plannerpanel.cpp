@@ -265,10 +265,14 @@ void PlannerPanel::showResult()
     m_table->setRowCount(int(r.plans.size()));
     for (int row = 0; row < int(r.plans.size()); ++row) {
         const engine::Plan &p = r.plans[std::size_t(row)];
-        const QString training = tr("micro-batch %1 \u00b7 recompute %2 \u00b7 sharding %3")
-                                         .arg(p.choice.microBatch)
-                                         .arg(recomputeName(p.choice.recompute),
-                                              shardingName(p.choice.sharding));
+        QString training = tr("micro-batch %1 \u00b7 recompute %2 \u00b7 sharding %3")
+                                   .arg(p.choice.microBatch)
+                                   .arg(recomputeName(p.choice.recompute),
+                                        shardingName(p.choice.sharding));
+        if (p.choice.offloadLayers > 0)
+            training += p.choice.offloadLayers == 1 ? tr(" \u00b7 1 layer offloaded to CPU")
+                                                    : tr(" \u00b7 %1 layers offloaded to CPU")
+                                                              .arg(p.choice.offloadLayers);
         const QString cells[Columns] = {QString::number(row + 1),
                                         sizes(p.choice) + QLatin1Char('\n') + training,
                                         tr("%1\n\u00b1%2%")
