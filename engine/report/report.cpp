@@ -327,6 +327,8 @@ void writeEvaluationJson(std::ostream &out,
     j["tokens_per_s"] = e.tokensPerS;
     j["tokens_per_s_per_gpu"] = e.tokensPerSPerGpu;
     j["mfu"] = e.mfu;
+    if (e.mfuOfFp8Peak > 0)
+        j["mfu_of_fp8_peak"] = e.mfuOfFp8Peak;
     j["model_tflops_per_gpu"] = e.modelTflopsPerGpu;
     j["flop_convention"] = e.flopConvention;
     j["memory_gib_per_gpu"] = e.memory.totalGiB();
@@ -399,7 +401,7 @@ void writeEvaluationText(std::ostream &out,
     s += "  tokens/s per GPU  " + formatNumber(e.tokensPerSPerGpu, 4) + "  ("
          + formatNumber(e.tokensPerS, 4) + " in all)\n";
     s += "  MFU               " + formatNumber(100 * e.mfu, 3) + "%  ("
-         + formatNumber(e.modelTflopsPerGpu, 4) + " model TFLOP/s per GPU)\n";
+         + formatNumber(e.modelTflopsPerGpu, 4) + " model TFLOP/s per GPU" + mfuFp8Note(e) + ")\n";
     s += "  memory per GPU    " + formatNumber(e.memory.totalGiB(), 3) + " GiB of "
          + formatNumber(e.hbmGiB, 3) + "\n";
     if (e.costPerStep > 0)

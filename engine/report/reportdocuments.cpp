@@ -32,7 +32,7 @@ void writeEvaluationMarkdown(std::ostream &out,
     s += "| Tokens/s | " + formatNumber(e.tokensPerS, 4) + " ("
          + formatNumber(e.tokensPerSPerGpu, 4) + " per GPU) |\n";
     s += "| MFU | " + formatNumber(100 * e.mfu, 3) + "% (" + formatNumber(e.modelTflopsPerGpu, 4)
-         + " model TFLOP/s per GPU) |\n";
+         + " model TFLOP/s per GPU" + mfuFp8Note(e) + ") |\n";
     s += "| Memory per GPU | " + formatNumber(e.memory.totalGiB(), 3) + " GiB of "
          + formatNumber(e.hbmGiB, 3) + " GiB |\n";
     if (e.costPerStep > 0)

@@ -208,4 +208,12 @@ inline Json memoryBreakdownJson(const MemoryBreakdown &m)
                 {"other", m.otherGiB}};
 }
 
+// After an MFU against the BF16 peak, an FP8 run's share of its own peak: "; 44.1% of the FP8
+// peak" (empty for other runs).
+inline std::string mfuFp8Note(const Evaluation &e)
+{
+    return e.mfuOfFp8Peak > 0 ? "; " + formatNumber(100 * e.mfuOfFp8Peak, 3) + "% of the FP8 peak"
+                              : std::string();
+}
+
 } // namespace railyard::engine::reportformat

@@ -225,7 +225,7 @@ const std::array<Metric, 7> &metrics()
              [](const Evaluation &e) { return e.mfu; },
              [](const Evaluation &e) {
                  return formatNumber(100 * e.mfu, 3) + "% (" + formatNumber(e.modelTflopsPerGpu, 4)
-                        + " model TFLOP/s per GPU)";
+                        + " model TFLOP/s per GPU" + mfuFp8Note(e) + ")";
              }},
             {"Memory per GPU",
              [](const Evaluation &e) { return e.memory.totalGiB(); },

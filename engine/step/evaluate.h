@@ -81,7 +81,10 @@ struct Evaluation
     double tokensPerStep = 0;
     double tokensPerS = 0;
     double tokensPerSPerGpu = 0;
-    double mfu = 0; // model FLOPs / (time x GPUs x dense BF16/FP8 peak)
+    double mfu = 0; // model FLOPs / (time x GPUs x dense BF16 peak), FP8 runs too
+    // In FP8 (on a GPU with FP8 tensor cores): the same against the dense FP8 peak, twice the
+    // BF16 one, which FP8 runs can pass 100% of; 0 otherwise.
+    double mfuOfFp8Peak = 0;
     double modelTflopsPerGpu = 0;
     std::string flopConvention; // how model FLOPs were counted
     StepBreakdown exposed;      // adds up to the step time

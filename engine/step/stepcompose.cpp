@@ -50,6 +50,14 @@ void StepModel::throughput()
                               "parameters x tokens plus full s^2 attention (not halved for causal "
                               "masks), no recomputation; MFU against the dense BF16 peak ("
                               + formatNumber(gpu.bf16Tflops) + " TFLOP/s)";
+    if (t.precision != Precision::Bf16 && gpu.fp8Tflops > 0) {
+        m_result.mfuOfFp8Peak = rate.modelTflopsPerGpu / gpu.fp8Tflops;
+        m_result.flopConvention += ", FP8 runs too, as Llama 3 and NVIDIA's tables count them "
+                                   "(they can pass 100%); "
+                                   + formatNumber(100 * m_result.mfuOfFp8Peak, 3)
+                                   + "% of the dense FP8 peak (" + formatNumber(gpu.fp8Tflops)
+                                   + " TFLOP/s)";
+    }
     m_result.costPerStep = rate.costPerStep;
     m_result.costPerMillionTokens = rate.costPerMillionTokens;
     if (gpus < m_topo.gpuCount() && rate.costPerStep > 0) {
