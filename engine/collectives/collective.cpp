@@ -378,6 +378,14 @@ CollectiveCurve collectiveCurve(const Topology &t,
                             * 1e-6;
         k.nvlinkScale = (c.algo == Algorithm::Nvls || c.algo == Algorithm::NvlsTree) ? nvlsEff
                                                                                      : 1.0;
+        k.chooseCapBusGBps = k.capBusGBps;
+        // NCCL's model caps Blackwell's Simple tree across three or more nodes at 24 GB/s a
+        // channel and so runs rings there, but a forced tree runs past it, bound by the NICs:
+        // GB200 between three NVL4 / NVL8 partitions over InfiniBand, 8 channels, 234 and 486
+        // GB/s of bus bandwidth where the model says 177 (NVIDIA/nccl#1801; sweeps Y4t, Y5t).
+        // The choice keeps NCCL's ceiling; the time takes the links'.
+        if (treeLike && c.proto == Protocol::Simple && arch >= 3)
+            k.capBusGBps = 0;
         if (curve.candidates < static_cast<int>(curve.candidate.size()))
             curve.candidate[static_cast<std::size_t>(curve.candidates++)] = k;
     }

@@ -162,9 +162,12 @@ struct CollectiveCandidate
 {
     Algorithm algorithm = Algorithm::Ring;
     Protocol protocol = Protocol::Simple;
-    int bwIndex = 0;            // its algorithm's entry in CollectiveCurve::bwPerByte
-    double efficiency = 1;      // share of the links' achieved rate
-    double capBusGBps = 0;      // per-channel ceiling on bus bandwidth (0: none)
+    int bwIndex = 0;       // its algorithm's entry in CollectiveCurve::bwPerByte
+    double efficiency = 1; // share of the links' achieved rate
+    double capBusGBps = 0; // per-channel ceiling on bus bandwidth (0: none)
+    // The ceiling NCCL's own model puts there when it chooses (tuning.cc): capBusGBps, except
+    // where measurements run past it (Blackwell's tree across nodes; collective.cpp).
+    double chooseCapBusGBps = 0;
     double latencyS = 0;        // below CollectiveCurve::plateauBytes
     double plateauLatencyS = 0; // from plateauBytes on (NCCL's large multi-node ring)
     double nvlinkScale = 1;     // NVLS: the NVSwitch's multicast efficiency on NVLink
@@ -207,13 +210,15 @@ inline double candidateBwTime(const CollectiveCurve &c, const CollectiveCandidat
 {
     return candidateBwTime(c, k, bytes, c.bwPerByte[static_cast<std::size_t>(k.bwIndex)] * bytes);
 }
-// The candidate NCCL picks at `bytes` (the fastest for the group alone); -1 if none.
+// The candidate NCCL picks at `bytes` (the fastest for the group alone, as NCCL's model prices
+// it: with its own ceilings); -1 if none.
 inline int chooseCandidate(const CollectiveCurve &c, double bytes)
 {
     int best = -1;
     double bestS = std::numeric_limits<double>::infinity();
     for (int i = 0; i < c.candidates; ++i) {
-        const CollectiveCandidate &k = c.candidate[static_cast<std::size_t>(i)];
+        CollectiveCandidate k = c.candidate[static_cast<std::size_t>(i)];
+        k.capBusGBps = k.chooseCapBusGBps;
         const double t = candidateLatency(c, k, bytes) + candidateBwTime(c, k, bytes);
         if (t < bestS) {
             bestS = t;

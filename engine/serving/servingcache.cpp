@@ -10,16 +10,16 @@ namespace {
 // (x86-64, those of the fields listed) change when one is added.
 bool same(const CollectiveCandidate &a, const CollectiveCandidate &b)
 {
-    static_assert(sizeof(CollectiveCandidate) == 56);
+    static_assert(sizeof(CollectiveCandidate) == 64);
     return a.algorithm == b.algorithm && a.protocol == b.protocol && a.bwIndex == b.bwIndex
            && a.efficiency == b.efficiency && a.capBusGBps == b.capBusGBps
-           && a.latencyS == b.latencyS && a.plateauLatencyS == b.plateauLatencyS
-           && a.nvlinkScale == b.nvlinkScale;
+           && a.chooseCapBusGBps == b.chooseCapBusGBps && a.latencyS == b.latencyS
+           && a.plateauLatencyS == b.plateauLatencyS && a.nvlinkScale == b.nvlinkScale;
 }
 
 bool same(const CollectiveCurve &a, const CollectiveCurve &b)
 {
-    static_assert(sizeof(CollectiveCurve) == 1104);
+    static_assert(sizeof(CollectiveCurve) == 1232);
     if (a.op != b.op || a.n != b.n || a.busFactor != b.busFactor || a.plateauBytes != b.plateauBytes
         || a.algorithm != b.algorithm || a.bwPerByte != b.bwPerByte
         || a.nvlinkPerByte != b.nvlinkPerByte || a.networkPerByte != b.networkPerByte
@@ -33,7 +33,7 @@ bool same(const CollectiveCurve &a, const CollectiveCurve &b)
 
 bool same(const CollectivePricer &a, const CollectivePricer &b)
 {
-    static_assert(sizeof(CollectivePricer) == 1184);
+    static_assert(sizeof(CollectivePricer) == 1312);
     return a.op == b.op && a.n == b.n && a.domains == b.domains && a.groups == b.groups
            && same(a.curve, b.curve) && a.launchCutS == b.launchCutS && a.oneShot == b.oneShot
            && a.oneShotMaxBytes == b.oneShotMaxBytes && a.oneShotPerByteS == b.oneShotPerByteS

@@ -390,6 +390,11 @@ private Q_SLOTS:
         QTest::newRow("Y3 p4dn, 2 nodes") << "Y3b" << 0.15;
         QTest::newRow("Y3 p4dn, 3 nodes") << "Y3c" << 0.10;
         QTest::newRow("Y3 p4dn, 4 nodes") << "Y3d" << 0.05;
+        // Forced trees between GB200 partitions over InfiniBand (nccl#1801): bound by the
+        // NICs, past the 24 GB/s a channel NCCL's model caps Blackwell's tree at (-11.5% and
+        // -15.1%; -59% and -60% at that cap).
+        QTest::newRow("Y4 GB200 NVL4 x 3, tree") << "Y4t" << 0.20;
+        QTest::newRow("Y5 GB200 NVL8 x 3, tree") << "Y5t" << 0.20;
     }
     void heldBackMisses()
     {
@@ -414,6 +419,26 @@ private Q_SLOTS:
                          "(+37%), not traced",
                          Continue);
         QVERIFY2(std::abs(p[0].error()) <= tolerance, qPrintable(QString::number(p[0].error())));
+    }
+
+    // NCCL chooses by its own model, whose ceiling on Blackwell's tree across three or more
+    // nodes makes it run rings between GB200 partitions over InfiniBand ("ring, default" in
+    // nccl#1801), although a forced tree is faster there: the engine chooses as NCCL does.
+    void ncclStillChoosesRingsBetweenGb200Partitions()
+    {
+        for (const char *name : {"gb200-3trays-ib", "gb200-3x8-ib"}) {
+            Layout l = layoutOf(QLatin1String(name));
+            l.cluster.tuning.nvls = false; // NCCL_NVLS_ENABLE=0, as measured
+            const Topology t = buildTopology(l.cluster, Catalog::builtin());
+            CollectiveRequest req;
+            req.op = CollectiveOp::AllReduce;
+            req.bytes = 16.0 * (1ull << 30);
+            const CollectiveResult chosen = estimateCollective(t, req);
+            QCOMPARE(chosen.algorithm, Algorithm::Ring);
+            req.algorithm = Algorithm::Tree;
+            const CollectiveResult tree = estimateCollective(t, req);
+            QVERIFY2(tree.busbwGBps > 1.05 * chosen.busbwGBps, name); // though a tree is faster
+        }
     }
 
     // Each transport's constants refitted with each source left out, and that source priced
