@@ -18,6 +18,20 @@
 using namespace railyard;
 using railyard::test::openLayout;
 
+namespace {
+
+// Runs the panel's search on `doc` and waits for it (two minutes at most): whether it ended
+// with plans.
+bool searched(PlannerPanel &panel, Document *doc)
+{
+    panel.setDocument(doc);
+    QSignalSpy done(&panel, &PlannerPanel::searchFinished);
+    panel.search();
+    return (done.count() == 1 || done.wait(120000)) && panel.result().ok;
+}
+
+} // namespace
+
 class TestPlannerPanel : public QObject
 {
     Q_OBJECT
@@ -135,12 +149,8 @@ private Q_SLOTS:
         QVERIFY2(doc, qPrintable(error));
         QCOMPARE(doc->layout().training.offloadLayers, 0);
         PlannerPanel panel;
-        panel.setDocument(doc.get());
-        QSignalSpy done(&panel, &PlannerPanel::searchFinished);
-        panel.search();
-        QVERIFY(done.count() == 1 || done.wait(120000));
+        QVERIFY(searched(panel, doc.get()));
         const engine::PlanSearch &r = panel.result();
-        QVERIFY(r.ok);
         int row = -1;
         for (int i = 0; i < panel.table()->rowCount() && row < 0; ++i)
             if (r.plans[std::size_t(i)].choice.offloadLayers > 0)
@@ -177,12 +187,8 @@ private Q_SLOTS:
         auto doc = openLayout("llama3.1-405b-16k-h100.railyard.json");
         QVERIFY(doc);
         PlannerPanel panel;
-        panel.setDocument(doc.get());
-        QSignalSpy done(&panel, &PlannerPanel::searchFinished);
-        panel.search();
-        QVERIFY(done.count() == 1 || done.wait(120000));
+        QVERIFY(searched(panel, doc.get()));
         const engine::PlanSearch &r = panel.result();
-        QVERIFY(r.ok);
         QVERIFY(!r.pareto.empty());
         double best = r.plans.front().price.stepTimeS, slowest = 0;
         for (const engine::Plan &p : r.pareto) {
