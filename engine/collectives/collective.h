@@ -197,14 +197,23 @@ inline double candidateLatency(const CollectiveCurve &c, const CollectiveCandida
     return bytes >= c.plateauBytes ? k.plateauLatencyS : k.latencyS;
 }
 // The bandwidth part given the link-bound seconds `linkS` (the group alone, or all groups at
-// once): the algorithm's efficiency, then NCCL's per-channel ceiling.
+// once): the algorithm's efficiency, then a per-channel ceiling `capBusGBps` (0: none).
+inline double cappedBwTime(const CollectiveCurve &c,
+                           const CollectiveCandidate &k,
+                           double bytes,
+                           double linkS,
+                           double capBusGBps)
+{
+    const double t = linkS / k.efficiency;
+    return capBusGBps > 0 ? std::max(t, c.busFactor * bytes / (capBusGBps * 1e9)) : t;
+}
+// The same with the candidate's own ceiling: what the collective takes.
 inline double candidateBwTime(const CollectiveCurve &c,
                               const CollectiveCandidate &k,
                               double bytes,
                               double linkS)
 {
-    const double t = linkS / k.efficiency;
-    return k.capBusGBps > 0 ? std::max(t, c.busFactor * bytes / (k.capBusGBps * 1e9)) : t;
+    return cappedBwTime(c, k, bytes, linkS, k.capBusGBps);
 }
 inline double candidateBwTime(const CollectiveCurve &c, const CollectiveCandidate &k, double bytes)
 {
@@ -217,9 +226,10 @@ inline int chooseCandidate(const CollectiveCurve &c, double bytes)
     int best = -1;
     double bestS = std::numeric_limits<double>::infinity();
     for (int i = 0; i < c.candidates; ++i) {
-        CollectiveCandidate k = c.candidate[static_cast<std::size_t>(i)];
-        k.capBusGBps = k.chooseCapBusGBps;
-        const double t = candidateLatency(c, k, bytes) + candidateBwTime(c, k, bytes);
+        const CollectiveCandidate &k = c.candidate[static_cast<std::size_t>(i)];
+        const double linkS = c.bwPerByte[static_cast<std::size_t>(k.bwIndex)] * bytes;
+        const double t = candidateLatency(c, k, bytes)
+                         + cappedBwTime(c, k, bytes, linkS, k.chooseCapBusGBps);
         if (t < bestS) {
             bestS = t;
             best = i;
