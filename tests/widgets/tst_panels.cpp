@@ -16,6 +16,7 @@
 #include "panels/workloadpanel.h"
 #include "step/evaluationdiff.h"
 
+#include "evaluatetext.h"
 #include "testlayouts.h"
 #include <QCheckBox>
 #include <QComboBox>
@@ -193,9 +194,7 @@ private Q_SLOTS:
         const engine::Evaluation before = doc->evaluation();
         QVERIFY(before.stackRange.stacks > 0);
         const auto noStack = [](const engine::Evaluation &e) {
-            return std::any_of(e.warnings.begin(), e.warnings.end(), [](const engine::Warning &w) {
-                return w.code == "no-stack";
-            });
+            return test::findWarning(e, "no-stack") != nullptr;
         };
         QVERIFY(noStack(before));
         const int row = stack->findData(QStringLiteral("torchtitan"));
@@ -267,10 +266,7 @@ private Q_SLOTS:
         QCOMPARE(offload->value(), 0);
         QCOMPARE(offload->text(), QStringLiteral("Off"));
         const auto warned = [&](const char *code) {
-            for (const engine::Warning &w : doc->evaluation().warnings)
-                if (w.code == code)
-                    return true;
-            return false;
+            return test::findWarning(doc->evaluation(), code) != nullptr;
         };
         const int steps = doc->undoStack()->count();
         offload->setValue(16);
