@@ -379,7 +379,7 @@ struct PlanPricer::Impl
             sizeUp(c, s, out);
             return out.fits;
         };
-        if (fitsWith(0) || !fitsWith(m.layers - 1))
+        if (fitsWith(0) || !fitsWith(m.layers - 1)) // keep in step with mostOffload()
             return 0;
         // The GPU holds fewer layers' activations the more are offloaded
         // (offloadResidentLayers), so the fewest that fit are found by bisection.
@@ -594,6 +594,11 @@ PlanPrice PlanPricer::priceAlone(const PlanChoice &choice, bool always)
 int PlanPricer::offloadToFit(const PlanChoice &choice)
 {
     return d->offloadToFit(choice);
+}
+
+int PlanPricer::mostOffload(const PlanChoice &choice) const
+{
+    return d->offloadApplies(choice) ? d->m.layers - 1 : 0;
 }
 
 std::optional<PlanPrice> PlanPricer::shareLinks(const PlanPrice &alone, double giveUpAbove)

@@ -99,6 +99,8 @@ public:
     // offloadLayers aside); 0 when it fits without, when offload cannot apply to it or when no
     // count makes it fit.
     int offloadToFit(const PlanChoice &choice);
+    // The most layers offload can take in `choice` (all but one); 0 where it cannot apply.
+    int mostOffload(const PlanChoice &choice) const;
     // The same with every collective given the links to itself (no sharing where they run at
     // once): a lower bound of price()'s step time and, through it, of its cost (the schedule
     // only stretches collectives), at a small share of its cost.

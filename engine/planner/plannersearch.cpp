@@ -275,10 +275,17 @@ PlanSearch searchPlans(const Layout &layout, const Topology &topology, const Pla
                                 top.offer(c, p);
                                 if (options.pareto)
                                     front.offer(c, p);
-                            } else if (out.fitting == 0
-                                       && (!leastMemory
-                                           || p.memoryGiB < leastMemory->price.memoryGiB)) {
-                                leastMemory = Plan{c, p};
+                            } else if (out.fitting == 0) {
+                                // What comes closest, with as much offloaded as it can take.
+                                PlanChoice closest = c;
+                                PlanPrice least = p;
+                                if (const int most = pricer.mostOffload(c);
+                                    most > c.offloadLayers) {
+                                    closest.offloadLayers = most;
+                                    least = pricer.price(closest);
+                                }
+                                if (!leastMemory || least.memoryGiB < leastMemory->price.memoryGiB)
+                                    leastMemory = Plan{closest, least};
                             }
                         }
                     }
@@ -316,9 +323,12 @@ PlanSearch searchPlans(const Layout &layout, const Topology &topology, const Pla
                     + " GiB of usable HBM of " + std::to_string(gpus) + " " + topology.gpuSpec().id
                     + " GPUs in any of the " + std::to_string(out.evaluated)
                     + " configurations tried: the smallest needs "
-                    + formatNumber(leastMemory->price.memoryGiB, 3)
-                    + " GiB per GPU; add GPUs, use GPUs with more memory, or shorten the "
-                      "sequence";
+                    + formatNumber(leastMemory->price.memoryGiB, 3) + " GiB per GPU"
+                    + (leastMemory->choice.offloadLayers > 0
+                               ? " with " + std::to_string(leastMemory->choice.offloadLayers)
+                                         + " layers' activations offloaded to host memory"
+                               : std::string())
+                    + "; add GPUs, use GPUs with more memory, or shorten the sequence";
     } else if (out.evaluated == 0 && !out.cancelled) {
         out.noFit = "no parallel configuration divides " + std::to_string(gpus) + " GPUs for "
                     + m.name + " with a global batch of " + std::to_string(t.globalBatch)

@@ -1,5 +1,6 @@
 // The planner: its fast path agrees with the full evaluation, it drops what does not fit, ranks by
 // each objective, and never proposes an invalid configuration.
+#include "base/units.h"
 #include "layout/layout.h"
 #include "layout/softwarestack.h"
 #include "planner/planner.h"
@@ -736,6 +737,45 @@ private Q_SLOTS:
             QCOMPARE(p.choice.offloadLayers, 0);
         PlanPricer titanPricer(titan, topology);
         QCOMPARE(titanPricer.offloadToFit(fsdp2->choice), 0);
+    }
+
+    // When nothing fits, the configuration that comes closest is told with as much offloaded
+    // as offload can take: Llama 3 70B on one tray of 4 GB200 needs more than the HBM however
+    // it is cut, least with 79 of its 80 layers' activations in host memory.
+    void nothingFitsSaysWhatOffloadWouldNeed()
+    {
+        Layout l = gb200Llama70b();
+        l.cluster.nodes = 1;
+        l.cluster.nvlinkDomain = 4;
+        l.training.globalBatch = 48;
+        l.parallel.dp = 4;
+        const Topology topology = buildTopology(l.cluster, Catalog::builtin());
+        const PlanSearch s = searchPlans(l, topology, PlanOptions{});
+        QVERIFY(s.ok);
+        QCOMPARE(s.fitting, std::int64_t(0));
+        QVERIFY(s.leastMemory.has_value());
+        const PlanChoice &c = s.leastMemory->choice;
+        QCOMPARE(c.offloadLayers, 79);
+        PlanPricer pricer(l, topology);
+        QVERIFY(pricer.valid(c));
+        PlanChoice kept = c;
+        kept.offloadLayers = 0;
+        const PlanPrice without = pricer.price(kept);
+        QVERIFY(!without.fits);
+        QVERIFY2(s.leastMemory->price.memoryGiB < without.memoryGiB - 1.0,
+                 qPrintable(QString::number(s.leastMemory->price.memoryGiB)));
+        QVERIFY2(s.noFit.find("the smallest needs "
+                              + formatNumber(s.leastMemory->price.memoryGiB, 3)
+                              + " GiB per GPU with 79 layers' activations offloaded to host memory")
+                         != std::string::npos,
+                 s.noFit.c_str());
+        // Under a stack without offload the closest keeps every layer's activations.
+        l.training.stack = "torchtitan";
+        applyStackDefaults(l.training, *findStack("torchtitan"));
+        const PlanSearch t = searchPlans(l, topology, PlanOptions{});
+        QVERIFY(t.ok && t.leastMemory);
+        QCOMPARE(t.leastMemory->choice.offloadLayers, 0);
+        QVERIFY(t.noFit.find("offloaded") == std::string::npos);
     }
 
     void applyPlanSetsTheLayout()
