@@ -279,8 +279,7 @@ PlanSearch searchPlans(const Layout &layout, const Topology &topology, const Pla
                                 // What comes closest, with as much offloaded as it can take.
                                 PlanChoice closest = c;
                                 PlanPrice least = p;
-                                if (const int most = pricer.mostOffload(c);
-                                    most > c.offloadLayers) {
+                                if (const int most = pricer.mostOffload(c); most > c.offloadLayers) {
                                     closest.offloadLayers = most;
                                     least = pricer.price(closest);
                                 }

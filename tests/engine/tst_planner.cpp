@@ -764,8 +764,7 @@ private Q_SLOTS:
         QVERIFY(!without.fits);
         QVERIFY2(s.leastMemory->price.memoryGiB < without.memoryGiB - 1.0,
                  qPrintable(QString::number(s.leastMemory->price.memoryGiB)));
-        QVERIFY2(s.noFit.find("the smallest needs "
-                              + formatNumber(s.leastMemory->price.memoryGiB, 3)
+        QVERIFY2(s.noFit.find("the smallest needs " + formatNumber(s.leastMemory->price.memoryGiB, 3)
                               + " GiB per GPU with 79 layers' activations offloaded to host memory")
                          != std::string::npos,
                  s.noFit.c_str());

@@ -405,6 +405,41 @@ private Q_SLOTS:
         QVERIFY(panel.changeText().startsWith(QLatin1Char('-')));
     }
 
+    // FP8 runs can pass 100% MFU against the BF16 peak (the convention); a row beside it says
+    // their share of the FP8 peak, and a BF16 layout does not show the row.
+    void fp8RunsShowTheirShareOfTheFp8Peak()
+    {
+        const auto rowOf = [](QTableWidget *m, const QString &name) {
+            for (int r = 0; r < m->rowCount(); ++r)
+                if (m->verticalHeaderItem(r)->text() == name)
+                    return r;
+            return -1;
+        };
+        auto fp8 = openLayout("mlperf5-llama405b-gb200-512.railyard.json");
+        QVERIFY(fp8);
+        PricingPanel panel;
+        panel.setDocument(fp8.get());
+        const engine::Evaluation e = fp8->evaluation();
+        QVERIFY(e.ok && e.mfuOfFp8Peak > 0);
+        QTableWidget *m = panel.metrics();
+        const int row = rowOf(m, QStringLiteral("MFU, FP8 peak"));
+        QVERIFY(row >= 0);
+        QVERIFY(!m->isRowHidden(row));
+        QCOMPARE(m->item(row, 1)->text(),
+                 QString::number(100 * e.mfuOfFp8Peak, 'f', 1) + QStringLiteral("%"));
+        QVERIFY(e.mfuOfFp8Peak < e.mfu); // the FP8 peak is the larger
+        QVERIFY(m->verticalHeaderItem(row)->toolTip().contains(QStringLiteral("BF16 peak")));
+
+        auto bf16 = openLayout("gmi-h200-cluster.railyard.json");
+        QVERIFY(bf16);
+        PricingPanel other;
+        other.setDocument(bf16.get());
+        QCOMPARE(bf16->evaluation().mfuOfFp8Peak, 0.0);
+        QVERIFY(other.metrics()->isRowHidden(
+                rowOf(other.metrics(), QStringLiteral("MFU, FP8 peak"))));
+        QVERIFY(!other.metrics()->isRowHidden(rowOf(other.metrics(), QStringLiteral("MFU"))));
+    }
+
     void pinnedAComparesWithNowAndRestores()
     {
         auto doc = openLayout("gmi-h200-cluster.railyard.json");

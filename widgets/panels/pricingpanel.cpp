@@ -56,6 +56,7 @@ struct Metric
     std::function<double(const engine::Evaluation &)> value;
     std::function<QString(double)> text;
     bool higherIsBetter;
+    bool hiddenWhenZero = false; // a row only some layouts have (hidden where A and B are 0)
 };
 
 const std::vector<Metric> &metricList()
@@ -80,6 +81,16 @@ const std::vector<Metric> &metricList()
              QObject::tr("Model FLOPs utilization"),
              [](const engine::Evaluation &e) { return e.mfu; },
              [](double v) { return number(100 * v, 1) + QStringLiteral("%"); },
+             true},
+            {QObject::tr("MFU, FP8 peak"),
+             QObject::tr("FP8 runs: the same FLOPs against the dense FP8 peak (MFU above is "
+                         "against the BF16 peak, as Llama 3 and NVIDIA report it, and can pass "
+                         "100% in FP8)"),
+             [](const engine::Evaluation &e) { return e.mfuOfFp8Peak; },
+             [](double v) {
+                 return v > 0 ? number(100 * v, 1) + QStringLiteral("%") : QStringLiteral("\u2014");
+             },
+             true,
              true},
             {QObject::tr("TFLOP/s per GPU"),
              QObject::tr("Model TFLOP/s per GPU (the model's FLOPs, not recomputation)"),
@@ -390,9 +401,13 @@ void PricingPanel::sync()
     m_metrics->setColumnHidden(0, base == nullptr);
     m_metrics->setColumnHidden(2, base == nullptr);
     const auto &list = metricList();
+    int shownRows = 0;
     for (int r = 0; r < static_cast<int>(list.size()); ++r) {
         const Metric &m = list[static_cast<std::size_t>(r)];
         const double v = now.ok ? m.value(now) : 0;
+        const bool hidden = m.hiddenWhenZero && v == 0 && (!base || m.value(*base) == 0);
+        m_metrics->setRowHidden(r, hidden);
+        shownRows += hidden ? 0 : 1;
         m_metrics->item(r, 1)->setText(now.ok ? m.text(v) : QStringLiteral("\u2014"));
         m_metrics->item(r, 1)->setToolTip(now.ok ? number(v, v < 100 ? 3 : 0) : QString());
         if (base) {
@@ -412,8 +427,7 @@ void PricingPanel::sync()
             m_metrics->item(r, 2)->setForeground(changeColour(b, v, m.higherIsBetter));
         }
     }
-    m_metrics->setMaximumHeight(m_metrics->horizontalHeader()->height()
-                                + m_metrics->rowCount() * kRowH + 4);
+    m_metrics->setMaximumHeight(m_metrics->horizontalHeader()->height() + shownRows * kRowH + 4);
     // As wide as its numbers at least: squeezed, the table cut them (to one digit in a narrow
     // dock); the dock keeps this width instead (it never scrolls sideways).
     const int cellMargin = 2 * (m_metrics->style()->pixelMetric(QStyle::PM_FocusFrameHMargin) + 1)
@@ -424,9 +438,11 @@ void PricingPanel::sync()
             continue;
         int w = m_metrics->horizontalHeader()->sectionSizeHint(c);
         for (int r = 0; r < m_metrics->rowCount(); ++r)
-            w = std::max(w,
-                         m_metrics->fontMetrics().horizontalAdvance(m_metrics->item(r, c)->text())
-                                 + cellMargin);
+            if (!m_metrics->isRowHidden(r))
+                w = std::max(w,
+                             m_metrics->fontMetrics().horizontalAdvance(
+                                     m_metrics->item(r, c)->text())
+                                     + cellMargin);
         contentW += w;
     }
     m_metrics->setMinimumWidth(contentW);
