@@ -127,8 +127,10 @@ void requestStepComm(const StepSetting &s, const StageRun *runs, int nRuns, Step
     // column-parallel GEMM's input for its weight gradient, which Megatron overlaps with the
     // data-gradient GEMM. Full recomputation repeats the forward's collectives.
     const double recomputeTp = t.recompute == Recompute::Full ? 2.0 : 0.0;
+    if (m.isMoe() && etp == 1)
+        c.tpBlocksPerMoeLayer = m.sharedExperts > 0 ? 2.0 : 1.0;
     if (tp > 1) {
-        const double per = layersPerStage * microBatches;
+        const double per = c.tpLayers(layersPerStage - moePerStage, moePerStage) * microBatches;
         if (s.sp) {
             add(c,
                 CommSlot::TpAg,

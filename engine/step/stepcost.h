@@ -161,6 +161,16 @@ struct StepComm
     // backward's input-gradient reduce-scatters where the stack cannot fuse them,
     // StackProfile::tpOverlapBackwardReduceScatter).
     double tpUnfusedPerLayerS = 0;
+    // The blocks of a MoE layer with TP collectives on its hidden states, of a dense layer's 2:
+    // with expert tensor parallelism 1 only the attention's (and the shared experts'), since
+    // Megatron's dispatchers send each TP rank's own sequence shard to the experts (the
+    // expert-TP group they gather over has one rank; token_dispatcher.py, core_v0.15.0).
+    double tpBlocksPerMoeLayer = 2;
+    // Layers' worth of TP collectives in `dense` dense and `moe` MoE layers.
+    double tpLayers(double dense, double moe) const
+    {
+        return dense + moe * tpBlocksPerMoeLayer / 2;
+    }
     double cpPerLayerS = 0;
     // PyTorch's context parallel (StackProfile::torchContextParallel), per layer and
     // micro-batch: passes that gather the keys and values (forward, its recomputation,

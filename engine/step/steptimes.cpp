@@ -77,7 +77,7 @@ StepTimes composeStep(const StepSetting &s,
         // Exposed communication: TP collectives overlap with the GEMMs next to them when TP
         // overlap is on; CP ring steps hide behind attention; EP behind expert compute with
         // all-to-all overlap.
-        tpExposed = layers * c.tpPerLayerS;
+        tpExposed = c.tpLayers(nd, nm) * c.tpPerLayerS;
         if (t.overlap.tp && s.sp && tp > 1) {
             // Transformer Engine's ring exchange: each collective moves in TP chunks, each
             // beside the GEMM of the chunk before (forward, and the data- and weight-gradient
@@ -86,14 +86,14 @@ StepTimes composeStep(const StepSetting &s,
             // A stack that cannot fuse the backward's input-gradient reduce-scatters leaves
             // them exposed (c.tpUnfusedPerLayerS).
             const double gemm = 3.0 * (nd * dense.tpGemmForward + nm * moe.tpGemmForward) * slow;
-            const double unfused = layers * c.tpUnfusedPerLayerS;
-            const double comm = layers * c.tpPerLayerS - unfused;
+            const double unfused = c.tpLayers(nd, nm) * c.tpUnfusedPerLayerS;
+            const double comm = c.tpLayers(nd, nm) * c.tpPerLayerS - unfused;
             tpExposed = unfused + comm / tp + std::max(0.0, comm - gemm) * (tp - 1) / tp;
         } else if (t.overlap.tp) {
             // Without sequence parallelism Megatron overlaps only the backward all-reduces
             // with the weight-gradient GEMMs.
             const double gemm = (nd * dense.tpGemmForward + nm * moe.tpGemmForward) * slow;
-            const double comm = layers * c.tpPerLayerS;
+            const double comm = c.tpLayers(nd, nm) * c.tpPerLayerS;
             tpExposed = comm - std::min(comm / 2, gemm);
         }
         const double attention = 3.5 * (nd * dense.attentionForward + nm * moe.attentionForward)
@@ -285,7 +285,8 @@ StepTimes composeStep(const StepSetting &s,
 
     StepBreakdown &tot = r.total;
     tot.compute = x.compute;
-    tot.tp = microBatches * layersPerStage * (c.tpPerLayerS + c.tpHiddenPerLayerS);
+    tot.tp = microBatches * c.tpLayers(layersPerStage - moePerStage, moePerStage)
+             * (c.tpPerLayerS + c.tpHiddenPerLayerS);
     tot.cp = microBatches * layersPerStage * c.cpPerLayerS;
     tot.ep = microBatches * moePerStage * c.epPerMoeLayerS;
     tot.ppBubble = x.ppBubble;

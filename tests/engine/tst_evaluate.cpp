@@ -529,6 +529,37 @@ private Q_SLOTS:
     // matmuls but not the backward's input-gradient reduce-scatters, whose input is a sum of
     // GEMMs (pytorch#149946): two of a layer's six reduce-scatters (full recomputation) stay
     // exposed where Transformer Engine's ring exchange hides them.
+    // Megatron's MoE layers with sequence parallelism and expert TP 1 send each TP rank's own
+    // sequence shard to the experts (the dispatchers' expert-TP group has one rank;
+    // token_dispatcher.py, core_v0.15.0): only the attention block gathers and scatters over
+    // TP, half of a dense layer's traffic. Shared experts run as a TP-split MLP and bring the
+    // other half back, and so does expert TP 2 (priced as the dense layer's, as before).
+    void moeLayersGatherOverTpForAttentionOnly()
+    {
+        const auto tpSeconds = [](int etp, int shared) {
+            const std::string text = R"({"format": "railyard-layout", "version": 1,
+                "cluster": {"gpu": "H100-SXM", "nodes": 2, "gpus_per_node": 8},
+                "model": {"preset": "qwen3-30b-a3b", "moe": {"shared_experts": )"
+                                     + std::to_string(shared) + R"(}},
+                "training": {"stack": "megatron-core", "seq_len": 4096, "global_batch": 64,
+                             "micro_batch": 1, "overlap": {"tp": false}},
+                "parallel": {"tp": 2, "ep": 4, "etp": )"
+                                     + std::to_string(etp) + R"(, "dp": 8}})";
+            const Evaluation e = run(parseLayout(text, "moe-tp.railyard.json"));
+            return e.ok ? e.total.tp : -1.0;
+        };
+        const double attentionOnly = tpSeconds(1, 0), expertTp = tpSeconds(2, 0),
+                     shared = tpSeconds(1, 1);
+        qInfo("qwen3-30b-a3b TP 2, TP seconds a step: expert TP 1 %.3f, expert TP 2 %.3f, "
+              "with a shared expert %.3f",
+              attentionOnly,
+              expertTp,
+              shared);
+        QVERIFY(attentionOnly > 0 && expertTp > 0 && shared > 0);
+        RAILYARD_COMPARE_NEAR(attentionOnly, expertTp / 2, 0.01);
+        RAILYARD_COMPARE_NEAR(shared, expertTp, 0.01);
+    }
+
     void asyncTpLeavesBackwardReduceScattersExposed()
     {
         QVERIFY(!findStack("torchtitan")->tpOverlapBackwardReduceScatter);

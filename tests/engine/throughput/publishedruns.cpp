@@ -188,6 +188,8 @@ Layout layoutFor(const Run &r)
     t.overlap.ep = r.flags.contains(QLatin1String("ovep"));
     if (r.flags.contains(QLatin1String("asynctp")))
         t.overlap.tp = true;
+    if (r.flags.contains(QLatin1String("notpo")))
+        t.overlap.tp = false;
     t.moeForceBalance = r.flags.contains(QLatin1String("forcebal"));
     if (r.flags.contains(QLatin1String("compile")))
         t.compile = true;
