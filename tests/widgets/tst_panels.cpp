@@ -429,6 +429,17 @@ private Q_SLOTS:
                  QString::number(100 * e.mfuOfFp8Peak, 'f', 1) + QStringLiteral("%"));
         QVERIFY(e.mfuOfFp8Peak < e.mfu); // the FP8 peak is the larger
         QVERIFY(m->verticalHeaderItem(row)->toolTip().contains(QStringLiteral("BF16 peak")));
+        // Switched to BF16 after the FP8 state: the row keeps the FP8 side, the new side has
+        // none, and no change is claimed.
+        WorkloadPanel workload;
+        workload.setDocument(fp8.get());
+        choose(workload.precisionBox(), 0);
+        QCOMPARE(fp8->layout().training.precision, engine::Precision::Bf16);
+        QVERIFY(!m->isRowHidden(row));
+        QCOMPARE(m->item(row, 0)->text(),
+                 QString::number(100 * e.mfuOfFp8Peak, 'f', 1) + QStringLiteral("%"));
+        QCOMPARE(m->item(row, 1)->text(), QStringLiteral("\u2014"));
+        QVERIFY(m->item(row, 2)->text().isEmpty());
 
         auto bf16 = openLayout("gmi-h200-cluster.railyard.json");
         QVERIFY(bf16);

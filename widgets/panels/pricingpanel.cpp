@@ -415,7 +415,8 @@ void PricingPanel::sync()
             m_metrics->item(r, 0)->setText(m.text(b));
             m_metrics->item(r, 0)->setToolTip(number(b, b < 100 ? 3 : 0));
             QString delta;
-            if (now.ok && b > 0) {
+            // A row only one side has (FP8 against BF16) has no change to tell.
+            if (now.ok && b > 0 && (v > 0 || !m.hiddenWhenZero)) {
                 const double rel = (v - b) / b;
                 delta = std::abs(rel) < 0.0005
                                 ? tr("same")
