@@ -7,11 +7,15 @@
 #include "testlayouts.h"
 
 #include "comparenear.h"
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QLocale>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTableWidget>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QUndoStack>
 
@@ -177,6 +181,54 @@ private Q_SLOTS:
                               0.005);
         doc->undoStack()->undo();
         QCOMPARE(doc->layout().training.offloadLayers, 0);
+    }
+
+    // Nothing fits Llama 3 70B on one tray of four GB200 under NeMo: the dock says what the
+    // closest configuration needs with as much of its activations offloaded as offload takes.
+    void nothingFitsSaysWhatOffloadWouldNeed()
+    {
+        QFile in(QStringLiteral(RAILYARD_TEST_DATA "/gb200-llama70b-nemo.railyard.json"));
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        QJsonObject o = QJsonDocument::fromJson(in.readAll()).object();
+        QJsonObject cluster = o.value(QStringLiteral("cluster")).toObject();
+        cluster[QStringLiteral("nodes")] = 1;
+        cluster[QStringLiteral("nvlink_domain")] = 4;
+        o[QStringLiteral("cluster")] = cluster;
+        QJsonObject training = o.value(QStringLiteral("training")).toObject();
+        training[QStringLiteral("global_batch")] = 48;
+        o[QStringLiteral("training")] = training;
+        QJsonObject parallel = o.value(QStringLiteral("parallel")).toObject();
+        parallel[QStringLiteral("dp")] = 4;
+        o[QStringLiteral("parallel")] = parallel;
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString path = dir.filePath(QStringLiteral("one-tray.railyard.json"));
+        QFile out(path);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        QVERIFY(out.write(QJsonDocument(o).toJson()) > 0);
+        out.close();
+        QString error;
+        auto doc = Document::load(path, &error);
+        QVERIFY2(doc, qPrintable(error));
+        PlannerPanel panel;
+        QVERIFY(searched(panel, doc.get()));
+        QVERIFY(panel.result().plans.empty());
+        QCOMPARE(panel.table()->rowCount(), 0);
+        const QString status = panel.statusLabel()->text();
+        QVERIFY2(status.contains(
+                         QStringLiteral("with 79 layers' activations offloaded to host memory")),
+                 qPrintable(status));
+        // The chart says why it is empty, not "run a search".
+        QVERIFY(panel.chart()->isEmpty());
+        QVERIFY2(panel.chart()->placeholderLabel()->text().startsWith(
+                         QStringLiteral("Nothing fits in 184.0 GiB")),
+                 qPrintable(panel.chart()->placeholderLabel()->text()));
+        if (const QString shots = qEnvironmentVariable("RAILYARD_SHOTS_DIR"); !shots.isEmpty()) {
+            panel.resize(560, 820);
+            panel.show();
+            QTest::qWait(50);
+            panel.grab().save(shots + QStringLiteral("/planner-nothing-fits.png"));
+        }
     }
 
     // On the 16k preset the front runs from the best plan (about 6 s) to plans that barely fit

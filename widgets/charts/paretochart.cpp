@@ -83,8 +83,7 @@ ParetoChart::ParetoChart(QWidget *parent)
                                swatch(QColor(0x64748b), QStringLiteral("┆"), tr("usable HBM"))}
                            .join(QStringLiteral(" &nbsp; ")));
     m_placeholder->setObjectName(QStringLiteral("paretoPlaceholder"));
-    m_placeholder->setText(tr("Run a search to rank the plans: each is drawn here by its step "
-                              "time and its memory per GPU."));
+    m_placeholder->setText(runASearchText());
     m_placeholder->setWordWrap(true);
     m_placeholder->setAlignment(Qt::AlignCenter);
     m_placeholder->setMaximumWidth(260);
@@ -99,7 +98,7 @@ ParetoChart::ParetoChart(QWidget *parent)
     layout->addWidget(m_key, 1, 0);
     layout->addWidget(m_note, 2, 0);
     layout->setRowStretch(0, 1);
-    showEmpty(0);
+    showEmpty(0, QString());
     connect(m_ranked, &QScatterSeries::clicked, this, [this](const QPointF &p) {
         for (std::size_t i = 0; i < m_rankedPoints.size(); ++i)
             if (qFuzzyCompare(m_rankedPoints[i].memoryGiB, p.x())
@@ -112,11 +111,12 @@ ParetoChart::ParetoChart(QWidget *parent)
 
 void ParetoChart::setData(const std::vector<Point> &front,
                           const std::vector<Point> &ranked,
-                          double hbmGiB)
+                          double hbmGiB,
+                          const QString &emptyText)
 {
     m_rankedPoints = ranked;
     if (front.empty() && ranked.empty()) {
-        showEmpty(hbmGiB);
+        showEmpty(hbmGiB, emptyText);
         return;
     }
     m_placeholder->hide();
@@ -185,7 +185,13 @@ void ParetoChart::setData(const std::vector<Point> &front,
     m_hbm->replace({QPointF(hbmGiB, m_y->min()), QPointF(hbmGiB, m_y->max())});
 }
 
-void ParetoChart::showEmpty(double hbmGiB)
+QString ParetoChart::runASearchText()
+{
+    return tr("Run a search to rank the plans: each is drawn here by its step time and its memory "
+              "per GPU.");
+}
+
+void ParetoChart::showEmpty(double hbmGiB, const QString &text)
 {
     // No plan yet: memory up to the GPU's HBM (80 GiB when not known), step time 0 to 10 s,
     // the usable HBM line when known, and the placeholder over the plot.
@@ -203,6 +209,7 @@ void ParetoChart::showEmpty(double hbmGiB)
         m_hbm->replace({QPointF(hbmGiB, m_y->min()), QPointF(hbmGiB, m_y->max())});
     else
         m_hbm->clear();
+    m_placeholder->setText(text.isEmpty() ? runASearchText() : text);
     m_placeholder->show();
 }
 

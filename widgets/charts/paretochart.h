@@ -39,7 +39,11 @@ public:
     // The step-time axis shows at most this many times the fastest plan's step.
     static constexpr double kSpan = 3.0;
 
-    void setData(const std::vector<Point> &front, const std::vector<Point> &ranked, double hbmGiB);
+    // With no points, `emptyText` (or, by default, "Run a search...") over the empty plot.
+    void setData(const std::vector<Point> &front,
+                 const std::vector<Point> &ranked,
+                 double hbmGiB,
+                 const QString &emptyText = QString());
     void setChosen(int rankedIndex); // -1: none
     int frontCount() const;
     int rankedCount() const;
@@ -59,7 +63,8 @@ Q_SIGNALS:
     void rankedClicked(int index);
 
 private:
-    void showEmpty(double hbmGiB);
+    void showEmpty(double hbmGiB, const QString &text);
+    static QString runASearchText();
 
     QChart *m_chart;
     QChartView *m_view;

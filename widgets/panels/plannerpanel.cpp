@@ -304,7 +304,13 @@ void PlannerPanel::showResult()
     }
     for (const engine::Plan &p : r.pareto)
         front.push_back({p.price.memoryGiB, p.price.stepTimeS});
-    m_chart->setData(front, ranked, r.hbmGiB);
+    m_chart->setData(front,
+                     ranked,
+                     r.hbmGiB,
+                     r.plans.empty() ? tr("Nothing fits in %1 GiB of usable HBM: no plan to draw "
+                                          "(what the closest needs is above).")
+                                               .arg(r.hbmGiB, 0, 'f', 1)
+                                     : QString());
     if (!r.plans.empty())
         m_table->selectRow(0);
 }
