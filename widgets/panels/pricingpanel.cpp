@@ -46,6 +46,12 @@ QString money(double v)
     return QStringLiteral("$") + QLocale().toString(v, 'f', v < 10 ? 2 : 0);
 }
 
+// A utilization (MFU) as the table shows it: 88.2%.
+QString utilizationText(double v)
+{
+    return number(100 * v, 1) + QStringLiteral("%");
+}
+
 // A metric, how to show it and whether more is better.
 // The names are short, so A, B and the change fit a narrow dock beside them; the tip says it
 // in full.
@@ -80,16 +86,14 @@ const std::vector<Metric> &metricList()
             {QObject::tr("MFU"),
              QObject::tr("Model FLOPs utilization"),
              [](const engine::Evaluation &e) { return e.mfu; },
-             [](double v) { return number(100 * v, 1) + QStringLiteral("%"); },
+             utilizationText,
              true},
             {QObject::tr("MFU, FP8 peak"),
              QObject::tr("FP8 runs: the same FLOPs against the dense FP8 peak (MFU above is "
                          "against the BF16 peak, as Llama 3 and NVIDIA report it, and can pass "
                          "100% in FP8)"),
              [](const engine::Evaluation &e) { return e.mfuOfFp8Peak; },
-             [](double v) {
-                 return v > 0 ? number(100 * v, 1) + QStringLiteral("%") : QStringLiteral("\u2014");
-             },
+             [](double v) { return v > 0 ? utilizationText(v) : QStringLiteral("\u2014"); },
              true,
              true},
             {QObject::tr("TFLOP/s per GPU"),
