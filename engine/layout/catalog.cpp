@@ -97,7 +97,7 @@ GpuSpec readGpu(const JsonCursor &c)
     }
     if (const auto kernels = c.find("attention_kernels")) {
         kernels->requireObject();
-        for (const char *name : {"fa2", "fa3", "cudnn"})
+        for (const char *name : {"fa1", "triton", "fa2", "fa3", "cudnn"})
             if (const auto k = kernels->find(name)) {
                 k->requireObject();
                 AttentionKernelSpec a;

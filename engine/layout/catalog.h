@@ -22,7 +22,7 @@ struct NvlinkSpec
 // per-tile costs that short sequences and causal masks add (ComputeModel).
 struct AttentionKernelSpec
 {
-    std::string kernel; // "fa2", "fa3", "cudnn"
+    std::string kernel; // "fa1", "triton", "fa2", "fa3", "cudnn"
     double forward = 0;
     double backward = 0;
     // The kernel's rate at head dimension 64 against 128, same shape (forward, backward): the
@@ -85,7 +85,8 @@ struct GpuSpec
     // generation's x16 rate at the catalog's PCIe efficiency.
     double hostCopyD2hGBs = 0, hostCopyH2dGBs = 0;
     std::vector<AttentionKernelSpec> attentionKernels; // measured kernels
-    // The entry for `kernel` ("fa2", "fa3", "cudnn"); nullptr when none was measured.
+    // The entry for `kernel` ("fa1", "triton", "fa2", "fa3", "cudnn"); nullptr when none was
+    // measured.
     const AttentionKernelSpec *attentionKernel(const std::string &kernel) const;
 };
 

@@ -77,6 +77,8 @@ const char *toString(AttentionKernel a)
     switch (a) {
     case AttentionKernel::Flash: return "flash";
     case AttentionKernel::Materialized: return "materialized";
+    case AttentionKernel::FlashAttention1: return "fa1";
+    case AttentionKernel::FlashAttentionTriton: return "triton";
     case AttentionKernel::FlashAttention2: return "fa2";
     case AttentionKernel::FlashAttention3: return "fa3";
     case AttentionKernel::Cudnn: return "cudnn";
@@ -88,6 +90,8 @@ bool attentionKernelFromString(const std::string &name, AttentionKernel &out)
 {
     for (AttentionKernel a : {AttentionKernel::Flash,
                               AttentionKernel::Materialized,
+                              AttentionKernel::FlashAttention1,
+                              AttentionKernel::FlashAttentionTriton,
                               AttentionKernel::FlashAttention2,
                               AttentionKernel::FlashAttention3,
                               AttentionKernel::Cudnn})

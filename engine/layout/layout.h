@@ -55,7 +55,17 @@ enum class Recompute { None, Selective, Full };
 // attention (what Transformer Engine runs on Hopper and Blackwell). `Flash` is the software
 // stack's own choice for the GPU (StackProfile::flashKernel). `Materialized`: the scores written
 // to HBM (Megatron and DeepSpeed before FlashAttention, 2021-2022).
-enum class AttentionKernel { Flash, Materialized, FlashAttention2, FlashAttention3, Cudnn };
+// FlashAttention1: the flash-attn package's 1.x CUDA kernels; FlashAttentionTriton: its Triton
+// implementation (flash_attn_triton.py), which llm-foundry runs as attn_impl "triton".
+enum class AttentionKernel {
+    Flash,
+    Materialized,
+    FlashAttention1,
+    FlashAttentionTriton,
+    FlashAttention2,
+    FlashAttention3,
+    Cudnn
+};
 // How MoE tokens reach their experts: NCCL all-to-all (one copy per routed expert), or a
 // dispatcher that sends each token once per destination node and forwards it over NVLink
 // (DeepEP, HybridEP).
@@ -64,7 +74,8 @@ enum class MoeDispatcher { AllToAll, DeepEP };
 const char *toString(FabricKind kind);
 const char *toString(Precision p);
 const char *toString(Recompute r);
-const char *toString(AttentionKernel a); // "flash", "materialized", "fa2", "fa3", "cudnn"
+const char *toString(
+        AttentionKernel a); // "flash", "materialized", "fa1", "triton", "fa2", "fa3", "cudnn"
 // The kernel named `name` (a toString value); false when none is.
 bool attentionKernelFromString(const std::string &name, AttentionKernel &out);
 const char *toString(MoeDispatcher d);

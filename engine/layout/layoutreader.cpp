@@ -216,6 +216,11 @@ ModelConfig readModel(const JsonCursor &c)
     m.linearBias = c.optBool("linear_bias");
     if (const auto rope = c.find("rope_scaling"))
         m.yarnRope = rope->toChoice({"none", "yarn"}) == "yarn";
+    if (const auto norm = c.find("norm"))
+        m.layerNorm = norm->toChoice({"layernorm", "rmsnorm"}) == "layernorm";
+    if (const auto position = c.find("position"))
+        m.rotary = position->toChoice({"rope", "learned"}) == "rope";
+    m.dropout = c.optBool("dropout");
     const ResolvedModel r = resolveModel(m);
     if (!r.error.empty())
         c.fail(r.error);
@@ -247,8 +252,9 @@ TrainingConfig readTraining(const JsonCursor &c)
                                     : Recompute::Selective;
     }
     if (const auto a = c.find("attention"))
-        attentionKernelFromString(a->toChoice({"flash", "materialized", "fa2", "fa3", "cudnn"}),
-                                  t.attention);
+        attentionKernelFromString(
+                a->toChoice({"flash", "materialized", "fa1", "triton", "fa2", "fa3", "cudnn"}),
+                t.attention);
     t.moeForceBalance = c.boolOr("moe_force_balance", t.moeForceBalance);
     t.compile = c.boolOr("compile", t.compile);
     t.offloadLayers = c.intOr("cpu_offload_layers", 0, 0, 1 << 20);

@@ -188,6 +188,15 @@ Json layoutToJson(const Layout &l)
             mj["rope_scaling"] = *m.yarnRope ? "yarn" : "none";
         else
             mj.erase("rope_scaling");
+        if (m.layerNorm)
+            mj["norm"] = *m.layerNorm ? "layernorm" : "rmsnorm";
+        else
+            mj.erase("norm");
+        if (m.rotary)
+            mj["position"] = *m.rotary ? "rope" : "learned";
+        else
+            mj.erase("position");
+        put(mj, "dropout", m.dropout);
     } else {
         out.erase("model");
     }

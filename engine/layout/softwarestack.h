@@ -98,6 +98,10 @@ struct StackProfile
     // logits and their gradient (8); a stack that keeps its BF16 logits beside an FP32 copy and
     // the log-softmax output holds 10.
     double lossBytesPerLogit = 8;
+    // The loss is one fused kernel over the BF16 logits (flash-attn's xentropy, llm-foundry's
+    // default loss_fn "fused_crossentropy"): forward reads each logit once, backward reads it and
+    // writes its gradient, at HBM's rate; otherwise FP32 logits through separate kernels.
+    bool fusedCrossEntropy = false;
     // The model's element-wise operations are PyTorch's own (torchtitan's Llama, Hugging Face
     // models): run eagerly, each is a kernel of its own, unless the layout compiles them
     // (TrainingConfig::compile, whose default is `compile`). false: fused kernels of the

@@ -24,7 +24,9 @@ ModelDims dense(const char *name,
     m.headDim = headDim ? headDim : hidden / heads;
     m.vocab = vocab;
     m.gatedMlp = gated;
-    m.dropout = !gated; // the GPT-style presets train with dropout, the gated ones without
+    m.dropout = !gated;   // the GPT-style presets train with dropout, the gated ones without
+    m.layerNorm = !gated; // and LayerNorm with learned positions; the gated ones RMSNorm, RoPE
+    m.rotary = gated;
     return m;
 }
 
@@ -61,6 +63,7 @@ std::vector<ModelDims> buildPresets()
     p.push_back(dense("llama3.1-405b", 126, 16384, 53248, 128, 8, 128256, true));
     p.push_back(dense("nemotron4-340b", 96, 18432, 73728, 96, 8, 256000, false));
     p.back().dropout = false; // squared-ReLU MLP, trained without dropout (NeMo's config)
+    p.back().rotary = true;   // with RoPE and LayerNorm (arXiv 2402.16819, section 2.2)
     p.push_back(moe(dense("mixtral-8x7b", 32, 4096, 14336, 32, 8, 32000, true), 8, 2, 14336, 0, 32));
     p.push_back(
             moe(dense("mixtral-8x22b", 56, 6144, 16384, 48, 8, 32768, true), 8, 2, 16384, 0, 56));
@@ -243,6 +246,14 @@ ModelConfig customModelConfig(const ModelDims &d)
         m.linearBias = true;
     if (d.yarnRope)
         m.yarnRope = true;
+    // The norm, the positions and dropout where they differ from what an MLP of this kind
+    // brings (resolveModel: GPT-style LayerNorm, learned positions, dropout; gated the others).
+    if (d.layerNorm == d.gatedMlp)
+        m.layerNorm = d.layerNorm;
+    if (d.rotary != d.gatedMlp)
+        m.rotary = d.rotary;
+    if (d.dropout == d.gatedMlp)
+        m.dropout = d.dropout;
     return m;
 }
 
@@ -262,7 +273,7 @@ ResolvedModel resolveModel(const ModelConfig &c)
         m.name = "custom";
         m.kvHeads = 0;
     }
-    const auto apply = [](int &field, const std::optional<int> &v) {
+    const auto apply = [](auto &field, const auto &v) {
         if (v)
             field = *v;
     };
@@ -274,8 +285,14 @@ ResolvedModel resolveModel(const ModelConfig &c)
     apply(m.vocab, c.vocab);
     if (c.gatedMlp)
         m.gatedMlp = *c.gatedMlp;
-    if (c.preset.empty() || c.gatedMlp)
+    if (c.preset.empty() || c.gatedMlp) {
         m.dropout = !m.gatedMlp;
+        m.layerNorm = !m.gatedMlp;
+        m.rotary = m.gatedMlp;
+    }
+    apply(m.dropout, c.dropout);
+    apply(m.layerNorm, c.layerNorm);
+    apply(m.rotary, c.rotary);
     if (c.headDim)
         m.headDim = *c.headDim;
     else if (c.preset.empty() || c.hidden || c.heads)
@@ -305,12 +322,9 @@ ResolvedModel resolveModel(const ModelConfig &c)
         if (c.slidingWindow->window && !c.slidingWindow->layers && m.slidingLayers == 0)
             m.slidingLayers = m.layers;
     }
-    if (c.gluClamp)
-        m.gluClamp = *c.gluClamp;
-    if (c.linearBias)
-        m.linearBias = *c.linearBias;
-    if (c.yarnRope)
-        m.yarnRope = *c.yarnRope;
+    apply(m.gluClamp, c.gluClamp);
+    apply(m.linearBias, c.linearBias);
+    apply(m.yarnRope, c.yarnRope);
     if (!c.preset.empty() && (c.layers || c.hidden || c.ffn || c.heads || c.kvHeads || c.vocab))
         m.name = c.preset + " (modified)";
 

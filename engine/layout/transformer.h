@@ -21,6 +21,12 @@ struct ModelDims
     // Dropout after attention and MLP (GPT-3 and Megatron's GPT models: 0.1); Llama-style
     // models train without, which saves the masks' activation memory.
     bool dropout = false;
+    // LayerNorm (GPT-style: mean and variance; PyTorch runs F.layer_norm as one kernel) or
+    // RMSNorm (Llama-style; PyTorch's own is several kernels unless compiled).
+    bool layerNorm = false;
+    // Rotary position embedding on queries and keys (Llama-style), or positions added to the
+    // embedding once (GPT-3, OPT, MPT's learned positions; ALiBi's bias inside the kernel).
+    bool rotary = true;
     // Mixture of experts (experts == 0: dense).
     int experts = 0;
     int topK = 0;
@@ -104,6 +110,9 @@ struct ModelConfig
     std::optional<double> gluClamp; // "glu_clamp"
     std::optional<bool> linearBias; // "linear_bias"
     std::optional<bool> yarnRope;   // "rope_scaling": "yarn" (true) or "none"
+    std::optional<bool> layerNorm;  // "norm": "layernorm" (true) or "rmsnorm"
+    std::optional<bool> rotary;     // "position": "rope" (true) or "learned"
+    std::optional<bool> dropout;    // "dropout"
     bool operator==(const ModelConfig &) const = default;
 };
 

@@ -26,14 +26,24 @@ constexpr double kAttentionKeyBlock = 128.0;
 // rotate_half moves 18): 20. SwiGLU (silu, then the product with the gate): 10 per FFN
 // element; GeLU: 4. A residual add: 6. Backward: twice the forward's bytes, as fused.
 constexpr double kEagerNormBytes = 36.0;
+// A LayerNorm model's norm eagerly is F.layer_norm, one kernel (read 2, write 2), as fused.
+constexpr double kEagerLayerNormBytes = 4.0;
 constexpr double kEagerRopeBytes = 20.0;
 constexpr double kEagerSwigluBytes = 10.0;
 constexpr double kEagerGeluBytes = 4.0;
 constexpr double kEagerResidualBytes = 6.0;
 // Kernels per layer forward: two norms of seven, rotary embedding's three on each of the
 // queries and keys, the activation's two and two residual adds, 24 where the fused layer
-// launches 12; about twice as many backward.
-constexpr int kEagerExtraKernelsForward = 12;
+// launches 12; about twice as many backward. Of the 12 more: each RMSNorm 4, the rotary
+// embedding 2, SwiGLU 2; a LayerNorm model with learned positions and GeLU launches none more.
+constexpr int kEagerRmsNormKernels = 4;
+constexpr int kEagerRopeKernels = 2;
+constexpr int kEagerSwigluKernels = 2;
+
+double eagerNormBytes(const ModelDims &m)
+{
+    return m.layerNorm ? kEagerLayerNormBytes : kEagerNormBytes;
+}
 
 // Megatron-Core's gpt-oss operations beyond Llama's (StackProfile::unfusedModelExtras), in bytes
 // per element and kernels, forward / backward, BF16. The GLU clamp, per element of the
@@ -345,6 +355,7 @@ struct Pass
     // Bytes the eager element-wise kernels move, forward (KernelChoice::eagerElementwise):
     // in place of elementBytes for the same operations.
     double eagerBytes = 0;
+    int eagerKernels = 0; // launched beyond the fused layer's, forward
     // The model's extra operations as kernels of their own (KernelChoice::unfusedModelExtras).
     double extraBytesForward = 0, extraBytesBackward = 0;
     int extraKernelsForward = 0, extraKernelsBackward = 0;
@@ -446,12 +457,14 @@ void attentionBlock(const ModelDims &m, const LayerShard &s, const ComputeModel 
     const double tokens = s.sequenceParallel ? T / s.tp : T;
     if (c.kernels().eagerElementwise) {
         const double kvHeads = std::max(1.0, double(m.kvHeads) / s.tp);
-        p.eagerBytes += tokens * h * (kEagerNormBytes + kEagerResidualBytes)
-                        + T * (heads + kvHeads) * qkDim * kEagerRopeBytes;
+        p.eagerBytes += tokens * h * (eagerNormBytes(m) + kEagerResidualBytes)
+                        + (m.rotary ? T * (heads + kvHeads) * qkDim * kEagerRopeBytes : 0.0);
+        p.eagerKernels += (m.layerNorm ? 0 : kEagerRmsNormKernels)
+                          + (m.rotary ? kEagerRopeKernels : 0);
         return;
     }
-    p.elementBytes += tokens * h * 11
-                      + T * heads * qkDim * 2 * 2 * 2; // norm, residual+dropout; RoPE
+    p.elementBytes += tokens * h * 11 // norm, residual+dropout; RoPE
+                      + (m.rotary ? T * heads * qkDim * 2 * 2 * 2 : 0.0);
     p.normBytes += tokens * h * 4;
     if (c.kernels().unfusedModelExtras && !m.isMla()) {
         const double kvHeads = std::max(1.0, double(m.kvHeads) / s.tp);
@@ -473,8 +486,10 @@ void mlpBlock(const ModelDims &m, int width, const LayerShard &s, const ComputeM
     addGemm(p, c, s, T, h, w, true);
     const double tokens = s.sequenceParallel ? T / s.tp : T;
     if (c.kernels().eagerElementwise) {
-        p.eagerBytes += tokens * h * (kEagerNormBytes + kEagerResidualBytes)
+        p.eagerBytes += tokens * h * (eagerNormBytes(m) + kEagerResidualBytes)
                         + T * w * (m.gatedMlp ? kEagerSwigluBytes : kEagerGeluBytes);
+        p.eagerKernels += (m.layerNorm ? 0 : kEagerRmsNormKernels)
+                          + (m.gatedMlp ? kEagerSwigluKernels : 0);
         return;
     }
     p.elementBytes += tokens * h * 11 + T * w * 2 * (m.gatedMlp ? 3 : 2);
@@ -513,9 +528,11 @@ void moeBlock(const ModelDims &m, const LayerShard &s, const ComputeModel &c, Pa
     p.expert += upF + downF;
     // Permute and unpermute the token copies, the activation function.
     if (c.kernels().eagerElementwise) {
-        p.eagerBytes += tokensHere * h * (kEagerNormBytes + kEagerResidualBytes)
+        p.eagerBytes += tokensHere * h * (eagerNormBytes(m) + kEagerResidualBytes)
                         + copies * h * 2 * 4
                         + copies * w * (m.gatedMlp ? kEagerSwigluBytes : kEagerGeluBytes);
+        p.eagerKernels += (m.layerNorm ? 0 : kEagerRmsNormKernels)
+                          + (m.gatedMlp ? kEagerSwigluKernels : 0);
     } else {
         p.normBytes += tokensHere * h * 4;
         p.elementBytes += tokensHere * h * 11 + copies * h * 2 * 4
@@ -545,7 +562,7 @@ void moeBlock(const ModelDims &m, const LayerShard &s, const ComputeModel &c, Pa
 LayerTimes finish(const Pass &p, const LayerShard &s, const ComputeModel &c)
 {
     LayerTimes t;
-    const int eagerKernels = p.eagerBytes > 0 ? kEagerExtraKernelsForward : 0;
+    const int eagerKernels = p.eagerKernels;
     const double elementF = c.elementwiseForward(p.elementBytes) + c.memory(p.eagerBytes)
                             + c.memory(p.extraBytesForward)
                             + (12 + eagerKernels + p.extraKernelsForward) * kKernelOverheadS;
@@ -609,8 +626,15 @@ LayerTimes outputLayerTimes(const ModelDims &m, const LayerShard &s, const Compu
     const double T = double(s.microBatch) * s.seqLen / s.cp;
     const double v = double(m.vocab) / s.tp;
     addGemm(p, c, s, T, v, m.hidden, false, false); // the output layer usually stays in BF16
-    // Final norm, and the cross-entropy over the vocabulary shard (logits in FP32).
-    p.elementBytes = T * m.hidden * 2 * 4 + T * v * 4 * 3;
+    // Final norm, and the cross-entropy over the vocabulary shard: logits in FP32 through
+    // separate kernels (12 bytes a logit forward, twice that backward), or one fused kernel over
+    // the BF16 logits at HBM's rate (2 forward; backward reads them and writes the gradient, 4).
+    p.elementBytes = T * m.hidden * 2 * 4;
+    if (s.fusedCrossEntropy) {
+        p.extraBytesForward += T * v * 2;
+        p.extraBytesBackward += T * v * 4;
+    } else
+        p.elementBytes += T * v * 4 * 3;
     p.normBytes = T * m.hidden * 4;
     LayerShard noRecompute = s;
     noRecompute.recompute = Recompute::None;

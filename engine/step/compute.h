@@ -172,6 +172,8 @@ struct LayerShard
     // Selective recomputation keeps every other matmul's output and recomputes the others and
     // the element-wise kernels (StackProfile::selectiveEveryOtherMatmul); dense layers only.
     bool selectiveEveryOtherMatmul = false;
+    // The loss as one fused kernel over BF16 logits (StackProfile::fusedCrossEntropy).
+    bool fusedCrossEntropy = false;
 };
 
 struct LayerTimes

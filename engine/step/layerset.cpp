@@ -17,6 +17,7 @@ LayerShard layerShard(const TrainingConfig &training, const StackProfile &stack,
     s.expertImbalance = training.moeForceBalance ? 1.0 : stack.moeDroplessImbalance;
     s.tpOverlap = training.overlap.tp;
     s.selectiveEveryOtherMatmul = stack.selectiveEveryOtherMatmul;
+    s.fusedCrossEntropy = stack.fusedCrossEntropy;
     return s;
 }
 

@@ -499,7 +499,8 @@ private Q_SLOTS:
     // norms; torchtitan (FSDP2) prefetches its backward gathers, Composer (FSDP1's
     // BACKWARD_POST) issues each after the gradients it should hide behind, so they wait.
     // Composer reduces gradients in BF16 (half torchtitan's FP32 reduce-scatter bytes) and is
-    // still the slower one, by the waiting gathers.
+    // still the slower one, by the waiting gathers. Their compute differs by the loss alone:
+    // llm-foundry's fused cross-entropy over BF16 logits against torchtitan's FP32 one.
     void pytorchFsdpStacks()
     {
         const std::string parallel = R"({"tp": 1, "dp": 32})";
@@ -520,7 +521,11 @@ private Q_SLOTS:
               t.exposed.dp,
               c.stepTimeS,
               c.exposed.dp);
-        RAILYARD_COMPARE_NEAR(t.exposed.compute, c.exposed.compute, 1e-9); // the same kernels
+        // Two micro-batches, each with one loss over 4,096 x 128,256 logits: FP32 kernels move
+        // 36 bytes a logit at PyTorch's eager rates, the fused kernel 6 at HBM's.
+        const double lossGap = t.exposed.compute - c.exposed.compute;
+        qInfo("compute: torchtitan %.4f s, composer %.4f s", t.exposed.compute, c.exposed.compute);
+        QVERIFY(lossGap > 0.005 && lossGap < 0.05 * t.exposed.compute);
         QVERIFY(c.exposed.dp > t.exposed.dp);
         QVERIFY(c.stepTimeS > t.stepTimeS);
     }

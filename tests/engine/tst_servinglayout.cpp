@@ -212,10 +212,34 @@ private Q_SLOTS:
         doc["model"] = Json::parse(R"({"preset": "gpt-oss-120b", "rope_scaling": "none"})");
         QVERIFY(!resolveModel(*parse(doc).model).dims.yarnRope);
         QVERIFY(!layoutToJson(parse(servingDoc())).at("model").contains("rope_scaling"));
+        // The norm, the positions and dropout: GPT-style presets (non-gated MLP) have
+        // LayerNorm, learned positions and dropout, the gated ones RMSNorm and RoPE without;
+        // a file overrides each (MPT: a GeLU MLP without dropout), written back only where
+        // given.
+        const ModelDims *gpt = findModelPreset("gpt3-175b");
+        QVERIFY(gpt && gpt->layerNorm && !gpt->rotary && gpt->dropout);
+        QVERIFY(!l3->layerNorm && l3->rotary && !l3->dropout);
+        doc["model"] = Json::parse(R"({"layers": 32, "hidden": 4096, "heads": 32, "ffn": 16384,
+            "vocab": 50368, "gated_mlp": false, "dropout": false})");
+        const Layout mpt = parse(doc);
+        const ModelDims m = resolveModel(*mpt.model).dims;
+        QVERIFY(m.layerNorm && !m.rotary && !m.dropout);
+        QVERIFY(!layoutToJson(mpt)["model"].contains("norm"));
+        QCOMPARE(layoutToJson(mpt)["model"]["dropout"].get<bool>(), false);
+        doc["model"] = Json::parse(R"({"preset": "gpt3-5b", "norm": "rmsnorm",
+            "position": "rope"})");
+        const Layout rms = parse(doc);
+        const ModelDims r2 = resolveModel(*rms.model).dims;
+        QVERIFY(!r2.layerNorm && r2.rotary && r2.dropout);
+        const Json rmsBack = layoutToJson(rms)["model"];
+        QCOMPARE(rmsBack["norm"].get<std::string>(), std::string("rmsnorm"));
+        QCOMPARE(rmsBack["position"].get<std::string>(), std::string("rope"));
+        QCOMPARE(*parse(Json(layoutToJson(rms))).model, *rms.model);
     }
 
     // Every preset written out as a custom model (the Workload panel's "Custom..." does) is the
-    // same model: MLA, sliding window and gpt-oss's operations included.
+    // same model: MLA, sliding window, gpt-oss's operations, the norm, the positions and
+    // dropout included.
     void presetsWrittenOutAsCustom()
     {
         for (const ModelDims &p : modelPresets()) {
@@ -223,7 +247,6 @@ private Q_SLOTS:
             QVERIFY2(r.error.empty(), (p.name + ": " + r.error).c_str());
             ModelDims back = r.dims;
             back.name = p.name;
-            back.dropout = p.dropout;
             QVERIFY2(back == p, p.name.c_str());
         }
     }
@@ -335,6 +358,12 @@ private Q_SLOTS:
         Json rope = servingDoc();
         rope["model"] = Json::parse(R"({"preset": "llama3-70b", "rope_scaling": "llama3"})");
         row("rope scaling", rope, {"/model/rope_scaling", "none", "yarn", "llama3"});
+        Json norm = servingDoc();
+        norm["model"] = Json::parse(R"({"preset": "llama3-70b", "norm": "batchnorm"})");
+        row("norm", norm, {"/model/norm", "layernorm", "rmsnorm", "batchnorm"});
+        Json position = servingDoc();
+        position["model"] = Json::parse(R"({"preset": "llama3-70b", "position": "alibi"})");
+        row("position", position, {"/model/position", "rope", "learned", "alibi"});
         Json clamp = servingDoc();
         clamp["model"] = Json::parse(R"({"preset": "gpt-oss-120b", "glu_clamp": -7})");
         row("negative clamp", clamp, {"/model/glu_clamp", "from 0", "-7"});

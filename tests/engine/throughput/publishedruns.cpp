@@ -26,9 +26,13 @@ ModelConfig modelFor(const QString &spec)
         m.heads = parts.value(3).toInt();
         m.ffn = 4 * *m.hidden;
         m.vocab = parts[0] == QLatin1String("mg") ? 51200 : 131072;
-        if (parts.size() > 4 && parts[4].startsWith(QLatin1Char('v')))
-            m.vocab = parts[4].mid(1).toInt();
         m.gatedMlp = false;
+        for (int i = 4; i < parts.size(); ++i) {
+            if (parts[i].startsWith(QLatin1Char('v')))
+                m.vocab = parts[i].mid(1).toInt();
+            else if (parts[i] == QLatin1String("nodrop"))
+                m.dropout = false;
+        }
         return m;
     }
     m.preset = parts[0].toStdString();
@@ -116,7 +120,8 @@ Layout layoutFor(const Run &r)
     c.nvlinkDomain = 8;
     c.nodes = r.gpus / 8;
     c.nic.perGpu = 1;
-    if (r.system == QLatin1String("SEL") || r.system == QLatin1String("BDA")) {
+    if (r.system == QLatin1String("SEL") || r.system == QLatin1String("BDA")
+        || r.system == QLatin1String("MOA")) {
         c.gpu = "A100-SXM-80GB";
         c.nic.gbitPerS = 200;
         c.fabric.kind = FabricKind::ThreeTier;
@@ -156,7 +161,7 @@ Layout layoutFor(const Run &r)
         c.tuning.nvls = false;
     if (r.system == QLatin1String("META") || r.system == QLatin1String("TTN"))
         c.nic.model = "RoCE-400G";
-    if (r.system == QLatin1String("BDA"))
+    if (r.system == QLatin1String("BDA") || r.system == QLatin1String("MOA"))
         c.nic.model = "RoCE-200G";
     l.model = modelFor(r.model);
     TrainingConfig &t = l.training;
@@ -185,6 +190,8 @@ Layout layoutFor(const Run &r)
             t.offloadLayers = f.mid(7).toInt();
     if (r.flags.contains(QLatin1String("fa2")))
         t.attention = AttentionKernel::FlashAttention2;
+    if (r.flags.contains(QLatin1String("triton")))
+        t.attention = AttentionKernel::FlashAttentionTriton;
     t.overlap.ep = r.flags.contains(QLatin1String("ovep"));
     if (r.flags.contains(QLatin1String("asynctp")))
         t.overlap.tp = true;
