@@ -350,6 +350,12 @@ AttentionKernel resolveAttention(const StackProfile &stack,
         return flash;
     if (requested == AttentionKernel::FlashAttention3 && architecture != "hopper")
         return flash;
+    // FlashAttention 1.x and flash-attn's Triton kernel were built for Ampere and Hopper; on
+    // Blackwell neither runs, and the stack's kernel does.
+    if ((requested == AttentionKernel::FlashAttention1
+         || requested == AttentionKernel::FlashAttentionTriton)
+        && architecture == "blackwell")
+        return flash;
     return requested;
 }
 

@@ -780,6 +780,10 @@ private Q_SLOTS:
         QCOMPARE(k, AttentionKernel::FlashAttentionTriton);
         QCOMPARE(kernelChoice(*findStack("composer"), k, gpuOf(h100)).attention,
                  AttentionKernel::FlashAttentionTriton);
+        // Neither runs on Blackwell: the stack's own kernel does (cuDNN under Megatron-Core).
+        QCOMPARE(kernelChoice(*findStack("megatron-core"), k, gpuOf(QStringLiteral("B200")))
+                         .attention,
+                 AttentionKernel::Cudnn);
     }
 
     // Head dimension 64 against 128 (attention-headdim.csv): the catalog's head_dim_64 rates
