@@ -74,8 +74,8 @@ enum class MoeDispatcher { AllToAll, DeepEP };
 const char *toString(FabricKind kind);
 const char *toString(Precision p);
 const char *toString(Recompute r);
-const char *toString(
-        AttentionKernel a); // "flash", "materialized", "fa1", "triton", "fa2", "fa3", "cudnn"
+// "flash", "materialized", "fa1", "triton", "fa2", "fa3", "cudnn"
+const char *toString(AttentionKernel a);
 // The kernel named `name` (a toString value); false when none is.
 bool attentionKernelFromString(const std::string &name, AttentionKernel &out);
 const char *toString(MoeDispatcher d);

@@ -4,6 +4,15 @@ namespace railyard::engine {
 
 namespace {
 
+// What the MLP's kind brings: GPT-style models (a GeLU MLP) train with dropout, LayerNorm and
+// learned positions; gated (SwiGLU) ones without dropout, with RMSNorm and RoPE.
+void applyMlpStyle(ModelDims &m)
+{
+    m.dropout = !m.gatedMlp;
+    m.layerNorm = !m.gatedMlp;
+    m.rotary = m.gatedMlp;
+}
+
 ModelDims dense(const char *name,
                 int layers,
                 int hidden,
@@ -24,9 +33,7 @@ ModelDims dense(const char *name,
     m.headDim = headDim ? headDim : hidden / heads;
     m.vocab = vocab;
     m.gatedMlp = gated;
-    m.dropout = !gated;   // the GPT-style presets train with dropout, the gated ones without
-    m.layerNorm = !gated; // and LayerNorm with learned positions; the gated ones RMSNorm, RoPE
-    m.rotary = gated;
+    applyMlpStyle(m);
     return m;
 }
 
@@ -247,12 +254,15 @@ ModelConfig customModelConfig(const ModelDims &d)
     if (d.yarnRope)
         m.yarnRope = true;
     // The norm, the positions and dropout where they differ from what an MLP of this kind
-    // brings (resolveModel: GPT-style LayerNorm, learned positions, dropout; gated the others).
-    if (d.layerNorm == d.gatedMlp)
+    // brings (applyMlpStyle, as resolveModel applies it).
+    ModelDims style;
+    style.gatedMlp = d.gatedMlp;
+    applyMlpStyle(style);
+    if (d.layerNorm != style.layerNorm)
         m.layerNorm = d.layerNorm;
-    if (d.rotary != d.gatedMlp)
+    if (d.rotary != style.rotary)
         m.rotary = d.rotary;
-    if (d.dropout == d.gatedMlp)
+    if (d.dropout != style.dropout)
         m.dropout = d.dropout;
     return m;
 }
@@ -285,11 +295,8 @@ ResolvedModel resolveModel(const ModelConfig &c)
     apply(m.vocab, c.vocab);
     if (c.gatedMlp)
         m.gatedMlp = *c.gatedMlp;
-    if (c.preset.empty() || c.gatedMlp) {
-        m.dropout = !m.gatedMlp;
-        m.layerNorm = !m.gatedMlp;
-        m.rotary = m.gatedMlp;
-    }
+    if (c.preset.empty() || c.gatedMlp)
+        applyMlpStyle(m);
     apply(m.dropout, c.dropout);
     apply(m.layerNorm, c.layerNorm);
     apply(m.rotary, c.rotary);

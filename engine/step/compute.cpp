@@ -45,6 +45,12 @@ double eagerNormBytes(const ModelDims &m)
     return m.layerNorm ? kEagerLayerNormBytes : kEagerNormBytes;
 }
 
+// The MLP block's kernels beyond the fused layer's: its norm's and its activation's.
+int eagerMlpKernels(const ModelDims &m)
+{
+    return (m.layerNorm ? 0 : kEagerRmsNormKernels) + (m.gatedMlp ? kEagerSwigluKernels : 0);
+}
+
 // Megatron-Core's gpt-oss operations beyond Llama's (StackProfile::unfusedModelExtras), in bytes
 // per element and kernels, forward / backward, BF16. The GLU clamp, per element of the
 // activation's output (the fc1 output has two): two clamps on the halves (4 each) and the cat
@@ -488,8 +494,7 @@ void mlpBlock(const ModelDims &m, int width, const LayerShard &s, const ComputeM
     if (c.kernels().eagerElementwise) {
         p.eagerBytes += tokens * h * (eagerNormBytes(m) + kEagerResidualBytes)
                         + T * w * (m.gatedMlp ? kEagerSwigluBytes : kEagerGeluBytes);
-        p.eagerKernels += (m.layerNorm ? 0 : kEagerRmsNormKernels)
-                          + (m.gatedMlp ? kEagerSwigluKernels : 0);
+        p.eagerKernels += eagerMlpKernels(m);
         return;
     }
     p.elementBytes += tokens * h * 11 + T * w * 2 * (m.gatedMlp ? 3 : 2);
@@ -531,8 +536,7 @@ void moeBlock(const ModelDims &m, const LayerShard &s, const ComputeModel &c, Pa
         p.eagerBytes += tokensHere * h * (eagerNormBytes(m) + kEagerResidualBytes)
                         + copies * h * 2 * 4
                         + copies * w * (m.gatedMlp ? kEagerSwigluBytes : kEagerGeluBytes);
-        p.eagerKernels += (m.layerNorm ? 0 : kEagerRmsNormKernels)
-                          + (m.gatedMlp ? kEagerSwigluKernels : 0);
+        p.eagerKernels += eagerMlpKernels(m);
     } else {
         p.normBytes += tokensHere * h * 4;
         p.elementBytes += tokensHere * h * 11 + copies * h * 2 * 4
