@@ -31,6 +31,7 @@
 #include "layout/softwarestack.h"
 
 #include <QTest>
+#include <QToolButton>
 #include <QTreeWidget>
 #include <QUndoStack>
 
@@ -252,6 +253,103 @@ private Q_SLOTS:
         QVERIFY(!doc->layout().training.compile);
         QVERIFY(!compile->isChecked());
         QCOMPARE(doc->evaluation().stepTimeS, eager);
+    }
+
+    // The attention kernel: the stack's default says which kernel that is on this GPU; naming
+    // another is one undo step and reprices the step (FlashAttention-2 on Hopper is slower than
+    // the generic stack's cuDNN); a stack brings its own default back; a kernel the GPU cannot
+    // run says which runs instead.
+    void attentionKernelIsOneUndoStep()
+    {
+        auto doc = openLayout("hgx-h100-server.railyard.json");
+        QVERIFY(doc);
+        WorkloadPanel panel;
+        panel.setDocument(doc.get());
+        QComboBox *box = panel.attentionBox();
+        QCOMPARE(box->currentData().toString(), QStringLiteral("flash"));
+        QCOMPARE(box->currentText(), QStringLiteral("Default: cuDNN"));
+        const double cudnn = doc->evaluation().stepTimeS;
+        const int steps = doc->undoStack()->count();
+        choose(box, box->findData(QStringLiteral("fa2")));
+        QCOMPARE(doc->undoStack()->count(), steps + 1);
+        QCOMPARE(doc->undoStack()->undoText(), QStringLiteral("Change attention kernel"));
+        QCOMPARE(doc->layout().training.attention, engine::AttentionKernel::FlashAttention2);
+        const double fa2 = doc->evaluation().stepTimeS;
+        QVERIFY2(fa2 > cudnn, qPrintable(QStringLiteral("%1 vs %2 s").arg(fa2).arg(cudnn)));
+        choose(box, box->findData(QStringLiteral("triton")));
+        QVERIFY(doc->evaluation().stepTimeS > fa2); // flash-attn's Triton kernel: slower still
+        doc->undoStack()->undo();
+        QCOMPARE(box->currentData().toString(), QStringLiteral("fa2"));
+        QCOMPARE(doc->evaluation().stepTimeS, fa2);
+        // torchtitan brings its default (the stack's choice: FlashAttention-2 through SDPA).
+        choose(panel.stackBox(), panel.stackBox()->findData(QStringLiteral("torchtitan")));
+        QCOMPARE(doc->layout().training.attention, engine::AttentionKernel::Flash);
+        QCOMPARE(box->currentText(), QStringLiteral("Default: FlashAttention-2"));
+        doc->undoStack()->undo();
+        QCOMPARE(doc->layout().training.attention, engine::AttentionKernel::FlashAttention2);
+
+        // On Blackwell, FlashAttention 1.x and FlashAttention-3 do not run.
+        auto rack = openLayout("gb200-nvl72-rack.railyard.json");
+        QVERIFY(rack);
+        panel.setDocument(rack.get());
+        const QString fa1 = box->itemText(box->findData(QStringLiteral("fa1")));
+        QVERIFY2(fa1.startsWith(QStringLiteral("FlashAttention 1.x (runs ")), qPrintable(fa1));
+        QVERIFY(box->itemText(box->findData(QStringLiteral("fa3")))
+                        .contains(QStringLiteral("(runs ")));
+        QVERIFY(!box->itemText(box->findData(QStringLiteral("cudnn")))
+                         .contains(QStringLiteral("(runs ")));
+    }
+
+    // The model's norm, positions and dropout: each one undo step, written as an override
+    // only where it differs from what the preset brings, and priced (PyTorch eager runs
+    // RMSNorm as several kernels and LayerNorm as one; learned positions have no rotary
+    // embedding).
+    void modelStyleIsOneUndoStep()
+    {
+        auto doc = openLayout("hgx-h100-server.railyard.json"); // Llama 3 8B
+        QVERIFY(doc);
+        WorkloadPanel panel;
+        panel.setDocument(doc.get());
+        QCOMPARE(panel.normBox()->currentText(), QStringLiteral("RMSNorm"));
+        QCOMPARE(panel.positionBox()->currentText(), QStringLiteral("Rotary (RoPE)"));
+        QVERIFY(!panel.dropoutBox()->isChecked());
+        choose(panel.stackBox(), panel.stackBox()->findData(QStringLiteral("torchtitan")));
+        const double rms = doc->evaluation().stepTimeS;
+        const int steps = doc->undoStack()->count();
+        choose(panel.normBox(), 0);
+        QCOMPARE(doc->undoStack()->count(), steps + 1);
+        QCOMPARE(doc->undoStack()->undoText(), QStringLiteral("Change norm to LayerNorm"));
+        QCOMPARE(doc->layout().model->layerNorm, std::optional<bool>(true));
+        QVERIFY(panel.modelSummary()->text().contains(QStringLiteral("your changes")));
+        const double layer = doc->evaluation().stepTimeS;
+        QVERIFY2(layer < rms, qPrintable(QStringLiteral("%1 vs %2 s").arg(layer).arg(rms)));
+        choose(panel.positionBox(), 1);
+        QCOMPARE(doc->undoStack()->undoText(), QStringLiteral("Change positions to Learned"));
+        QCOMPARE(doc->layout().model->rotary, std::optional<bool>(false));
+        QVERIFY(doc->evaluation().stepTimeS < layer);
+        panel.dropoutBox()->click();
+        QCOMPARE(doc->undoStack()->undoText(), QStringLiteral("Turn dropout on"));
+        QCOMPARE(doc->layout().model->dropout, std::optional<bool>(true));
+        QCOMPARE(doc->undoStack()->count(), steps + 3);
+        if (auto *toggle = panel.findChild<QToolButton *>(); toggle && !toggle->isChecked()) {
+            toggle->click(); // open the Dimensions section, to look at
+            panel.resize(360, 1180);
+            if (const QString dir = qEnvironmentVariable("RAILYARD_SHOTS_DIR"); !dir.isEmpty())
+                QVERIFY(panel.grab().save(dir + QStringLiteral("/workload-model-style.png")));
+        }
+        // Back to the preset's own values: no override left.
+        choose(panel.normBox(), 1);
+        choose(panel.positionBox(), 0);
+        panel.dropoutBox()->click();
+        QVERIFY(!doc->layout().model->layerNorm && !doc->layout().model->rotary
+                && !doc->layout().model->dropout);
+        QVERIFY(!panel.modelSummary()->text().contains(QStringLiteral("your changes")));
+        QCOMPARE(doc->evaluation().stepTimeS, rms);
+        for (int i = 0; i < 6; ++i)
+            doc->undoStack()->undo();
+        QCOMPARE(doc->layout().model->layerNorm, std::nullopt);
+        QCOMPARE(panel.normBox()->currentText(), QStringLiteral("RMSNorm"));
+        QCOMPARE(doc->evaluation().stepTimeS, rms);
     }
 
     // CPU offload: one undo step; with recomputation it is said not to apply, without it the

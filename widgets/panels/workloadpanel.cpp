@@ -171,6 +171,7 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
                 dimensionEdited(f, v);
         });
     }
+    buildStyleRows(dimsForm);
     m_dims->setVisible(false);
     connect(m_dimsToggle, &QToolButton::toggled, this, [this](bool on) {
         m_dims->setVisible(on);
@@ -229,6 +230,8 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
     connect(m_zero, &QComboBox::activated, this, onTraining(QStringLiteral("zero_stage")));
     connect(m_fsdp, &QCheckBox::toggled, this, onTraining(QStringLiteral("fsdp")));
     connect(m_compile, &QCheckBox::toggled, this, onTraining(QStringLiteral("compile")));
+    buildAttentionBox();
+    connect(m_attention, &QComboBox::activated, this, onTraining(QStringLiteral("attention")));
     m_offload->setSpecialValueText(tr("Off"));
     m_offload->setSuffix(tr(" layers"));
     m_offload->setToolTip(tr("Activation offload to host memory (Megatron-Core's "
@@ -261,6 +264,7 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
     trainingForm->addRow(tr("Precision"), m_precision);
     trainingForm->addRow(tr("Recompute"), m_recompute);
     trainingForm->addRow(tr("Kernels"), m_compile);
+    trainingForm->addRow(tr("Attention"), m_attention);
     trainingForm->addRow(tr("CPU offload"), m_offload);
     auto *optimizerRow = new QHBoxLayout;
     optimizerRow->addWidget(m_zero);
@@ -360,7 +364,8 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
 
     // The dock's width is the user's: long choices elide in the closed box (the list shows them
     // whole), and a row too wide for the dock puts its field under its label.
-    for (QComboBox *box : {m_preset, m_stack, m_precision, m_recompute, m_zero, m_order}) {
+    for (QComboBox *box :
+         {m_preset, m_stack, m_precision, m_recompute, m_zero, m_order, m_attention}) {
         box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
         box->setMinimumContentsLength(box == m_preset || box == m_order ? 10 : 5);
         box->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
@@ -466,6 +471,7 @@ void WorkloadPanel::syncModel()
         s->setValue(dimValue(dims, f));
         s->setEnabled(l.model.has_value());
     }
+    syncStyle(dims, l.model.has_value() && engine::resolveModel(*l.model).error.empty());
 }
 
 void WorkloadPanel::syncTraining()
@@ -495,6 +501,7 @@ void WorkloadPanel::syncTraining()
     m_overlap[1]->setChecked(t.overlap.tp);
     m_overlap[2]->setChecked(t.overlap.pp);
     m_overlap[3]->setChecked(t.overlap.ep);
+    syncAttention(t);
 }
 
 void WorkloadPanel::syncParallel()

@@ -11,6 +11,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QFormLayout;
 class QLabel;
 class QPushButton;
 class QSpinBox;
@@ -23,8 +24,8 @@ class ServingForm;
 
 // The Workload dock: what is trained and how it is split (or, for a serving layout, what is
 // served and on which pools: ServingForm). The model (a preset, or its
-// dimensions), sequence length, global and micro batch, precision, recompute, optimizer
-// sharding and overlap; the parallel sizes TP, CP, EP, PP, VP and DP, offering the valid sizes
+// dimensions, norm, positions and dropout), sequence length, global and micro batch,
+// precision, recompute, the attention kernel, optimizer sharding and overlap; the parallel sizes TP, CP, EP, PP, VP and DP, offering the valid sizes
 // and saying why the others are not; the rank order (topology-aware, naive, or custom). Every
 // change is one undo command (a spin box stepped through values is one step); a change the
 // layout would refuse is shown with the reason and not applied.
@@ -47,6 +48,13 @@ public:
     QComboBox *recomputeBox() const { return m_recompute; }
     QComboBox *zeroBox() const { return m_zero; }
     QCheckBox *compileBox() const { return m_compile; }
+    // training.attention: the stack's choice or a named kernel (each item's data is the
+    // layout's name for it).
+    QComboBox *attentionBox() const { return m_attention; }
+    // The model's norm (LayerNorm, RMSNorm), positions (rotary, learned) and dropout.
+    QComboBox *normBox() const { return m_norm; }
+    QComboBox *positionBox() const { return m_position; }
+    QCheckBox *dropoutBox() const { return m_dropout; }
     QSpinBox *seqLenBox() const { return m_seqLen; }
     QSpinBox *globalBatchBox() const { return m_globalBatch; }
     QSpinBox *microBatchBox() const { return m_microBatch; }
@@ -95,6 +103,14 @@ private:
     void sizeChosen(engine::Dim dim, int index);
     void orderChosen(int index);
     void trainingEdited(const QString &field);
+    // The attention kernel and the model's norm, positions and dropout
+    // (workloadpanelkernels.cpp).
+    void buildStyleRows(QFormLayout *dimsForm);
+    void buildAttentionBox();
+    void syncStyle(const engine::ModelDims &dims, bool haveModel);
+    void syncAttention(const engine::TrainingConfig &training);
+    enum class StyleField { Norm, Position, Dropout };
+    void styleEdited(StyleField field);
     void showError(const QString &text);
     // Whether the document would take `after`; if not, shows why and re-syncs with `resync`.
     bool accepts(const engine::Layout &after, void (WorkloadPanel::*resync)());
@@ -107,6 +123,9 @@ private:
     QToolButton *m_dimsToggle;
     QWidget *m_dims;
     std::array<QSpinBox *, DimensionCount> m_dim{};
+    QComboBox *m_norm = nullptr;
+    QComboBox *m_position = nullptr;
+    QCheckBox *m_dropout = nullptr;
     // Training
     QSpinBox *m_seqLen;
     QSpinBox *m_globalBatch;
@@ -118,6 +137,7 @@ private:
     QComboBox *m_zero;
     QCheckBox *m_fsdp;
     QCheckBox *m_compile;
+    QComboBox *m_attention = nullptr;
     QSpinBox *m_offload; // training.cpu_offload_layers
     std::array<QCheckBox *, 4> m_overlap{};
     // Parallelism

@@ -131,6 +131,8 @@ void WorkloadPanel::trainingEdited(const QString &field)
     t.offloadLayers = m_offload->value();
     if (m_compile->isEnabled())
         t.compile = m_compile->isChecked();
+    engine::attentionKernelFromString(m_attention->currentData().toString().toStdString(),
+                                      t.attention);
     t.overlap.dp = m_overlap[0]->isChecked();
     t.overlap.tp = m_overlap[1]->isChecked();
     t.overlap.pp = m_overlap[2]->isChecked();
@@ -155,6 +157,7 @@ void WorkloadPanel::trainingEdited(const QString &field)
             {QStringLiteral("zero_stage"), tr("ZeRO stage")},
             {QStringLiteral("fsdp"), tr("FSDP")},
             {QStringLiteral("compile"), tr("torch.compile")},
+            {QStringLiteral("attention"), tr("attention kernel")},
             {QStringLiteral("cpu_offload_layers"), tr("CPU offload")},
             {QStringLiteral("overlap"), tr("overlap")},
     };
