@@ -72,6 +72,11 @@ const char *toString(Recompute r)
     return "selective";
 }
 
+int zeroShardRanks(const OptimizerConfig &o, int dataRanks)
+{
+    return o.shardGroup > 0 && dataRanks % o.shardGroup == 0 ? o.shardGroup : dataRanks;
+}
+
 const char *toString(AttentionKernel a)
 {
     switch (a) {

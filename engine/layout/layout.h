@@ -150,8 +150,17 @@ struct OptimizerConfig
     // Parameters per data-parallel gradient bucket (one reduce-scatter / all-gather or
     // all-reduce each); 0: the stack's rule (dpBucketParams() in softwarestack.h).
     double bucketParams = 0;
+    // Hybrid sharding (PyTorch FSDP's HYBRID_SHARD, torchtitan's dp_shard with dp_replicate):
+    // ZeRO-3 / FSDP shards the weights, gradients and optimizer state over groups of this many
+    // consecutive data-parallel ranks (DP x CP, CP fastest) and replicates them across the
+    // groups, whose gradient shards are all-reduced once a unit is reduce-scattered. 0: over
+    // every data-parallel rank.
+    int shardGroup = 0;
     bool operator==(const OptimizerConfig &) const = default;
 };
+// The ranks ZeRO-3 / FSDP shards over when `dataRanks` (DP x CP) hold the same weights: the
+// shard group where hybrid sharding divides them, else all of them.
+int zeroShardRanks(const OptimizerConfig &o, int dataRanks);
 
 struct OverlapConfig
 {

@@ -271,6 +271,7 @@ TrainingConfig readTraining(const JsonCursor &c)
         t.optimizer.gradReduceFp32 = o->boolOr("grad_reduce_fp32", t.optimizer.gradReduceFp32);
         t.optimizer.fp8ParamGather = o->boolOr("fp8_param_gather", false);
         t.optimizer.bucketParams = o->doubleOr("bucket_params", 0, 1e3, 1e12);
+        t.optimizer.shardGroup = o->intOr("shard_group", 0, 0, 1 << 20);
     }
     if (const auto o = c.find("overlap")) {
         o->requireObject();

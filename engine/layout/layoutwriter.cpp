@@ -81,6 +81,10 @@ void writeTraining(Json &tj, const TrainingConfig &t)
         opt["bucket_params"] = t.optimizer.bucketParams;
     else
         opt.erase("bucket_params");
+    if (t.optimizer.shardGroup > 0)
+        opt["shard_group"] = t.optimizer.shardGroup;
+    else
+        opt.erase("shard_group");
     Json &ov = child(tj, "overlap");
     ov["dp"] = t.overlap.dp;
     ov["tp"] = t.overlap.tp;

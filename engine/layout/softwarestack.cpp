@@ -271,6 +271,36 @@ std::vector<StackProfile> buildStacks()
     }
     {
         StackProfile p;
+        p.id = "pytorch-fsdp";
+        p.description = "PyTorch FSDP1 with its own defaults (IBM's fms-fsdp, a training loop of "
+                        "one's own): FULL_SHARD, one FSDP unit per block, BACKWARD_PRE "
+                        "prefetch, FlashAttention-2 through PyTorch's SDPA, PyTorch's own norms "
+                        "and loss (eager unless compiled), gradients reduced in BF16; validated "
+                        "against IBM fms-fsdp's published runs (Llama 2 shapes on 128 A100 and "
+                        "96 H100), tests/data/throughput/README.md family R";
+        p.overlap = overlap(true, false, false, false);
+        // fms-fsdp's policies/mixed_precision.py bfSixteen: param, reduce and buffer dtypes
+        // all BF16.
+        p.gradReduceFp32 = false;
+        // F.scaled_dot_product_attention(is_causal=True): SDPA's flash backend is
+        // FlashAttention-2's kernels.
+        p.flashAmpere = AttentionKernel::FlashAttention2;
+        p.flashHopperPlus = AttentionKernel::FlashAttention2;
+        p.elementwiseForward = 0.8; // PyTorch's own norms (see torchtitan)
+        p.elementwiseBackward = 0.45;
+        // FSDP1's backward_prefetch defaults to BACKWARD_PRE (fms-fsdp sets none): the next
+        // block's gather is issued before this block's gradient computation.
+        p.zeroBackwardPrefetch = true;
+        // CrossEntropyLoss on the BF16 logits (fms-fsdp's train_utils.py): log-softmax's BF16
+        // output beside the logits.
+        p.lossBytesPerLogit = 4;
+        // FMS's Llama runs eagerly unless use_torch_compile.
+        p.eagerElementwise = true;
+        p.compile = false;
+        s.push_back(p);
+    }
+    {
+        StackProfile p;
         p.id = "deepspeed";
         p.description = "DeepSpeed ZeRO (0.14 and later) under Hugging Face Transformers: "
                         "FlashAttention-2 (attn_implementation flash_attention_2), PyTorch's own "

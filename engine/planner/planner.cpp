@@ -75,10 +75,20 @@ void setSharding(OptimizerConfig &o,
                                            : stackGradReduceFp32(stack, o.fsdp);
 }
 
+// The layout's hybrid sharding group where it applies to `c` (weights sharded, the group
+// dividing DP x CP); otherwise none: the plan shards over every data-parallel rank.
+int plannedShardGroup(const OptimizerConfig &base, const PlanChoice &c)
+{
+    const bool zero3 = c.sharding == Sharding::Fsdp || c.sharding == Sharding::Zero3;
+    return zero3 && base.shardGroup > 0 && (c.dp * c.cp) % base.shardGroup == 0 ? base.shardGroup
+                                                                                : 0;
+}
+
 // With pipeline stages inside replicas (tp-pp-dp, CP 1), rank = tp + TP x (pp + PP x dp): a
 // group's size and rank stride (pipelineInnerValid() says when every group has one). Expert
 // groups take a stage's TP x DP ranks TP fastest (EP, then its expert-data-parallel groups).
-void pipelineInnerGroups(CommGroups groups, int tp, int pp, int dp, int ep, int &n, int &stride)
+void pipelineInnerGroups(
+        CommGroups groups, int tp, int pp, int dp, int ep, int shard, int &n, int &stride)
 {
     switch (groups) {
     case CommGroups::Tp:
@@ -104,6 +114,14 @@ void pipelineInnerGroups(CommGroups groups, int tp, int pp, int dp, int ep, int 
     case CommGroups::Edp: // TP divides EP
         n = tp * dp / ep;
         stride = pp * ep;
+        break;
+    case CommGroups::DpShard:
+        n = shard;
+        stride = tp * pp;
+        break;
+    case CommGroups::DpReplica:
+        n = dp / shard;
+        stride = tp * pp * shard;
         break;
     }
 }
@@ -258,8 +276,9 @@ struct PlanPricer::Impl
     CollectiveCost priceRequest(const CommRequest &r, const StepSetting &s)
     {
         int n = 1, stride = 1;
+        const int shard = zeroShardRanks(s.training->optimizer, s.dp * s.cp);
         if (order == PlanOrder::PipelineInner)
-            pipelineInnerGroups(r.groups, s.tp, s.pp, s.dp, s.ep, n, stride);
+            pipelineInnerGroups(r.groups, s.tp, s.pp, s.dp, s.ep, shard, n, stride);
         else
             switch (r.groups) {
             case CommGroups::Tp: n = s.tp; break;
@@ -282,6 +301,14 @@ struct PlanPricer::Impl
             case CommGroups::Edp:
                 n = s.tp * s.cp * s.dp / (s.ep * s.etp);
                 stride = s.ep * s.etp;
+                break;
+            case CommGroups::DpShard:
+                n = shard;
+                stride = s.tp;
+                break;
+            case CommGroups::DpReplica:
+                n = s.dp * s.cp / shard;
+                stride = s.tp * shard;
                 break;
             }
         SlotMemo &mm = memo[static_cast<std::size_t>(r.slot)];
@@ -321,6 +348,7 @@ struct PlanPricer::Impl
         t.recompute = c.recompute;
         t.offloadLayers = c.offloadLayers;
         setSharding(t.optimizer, layout.training.optimizer, *stack, c.sharding);
+        t.optimizer.shardGroup = plannedShardGroup(layout.training.optimizer, c);
 
         // Memory first: most configurations that fail, fail here.
         MemoryShape shape;
@@ -644,6 +672,7 @@ Layout applyPlan(const Layout &layout, const PlanChoice &c)
                 layout.training.optimizer,
                 stack ? *stack : genericStack(),
                 c.sharding);
+    l.training.optimizer.shardGroup = plannedShardGroup(layout.training.optimizer, c);
     return l;
 }
 

@@ -149,11 +149,12 @@ MemoryBreakdown stageMemoryAt(const ModelDims &m,
     // and Adam's two moments 12 (8 where the stack keeps the moments in BF16). The distributed
     // optimizer / ZeRO-1 shards the 12 over the data-parallel ranks, ZeRO-2 the gradients too,
     // ZeRO-3 / FSDP the weights as well.
-    const int dpShard = std::max(1, s.dp * s.cp);
     const int edp = std::max(1, (tp * s.cp * s.dp) / std::max(1, s.ep * s.etp));
     const bool distributed = opt.distributed || opt.zeroStage >= 1 || opt.fsdp;
     const bool zero2 = opt.zeroStage >= 2 || opt.fsdp;
     const bool zero3 = opt.zeroStage >= 3 || opt.fsdp;
+    // Hybrid sharding shards all three over its shard group only (ZeRO-3 / FSDP).
+    const int dpShard = std::max(1, zero3 ? zeroShardRanks(opt, s.dp * s.cp) : s.dp * s.cp);
     const double gradBytes = opt.gradReduceFp32 ? 4.0 : 2.0;
     // Embedding on the first stage, the output layer on the last (tied weights: a copy).
     const double dense = (nd * (attnParams + denseMlp) + nm * (attnParams + sharedMlp)

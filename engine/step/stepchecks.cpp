@@ -69,6 +69,25 @@ bool StepModel::validate()
              "ep-without-moe",
              "EP is " + std::to_string(m_ep) + " but " + m_dims.name
                      + " has no experts: expert parallelism does nothing");
+    if (const int group = t.optimizer.shardGroup; group > 0) {
+        const int dataRanks = m_dp * m_cp;
+        if (!t.optimizer.fsdp && t.optimizer.zeroStage < 3) {
+            m_result.error = "training: optimizer.shard_group (hybrid sharding) needs FSDP or "
+                             "ZeRO-3: only sharded weights have a group to shard over";
+            return false;
+        }
+        if (dataRanks % group != 0) {
+            m_result.error = "training: optimizer.shard_group " + std::to_string(group)
+                             + " does not divide DP x CP = " + std::to_string(dataRanks);
+            return false;
+        }
+        if (m_dims.isMoe() && group < dataRanks) {
+            m_result.error = "training: optimizer.shard_group: hybrid sharding of an MoE model's "
+                             "experts is not modelled; leave it out to shard over all "
+                             + std::to_string(dataRanks) + " data-parallel ranks";
+            return false;
+        }
+    }
     const long long perReplica = 1LL * t.microBatch * m_dp;
     if (t.globalBatch < perReplica) {
         m_result.error = "training: global batch " + std::to_string(t.globalBatch)

@@ -41,6 +41,26 @@ void StepModel::buildGroups()
                     = m_ranks->gpuOfRank(r);
         }
     }
+    // Hybrid sharding: a DP group's members [k S, (k + 1) S) shard the weights between them;
+    // the members at one place in every shard group hold the same shard.
+    m_dpShardGroups = {};
+    m_dpReplicaGroups = {};
+    const int dataRanks = m_dp * m_cp;
+    const int shard = zeroShardRanks(m_layout.training.optimizer, dataRanks);
+    if (dataRanks > 1 && shard < dataRanks) {
+        const int replicas = dataRanks / shard;
+        m_dpShardGroups.size = shard;
+        m_dpShardGroups.gpus = m_dpGroups.gpus; // DP groups are whole runs of shard groups
+        m_dpReplicaGroups.size = replicas;
+        m_dpReplicaGroups.gpus.resize(m_dpGroups.gpus.size());
+        std::size_t out = 0;
+        for (std::size_t g = 0; g < m_dpGroups.count(); ++g) {
+            const std::span<const int> members = m_dpGroups[g];
+            for (int j = 0; j < shard; ++j)
+                for (int k = 0; k < replicas; ++k)
+                    m_dpReplicaGroups.gpus[out++] = members[static_cast<std::size_t>(k * shard + j)];
+        }
+    }
     // Expert weights are reduced over the expert-data-parallel ranks: those of one pipeline
     // stage with the same expert-TP and EP coordinates.
     const int edp = (m_tp * m_cp * m_dp) / std::max(1, m_ep * m_etp);
@@ -203,7 +223,9 @@ void StepModel::priceCommunication()
                                       &m_epGroups,
                                       &m_ppGroups,
                                       &m_dpGroups,
-                                      &m_edpGroups};
+                                      &m_edpGroups,
+                                      &m_dpShardGroups,
+                                      &m_dpReplicaGroups};
             const Groups &g = *groups[static_cast<int>(r.groups)];
             if (r.deepEp && !g.empty()) {
                 GroupShape shape;

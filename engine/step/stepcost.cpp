@@ -321,20 +321,34 @@ void requestStepComm(const StepSetting &s, const StageRun *runs, int nRuns, Step
         const double routerLayer = router * m.moeLayers / m.layers / tp;
         c.zeroDenseParamBytes = (denseLayer + routerLayer) / denseLayer;
     }
-    if (dpGroups && denseLayer > 0) {
+    // Hybrid sharding: the gathers and reduce-scatters stay inside each shard group; each
+    // unit's gradient shard is then all-reduced across the groups that hold the same shard
+    // (FSDP's HYBRID_SHARD: _post_backward_hook reduce-scatters within the shard group, then
+    // all-reduces over the replicate group).
+    c.zeroShardRanks = zeroShardRanks(t.optimizer, s.dp * cp);
+    const bool hybrid = c.zeroShardRanks < s.dp * cp;
+    const CommGroups shardGroups = hybrid ? CommGroups::DpShard : CommGroups::Dp;
+    if (dpGroups && denseLayer > 0 && c.zeroShardRanks > 1) {
         add(c,
             CommSlot::DpAg,
-            CommGroups::Dp,
+            shardGroups,
             CollectiveOp::AllGather,
             denseLayer * c.zeroDenseParamBytes / units,
             gathersPerUnit * perStep);
         addSame(c,
                 CommSlot::DpRs,
-                CommGroups::Dp,
+                shardGroups,
                 CollectiveOp::ReduceScatter,
                 denseLayer * c.gradBytes / units,
                 perStep);
     }
+    if (dpGroups && denseLayer > 0 && hybrid)
+        add(c,
+            CommSlot::DpAr,
+            CommGroups::DpReplica,
+            CollectiveOp::AllReduce,
+            denseLayer * c.gradBytes / units / c.zeroShardRanks,
+            perStep);
     if (edpGroups && expertLayer > 0) {
         add(c,
             CommSlot::EdpAg,
@@ -399,7 +413,9 @@ void finishStepComm(const StepSetting &s, StepComm &c)
         return p.bytes > 0 && rate > 0 ? std::max(p.timeS, p.bytes / rate) : p.timeS;
     };
     const double agS = timed(dpAg) + timed(edpAg);
-    const double rsS = timed(dpRs) + timed(edpRs);
+    // Under hybrid sharding each reduce-scatter is followed, on the same stream, by its shard's
+    // all-reduce across the replicas.
+    const double rsS = timed(dpRs) + timed(edpRs) + timed(dpAr);
     const double gathers = t.recompute == Recompute::Full && s.stack->zeroRegatherForRecompute
                                    ? 2.0
                                    : 1.0;
@@ -417,9 +433,10 @@ void finishStepComm(const StepSetting &s, StepComm &c)
         // gradBytes / 2 again: FP32 gradients counted twice.)
         const double embed = m.layerParams().embedding / tp;
         const double unitParams = dpAg.bytes / c.zeroDenseParamBytes;
-        c.zeroEmbedS = (2 * dpAg.latencyS + dpRs.latencyS)
+        c.zeroEmbedS = (2 * dpAg.latencyS + dpRs.latencyS + dpAr.latencyS)
                        + embed / unitParams
-                                 * (2 * 2.0 / c.zeroDenseParamBytes * dpAg.bwTimeS + dpRs.bwTimeS);
+                                 * (2 * 2.0 / c.zeroDenseParamBytes * dpAg.bwTimeS + dpRs.bwTimeS
+                                    + dpAr.bwTimeS);
         if (rate > 0)
             c.zeroEmbedS = std::max(c.zeroEmbedS, embed * (2 * 2.0 + c.gradBytes) / rate);
     }

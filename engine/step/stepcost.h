@@ -101,7 +101,9 @@ enum class CommSlot {
 };
 inline constexpr int kCommSlots = 13;
 // The groups a collective runs on.
-enum class CommGroups { Tp, Cp, Ep, Pp, Dp, Edp };
+// DpShard and DpReplica: hybrid sharding's groups (OptimizerConfig::shardGroup): the ranks
+// one ZeRO-3 shard spans, and the ranks holding the same shard.
+enum class CommGroups { Tp, Cp, Ep, Pp, Dp, Edp, DpShard, DpReplica };
 
 // What one collective of the step costs: all of its groups running it at once.
 struct CollectiveCost
@@ -187,6 +189,10 @@ struct StepComm
     double denseParamBytes = 2, expertParamBytes = 2;
     double zeroDenseParamBytes = 2; // the same for one ZeRO-3 / FSDP gather unit
     bool shardedGrads = false, zero2 = false, zero3 = false;
+    // ZeRO-3 / FSDP: the data-parallel ranks one shard spans (zeroShardRanks()); fewer than DP x
+    // CP under hybrid sharding, whose gradient shards are then all-reduced (the DpAr slot, on
+    // the replica groups) after each unit's reduce-scatter.
+    int zeroShardRanks = 1;
     double dpGradS = 0;           // gradient reduction, per step, all collectives
     double dpParamS = 0;          // parameter gathers, per step, all collectives
     double dpOps = 0, edpOps = 0; // buckets: collectives per step of dpRs/dpAg/dpAr, edp*

@@ -159,6 +159,9 @@ private:
     int m_tp = 1, m_cp = 1, m_pp = 1, m_vp = 1, m_dp = 1, m_ep = 1, m_etp = 1, m_micro = 1;
     bool m_sp = false;
     Groups m_tpGroups, m_cpGroups, m_epGroups, m_ppGroups, m_dpGroups, m_edpGroups;
+    // Hybrid sharding (OptimizerConfig::shardGroup): each DP group cut into shard groups of
+    // consecutive members, and the replica groups of the members at one place in them.
+    Groups m_dpShardGroups, m_dpReplicaGroups;
     std::vector<int> m_stageDense, m_stageMoe;
     LayerTimes m_dense, m_moe, m_out; // one micro-batch of one layer
     PricedComm m_comm;

@@ -93,10 +93,16 @@ void StepScheduler::setTerms(const StepSetting &s, const StepComm &c, const Step
         return LinkDemand{ratio(nv, time), ratio(net, time)};
     };
     // ZeRO-3: one layer's dense and expert collectives over the layer's priced seconds.
-    const auto ofLayer = [&](CommSlot dense, CommSlot expert, double perLayerS) {
-        const CollectiveCost &a = c.at(dense), &b = c.at(expert);
-        return LinkDemand{ratio(c.zeroUnits * (a.nvlinkBusyS + b.nvlinkBusyS), perLayerS),
-                          ratio(c.zeroUnits * (a.networkBusyS + b.networkBusyS), perLayerS)};
+    // ZeRO-3: one layer's collectives over the layer's priced seconds (under hybrid sharding
+    // a layer's reduction is its reduce-scatters, then its shard's all-reduce across the
+    // replicas).
+    const auto ofLayer = [&](std::initializer_list<CommSlot> slots, double perLayerS) {
+        double nv = 0, net = 0;
+        for (CommSlot slot : slots) {
+            nv += c.at(slot).nvlinkBusyS;
+            net += c.at(slot).networkBusyS;
+        }
+        return LinkDemand{ratio(c.zeroUnits * nv, perLayerS), ratio(c.zeroUnits * net, perLayerS)};
     };
     m_demand = {};
     const auto set = [&](StepActivity a, LinkDemand d) {
@@ -110,8 +116,9 @@ void StepScheduler::setTerms(const StepSetting &s, const StepComm &c, const Step
         of({CommSlot::DpRs, CommSlot::DpAr, CommSlot::EdpRs, CommSlot::EdpAr}));
     set(StepActivity::DpParams, of({CommSlot::DpAg, CommSlot::EdpAg}));
     if (c.zero3) {
-        set(StepActivity::ZeroGather, ofLayer(CommSlot::DpAg, CommSlot::EdpAg, T.gatherPerLayer));
-        set(StepActivity::ZeroReduce, ofLayer(CommSlot::DpRs, CommSlot::EdpRs, T.reducePerLayer));
+        set(StepActivity::ZeroGather, ofLayer({CommSlot::DpAg, CommSlot::EdpAg}, T.gatherPerLayer));
+        set(StepActivity::ZeroReduce,
+            ofLayer({CommSlot::DpRs, CommSlot::EdpRs, CommSlot::DpAr}, T.reducePerLayer));
     }
 }
 
@@ -270,12 +277,18 @@ void StepScheduler::plan(int stage)
                   .share = share * g / (1.0 + T.gathers),
                   .exposure = T.eZero,
                   .part = kPartDp});
+            // The reduce-scatters follow the backward layer by layer: the first after one
+            // layer's gradients, each no sooner than its own layer's, the last after the
+            // backward. As one phase of `work` seconds: from one layer in, or late enough that
+            // the last layer's still runs after the backward ends, whichever is later.
+            const double reduce = T.layersPerOp * T.reducePerLayer;
+            const double layerLen = T.layersPerOp > 0 ? len / T.layersPerOp : len;
             if (!fwd)
                 comm({.activity = StepActivity::ZeroReduce,
                       .op = op,
                       .stream = kGrads,
                       .anchor = mb,
-                      .offset = len / 2,
+                      .offset = std::max(layerLen, len + T.reducePerLayer - reduce),
                       .work = T.layersPerOp * T.reducePerLayer,
                       .share = share,
                       .exposure = T.eZero,

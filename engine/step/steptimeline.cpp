@@ -143,7 +143,9 @@ void StepModel::buildTimeline()
         p.cp = addPattern(PhaseKind::Cp, stage, {&m_comm.cpRing, &m_comm.cpAg});
         p.ep = addPattern(PhaseKind::Ep, stage, {&m_comm.epA2a});
         p.grads = m_comm.zero3
-                          ? addPattern(PhaseKind::Dp, stage, {&m_comm.dpRs, &m_comm.edpRs})
+                          ? addPattern(PhaseKind::Dp,
+                                       stage,
+                                       {&m_comm.dpRs, &m_comm.edpRs, &m_comm.dpAr}) // hybrid
                           : addPattern(PhaseKind::Dp,
                                        stage,
                                        {&m_comm.dpRs, &m_comm.dpAr, &m_comm.edpRs, &m_comm.edpAr});

@@ -272,7 +272,9 @@ StepTimes composeStep(const StepSetting &s,
     x.dp = dpExposed;
     // Optimizer: Adam over this GPU's shard of FP32 master weights and moments, memory bound.
     const double paramsGpu = c.denseParamsGpu + c.expertParamsGpu;
-    const int shardWays = c.shardedGrads ? std::max(1, s.dp * s.cp) : 1;
+    const int shardWays = !c.shardedGrads ? 1
+                          : c.zero3       ? std::max(1, c.zeroShardRanks)
+                                          : std::max(1, s.dp * s.cp);
     // Zero the gradient buffer, norm, Adam and the weights' copy (optimizerTraffic). A
     // straggler's update is as slow as its other kernels, and the next step waits for it.
     x.optimizer = cm.memory(optimizerTraffic(paramsGpu,

@@ -1,4 +1,5 @@
 #include "base/inputerror.h"
+#include "base/jsoncursor.h"
 #include "layout/layout.h"
 #include "layout/softwarestack.h"
 #include "report/report.h"
@@ -765,6 +766,96 @@ private Q_SLOTS:
         QCOMPARE(b.highS, moe.stepTimeS * (1 + b.fraction));
     }
 
+    // Hybrid sharding (optimizer.shard_group): FSDP shards within each server and replicates
+    // across the two; the gathers and reduce-scatters stay on NVLink and only each shard's
+    // gradient all-reduce crosses the network; the sharded state per GPU doubles (16 ranks ->
+    // 8). Checked against the same layout fully sharded, and the bad values said.
+    void hybridShardingKeepsGathersInTheServer()
+    {
+        Layout full = readLayoutFile(RAILYARD_TEST_DATA
+                                     "/../../layouts/zero3-scaling.railyard.json");
+        full.training.stack = "pytorch-fsdp";
+        full.training.optimizer.fsdp = true;
+        Layout hybrid = full;
+        hybrid.training.optimizer.shardGroup = 8;
+        const Topology t = buildTopology(full.cluster, Catalog::builtin());
+        const Evaluation a = evaluate(full, t), b = evaluate(hybrid, t);
+        QVERIFY2(a.ok && b.ok, (a.error + b.error).c_str());
+        const auto bytesOn = [&](const Evaluation &e, bool network) {
+            double sum = 0;
+            for (std::size_t i = 0; i < e.links->size(); ++i) {
+                const LinkKind k = t.links()[i].kind;
+                if ((k == LinkKind::Ib || k == LinkKind::Ethernet) == network)
+                    sum += double(e.links->bytesUp[i]) + e.links->bytesDown[i];
+            }
+            return sum;
+        };
+        // Fully sharded, each micro-batch's two gathers and one reduce-scatter run in rings over
+        // 16 GPUs that cross between the servers twice: 3 x 2 x 15/16 of the parameters'
+        // bytes on the network. Hybrid, the eight all-reduces (one per shard, between the two
+        // GPUs holding it) each send and receive their eighth: 2 x the gradients' bytes. So
+        // 2 / (6 x 15/16) = 0.36 of the bytes, and none of the gathers.
+        const double netFull = bytesOn(a, true), netHybrid = bytesOn(b, true);
+        QVERIFY2(netHybrid > 0.3 * netFull && netHybrid < 0.4 * netFull,
+                 qPrintable(QStringLiteral("%1 of %2 GB").arg(netHybrid / 1e9).arg(netFull / 1e9)));
+        // The state sharded 8 ways, not 16: weights (beyond the two gathered layers),
+        // gradients and optimizer state per GPU double.
+        const double ratio = b.memory.optimizerGiB / a.memory.optimizerGiB;
+        QVERIFY2(std::abs(ratio - 2.0) < 1e-6, qPrintable(QString::number(ratio)));
+        RAILYARD_COMPARE_NEAR(b.memory.gradientsGiB / a.memory.gradientsGiB, 2.0, 1e-6);
+        // On the timeline the gathers stay on NVLink and the gradient reduction carries the
+        // all-reduce's network bytes.
+        int gathers = 0;
+        bool reduceOnNetwork = false;
+        for (const Phase &p : b.timeline.phases) {
+            if (p.kind != PhaseKind::Dp || p.pattern < 0)
+                continue;
+            const bool gather = p.name.find("gather") != std::string::npos;
+            gathers += gather;
+            for (const LinkShare &l : b.timeline.patterns[std::size_t(p.pattern)].links) {
+                const bool network = t.links()[std::size_t(l.link)].kind == LinkKind::Ib;
+                QVERIFY2(!(gather && network), p.name.c_str());
+                reduceOnNetwork = reduceOnNetwork || (!gather && network);
+            }
+        }
+        QVERIFY(gathers > 0);
+        QVERIFY(reduceOnNetwork);
+        qInfo("zero3-scaling under pytorch-fsdp: full shard %.3f s, %.1f GB on the network; "
+              "hybrid (8) %.3f s, %.1f GB; %.1f / %.1f GiB per GPU",
+              a.stepTimeS,
+              netFull / 1e9,
+              b.stepTimeS,
+              netHybrid / 1e9,
+              a.memory.totalGiB(),
+              b.memory.totalGiB());
+
+        // Bad values: a group that does not divide DP x CP, one without sharded weights, and
+        // an MoE model's.
+        Layout bad = hybrid;
+        bad.training.optimizer.shardGroup = 3;
+        Evaluation e = evaluate(bad, t);
+        QVERIFY(!e.ok);
+        QCOMPARE(e.error,
+                 std::string("training: optimizer.shard_group 3 does not divide DP x CP "
+                             "= 16"));
+        bad = hybrid;
+        bad.training.optimizer.fsdp = false;
+        bad.training.optimizer.zeroStage = 1;
+        e = evaluate(bad, t);
+        QVERIFY(!e.ok);
+        QVERIFY2(e.error.find("needs FSDP or ZeRO-3") != std::string::npos, e.error.c_str());
+        bad = hybrid;
+        bad.model = ModelConfig{};
+        bad.model->preset = "mixtral-8x7b";
+        e = evaluate(bad, t);
+        QVERIFY(!e.ok);
+        QVERIFY2(e.error.find("MoE") != std::string::npos, e.error.c_str());
+        // Written and read back.
+        const Layout back = parseLayout(layoutToJson(hybrid).dump(), "hsdp.railyard.json");
+        QCOMPARE(back.training.optimizer.shardGroup, 8);
+        QVERIFY(layoutToJson(full).dump().find("shard_group") == std::string::npos);
+    }
+
     // A layout that names no stack: priced as each stack it may be running would run it, the
     // band widened to hold the fastest and the slowest, and said so. ZeRO-3 moves most with
     // the stack (zero3-scaling: 16 H100, ZeRO-3).
@@ -781,10 +872,10 @@ private Q_SLOTS:
         QVERIFY(plain.ok && e.ok);
         QCOMPARE(plain.stackRange.stacks, 0);
         QCOMPARE(e.stepTimeS, plain.stepTimeS);
-        // Hopper: the five current stacks; Ampere all eight (the 2021-2022 ones too).
+        // Hopper: the six current stacks; Ampere all nine (the 2021-2022 ones too).
         const auto candidates = candidateStacks("hopper");
-        QCOMPARE(candidates.size(), std::size_t(5));
-        QCOMPARE(candidateStacks("ampere").size(), std::size_t(8));
+        QCOMPARE(candidates.size(), std::size_t(6));
+        QCOMPARE(candidateStacks("ampere").size(), std::size_t(9));
         double fastest = 1e30, slowest = 0;
         for (const StackProfile *p : candidates) {
             QVERIFY(!p->preHopper && !p->id.empty());
@@ -794,7 +885,7 @@ private Q_SLOTS:
             fastest = std::min(fastest, s);
             slowest = std::max(slowest, s);
         }
-        QCOMPARE(e.stackRange.stacks, 5);
+        QCOMPARE(e.stackRange.stacks, 6);
         RAILYARD_COMPARE_NEAR(e.stackRange.fastestS, fastest, 1e-9);
         RAILYARD_COMPARE_NEAR(e.stackRange.slowestS, slowest, 1e-9);
         qInfo("zero3-scaling: generic %.3f s, band %.3f-%.3f s unnamed; stacks %.3f s (%s) to "

@@ -66,7 +66,7 @@ private Q_SLOTS:
         EvaluateOptions on;
         on.stackRange = true;
         const Evaluation whole = evaluate(l, t, on);
-        QCOMPARE(whole.stackRange.stacks, 5);
+        QCOMPARE(whole.stackRange.stacks, 6);
         QCOMPARE(countWarnings(whole, "no-stack"), 1);
 
         EvaluationWorkspace mine;
@@ -79,7 +79,7 @@ private Q_SLOTS:
             range = evaluateStackRange(l, t, own);
         });
         worker.join();
-        QCOMPARE(range.stacks, 5);
+        QCOMPARE(range.stacks, 6);
         mergeStackRange(e, range);
         compareRanged(e, whole);
         // Merged once only.

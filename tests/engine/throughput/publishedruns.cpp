@@ -35,6 +35,19 @@ ModelConfig modelFor(const QString &spec)
         }
         return m;
     }
+    if (parts[0] == QLatin1String("ll")) {
+        // ll:L:h:a:kv:ffn[:vN]: a Llama-style model (SwiGLU, RMSNorm, RoPE) of these dimensions.
+        m.layers = parts.value(1).toInt();
+        m.hidden = parts.value(2).toInt();
+        m.heads = parts.value(3).toInt();
+        m.kvHeads = parts.value(4).toInt();
+        m.ffn = parts.value(5).toInt();
+        m.vocab = parts.size() > 6 && parts[6].startsWith(QLatin1Char('v'))
+                          ? parts[6].mid(1).toInt()
+                          : 32000;
+        m.gatedMlp = true;
+        return m;
+    }
     m.preset = parts[0].toStdString();
     for (int i = 1; i < parts.size(); ++i) {
         if (parts[i].startsWith(QLatin1Char('a')))
@@ -125,6 +138,22 @@ Layout layoutFor(const Run &r)
         c.gpu = "A100-SXM-80GB";
         c.nic.gbitPerS = 200;
         c.fabric.kind = FabricKind::ThreeTier;
+    } else if (r.system == QLatin1String("IBA")) {
+        // IBM fms-fsdp's A100 cluster: "128 A100 GPUs with 400Gbps network connectivity and GPU
+        // direct RDMA", read as 400 Gb/s a node, four 100G EFA adapters (its scripts set AWS
+        // EFA's library paths: a p4de-like node; assumed).
+        c.gpu = "A100-SXM-80GB";
+        c.nic.gbitPerS = 100;
+        c.nic.perGpu = 0.5;
+        c.nic.model = "EFA-100-p4d";
+        c.fabric.kind = FabricKind::ThreeTier;
+    } else if (r.system == QLatin1String("IBH")) {
+        // IBM fms-fsdp's H100 cluster: "96 GPUs and 800Gbps inter-node interconnect", read as
+        // one 100G RoCE port a GPU (the fabric is not stated; assumed).
+        c.gpu = "H100-SXM";
+        c.nic.gbitPerS = 100;
+        c.nic.model = "RoCE-200G";
+        c.fabric.kind = FabricKind::ThreeTier;
     } else if (r.system == QLatin1String("JZ")) {
         // Jean Zay's A100 partition: four 100 Gb/s Omni-Path adapters per 8-GPU node.
         c.gpu = "A100-SXM-80GB";
@@ -185,9 +214,12 @@ Layout layoutFor(const Run &r)
                   : r.shard == QLatin1String("z3") ? 3
                                                    : 1;
     o.fsdp = r.shard == QLatin1String("fsdp");
-    for (const QString &f : r.flags) // offloadN: Megatron-Core's cpu_offloading_num_layers N
-        if (f.startsWith(QLatin1String("offload")))
+    for (const QString &f : r.flags) {
+        if (f.startsWith(QLatin1String("offload"))) // Megatron-Core's cpu_offloading_num_layers
             t.offloadLayers = f.mid(7).toInt();
+        if (f.startsWith(QLatin1String("hsdp"))) // hybrid sharding over groups of N ranks
+            o.shardGroup = f.mid(4).toInt();
+    }
     if (r.flags.contains(QLatin1String("fa2")))
         t.attention = AttentionKernel::FlashAttention2;
     if (r.flags.contains(QLatin1String("triton")))
