@@ -352,6 +352,38 @@ private Q_SLOTS:
         QCOMPARE(doc->evaluation().stepTimeS, rms);
     }
 
+    // Hybrid sharding: offered with FSDP or ZeRO 3, listing every divisor of the
+    // data-parallel ranks; choosing one is one undo step and reprices the memory (the state
+    // sharded over 8 ranks, not 16).
+    void shardGroupIsOneUndoStep()
+    {
+        auto doc = openLayout("zero3-scaling.railyard.json"); // 16 H100, ZeRO 3
+        QVERIFY(doc);
+        WorkloadPanel panel;
+        panel.setDocument(doc.get());
+        QComboBox *box = panel.shardGroupBox();
+        QVERIFY(box->isEnabled());
+        QCOMPARE(box->currentText(), QStringLiteral("All 16 ranks"));
+        QStringList sizes;
+        for (int i = 0; i < box->count(); ++i)
+            sizes << box->itemData(i).toString();
+        QCOMPARE(sizes, QStringList({"0", "8", "4", "2", "1"}));
+        const double full = doc->evaluation().memory.optimizerGiB;
+        const int steps = doc->undoStack()->count();
+        choose(box, box->findData(8));
+        QCOMPARE(doc->undoStack()->count(), steps + 1);
+        QCOMPARE(doc->undoStack()->undoText(), QStringLiteral("Change shard group"));
+        QCOMPARE(doc->layout().training.optimizer.shardGroup, 8);
+        QCOMPARE(box->currentText(), QStringLiteral("8 ranks (replicated 2\u00d7)"));
+        QCOMPARE(doc->evaluation().memory.optimizerGiB, 2 * full);
+        doc->undoStack()->undo();
+        QCOMPARE(doc->layout().training.optimizer.shardGroup, 0);
+        QCOMPARE(box->currentText(), QStringLiteral("All 16 ranks"));
+        // Without sharded weights there is nothing to shard in groups.
+        choose(panel.zeroBox(), 1);
+        QVERIFY(!box->isEnabled());
+    }
+
     // CPU offload: one undo step; with recomputation it is said not to apply, without it the
     // activations leave HBM.
     void cpuOffloadIsOneUndoStep()

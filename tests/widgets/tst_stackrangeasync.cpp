@@ -150,7 +150,7 @@ private Q_SLOTS:
         const engine::Evaluation &e = doc->evaluation();
         const engine::Evaluation expected = synchronous(*doc);
         compareBand(e, expected);
-        QCOMPARE(e.stackRange.stacks, 5);
+        QCOMPARE(e.stackRange.stacks, 6);
         QCOMPARE(noStackWarnings(e), 1);
         QVERIFY(e.stepTimeBand.lowS <= e.stackRange.fastestS);
         QVERIFY(e.stepTimeBand.highS >= e.stackRange.slowestS);

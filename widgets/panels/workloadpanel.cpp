@@ -136,6 +136,7 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
     , m_fsdp(new QCheckBox(tr("FSDP"), this))
     , m_compile(new QCheckBox(tr("torch.compile"), this))
     , m_offload(spin(this, 0, 4096))
+    , m_shardGroup(new QComboBox(this))
     , m_vp(choiceBox(this))
     , m_sequenceParallel(new QCheckBox(tr("Sequence parallel"), this))
     , m_order(new QComboBox(this))
@@ -243,6 +244,12 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
             &QSpinBox::valueChanged,
             this,
             onTraining(QStringLiteral("cpu_offload_layers")));
+    m_shardGroup->setToolTip(tr("Hybrid sharding (FSDP's HYBRID_SHARD): shard the weights, "
+                                "gradients and optimizer state within groups of this many "
+                                "data-parallel ranks (a server's GPUs, say) and replicate across "
+                                "the groups, which all-reduce their gradient shards. With FSDP or "
+                                "ZeRO 3 only"));
+    connect(m_shardGroup, &QComboBox::activated, this, onTraining(QStringLiteral("shard_group")));
     auto *overlapRow = new QHBoxLayout;
     const char *overlapNames[] = {"DP", "TP", "PP", "EP"};
     for (int i = 0; i < 4; ++i) {
@@ -271,6 +278,7 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
     optimizerRow->addWidget(m_fsdp);
     trainingForm->addRow(m_distributed);
     trainingForm->addRow(tr("Sharding"), optimizerRow);
+    trainingForm->addRow(tr("Shard over"), m_shardGroup);
     trainingForm->addRow(tr("Overlap"), overlapRow);
 
     // Parallelism
@@ -365,7 +373,7 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
     // The dock's width is the user's: long choices elide in the closed box (the list shows them
     // whole), and a row too wide for the dock puts its field under its label.
     for (QComboBox *box :
-         {m_preset, m_stack, m_precision, m_recompute, m_zero, m_order, m_attention}) {
+         {m_preset, m_stack, m_precision, m_recompute, m_zero, m_order, m_attention, m_shardGroup}) {
         box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
         box->setMinimumContentsLength(box == m_preset || box == m_order ? 10 : 5);
         box->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
@@ -487,6 +495,7 @@ void WorkloadPanel::syncTraining()
     m_zero->setCurrentIndex(std::clamp(t.optimizer.zeroStage, 0, 3));
     m_fsdp->setChecked(t.optimizer.fsdp);
     m_offload->setValue(t.offloadLayers);
+    syncShardGroup();
     // Only a PyTorch stack's element-wise operations can run eagerly; the others fuse them.
     const engine::StackProfile *stack = engine::findStack(t.stack);
     const bool eagerStack = stack && stack->eagerElementwise;

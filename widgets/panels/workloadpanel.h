@@ -59,6 +59,9 @@ public:
     QSpinBox *globalBatchBox() const { return m_globalBatch; }
     QSpinBox *microBatchBox() const { return m_microBatch; }
     QSpinBox *offloadBox() const { return m_offload; }
+    // optimizer.shard_group: hybrid sharding's group, each item's data its size (0: every
+    // data-parallel rank).
+    QComboBox *shardGroupBox() const { return m_shardGroup; }
     QCheckBox *distributedBox() const { return m_distributed; }
     QPushButton *resetPlacementButton() const { return m_resetPlacement; }
     QLabel *parallelSummary() const { return m_parallelSummary; }
@@ -103,12 +106,13 @@ private:
     void sizeChosen(engine::Dim dim, int index);
     void orderChosen(int index);
     void trainingEdited(const QString &field);
-    // The attention kernel and the model's norm, positions and dropout
-    // (workloadpanelkernels.cpp).
+    // The attention kernel, the model's norm, positions and dropout, and the shard group
+    // (workloadpanelchoices.cpp).
     void buildStyleRows(QFormLayout *dimsForm);
     void buildAttentionBox();
     void syncStyle(const engine::ModelDims &dims, bool haveModel);
     void syncAttention(const engine::TrainingConfig &training);
+    void syncShardGroup();
     enum class StyleField { Norm, Position, Dropout };
     void styleEdited(StyleField field);
     void showError(const QString &text);
@@ -139,6 +143,7 @@ private:
     QCheckBox *m_compile;
     QComboBox *m_attention = nullptr;
     QSpinBox *m_offload; // training.cpu_offload_layers
+    QComboBox *m_shardGroup;
     std::array<QCheckBox *, 4> m_overlap{};
     // Parallelism
     std::array<QComboBox *, 5> m_size{};

@@ -11,10 +11,11 @@
 #include <QFormLayout>
 #include <QStandardItemModel>
 
-// The Workload dock's kernel and model-style rows: which attention kernel the job runs
-// (training.attention) and the model's norm, positions and dropout (model.norm,
-// model.position, model.dropout). What runs where is the engine's (resolveAttention); this
-// file lists, shows and forwards.
+// The Workload dock's rows of named choices: which attention kernel the job runs
+// (training.attention), the model's norm, positions and dropout (model.norm, model.position,
+// model.dropout) and hybrid sharding's group (training.optimizer.shard_group). What runs
+// where is the engine's (resolveAttention, the evaluation's checks); this file lists, shows
+// and forwards.
 
 namespace railyard {
 
@@ -150,6 +151,29 @@ void WorkloadPanel::syncAttention(const engine::TrainingConfig &t)
     }
     const int index = m_attention->findData(QString::fromLatin1(engine::toString(t.attention)));
     m_attention->setCurrentIndex(std::max(0, index));
+}
+
+void WorkloadPanel::syncShardGroup()
+{
+    // Every data-parallel rank, or a divisor of them (hybrid sharding); a file's value that
+    // divides nothing is listed too, as it is in force (the evaluation says why it is refused).
+    const engine::Layout &l = m_document->layout();
+    const engine::OptimizerConfig &o = l.training.optimizer;
+    const int ranks = std::max(1, l.dataParallel() * std::max(1, l.parallel.cp));
+    m_shardGroup->clear();
+    m_shardGroup->addItem(tr("All %1 ranks").arg(ranks), 0);
+    for (int g = ranks / 2; g >= 1; --g)
+        if (ranks % g == 0)
+            m_shardGroup->addItem(g == 1 ? tr("1 rank (replicated %1\u00d7)").arg(ranks)
+                                         : tr("%1 ranks (replicated %2\u00d7)").arg(g).arg(ranks / g),
+                                  g);
+    int index = m_shardGroup->findData(o.shardGroup);
+    if (index < 0) {
+        m_shardGroup->addItem(tr("%1 ranks \u26a0").arg(o.shardGroup), o.shardGroup);
+        index = m_shardGroup->count() - 1;
+    }
+    m_shardGroup->setCurrentIndex(index);
+    m_shardGroup->setEnabled(o.fsdp || o.zeroStage >= 3 || o.shardGroup > 0);
 }
 
 void WorkloadPanel::styleEdited(StyleField field)

@@ -129,6 +129,7 @@ void WorkloadPanel::trainingEdited(const QString &field)
     t.optimizer.zeroStage = m_zero->currentIndex();
     t.optimizer.fsdp = m_fsdp->isChecked();
     t.offloadLayers = m_offload->value();
+    t.optimizer.shardGroup = m_shardGroup->currentData().toInt();
     if (m_compile->isEnabled())
         t.compile = m_compile->isChecked();
     engine::attentionKernelFromString(m_attention->currentData().toString().toStdString(),
@@ -159,6 +160,7 @@ void WorkloadPanel::trainingEdited(const QString &field)
             {QStringLiteral("compile"), tr("torch.compile")},
             {QStringLiteral("attention"), tr("attention kernel")},
             {QStringLiteral("cpu_offload_layers"), tr("CPU offload")},
+            {QStringLiteral("shard_group"), tr("shard group")},
             {QStringLiteral("overlap"), tr("overlap")},
     };
     // Spin boxes stepped through many values merge into one undo step.
