@@ -2,6 +2,8 @@
 
 #include "base/jsoncursor.h"
 
+#include <algorithm>
+
 namespace railyard::engine {
 
 const char *toString(FabricKind kind)
@@ -70,6 +72,15 @@ const char *toString(Recompute r)
     case Recompute::Full: return "full";
     }
     return "selective";
+}
+
+double fullRecomputeShare(const TrainingConfig &t, int layers, int pp)
+{
+    if (t.recompute != Recompute::Full)
+        return 0.0;
+    const double perStage = double(layers) / std::max(1, pp);
+    return t.recomputeLayers <= 0 || perStage <= 0 ? 1.0
+                                                   : std::min(1.0, t.recomputeLayers / perStage);
 }
 
 int zeroShardRanks(const OptimizerConfig &o, int dataRanks)

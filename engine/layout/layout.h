@@ -182,6 +182,11 @@ struct TrainingConfig
     int microBatch = 1;
     Precision precision = Precision::Bf16;
     Recompute recompute = Recompute::Selective;
+    // With full recomputation only (Megatron's --recompute-method block --recompute-num-layers
+    // N, torchtitan's layer-level selective checkpointing, fms-fsdp's selective_checkpointing):
+    // N layers of each pipeline stage recompute in full, the others keep their activations.
+    // 0: every layer (fullRecomputeShare()).
+    int recomputeLayers = 0;
     AttentionKernel attention = AttentionKernel::Flash;
     MoeDispatcher moeDispatcher = MoeDispatcher::AllToAll;
     // Megatron's --moe-router-force-load-balancing (benchmark runs: every expert gets its
@@ -202,6 +207,9 @@ struct TrainingConfig
     OverlapConfig overlap;
     bool operator==(const TrainingConfig &) const = default;
 };
+// The share of a pipeline stage's layers that recompute in full: 0 without full
+// recomputation, recomputeLayers of the stage's layers (at most all) with it.
+double fullRecomputeShare(const TrainingConfig &t, int layers, int pp);
 
 // Serving (DESIGN.md, "Serving (inference) workloads"): what is served and how.
 enum class ServingPhase { Both, Prefill, Decode };

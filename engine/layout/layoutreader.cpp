@@ -258,6 +258,7 @@ TrainingConfig readTraining(const JsonCursor &c)
     t.moeForceBalance = c.boolOr("moe_force_balance", t.moeForceBalance);
     t.compile = c.boolOr("compile", t.compile);
     t.offloadLayers = c.intOr("cpu_offload_layers", 0, 0, 1 << 20);
+    t.recomputeLayers = c.intOr("recompute_layers", 0, 0, 1 << 20);
     if (const auto d = c.find("moe_dispatcher"))
         t.moeDispatcher = d->toChoice({"alltoall", "deepep"}) == "deepep" ? MoeDispatcher::DeepEP
                                                                           : MoeDispatcher::AllToAll;

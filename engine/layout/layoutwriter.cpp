@@ -68,6 +68,10 @@ void writeTraining(Json &tj, const TrainingConfig &t)
         tj["cpu_offload_layers"] = t.offloadLayers;
     else
         tj.erase("cpu_offload_layers");
+    if (t.recomputeLayers > 0)
+        tj["recompute_layers"] = t.recomputeLayers;
+    else
+        tj.erase("recompute_layers");
     Json &opt = child(tj, "optimizer");
     opt["distributed"] = t.optimizer.distributed;
     opt["zero_stage"] = t.optimizer.zeroStage;

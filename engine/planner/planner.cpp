@@ -346,6 +346,7 @@ struct PlanPricer::Impl
         out.microBatches = s.micro;
         t.microBatch = c.microBatch;
         t.recompute = c.recompute;
+        t.recomputeLayers = 0; // plans recompute every layer or none
         t.offloadLayers = c.offloadLayers;
         setSharding(t.optimizer, layout.training.optimizer, *stack, c.sharding);
         t.optimizer.shardGroup = plannedShardGroup(layout.training.optimizer, c);
@@ -666,6 +667,7 @@ Layout applyPlan(const Layout &layout, const PlanChoice &c)
     l.mapping.clear();
     l.training.microBatch = c.microBatch;
     l.training.recompute = c.recompute;
+    l.training.recomputeLayers = 0;
     l.training.offloadLayers = c.offloadLayers;
     const StackProfile *stack = findStack(layout.training.stack);
     setSharding(l.training.optimizer,

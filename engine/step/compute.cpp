@@ -584,8 +584,8 @@ LayerTimes finish(const Pass &p, const LayerShard &s, const ComputeModel &c)
     double recompute = 0;
     double recomputeFlops = 0;
     if (s.recompute == Recompute::Full) {
-        recompute = t.forward;
-        recomputeFlops = p.gemmFlops + p.attentionFlops;
+        recompute = s.recomputeShare * t.forward;
+        recomputeFlops = s.recomputeShare * (p.gemmFlops + p.attentionFlops);
     } else if (s.recompute == Recompute::Selective && p.recomputedGemmShare > 0) {
         // The matmuls not kept (their share of the block's GEMM work) and the element-wise
         // kernels run again; the attention kernel's output is kept.

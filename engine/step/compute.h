@@ -162,6 +162,9 @@ struct LayerShard
     int microBatch = 1;
     int seqLen = 4096;
     Recompute recompute = Recompute::Selective;
+    // Full recomputation: the share of the layers that recompute (the others keep their
+    // activations); the layer's times are the average.
+    double recomputeShare = 1.0;
     AttentionKernel attention = AttentionKernel::Flash;
     // The busiest expert-parallel rank's routed tokens against its share (1: balanced).
     double expertImbalance = 1.0;

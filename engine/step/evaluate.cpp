@@ -53,6 +53,8 @@ Evaluation StepModel::run()
     cut.sequenceParallel = m_sp;
     cut.microBatch = t.microBatch;
     cut.recompute = t.recompute;
+    cut.recomputeShare = t.recompute == Recompute::Full ? fullRecomputeShare(t, m_dims.layers, m_pp)
+                                                        : 1.0;
     const LayerSet layers = priceLayers(m_dims, t, *m_stack, gpu, *m_compute, cut);
     m_dense = layers.dense;
     m_moe = layers.moe;

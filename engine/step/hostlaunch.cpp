@@ -8,7 +8,7 @@ MoeHostTime moeHostTime(const StackProfile &stack,
                         const GpuSpec &gpu,
                         double localExperts,
                         bool fp8,
-                        bool recomputed)
+                        double recomputed)
 {
     MoeHostTime h;
     h.localExperts = std::max(1.0, localExperts);
@@ -21,8 +21,7 @@ MoeHostTime moeHostTime(const StackProfile &stack,
                    * gpu.hostOpS;
     h.backwardS = (stack.moeHostOpsBackward + experts * (stack.expertHostOpsBackward + quantize))
                   * gpu.hostOpS;
-    if (recomputed)
-        h.backwardS += h.beforeWaitS + h.afterWaitS;
+    h.backwardS += recomputed * (h.beforeWaitS + h.afterWaitS);
     return h;
 }
 
@@ -46,7 +45,7 @@ MoeHostTime applyMoeHost(LayerTimes &moe,
                          const ModelDims &model,
                          int ep,
                          Precision precision,
-                         Recompute recompute)
+                         double recomputed)
 {
     if (!model.isMoe())
         return {};
@@ -54,7 +53,7 @@ MoeHostTime applyMoeHost(LayerTimes &moe,
                                          gpu,
                                          double(model.experts) / std::max(1, ep),
                                          precision != Precision::Bf16 && gpu.fp8Tflops > 0,
-                                         recompute == Recompute::Full);
+                                         recomputed);
     applyMoeHostTime(moe, host);
     return host;
 }

@@ -32,12 +32,13 @@ struct MoeHostTime
 
 // The host time of one MoE layer and micro-batch with `localExperts` experts on each GPU, as
 // `stack` launches it on `gpu`'s host; `fp8`: the expert GEMMs run in FP8; `recomputed`: the
-// backward runs the forward again (full recomputation), its wait included.
+// share of the layers whose backward runs the forward again (full recomputation), its wait
+// included (0: none, 1: every layer).
 MoeHostTime moeHostTime(const StackProfile &stack,
                         const GpuSpec &gpu,
                         double localExperts,
                         bool fp8,
-                        bool recomputed);
+                        double recomputed);
 
 // `moe` (one MoE layer's GPU times) at the host's pace: the expert GEMMs (expertForward) run
 // after the wait, the rest of the forward before it. Sets hostWaitForward / Backward.
@@ -51,6 +52,6 @@ MoeHostTime applyMoeHost(LayerTimes &moe,
                          const ModelDims &model,
                          int ep,
                          Precision precision,
-                         Recompute recompute);
+                         double recomputed); // moeHostTime()'s
 
 } // namespace railyard::engine

@@ -13,6 +13,7 @@ LayerShard layerShard(const TrainingConfig &training, const StackProfile &stack,
     s.microBatch = cut.microBatch;
     s.seqLen = training.seqLen;
     s.recompute = cut.recompute;
+    s.recomputeShare = cut.recomputeShare;
     s.attention = training.attention;
     s.expertImbalance = training.moeForceBalance ? 1.0 : stack.moeDroplessImbalance;
     s.tpOverlap = training.overlap.tp;
@@ -33,7 +34,13 @@ LayerSet priceLayers(const ModelDims &model,
     l.dense = layerTimes(model, false, shard, compute);
     if (model.isMoe()) {
         l.moe = layerTimes(model, true, shard, compute);
-        l.moeHost = applyMoeHost(l.moe, stack, gpu, model, cut.ep, training.precision, cut.recompute);
+        l.moeHost = applyMoeHost(l.moe,
+                                 stack,
+                                 gpu,
+                                 model,
+                                 cut.ep,
+                                 training.precision,
+                                 cut.recompute == Recompute::Full ? cut.recomputeShare : 0.0);
     }
     l.out = outputLayerTimes(model, shard, compute);
     return l;

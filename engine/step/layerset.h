@@ -17,6 +17,8 @@ struct ShardCut
     bool sequenceParallel = true;
     int microBatch = 1;
     Recompute recompute = Recompute::Selective;
+    // Of a full recomputation: the share of the layers that recompute (fullRecomputeShare()).
+    double recomputeShare = 1.0;
 };
 
 // The layer shard `cut` makes of `training` under `stack` (the routing imbalance, TP overlap

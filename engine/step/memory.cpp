@@ -113,6 +113,13 @@ LayerActivations layerActivations(const ModelDims &m, const TrainingConfig &t, c
                             ? a.moe
                             : activationBytes(m, t, s, true, Recompute::None);
     }
+    // Full recomputation of some of the layers (TrainingConfig::recomputeLayers): the others
+    // keep everything; per layer, the average.
+    if (t.recompute == Recompute::Full) {
+        const double share = fullRecomputeShare(t, m.layers, s.pp);
+        a.dense = share * a.dense + (1 - share) * a.denseFull;
+        a.moe = share * a.moe + (1 - share) * a.moeFull;
+    }
     return a;
 }
 

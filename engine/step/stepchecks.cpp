@@ -398,7 +398,7 @@ void StepModel::warnPlacements()
     const double microBatches = m_micro;
     const double layersPerStage = double(m_dims.layers) / m_pp;
     const double moePerStage = m_dims.isMoe() ? double(m_dims.moeLayers) / m_pp : 0;
-    const double recomputeTp = t.recompute == Recompute::Full ? 2.0 : 0.0;
+    const double recomputeTp = 2.0 * fullRecomputeShare(t, m_dims.layers, m_pp);
     const double perMicroLayer = layersPerStage * microBatches;
     warnPlacement(m_tpGroups,
                   m_sp ? m_comm.tpAg : m_comm.tpAr,

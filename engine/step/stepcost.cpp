@@ -126,7 +126,7 @@ void requestStepComm(const StepSetting &s, const StageRun *runs, int nRuns, Step
     // a reduce-scatter after each block; backward, the mirror image plus an all-gather of each
     // column-parallel GEMM's input for its weight gradient, which Megatron overlaps with the
     // data-gradient GEMM. Full recomputation repeats the forward's collectives.
-    const double recomputeTp = t.recompute == Recompute::Full ? 2.0 : 0.0;
+    const double recomputeTp = 2.0 * fullRecomputeShare(t, m.layers, s.pp);
     if (m.isMoe() && etp == 1)
         c.tpBlocksPerMoeLayer = m.sharedExperts > 0 ? 2.0 : 1.0;
     if (tp > 1) {
@@ -162,7 +162,7 @@ void requestStepComm(const StepSetting &s, const StageRun *runs, int nRuns, Step
         // PyTorch's context parallel: the keys and values all-gathered once a pass (forward,
         // recomputed forward, backward); backward, their gradients sent on in FP32 at each of
         // the cp steps.
-        c.cpGatherPasses = t.recompute == Recompute::Full ? 3.0 : 2.0;
+        c.cpGatherPasses = 2.0 + fullRecomputeShare(t, m.layers, s.pp);
         add(c,
             CommSlot::CpAg,
             CommGroups::Cp,
@@ -371,7 +371,7 @@ void finishStepComm(const StepSetting &s, StepComm &c)
     const TrainingConfig &t = *s.training;
     const int tp = s.tp, cp = s.cp;
     const double microBatches = s.micro;
-    const double recomputeTp = t.recompute == Recompute::Full ? 2.0 : 0.0;
+    const double recomputeTp = 2.0 * fullRecomputeShare(t, m.layers, s.pp);
     // Exposed per layer (the weight-gradient all-gathers hide behind the data-gradient GEMMs).
     const CollectiveCost &ag = c.at(CommSlot::TpAg), &rs = c.at(CommSlot::TpRs);
     c.tpPerLayerS = s.sp ? ag.timeS * (4.0 + recomputeTp) + rs.timeS * (4.0 + recomputeTp)
@@ -416,8 +416,8 @@ void finishStepComm(const StepSetting &s, StepComm &c)
     // Under hybrid sharding each reduce-scatter is followed, on the same stream, by its shard's
     // all-reduce across the replicas.
     const double rsS = timed(dpRs) + timed(edpRs) + timed(dpAr);
-    const double gathers = t.recompute == Recompute::Full && s.stack->zeroRegatherForRecompute
-                                   ? 2.0
+    const double gathers = s.stack->zeroRegatherForRecompute
+                                   ? 1.0 + fullRecomputeShare(t, m.layers, s.pp)
                                    : 1.0;
     c.zeroFwdPerLayerS = units * agS;
     c.zeroBwdPerLayerS = units * (gathers * agS + rsS);

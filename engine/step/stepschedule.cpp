@@ -53,7 +53,7 @@ void StepScheduler::setTerms(const StepSetting &s, const StepComm &c, const Step
     // The forward's share of each collective's bytes (SP: per layer two all-gathers and two
     // reduce-scatters forward, of 10; without SP two all-reduces of 4; recomputation repeats the
     // forward's in the backward).
-    const double rc = tc.recompute == Recompute::Full ? 2.0 : 0.0;
+    const double rc = 2.0 * fullRecomputeShare(tc, s.model->layers, s.pp);
     T.tpFwd = s.sp ? 4.0 / (10.0 + 2.0 * rc) : 2.0 / (4.0 + rc);
     T.p2p = c.at(CommSlot::PpP2p).timeS * T.perOp * s.vp;
     T.dpGradS = c.dpGradS;

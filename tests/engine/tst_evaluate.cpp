@@ -766,6 +766,49 @@ private Q_SLOTS:
         QCOMPARE(b.highS, moe.stepTimeS * (1 + b.fraction));
     }
 
+    // Full recomputation of some of the layers (training.recompute_layers, Megatron's block
+    // method): half of Llama 3 8B's 32 layers recompute, so the compute is midway between none
+    // and all of them (the recomputed forward is the only difference), and the activations
+    // held sit between the two. With selective recomputation the count changes nothing.
+    void blockRecomputeSitsBetween()
+    {
+        Layout l = readLayoutFile(RAILYARD_TEST_DATA
+                                  "/../../layouts/hgx-h100-server.railyard.json");
+        const Topology t = buildTopology(l.cluster, Catalog::builtin());
+        const auto priced = [&](Recompute r, int layers) {
+            Layout x = l;
+            x.training.recompute = r;
+            x.training.recomputeLayers = layers;
+            const Evaluation e = evaluate(x, t);
+            if (!e.ok)
+                qFatal("%s", e.error.c_str());
+            return e;
+        };
+        const Evaluation none = priced(Recompute::None, 0), all = priced(Recompute::Full, 0),
+                         half = priced(Recompute::Full, 16), more = priced(Recompute::Full, 99);
+        RAILYARD_COMPARE_NEAR(half.total.compute,
+                              (none.total.compute + all.total.compute) / 2,
+                              1e-9 * all.total.compute);
+        QCOMPARE(more.total.compute, all.total.compute); // at most every layer
+        QVERIFY(none.memory.activationsGiB > half.memory.activationsGiB);
+        QVERIFY(half.memory.activationsGiB > all.memory.activationsGiB);
+        QCOMPARE(priced(Recompute::Selective, 16).stepTimeS,
+                 priced(Recompute::Selective, 0).stepTimeS);
+        Layout x = l;
+        x.training.recompute = Recompute::Full;
+        x.training.recomputeLayers = 16;
+        QCOMPARE(parseLayout(layoutToJson(x).dump(), "x.railyard.json").training.recomputeLayers,
+                 16);
+        qInfo("Llama 3 8B on 8 H100: compute %.3f s (none), %.3f s (16 of 32 layers), %.3f s "
+              "(all); activations %.1f / %.1f / %.1f GiB",
+              none.total.compute,
+              half.total.compute,
+              all.total.compute,
+              none.memory.activationsGiB,
+              half.memory.activationsGiB,
+              all.memory.activationsGiB);
+    }
+
     // Hybrid sharding (optimizer.shard_group): FSDP shards within each server and replicates
     // across the two; the gathers and reduce-scatters stay on NVLink and only each shard's
     // gradient all-reduce crosses the network; the sharded state per GPU doubles (16 ranks ->

@@ -82,16 +82,16 @@ private Q_SLOTS:
         RAILYARD_COMPARE_NEAR(fp8.afterWaitS - bf16.afterWaitS, 16 * 2 * 10e-6, 1e-9);
         RAILYARD_COMPARE_NEAR(fp8.backwardS - bf16.backwardS, 16 * 2 * 10e-6, 1e-9);
         // Twice the experts per GPU: twice the per-expert launches.
-        const MoeHostTime twice = moeHostTime(mcore, gpu, 32, true, false);
+        const MoeHostTime twice = moeHostTime(mcore, gpu, 32, true, 0.0);
         RAILYARD_COMPARE_NEAR(twice.afterWaitS - fp8.afterWaitS, 16 * 4 * 10e-6, 1e-9);
         // Full recomputation runs the forward again in the backward, its wait included.
-        const MoeHostTime again = moeHostTime(mcore, gpu, 16, true, true);
+        const MoeHostTime again = moeHostTime(mcore, gpu, 16, true, 1.0);
         RAILYARD_COMPARE_NEAR(again.backwardS - fp8.backwardS,
                               fp8.beforeWaitS + fp8.afterWaitS,
                               1e-9);
         // Stacks whose launches were not counted, and hosts not measured, price nothing.
-        QVERIFY(!moeHostTime(*findStack("torchtitan"), gpu, 16, true, false).priced());
-        QVERIFY(!moeHostTime(mcore, GpuSpec{}, 16, true, false).priced());
+        QVERIFY(!moeHostTime(*findStack("torchtitan"), gpu, 16, true, 0.0).priced());
+        QVERIFY(!moeHostTime(mcore, GpuSpec{}, 16, true, 0.0).priced());
     }
 
     // The layer runs at the slower of GPU and host on each side of the wait; where the GPU is

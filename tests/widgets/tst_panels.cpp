@@ -384,6 +384,31 @@ private Q_SLOTS:
         QVERIFY(!box->isEnabled());
     }
 
+    // Full recomputation of some layers: the count is offered with full recomputation only;
+    // setting it is one undo step and prices the step between none and all.
+    void recomputeLayersIsOneUndoStep()
+    {
+        auto doc = openLayout("hgx-h100-server.railyard.json"); // Llama 3 8B, selective
+        QVERIFY(doc);
+        WorkloadPanel panel;
+        panel.setDocument(doc.get());
+        QSpinBox *layers = panel.recomputeLayersBox();
+        QVERIFY(!layers->isEnabled());
+        choose(panel.recomputeBox(), static_cast<int>(engine::Recompute::Full));
+        QVERIFY(layers->isEnabled());
+        QCOMPARE(layers->text(), QStringLiteral("All layers"));
+        const double all = doc->evaluation().stepTimeS;
+        const int steps = doc->undoStack()->count();
+        layers->setValue(16);
+        QCOMPARE(doc->undoStack()->count(), steps + 1);
+        QCOMPARE(doc->undoStack()->undoText(), QStringLiteral("Change recomputed layers"));
+        QCOMPARE(doc->layout().training.recomputeLayers, 16);
+        QVERIFY(doc->evaluation().stepTimeS < all);
+        doc->undoStack()->undo();
+        QCOMPARE(layers->value(), 0);
+        QCOMPARE(doc->evaluation().stepTimeS, all);
+    }
+
     // CPU offload: one undo step; with recomputation it is said not to apply, without it the
     // activations leave HBM.
     void cpuOffloadIsOneUndoStep()

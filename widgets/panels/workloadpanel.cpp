@@ -136,6 +136,7 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
     , m_fsdp(new QCheckBox(tr("FSDP"), this))
     , m_compile(new QCheckBox(tr("torch.compile"), this))
     , m_offload(spin(this, 0, 4096))
+    , m_recomputeLayers(spin(this, 0, 1 << 20))
     , m_shardGroup(new QComboBox(this))
     , m_vp(choiceBox(this))
     , m_sequenceParallel(new QCheckBox(tr("Sequence parallel"), this))
@@ -227,6 +228,15 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
     connect(m_stack, &QComboBox::activated, this, onTraining(QStringLiteral("stack")));
     connect(m_precision, &QComboBox::activated, this, onTraining(QStringLiteral("precision")));
     connect(m_recompute, &QComboBox::activated, this, onTraining(QStringLiteral("recompute")));
+    m_recomputeLayers->setSpecialValueText(tr("All layers"));
+    m_recomputeLayers->setSuffix(tr(" layers"));
+    m_recomputeLayers->setToolTip(tr("With full recomputation: how many layers of each pipeline "
+                                     "stage recompute (Megatron's --recompute-num-layers with the "
+                                     "block method); the others keep their activations"));
+    connect(m_recomputeLayers,
+            &QSpinBox::valueChanged,
+            this,
+            onTraining(QStringLiteral("recompute_layers")));
     connect(m_distributed, &QCheckBox::toggled, this, onTraining(QStringLiteral("optimizer")));
     connect(m_zero, &QComboBox::activated, this, onTraining(QStringLiteral("zero_stage")));
     connect(m_fsdp, &QCheckBox::toggled, this, onTraining(QStringLiteral("fsdp")));
@@ -270,6 +280,7 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
     trainingForm->addRow(tr("Micro batch"), m_microBatch);
     trainingForm->addRow(tr("Precision"), m_precision);
     trainingForm->addRow(tr("Recompute"), m_recompute);
+    trainingForm->addRow(tr("Recomputed"), m_recomputeLayers);
     trainingForm->addRow(tr("Kernels"), m_compile);
     trainingForm->addRow(tr("Attention"), m_attention);
     trainingForm->addRow(tr("CPU offload"), m_offload);
@@ -495,6 +506,8 @@ void WorkloadPanel::syncTraining()
     m_zero->setCurrentIndex(std::clamp(t.optimizer.zeroStage, 0, 3));
     m_fsdp->setChecked(t.optimizer.fsdp);
     m_offload->setValue(t.offloadLayers);
+    m_recomputeLayers->setValue(t.recomputeLayers);
+    m_recomputeLayers->setEnabled(t.recompute == engine::Recompute::Full);
     syncShardGroup();
     // Only a PyTorch stack's element-wise operations can run eagerly; the others fuse them.
     const engine::StackProfile *stack = engine::findStack(t.stack);

@@ -59,6 +59,9 @@ public:
     QSpinBox *globalBatchBox() const { return m_globalBatch; }
     QSpinBox *microBatchBox() const { return m_microBatch; }
     QSpinBox *offloadBox() const { return m_offload; }
+    // training.recompute_layers: with full recomputation, the layers of a stage that recompute
+    // (0, "All layers").
+    QSpinBox *recomputeLayersBox() const { return m_recomputeLayers; }
     // optimizer.shard_group: hybrid sharding's group, each item's data its size (0: every
     // data-parallel rank).
     QComboBox *shardGroupBox() const { return m_shardGroup; }
@@ -143,6 +146,7 @@ private:
     QCheckBox *m_compile;
     QComboBox *m_attention = nullptr;
     QSpinBox *m_offload; // training.cpu_offload_layers
+    QSpinBox *m_recomputeLayers;
     QComboBox *m_shardGroup;
     std::array<QCheckBox *, 4> m_overlap{};
     // Parallelism

@@ -129,6 +129,7 @@ void WorkloadPanel::trainingEdited(const QString &field)
     t.optimizer.zeroStage = m_zero->currentIndex();
     t.optimizer.fsdp = m_fsdp->isChecked();
     t.offloadLayers = m_offload->value();
+    t.recomputeLayers = m_recomputeLayers->value();
     t.optimizer.shardGroup = m_shardGroup->currentData().toInt();
     if (m_compile->isEnabled())
         t.compile = m_compile->isChecked();
@@ -161,13 +162,15 @@ void WorkloadPanel::trainingEdited(const QString &field)
             {QStringLiteral("attention"), tr("attention kernel")},
             {QStringLiteral("cpu_offload_layers"), tr("CPU offload")},
             {QStringLiteral("shard_group"), tr("shard group")},
+            {QStringLiteral("recompute_layers"), tr("recomputed layers")},
             {QStringLiteral("overlap"), tr("overlap")},
     };
     // Spin boxes stepped through many values merge into one undo step.
     const bool spinner = field == QStringLiteral("seq_len")
                          || field == QStringLiteral("global_batch")
                          || field == QStringLiteral("micro_batch")
-                         || field == QStringLiteral("cpu_offload_layers");
+                         || field == QStringLiteral("cpu_offload_layers")
+                         || field == QStringLiteral("recompute_layers");
     pushWorkload(m_document->layout().model,
                  t,
                  tr("Change %1").arg(names.value(field, field)),

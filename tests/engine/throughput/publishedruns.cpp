@@ -219,6 +219,8 @@ Layout layoutFor(const Run &r)
             t.offloadLayers = f.mid(7).toInt();
         if (f.startsWith(QLatin1String("hsdp"))) // hybrid sharding over groups of N ranks
             o.shardGroup = f.mid(4).toInt();
+        if (f.startsWith(QLatin1String("rcl"))) // full recomputation of N layers a stage
+            t.recomputeLayers = f.mid(3).toInt();
     }
     if (r.flags.contains(QLatin1String("fa2")))
         t.attention = AttentionKernel::FlashAttention2;
