@@ -16,6 +16,27 @@ OverlapConfig overlap(bool dp, bool tp, bool pp, bool ep)
     return o;
 }
 
+// A stack on PyTorch's own kernels (no Transformer Engine): FlashAttention-2 on every GPU
+// (SDPA's flash backend or the flash-attn package), PyTorch's norms and element-wise operations,
+// run eagerly unless the layout compiles the model, the data-parallel collectives overlapped.
+// torch.nn.RMSNorm (eager or compiled) against cuDNN's on H200, GB200 and GB300 at training
+// shapes: median 0.8 of the bandwidth forward, 0.45 backward (NVIDIA/cudnn-frontend
+// benchmark/norms/results, the pytorch and torch_compile rows).
+StackProfile pytorchStack(const char *id, const char *description)
+{
+    StackProfile p;
+    p.id = id;
+    p.description = description;
+    p.overlap = overlap(true, false, false, false);
+    p.flashAmpere = AttentionKernel::FlashAttention2;
+    p.flashHopperPlus = AttentionKernel::FlashAttention2;
+    p.elementwiseForward = 0.8;
+    p.elementwiseBackward = 0.45;
+    p.eagerElementwise = true;
+    p.compile = false;
+    return p;
+}
+
 // Megatron-Core's MoE layer with Transformer Engine, launched eagerly (Megatron-Core
 // core_dev_r0.15.0 0d8e0714 as Megatron-Bridge 0.2 runs it, TE 2.9; step/hostlaunch.h), in
 // framework operations. Counted from the code: before the dispatcher's wait the attention
@@ -171,30 +192,23 @@ std::vector<StackProfile> buildStacks()
         s.push_back(p);
     }
     {
-        StackProfile p;
-        p.id = "torchtitan";
-        p.description = "torchtitan (PyTorch FSDP2 with TP/PP): FlashAttention-2 through "
-                        "PyTorch's SDPA, PyTorch's own norms and element-wise operations (eager "
-                        "unless compiled), async TP fusing the forward's TP collectives but not "
-                        "the backward's input-gradient reduce-scatters, PyTorch's context parallel "
-                        "(keys and values expanded and all-gathered once a pass, FP32 gradients), "
-                        "one gather per transformer block "
-                        "(under PP gathered once a step and held, gradients reduced once), "
-                        "selective recomputation keeping every other matmul, FP32 gradient "
-                        "reduction; validated against torchtitan's 18 published runs (Llama 3.1 "
-                        "8B-405B on 8-512 H100 at 500 W): tokens/s median 13% fast (-2% to "
-                        "+38%), memory median 10% low";
+        StackProfile p = pytorchStack(
+                "torchtitan",
+                "torchtitan (PyTorch FSDP2 with TP/PP): FlashAttention-2 through "
+                "PyTorch's SDPA, PyTorch's own norms and element-wise operations (eager "
+                "unless compiled), async TP fusing the forward's TP collectives but not "
+                "the backward's input-gradient reduce-scatters, PyTorch's context parallel "
+                "(keys and values expanded and all-gathered once a pass, FP32 gradients), "
+                "one gather per transformer block "
+                "(under PP gathered once a step and held, gradients reduced once), "
+                "selective recomputation keeping every other matmul, FP32 gradient "
+                "reduction; validated against torchtitan's 18 published runs (Llama 3.1 "
+                "8B-405B on 8-512 H100 at 500 W): tokens/s median 13% fast (-2% to "
+                "+38%), memory median 10% low");
         p.overlap = overlap(true, false, true, false);
         p.gradReduceFp32 = true;
         // scaled_dot_product_attention's flash backend is FlashAttention-2's kernels
         // (torch.nn.attention.SDPBackend.FLASH_ATTENTION, first in PyTorch's priority).
-        p.flashAmpere = AttentionKernel::FlashAttention2;
-        p.flashHopperPlus = AttentionKernel::FlashAttention2;
-        // torch.nn.RMSNorm (eager or compiled) against cuDNN's on H200, GB200 and GB300 at
-        // training shapes: median 0.8 of the bandwidth forward, 0.45 backward
-        // (NVIDIA/cudnn-frontend benchmark/norms/results, the pytorch and torch_compile rows).
-        p.elementwiseForward = 0.8;
-        p.elementwiseBackward = 0.45;
         // With PP, torchtitan shards each block with reshard_after_forward=False "to avoid
         // per-microbatch all-gathers" (torchtitan 9dec370, torchtitan/parallelisms/
         // parallelize_llama.py, apply_fsdp), and torch.distributed.pipelining runs every
@@ -214,9 +228,8 @@ std::vector<StackProfile> buildStacks()
         p.lossBytesPerLogit = 10;
         // torchtitan's Llama runs PyTorch's own element-wise operations (models/norms.py
         // RMSNorm, models/llama/model.py apply_rotary_emb and the SwiGLU feed-forward), and its
-        // train configs leave torch.compile off (train_configs/llama3_8b.toml: compile = false).
-        p.eagerElementwise = true;
-        p.compile = false;
+        // train configs leave torch.compile off (train_configs/llama3_8b.toml: compile = false):
+        // pytorchStack()'s eager default.
         // AsyncTP (`overlap.tp`): torch._inductor's micro_pipeline_tp pass runs on the forward
         // and backward graphs alike and fuses an all-gather with the matmuls that take it as
         // their left operand and a reduce-scatter with the one matmul producing its input.
@@ -235,25 +248,20 @@ std::vector<StackProfile> buildStacks()
         s.push_back(p);
     }
     {
-        StackProfile p;
-        p.id = "composer";
-        p.description = "MosaicML Composer with llm-foundry (PyTorch FSDP1, FULL_SHARD): "
-                        "FlashAttention-2 (attn_impl flash; \"triton\" as the layout's "
-                        "attention), PyTorch's own norms, flash-attn's fused cross-entropy, one "
-                        "FSDP unit per block, BACKWARD_POST prefetch (backward gathers wait), "
-                        "gradients reduced in BF16 (mixed_precision PURE); validated against "
-                        "llm-foundry's 36 published MPT runs (1B-70B on 8-512 H100 and A100): "
-                        "tokens/s median 12% off (-19% to +35%), FlashAttention-2's large-scale "
-                        "runs 14-35% fast";
-        p.overlap = overlap(true, false, false, false);
+        StackProfile p = pytorchStack(
+                "composer",
+                "MosaicML Composer with llm-foundry (PyTorch FSDP1, FULL_SHARD): "
+                "FlashAttention-2 (attn_impl flash; \"triton\" as the layout's "
+                "attention), PyTorch's own norms, flash-attn's fused cross-entropy, one "
+                "FSDP unit per block, BACKWARD_POST prefetch (backward gathers wait), "
+                "gradients reduced in BF16 (mixed_precision PURE); validated against "
+                "llm-foundry's 36 published MPT runs (1B-70B on 8-512 H100 and A100): "
+                "tokens/s median 12% off (-19% to +35%), FlashAttention-2's large-scale "
+                "runs 14-35% fast");
         // llm-foundry's yamls (scripts/train/yamls/pretrain/mpt-7b.yaml: fsdp_config
         // mixed_precision PURE, i.e. parameters, gradients and buffers in BF16).
         p.gradReduceFp32 = false;
-        // attn_impl: flash runs the flash-attn package (FlashAttention-2).
-        p.flashAmpere = AttentionKernel::FlashAttention2;
-        p.flashHopperPlus = AttentionKernel::FlashAttention2;
-        p.elementwiseForward = 0.8; // PyTorch's own norms (see torchtitan)
-        p.elementwiseBackward = 0.45;
+        // attn_impl: flash runs the flash-attn package (FlashAttention-2): pytorchStack()'s.
         // Composer's FSDPConfig defaults (composer/utils/parallelism.py): backward_prefetch
         // BACKWARD_POST, forward_prefetch False with limit_all_gathers True (the forward's next
         // gather is issued as the CPU runs ahead of the GPU, so it still overlaps).
@@ -265,58 +273,42 @@ std::vector<StackProfile> buildStacks()
         p.fusedCrossEntropy = true;
         p.lossBytesPerLogit = 4;
         // Hugging Face or MPT blocks run eagerly (llm-foundry compiles only when asked).
-        p.eagerElementwise = true;
-        p.compile = false;
         s.push_back(p);
     }
     {
-        StackProfile p;
-        p.id = "pytorch-fsdp";
-        p.description = "PyTorch FSDP1 with its own defaults (IBM's fms-fsdp, a training loop of "
-                        "one's own): FULL_SHARD, one FSDP unit per block, BACKWARD_PRE "
-                        "prefetch, FlashAttention-2 through PyTorch's SDPA, PyTorch's own norms "
-                        "and loss (eager unless compiled), gradients reduced in BF16; validated "
-                        "against IBM fms-fsdp's published runs (Llama 2 shapes on 128 A100 and "
-                        "96 H100), tests/data/throughput/README.md family R";
-        p.overlap = overlap(true, false, false, false);
+        StackProfile p = pytorchStack(
+                "pytorch-fsdp",
+                "PyTorch FSDP1 with its own defaults (IBM's fms-fsdp, a training loop of one's "
+                "own): FULL_SHARD (or hybrid), one FSDP unit per block, BACKWARD_PRE prefetch, "
+                "FlashAttention-2 through PyTorch's SDPA, PyTorch's own norms and loss (eager "
+                "unless compiled), gradients reduced in BF16; validated against IBM fms-fsdp's "
+                "10 published runs (Llama 2 7B-70B on 128 A100 and 96 H100): A100 median 4% "
+                "(-3% to +12%), H100 20-38% fast");
         // fms-fsdp's policies/mixed_precision.py bfSixteen: param, reduce and buffer dtypes
         // all BF16.
         p.gradReduceFp32 = false;
         // F.scaled_dot_product_attention(is_causal=True): SDPA's flash backend is
-        // FlashAttention-2's kernels.
-        p.flashAmpere = AttentionKernel::FlashAttention2;
-        p.flashHopperPlus = AttentionKernel::FlashAttention2;
-        p.elementwiseForward = 0.8; // PyTorch's own norms (see torchtitan)
-        p.elementwiseBackward = 0.45;
+        // FlashAttention-2's kernels (pytorchStack()'s).
         // FSDP1's backward_prefetch defaults to BACKWARD_PRE (fms-fsdp sets none): the next
         // block's gather is issued before this block's gradient computation.
         p.zeroBackwardPrefetch = true;
         // CrossEntropyLoss on the BF16 logits (fms-fsdp's train_utils.py): log-softmax's BF16
         // output beside the logits.
         p.lossBytesPerLogit = 4;
-        // FMS's Llama runs eagerly unless use_torch_compile.
-        p.eagerElementwise = true;
-        p.compile = false;
+        // FMS's Llama runs eagerly unless use_torch_compile (pytorchStack()'s default).
         s.push_back(p);
     }
     {
-        StackProfile p;
-        p.id = "deepspeed";
-        p.description = "DeepSpeed ZeRO (0.14 and later) under Hugging Face Transformers: "
-                        "FlashAttention-2 (attn_implementation flash_attention_2), PyTorch's own "
-                        "norms, ZeRO-3 gathers per submodule with prefetch and overlapped "
-                        "reduce-scatters; recomputation gathers again; not validated against "
-                        "measured runs";
-        p.overlap = overlap(true, false, false, false);
-        p.flashAmpere = AttentionKernel::FlashAttention2;
-        p.flashHopperPlus = AttentionKernel::FlashAttention2;
-        p.elementwiseForward = 0.8;
-        p.elementwiseBackward = 0.45;
+        StackProfile p = pytorchStack(
+                "deepspeed",
+                "DeepSpeed ZeRO (0.14 and later) under Hugging Face Transformers: "
+                "FlashAttention-2 (attn_implementation flash_attention_2), PyTorch's own "
+                "norms, ZeRO-3 gathers per submodule with prefetch and overlapped "
+                "reduce-scatters; recomputation gathers again; not validated against "
+                "measured runs");
+        // Hugging Face models run eagerly (pytorchStack()'s default).
         p.zeroGatherParams = -1; // submodule by submodule
         p.zeroRegatherForRecompute = true;
-        // Hugging Face models run eagerly.
-        p.eagerElementwise = true;
-        p.compile = false;
         s.push_back(p);
     }
     return s;
