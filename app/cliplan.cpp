@@ -147,7 +147,8 @@ std::string recomputeCell(const PlanChoice &c)
 
 void planTable(std::ostream &out, const std::vector<Plan> &plans, bool money)
 {
-    out << "  #  TP  CP  EP  PP  VP    DP  MB  recompute  shard   step s  band   tokens/s   MFU  "
+    out << "  #  TP  CP  EP  PP  VP    DP  MB  recompute  shard      step s  band   tokens/s   MFU "
+           " "
            "GiB/GPU";
     if (money)
         out << "   $/step  $/M tok";
@@ -160,7 +161,11 @@ void planTable(std::ostream &out, const std::vector<Plan> &plans, bool money)
             << padded(std::to_string(c.cp), 4) << padded(std::to_string(c.ep), 4)
             << padded(std::to_string(c.pp), 4) << padded(std::to_string(c.vp), 4)
             << padded(std::to_string(c.dp), 6) << padded(std::to_string(c.microBatch), 4) << "  "
-            << padded(recomputeCell(c), 9, false) << "  " << padded(toString(c.sharding), 5, false)
+            << padded(recomputeCell(c), 9, false) << "  "
+            << padded(std::string(toString(c.sharding))
+                              + (x.shardGroup > 0 ? "/" + std::to_string(x.shardGroup) : ""),
+                      8,
+                      false)
             << padded(fixed(x.stepTimeS, 3), 9)
             << padded("\u00b1" + fixed(100 * x.bandFraction, 0) + "%", 7)
             << padded(count(static_cast<std::int64_t>(std::llround(x.tokensPerS))), 11)

@@ -350,6 +350,7 @@ struct PlanPricer::Impl
         t.offloadLayers = c.offloadLayers;
         setSharding(t.optimizer, layout.training.optimizer, *stack, c.sharding);
         t.optimizer.shardGroup = plannedShardGroup(layout.training.optimizer, c);
+        out.shardGroup = t.optimizer.shardGroup;
 
         // Memory first: most configurations that fail, fail here.
         MemoryShape shape;

@@ -57,6 +57,7 @@ struct PlanPrice
     double stepTimeS = 0;   // 0 when not priced (does not fit)
     StepBreakdown exposed;  // adds up to the step time
     int microBatches = 0;   // per replica and step
+    int shardGroup = 0;     // the layout's hybrid sharding group where it applies (0: none)
     double tokensPerS = 0;
     double mfu = 0;
     double costPerStep = 0; // dollars (0: no price)

@@ -65,7 +65,8 @@ Json planJson(const Plan &p, int rank, const std::vector<std::string> *bases)
                          {"optimizer",
                           Json{{"distributed", c.sharding != Sharding::Zero0},
                                {"zero_stage", zeroStage(c.sharding)},
-                               {"fsdp", c.sharding == Sharding::Fsdp}}}};
+                               {"fsdp", c.sharding == Sharding::Fsdp},
+                               {"shard_group", x.shardGroup}}}};
     j["fits"] = x.fits;
     j["step_time_s"] = x.stepTimeS;
     if (x.stepTimeS > 0) {

@@ -169,6 +169,13 @@ private Q_SLOTS:
         QTest::newRow("moe-h100-megatron-core") << mcore << 100 << 8u;
         // A dense model under NeMo, whose activation offload the planner may propose.
         QTest::newRow("dense-gb200-nemo") << gb200Llama70b() << 100 << 9u;
+        // Hybrid sharding over each server's 8 GPUs of 128, which FSDP plans keep where 8
+        // divides their DP x CP (shard groups and replica groups priced by the fast path).
+        Layout hybrid = example("example.railyard.json");
+        applyStackDefaults(hybrid.training, *findStack("pytorch-fsdp"));
+        hybrid.training.optimizer.fsdp = true;
+        hybrid.training.optimizer.shardGroup = 8;
+        QTest::newRow("hybrid-sharding") << hybrid << 100 << 10u;
     }
 
     void fastPathAgreesWithEvaluation()
@@ -184,12 +191,14 @@ private Q_SLOTS:
         double worstStep = 0, worstMemory = 0;
         int inside = 0;    // configurations with pipeline stages inside replicas
         int offloaded = 0; // with activations offloaded to host memory
+        int hybrid = 0;    // sharded in the layout's hybrid groups
         for (int i = 0; i < samples; ++i) {
             const PlanChoice c = randomValid(rng, layout, pricer);
             QVERIFY(pricer.valid(c));
             inside += c.order == PlanOrder::PipelineInner ? 1 : 0;
             offloaded += c.offloadLayers > 0 ? 1 : 0;
             const PlanPrice fast = pricer.price(c, true);
+            hybrid += fast.shardGroup > 0 ? 1 : 0;
             const Evaluation full = evaluate(applyPlan(layout, c),
                                              topology,
                                              workspace,
@@ -233,6 +242,7 @@ private Q_SLOTS:
               offloaded);
         QVERIFY(inside > 0);
         QCOMPARE(offloaded > 0, findStack(layout.training.stack)->activationOffload);
+        QCOMPARE(hybrid > 0, layout.training.optimizer.shardGroup > 0);
     }
 
     void memoryFilterDropsWhatDoesNotFit()

@@ -268,7 +268,11 @@ void PlannerPanel::showResult()
         QString training = tr("micro-batch %1 \u00b7 recompute %2 \u00b7 sharding %3")
                                    .arg(p.choice.microBatch)
                                    .arg(recomputeName(p.choice.recompute),
-                                        shardingName(p.choice.sharding));
+                                        p.price.shardGroup > 0
+                                                ? tr("%1 over %2 ranks")
+                                                          .arg(shardingName(p.choice.sharding))
+                                                          .arg(p.price.shardGroup)
+                                                : shardingName(p.choice.sharding));
         if (p.choice.offloadLayers > 0)
             training += p.choice.offloadLayers == 1 ? tr(" \u00b7 1 layer offloaded to CPU")
                                                     : tr(" \u00b7 %1 layers offloaded to CPU")
