@@ -102,11 +102,14 @@ struct GemmRow
     QString gpu, library, dtype;
     double m = 0, n = 0, k = 0, measuredTflops = 0;
     bool sustained() const { return library.endsWith(QLatin1String("-sustained")); }
+    // float8_experimental's Llama 2 70B shapes on a 2023 PyTorch: validation only.
+    bool trainingShapes2023() const { return library.endsWith(QLatin1String("-2023")); }
     QString group() const
     {
         return gpu + QLatin1Char('/') + dtype
                + (sustained()                            ? QStringLiteral(" sustained")
                   : library == QLatin1String("deepgemm") ? QStringLiteral(" deepgemm")
+                  : trainingShapes2023()                 ? QStringLiteral(" Llama shapes 2023")
                                                          : QString());
     }
 };
@@ -212,7 +215,7 @@ private Q_SLOTS:
     void gemm()
     {
         const std::vector<GemmRow> rows = readGemm();
-        QCOMPARE(int(rows.size()), 21); // the rows of tests/data/kernels/gemm.csv
+        QCOMPARE(int(rows.size()), 37); // the rows of tests/data/kernels/gemm.csv
         std::map<QString, std::vector<double>> errors;
         qInfo("%-13s %-22s %-5s %6s %6s %6s %9s %9s %8s",
               "gpu",
@@ -241,12 +244,17 @@ private Q_SLOTS:
                   100 * error);
         }
         // Today's medians (printed above) plus 3 points; DeepGEMM's block-scaled FP8 runs below
-        // the per-tensor FP8 the catalog's efficiency is for.
+        // the per-tensor FP8 the catalog's efficiency is for. float8_experimental's Llama 2 70B
+        // shapes (2023): its FP8 rows land within 7% of the catalog's rate, its BF16 rows of the
+        // same shapes, run and board 29-48% below it (0.54-0.61 of peak): a known gap, kept
+        // apart (tests/data/throughput/README.md, family R).
         checkGroups(errors,
                     {{QStringLiteral("A100-SXM-80GB/bf16"), 0.04},
                      {QStringLiteral("H100-SXM/bf16"), 0.06},
                      {QStringLiteral("H100-SXM/bf16 sustained"), 0.04},
                      {QStringLiteral("H100-SXM/fp8"), 0.03},
+                     {QStringLiteral("H100-SXM/bf16 Llama shapes 2023"), 0.39},
+                     {QStringLiteral("H100-SXM/fp8 Llama shapes 2023"), 0.06},
                      {QStringLiteral("H200-SXM/fp8"), 0.03},
                      {QStringLiteral("H800-SXM/fp8 deepgemm"), 0.16},
                      {QStringLiteral("B200/bf16"), 0.03},
@@ -265,7 +273,7 @@ private Q_SLOTS:
         std::map<QString, std::vector<GemmRow>> groups;
         for (const GemmRow &r : rows)
             if (!r.sustained() && r.library != QLatin1String("deepgemm")
-                && r.dtype != QLatin1String("mxfp8"))
+                && r.dtype != QLatin1String("mxfp8") && !r.trainingShapes2023())
                 groups[r.group()].push_back(r);
         std::map<QString, double> fitted;
         for (const auto &[group, list] : groups) {
