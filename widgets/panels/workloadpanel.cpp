@@ -136,7 +136,7 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
     , m_fsdp(new QCheckBox(tr("FSDP"), this))
     , m_compile(new QCheckBox(tr("torch.compile"), this))
     , m_offload(spin(this, 0, 4096))
-    , m_recomputeLayers(spin(this, 0, 1 << 20))
+    , m_recomputeLayers(spin(this, 0, 4096)) // beyond a stage's layers: all of them
     , m_shardGroup(new QComboBox(this))
     , m_vp(choiceBox(this))
     , m_sequenceParallel(new QCheckBox(tr("Sequence parallel"), this))
