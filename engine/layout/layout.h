@@ -158,6 +158,11 @@ struct OptimizerConfig
     int shardGroup = 0;
     bool operator==(const OptimizerConfig &) const = default;
 };
+// Whether the weights are sharded too (FSDP, or ZeRO stage 3), not only the optimizer state.
+inline bool shardsWeights(const OptimizerConfig &o)
+{
+    return o.fsdp || o.zeroStage >= 3;
+}
 // The ranks ZeRO-3 / FSDP shards over when `dataRanks` (DP x CP) hold the same weights: the
 // shard group where hybrid sharding divides them, else all of them.
 int zeroShardRanks(const OptimizerConfig &o, int dataRanks);

@@ -159,7 +159,7 @@ MemoryBreakdown stageMemoryAt(const ModelDims &m,
     const int edp = std::max(1, (tp * s.cp * s.dp) / std::max(1, s.ep * s.etp));
     const bool distributed = opt.distributed || opt.zeroStage >= 1 || opt.fsdp;
     const bool zero2 = opt.zeroStage >= 2 || opt.fsdp;
-    const bool zero3 = opt.zeroStage >= 3 || opt.fsdp;
+    const bool zero3 = shardsWeights(opt);
     // Hybrid sharding shards all three over its shard group only (ZeRO-3 / FSDP).
     const int dpShard = std::max(1, zero3 ? zeroShardRanks(opt, s.dp * s.cp) : s.dp * s.cp);
     const double gradBytes = opt.gradReduceFp32 ? 4.0 : 2.0;

@@ -71,7 +71,7 @@ bool StepModel::validate()
                      + " has no experts: expert parallelism does nothing");
     if (const int group = t.optimizer.shardGroup; group > 0) {
         const int dataRanks = m_dp * m_cp;
-        if (!t.optimizer.fsdp && t.optimizer.zeroStage < 3) {
+        if (!shardsWeights(t.optimizer)) {
             m_result.error = "training: optimizer.shard_group (hybrid sharding) needs FSDP or "
                              "ZeRO-3: only sharded weights have a group to shard over";
             return false;

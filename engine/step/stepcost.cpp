@@ -244,7 +244,7 @@ void requestStepComm(const StepSetting &s, const StageRun *runs, int nRuns, Step
     }
     const OptimizerConfig &opt = t.optimizer;
     c.shardedGrads = opt.distributed || opt.zeroStage >= 1 || opt.fsdp;
-    c.zero3 = opt.fsdp || opt.zeroStage >= 3;
+    c.zero3 = shardsWeights(opt);
     c.zero2 = !c.zero3 && opt.zeroStage == 2;
     // Gradients travel in their buffer's type (BF16, or FP32), parameters in BF16.
     c.gradBytes = opt.gradReduceFp32 ? 4.0 : 2.0;

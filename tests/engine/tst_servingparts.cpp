@@ -667,7 +667,9 @@ private Q_SLOTS:
         double worstGemm = 0, worstAttention = 0;
         int gemms = 0, attentions = 0;
         for (const QStringList &r : csv("gemm.csv")) {
-            if (r[1].endsWith(QLatin1String("-sustained")))
+            // Sustained-clock rows, and float8_experimental's 2023 rows (a known BF16 gap, kept
+            // apart from every fit: tests/data/kernels/README.md).
+            if (r[1].endsWith(QLatin1String("-sustained")) || r[1].endsWith(QLatin1String("-2023")))
                 continue;
             const bool low = r[2] != QLatin1String("bf16");
             KernelChoice k;

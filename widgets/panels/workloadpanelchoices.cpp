@@ -173,7 +173,7 @@ void WorkloadPanel::syncShardGroup()
         index = m_shardGroup->count() - 1;
     }
     m_shardGroup->setCurrentIndex(index);
-    m_shardGroup->setEnabled(o.fsdp || o.zeroStage >= 3 || o.shardGroup > 0);
+    m_shardGroup->setEnabled(engine::shardsWeights(o) || o.shardGroup > 0);
 }
 
 void WorkloadPanel::styleEdited(StyleField field)
