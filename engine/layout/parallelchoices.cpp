@@ -109,6 +109,26 @@ std::vector<SizeChoice> vpChoices(const Layout &l)
     return out;
 }
 
+std::vector<SizeChoice> shardGroupChoices(const Layout &l)
+{
+    const int ranks = std::max(1, l.dataParallel() * std::max(1, l.parallel.cp));
+    std::vector<SizeChoice> out;
+    out.push_back(SizeChoice{0, true, {}});
+    // A file's group of every rank is hybrid sharding's one-replica case: full sharding.
+    const int own = l.training.optimizer.shardGroup;
+    if (own == ranks)
+        out.push_back(SizeChoice{ranks, true, {}});
+    for (int g = ranks / 2; g >= 1; --g)
+        if (ranks % g == 0)
+            out.push_back(SizeChoice{g, true, {}});
+    if (own > 0 && zeroShardRanks(l.training.optimizer, ranks) != own)
+        out.push_back(SizeChoice{own,
+                                 false,
+                                 std::to_string(own)
+                                         + " does not divide DP x CP = " + std::to_string(ranks)});
+    return out;
+}
+
 ParallelConfig withParallelSize(const ParallelConfig &parallel, int gpus, Dim dim, int value)
 {
     ParallelConfig p = parallel;

@@ -80,8 +80,9 @@ void setSharding(OptimizerConfig &o,
 int plannedShardGroup(const OptimizerConfig &base, const PlanChoice &c)
 {
     const bool zero3 = c.sharding == Sharding::Fsdp || c.sharding == Sharding::Zero3;
-    return zero3 && base.shardGroup > 0 && (c.dp * c.cp) % base.shardGroup == 0 ? base.shardGroup
-                                                                                : 0;
+    return zero3 && base.shardGroup > 0 && zeroShardRanks(base, c.dp * c.cp) == base.shardGroup
+                   ? base.shardGroup
+                   : 0;
 }
 
 // With pipeline stages inside replicas (tp-pp-dp, CP 1), rank = tp + TP x (pp + PP x dp): a

@@ -180,6 +180,32 @@ private Q_SLOTS:
                 QVERIFY2(!c.valid && c.reason.find("no experts") != std::string::npos,
                          c.reason.c_str());
     }
+
+    void shardGroupChoicesAreDivisorsOfTheDataRanks()
+    {
+        Layout l = cluster16(); // TP8 PP4 DP4
+        l.parallel.tp = 2;
+        l.parallel.cp = 2;
+        l.parallel.pp = 2;
+        l.parallel.dp = 16; // DP x CP = 32
+        const auto values = [](const std::vector<SizeChoice> &cs) {
+            std::vector<int> v;
+            for (const SizeChoice &c : cs)
+                v.push_back(c.valid ? c.value : -c.value);
+            return v;
+        };
+        // 0 (every rank) first, then the divisors below 32, largest first.
+        QCOMPARE(values(shardGroupChoices(l)), (std::vector<int>{0, 16, 8, 4, 2, 1}));
+        // A file's group of every rank is listed (full sharding); one that divides nothing is
+        // listed last, invalid, saying why.
+        l.training.optimizer.shardGroup = 32;
+        QCOMPARE(values(shardGroupChoices(l)), (std::vector<int>{0, 32, 16, 8, 4, 2, 1}));
+        l.training.optimizer.shardGroup = 12;
+        const auto odd = shardGroupChoices(l);
+        QCOMPARE(values(odd), (std::vector<int>{0, 16, 8, 4, 2, 1, -12}));
+        QVERIFY2(odd.back().reason.find("does not divide DP x CP = 32") != std::string::npos,
+                 odd.back().reason.c_str());
+    }
 };
 
 QTEST_APPLESS_MAIN(TestPlacement)

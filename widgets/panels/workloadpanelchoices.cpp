@@ -3,6 +3,7 @@
 #include "commands/changeworkload.h"
 #include "document/document.h"
 #include "layout/catalog.h"
+#include "layout/parallelchoices.h"
 #include "layout/softwarestack.h"
 #include "layout/transformer.h"
 
@@ -161,18 +162,21 @@ void WorkloadPanel::syncShardGroup()
     const engine::OptimizerConfig &o = l.training.optimizer;
     const int ranks = std::max(1, l.dataParallel() * std::max(1, l.parallel.cp));
     m_shardGroup->clear();
-    m_shardGroup->addItem(tr("All %1 ranks").arg(ranks), 0);
-    for (int g = ranks / 2; g >= 1; --g)
-        if (ranks % g == 0)
-            m_shardGroup->addItem(g == 1 ? tr("1 rank (replicated %1\u00d7)").arg(ranks)
-                                         : tr("%1 ranks (replicated %2\u00d7)").arg(g).arg(ranks / g),
-                                  g);
-    int index = m_shardGroup->findData(o.shardGroup);
-    if (index < 0) {
-        m_shardGroup->addItem(tr("%1 ranks \u26a0").arg(o.shardGroup), o.shardGroup);
-        index = m_shardGroup->count() - 1;
+    for (const engine::SizeChoice &c : engine::shardGroupChoices(l)) {
+        QString text
+                = c.value == 0 ? tr("All %1 ranks").arg(ranks)
+                  : c.value == 1
+                          ? tr("1 rank (replicated %1\u00d7)").arg(ranks)
+                          : tr("%1 ranks (replicated %2\u00d7)").arg(c.value).arg(ranks / c.value);
+        if (!c.valid)
+            text = tr("%1 ranks \u26a0").arg(c.value);
+        m_shardGroup->addItem(text, c.value);
+        if (!c.valid)
+            m_shardGroup->setItemData(m_shardGroup->count() - 1,
+                                      QString::fromStdString(c.reason),
+                                      Qt::ToolTipRole);
     }
-    m_shardGroup->setCurrentIndex(index);
+    m_shardGroup->setCurrentIndex(std::max(0, m_shardGroup->findData(o.shardGroup)));
     m_shardGroup->setEnabled(engine::shardsWeights(o) || o.shardGroup > 0);
 }
 
