@@ -264,10 +264,12 @@ Catalog catalogFor(const Run &r, const Catalog &catalog, double clockScale)
     // bandwidth", "We used the default 500W power limit"; footnote 2: "the actual peak TFLOPs
     // number is between SXM and NVL, and we don't know its exact value". The same part shows
     // 94 GiB to programs (arXiv 2604.11391, section 2: "H100: HBM2e, 94 GiB, 2.41 TB/s").
-    // The 500 W clock is not measured: assumed at the middle of the source's bracket, the H100
-    // NVL's dense BF16 peak (835 TFLOP/s) against the SXM's (989): (1 + 0.844) / 2 = 0.922 of
-    // the 700 W part's sustained clock. tst_throughput::grandTetonClock reports the T rows at
-    // 1.0 and 0.844 too.
+    // The 500 W clock is measured on that board's GEMMs (FBGEMM PR #2546's "H100 500W" and
+    // float8_experimental's BF16 rows, tests/data/kernels/gemm.csv): 0.722 of the 700 W part's
+    // rate at the same shapes in a short benchmark, the median of 11 rows, which a 500 W limit
+    // holds from the first milliseconds; over the 700 W part's sustained clock (0.90), 0.802
+    // (tst_kernels::grandTetonClockFromKernels). tst_throughput::grandTetonClock reports the T
+    // rows at the source's bracket too (1.0, 0.922 its middle, 0.844 the H100 NVL's peak ratio).
     Catalog c = catalog;
     GpuSpec g = *catalog.gpu("H100-SXM");
     g.name = "NVIDIA H100 SXM5 96GB HBM2e (Grand Teton, 500 W)";

@@ -45,9 +45,9 @@ Layout layoutFor(const Run &r);
 std::string gpuFor(const Run &r);
 // The Grand Teton hosts of torchtitan's runs (system TTN) hold H100s with 96 GB of HBM2e at
 // 2.4 TB/s under a 500 W power limit: `catalog` with its H100-SXM entry made that GPU, its
-// sustained clock `clockScale` times the 700 W part's (kGrandTetonClock: an assumption, see
-// publishedruns.cpp). Other systems: `catalog` as it is.
-constexpr double kGrandTetonClock = 0.922;
+// sustained clock `clockScale` times the 700 W part's (kGrandTetonClock: measured on that
+// board's GEMMs, tst_kernels::grandTetonClockFromKernels). Other systems: `catalog` as it is.
+constexpr double kGrandTetonClock = 0.802;
 Catalog catalogFor(const Run &r, const Catalog &catalog, double clockScale = kGrandTetonClock);
 // Prices the run on `catalog` (link loads and timeline off).
 Priced price(const Run &r,
