@@ -7,6 +7,7 @@
 #include "charts/memorychart.h"
 #include "charts/stepchart.h"
 #include "commands/changemapping.h"
+#include "commands/changeworkload.h"
 #include "document/document.h"
 #include "layout/placement.h"
 #include "layout/softwarestack.h"
@@ -378,6 +379,18 @@ private Q_SLOTS:
         QCOMPARE(doc->evaluation().memory.optimizerGiB, 2 * full);
         doc->undoStack()->undo();
         QCOMPARE(doc->layout().training.optimizer.shardGroup, 0);
+        QCOMPARE(box->currentText(), QStringLiteral("All 16 ranks"));
+        // A file's group that divides nothing is listed, marked, and says why.
+        engine::TrainingConfig odd = doc->layout().training;
+        odd.optimizer.shardGroup = 3;
+        doc->undoStack()->push(
+                new ChangeWorkload(doc.get(), doc->layout().model, odd, QStringLiteral("odd")));
+        QCOMPARE(box->currentText(), QStringLiteral("3 ranks \u26a0"));
+        QVERIFY2(box->currentData(Qt::ToolTipRole)
+                         .toString()
+                         .contains(QStringLiteral("does not divide DP x CP = 16")),
+                 qPrintable(box->currentData(Qt::ToolTipRole).toString()));
+        doc->undoStack()->undo();
         QCOMPARE(box->currentText(), QStringLiteral("All 16 ranks"));
         // Without sharded weights there is nothing to shard in groups.
         choose(panel.zeroBox(), 1);
