@@ -118,6 +118,7 @@ ComputeModel::ComputeModel(const GpuSpec &gpu, Precision precision, const Kernel
         }
     }
     m_clock = sustainedClock();
+    m_persistentGemms = gpu.architecture == "hopper" || gpu.architecture == "blackwell";
 }
 
 // The clock of the step's tensor-core load: FP8's when its GEMMs run on the FP8 (or FP4)
@@ -596,6 +597,11 @@ LayerTimes finish(const Pass &p, const LayerShard &s, const ComputeModel &c)
         recomputeFlops = p.attentionFlops;
     }
     t.backward += recompute;
+    t.gemm = p.gemm + p.gemmBack;
+    if (s.recompute == Recompute::Full)
+        t.gemm += s.recomputeShare * p.gemm;
+    else if (s.recompute == Recompute::Selective)
+        t.gemm += p.recomputedGemmShare * p.gemm;
     const double fwdFlops = p.gemmFlops + p.attentionFlops;
     t.hardwareFlops = 3 * fwdFlops + recomputeFlops;
     return t;

@@ -122,6 +122,12 @@ public:
         return m_gpu.graphKernelS > 0 ? m_gpu.graphKernelS : kGraphKernelFallbackS;
     }
 
+    // cuBLAS's GEMMs on this GPU are persistent: one CTA per SM, each working through several
+    // output tiles (Hopper and Blackwell, whose CTAs fill an SM's shared memory); false: many
+    // CTAs in waves, several to an SM (Ampere). Beside a collective, whose kernels hold SMs,
+    // a persistent GEMM's CTAs that find none wait for a second wave (pytorch/pytorch#143988,
+    // PR #144974).
+    bool persistentGemms() const { return m_persistentGemms; }
     double peakFlops() const { return m_peakGemm; } // the precision's dense peak
     double bf16Peak() const { return m_peakBf16; }
     // The resolved kernel's efficiencies (forward, backward) on long sequences.
@@ -152,6 +158,7 @@ private:
     double m_actBytes = 2;    // per value of the (m x k) operand
     bool m_fp8 = false;       // the low-precision GEMMs run below BF16
     double m_clock = 1;       // the fraction of the benchmark clock tensor-core work runs at
+    bool m_persistentGemms = false;
 };
 
 // The shape of the work one GPU does for one micro-batch of one layer.
@@ -187,6 +194,10 @@ struct LayerTimes
     double tpGemmForward = 0;    // GEMM time next to TP collectives (what TP overlap can hide)
     double expertForward = 0;    // expert MLP time (what EP overlap can hide)
     double hardwareFlops = 0;    // forward + backward + recompute, executed
+    // Of forward and backward: the GEMMs' seconds (linear layers and experts, recomputed ones
+    // included), which a collective running beside them slows on a GPU whose GEMM kernels are
+    // persistent (ComputeModel::persistentGemms()).
+    double gemm = 0;
     // Of forward and backward: the time the GPU waits for the host to launch its kernels
     // (step/hostlaunch.h; 0 where the GPU is the slower of the two).
     double hostWaitForward = 0;

@@ -109,6 +109,12 @@ Evaluation StepModel::run()
     m_result.assumptions.push_back(
             "pipeline stages split layers evenly; the last stage also runs the "
             "output layer and loss");
+    if (m_overlapLossS > 0)
+        m_result.assumptions.push_back(
+                "data-parallel collectives hidden behind compute slow it: this GPU's GEMMs are "
+                "persistent kernels (one CTA per SM), so beside NCCL's kernels each runs a "
+                "second wave and takes twice as long (measured on H100 under FSDP); here +"
+                + formatSeconds(m_overlapLossS) + " of the step, in its DP part");
     if (m_options.shareLinks)
         m_result.assumptions.push_back(
                 "collectives that run at once on one pipeline stage share its links max-min "

@@ -235,7 +235,21 @@ struct StepTimes
     double dpGradExposed = 0, dpParamExposed = 0;
     int paramChunks = 1;
     double paramGroup = 1, paramUnitForward = 0;
+    // DP without ZeRO-3: of exposed.dp, the compute the hidden reductions and gathers slowed
+    // (persistentGemmOverlapLoss()); the optimizer waits for it after the reduction.
+    double dpOverlapLoss = 0;
+    // Of exposed.dp, ZeRO-3 or not: the compute the hidden data-parallel collectives slowed.
+    double overlapLossS = 0;
 };
+// What hiding `hiddenS` seconds of collectives behind compute costs the compute, on a GPU whose
+// GEMMs are persistent kernels (ComputeModel::persistentGemms(); 0 elsewhere): the collective's
+// kernels hold some SMs, so each GEMM running beside it runs its last CTAs as a second wave and
+// takes twice as long (FSDP's matmuls on H100, pytorch/pytorch#143988; PR #144974: "can double
+// the latency"), while attention and element-wise kernels keep their rate. `gemmShare`: the
+// GEMMs' share of the compute beside the collectives. The stack's TP overlap (Transformer
+// Engine's userbuffers) and EP overlap (DeepEP) size their GEMMs to the SMs left and are priced
+// apart.
+double persistentGemmOverlapLoss(const ComputeModel &compute, double hiddenS, double gemmShare);
 // How long the first forwards wait for the step's parameter gathers of `gatherS` seconds that
 // start `lead` seconds before the first forward: they arrive in `chunks` equal parts (one per
 // model chunk), part k needed after k x `group` + 1 forward units of `unitForward` seconds.

@@ -60,6 +60,7 @@ void StepScheduler::setTerms(const StepSetting &s, const StepComm &c, const Step
     T.dpParamS = c.dpParamS;
     T.gradExposed = times.dpGradExposed;
     T.paramExposed = times.dpParamExposed;
+    T.overlapLoss = times.dpOverlapLoss;
     T.dpWait = c.zero3 ? 0.0 : x.dp;
     T.paramChunks = times.paramChunks;
     T.paramGroup = times.paramGroup;

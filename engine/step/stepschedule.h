@@ -126,6 +126,7 @@ private:
         double p2p = 0;                                   // one group's sends
         bool zero2 = false, zero3 = false, overlapDp = false;
         double dpGradS = 0, dpParamS = 0, gradExposed = 0, paramExposed = 0, dpWait = 0;
+        double overlapLoss = 0; // StepTimes::dpOverlapLoss
         int paramChunks = 1;
         double paramGroup = 1, paramUnitForward = 0;
         double layersPerOp = 0, gatherPerLayer = 0, reducePerLayer = 0, gathers = 1;

@@ -110,13 +110,14 @@ double StepScheduler::simulate(std::array<double, 8> &grown)
         const Exposed &e = m_exposed[static_cast<std::size_t>(i)];
         if (e.activity != StepActivity::DpWait)
             return e.start + e.base + e.grown;
-        // The optimizer waits for every collective; the gradients' exposed part was priced.
+        // The optimizer waits for every collective; the gradients' exposed part was priced,
+        // and the compute the hidden ones slowed (StepTimes::dpOverlapLoss).
         if (pending > 0)
             return kInf;
         if (!T.overlapDp && !T.zero3)
             return std::max(e.start + T.gradExposed + T.paramExposed, lastDone) + e.grown;
         return std::max(e.start + T.gradExposed, lastDone) + T.paramExposed + gatherGrowth
-               + e.grown;
+               + T.overlapLoss + e.grown;
     };
     const auto releaseOf = [&](const Comm &c) {
         return m_exposed[static_cast<std::size_t>(c.plan.anchor)].start + c.plan.offset;

@@ -11,6 +11,15 @@
 // parameter gathers. The communication itself is in stepcost.cpp.
 namespace railyard::engine {
 
+double persistentGemmOverlapLoss(const ComputeModel &compute, double hiddenS, double gemmShare)
+{
+    // Of each second of GEMM time beside a collective, half is lost to the second wave.
+    constexpr double kSecondWave = 0.5;
+    if (!compute.persistentGemms() || hiddenS <= 0)
+        return 0;
+    return kSecondWave * hiddenS * std::clamp(gemmShare, 0.0, 1.0);
+}
+
 double parameterGatherWait(double gatherS, int chunks, double group, double unitForward, double lead)
 {
     double wait = 0;
@@ -44,6 +53,11 @@ StepTimes composeStep(const StepSetting &s,
     // and reduce-scatters expose, for the stage last priced and for the slowest.
     double zeroOnce = 0, stageZeroOnce = 0;
     double offloadWait = 0; // the stage last priced: its waits for activation copies
+    double stageGemm = 0;   // the stage last priced: its GEMMs' seconds, one micro-batch
+    double slowestGemm = 0; // the same for the slowest stage
+    // The stage last priced and the slowest: the compute its hidden ZeRO-3 collectives slowed,
+    // one micro-batch (persistentGemmOverlapLoss()).
+    double zeroLoss = 0, stageZeroLoss = 0;
     // A stage's time depends on its layers and on whether it is the first or the last.
     const auto stageTotal = [&](int st,
                                 double nd,
@@ -60,6 +74,7 @@ StepTimes composeStep(const StepSetting &s,
         if (st == pp - 1)
             compute += out.forward + out.backward;
         compute *= slow;
+        stageGemm = (nd * dense.gemm + nm * moe.gemm + (st == pp - 1 ? out.gemm : 0.0)) * slow;
         // Activation offload: the copies hide behind their windows' layers; the rest waits.
         const double layers = nd + nm;
         offloadWait = 0;
@@ -131,6 +146,7 @@ StepTimes composeStep(const StepSetting &s,
         // micro-batch waits.
         zeroExposed = 0;
         zeroOnce = 0;
+        zeroLoss = 0;
         if (c.zero3) {
             double fwd = (nd * dense.forward + nm * moe.forward) * slow;
             double bwd = (nd * dense.backward + nm * moe.backward) * slow;
@@ -165,12 +181,19 @@ StepTimes composeStep(const StepSetting &s,
                                                   ? 0.0
                                                   : layers * c.zeroBackwardGathers
                                                             * c.zeroGatherPerLayerS;
-            if (t.overlap.dp && s.stack->zeroPrefetch)
+            if (t.overlap.dp && s.stack->zeroPrefetch) {
                 zeroExposed = waitingGathers
                               + std::max(0.0, commFwd + commBwd - waitingGathers - fwd - bwd)
                               + std::min(c.zeroFwdPerLayerS, commFwd);
-            else
+                // What the hidden gathers and reduce-scatters cost the compute beside them.
+                if (fwd + bwd > 0)
+                    zeroLoss = persistentGemmOverlapLoss(cm,
+                                                         commFwd + commBwd - zeroExposed,
+                                                         stageGemm / (fwd + bwd));
+                zeroExposed += zeroLoss;
+            } else {
                 zeroExposed = commFwd + commBwd;
+            }
         }
         return compute + tpExposed + cpExposed + epExposed + zeroExposed;
     };
@@ -194,6 +217,8 @@ StepTimes composeStep(const StepSetting &s,
             slowest = total;
             r.stageCompute = compute;
             r.offloadStallS = offloadWait;
+            slowestGemm = stageGemm;
+            stageZeroLoss = zeroLoss;
             stageTp = tpX;
             stageCp = cpX;
             stageEp = epX;
@@ -269,6 +294,19 @@ StepTimes composeStep(const StepSetting &s,
         r.dpParamExposed = parameterGatherWait(c.dpParamS, vp, group, unitForward, 0);
         dpExposed = r.dpGradExposed + r.dpParamExposed;
     }
+    if (!c.zero3 && !c.zero2 && t.overlap.dp && stageCompute > 0) {
+        // What the hidden reductions and gathers cost the compute beside them. (Not charged
+        // under ZeRO-2, whose only published runs, Meta's Llama 3 405B at 8-16k GPUs, would
+        // price 28% slow with it: their per-micro-batch FP32 reductions keep the network busy
+        // for most of the step as the engine prices them, which says those reductions are more
+        // than Meta's stack ran; tests/data/throughput/README.md.)
+        r.dpOverlapLoss = persistentGemmOverlapLoss(cm,
+                                                    c.dpGradS - r.dpGradExposed + c.dpParamS
+                                                            - r.dpParamExposed,
+                                                    slowestGemm / stageCompute);
+        dpExposed += r.dpOverlapLoss;
+    }
+    r.overlapLossS = microBatches * stageZeroLoss + r.dpOverlapLoss;
     x.dp = dpExposed;
     // Optimizer: Adam over this GPU's shard of FP32 master weights and moments, memory bound.
     const double paramsGpu = c.denseParamsGpu + c.expertParamsGpu;

@@ -1,5 +1,6 @@
 #include "base/inputerror.h"
 #include "base/jsoncursor.h"
+#include "layout/catalog.h"
 #include "layout/layout.h"
 #include "layout/softwarestack.h"
 #include "report/report.h"
@@ -813,6 +814,46 @@ private Q_SLOTS:
     // across the two; the gathers and reduce-scatters stay on NVLink and only each shard's
     // gradient all-reduce crosses the network; the sharded state per GPU doubles (16 ranks ->
     // 8). Checked against the same layout fully sharded, and the bad values said.
+    // Hopper's GEMMs are persistent (one CTA per SM): beside the FSDP gathers and
+    // reduce-scatters, whose kernels hold SMs, each runs a second wave and takes twice as long.
+    // The same H100 priced as if its GEMMs ran in waves (Ampere's) shows the cost alone: half
+    // the GEMMs' share of the collectives' hidden time, in the DP part; none without overlap.
+    void overlapSlowsPersistentGemms()
+    {
+        Layout l = readLayoutFile(RAILYARD_TEST_DATA "/../../layouts/zero3-scaling.railyard.json");
+        l.training.stack = "pytorch-fsdp";
+        l.training.optimizer.fsdp = true;
+        Catalog waves = Catalog::builtin();
+        GpuSpec g = *waves.gpu("H100-SXM");
+        g.architecture = "ampere";
+        waves.setGpu(g);
+        const auto both = [&](const Layout &layout) {
+            const Evaluation p = evaluate(layout, buildTopology(layout.cluster, Catalog::builtin()));
+            const Evaluation w = evaluate(layout, buildTopology(layout.cluster, waves));
+            if (!p.ok || !w.ok)
+                qFatal("%s%s", p.error.c_str(), w.error.c_str());
+            return std::pair{p, w};
+        };
+        const auto [persistent, inWaves] = both(l);
+        QCOMPARE(persistent.exposed.compute, inWaves.exposed.compute);
+        const double hidden = inWaves.total.dp - inWaves.exposed.dp;
+        const double added = persistent.exposed.dp - inWaves.exposed.dp;
+        qInfo("step %.3f s (GEMMs in waves %.3f s): %.3f s of collectives hidden, %.3f s added",
+              persistent.stepTimeS,
+              inWaves.stepTimeS,
+              hidden,
+              added);
+        QVERIFY2(hidden > 0.1 * inWaves.stepTimeS, qPrintable(QString::number(hidden)));
+        // A dense Llama layer at this size spends 60-90% of its time in GEMMs.
+        QVERIFY2(added > 0.3 * hidden && added < 0.45 * hidden,
+                 qPrintable(QStringLiteral("%1 s added for %2 s hidden").arg(added).arg(hidden)));
+        RAILYARD_COMPARE_NEAR(persistent.stepTimeS - inWaves.stepTimeS, added, 1e-3 * added);
+        // Nothing hidden, nothing added.
+        l.training.overlap.dp = false;
+        const auto [serialP, serialW] = both(l);
+        QCOMPARE(serialP.stepTimeS, serialW.stepTimeS);
+    }
+
     void hybridShardingKeepsGathersInTheServer()
     {
         Layout full = readLayoutFile(RAILYARD_TEST_DATA

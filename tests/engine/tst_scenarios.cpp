@@ -326,8 +326,10 @@ private Q_SLOTS:
         // The iteration: NVIDIA measured about 1.09 -> 0.83 s (x1.31) and published neither
         // the model nor its settings. A workload that gives both published numbers: Llama 3 70B
         // under ZeRO-3, TP32 and PP2 in each rack, DP8 across the racks, three micro-batches
-        // per replica, whose parameter gathers and gradient reduce-scatters per micro-batch
-        // cross the spine and are partly exposed: 1.11 -> 0.86 s. (The mechanism gives 34 ->
+        // of 5,120 tokens per replica, whose parameter gathers and gradient reduce-scatters per
+        // micro-batch cross the spine and are partly exposed: 1.07 -> 0.82 s (8K sequences gave
+        // 1.11 -> 0.86 s until Blackwell's persistent GEMMs paid for running beside the gathers:
+        // 1.19 -> 0.94 s, x1.27). (The mechanism gives 34 ->
         // 54 GB/s where 28 -> 61 were measured: balls into bins bounds the gain of 4x the flows
         // at about 1.6x for this many uplinks.)
         RAILYARD_COMPARE_ABS(ea.stepTimeS, 1.09, 0.05);
@@ -359,8 +361,11 @@ private Q_SLOTS:
               d.stepTimeS);
         RAILYARD_COMPARE_ABS(a.total.dp / b.total.dp, 2.1, 0.2);
         QVERIFY(b.stepTimeS <= a.stepTimeS);
-        // Overlapped, the all-reduce mostly hides; exposed, SHARP saves its difference.
-        QVERIFY(a.stepTimeS - b.stepTimeS < 0.01 * a.stepTimeS);
+        // Overlapped, the all-reduce mostly hides, and SHARP saves what its shorter run costs
+        // the H200's persistent GEMMs beside it (at most half its difference); exposed, SHARP
+        // saves its difference.
+        QVERIFY(a.stepTimeS - b.stepTimeS > 0);
+        QVERIFY(a.stepTimeS - b.stepTimeS <= 0.5 * (a.total.dp - b.total.dp) + 1e-6);
         RAILYARD_COMPARE_ABS(c.stepTimeS - d.stepTimeS, a.total.dp - b.total.dp, 0.005);
     }
 
@@ -458,9 +463,10 @@ private Q_SLOTS:
             perGpu.push_back(e.tokensPerSPerGpu);
         }
         RAILYARD_COMPARE_ABS(perGpu[1] / perGpu[0], 0.94, 0.02);
-        // 0.67 since the optimizer step reads only ZeRO-3's gradient shard (0.63 when it read
-        // every gradient each step: a cost that did not shrink with the GPUs).
-        RAILYARD_COMPARE_ABS(perGpu.back() / perGpu.front(), 0.67, 0.04);
+        // 0.73 since Hopper's persistent GEMMs run at half their rate beside the hidden
+        // gathers and reduce-scatters, which cost the one server as much as the sixteen
+        // (0.67 before; 0.63 when the optimizer step read every gradient, not the shard).
+        RAILYARD_COMPARE_ABS(perGpu.back() / perGpu.front(), 0.73, 0.04);
     }
 
     // i. A leaf switch dies on the GMI-style cluster: rail 3 moves onto NIC 2 of every server,
@@ -491,12 +497,14 @@ private Q_SLOTS:
               impact.faulted.exposed.dp,
               impact.healthy.exposed.ppP2p,
               impact.faulted.exposed.ppP2p);
-        RAILYARD_COMPARE_ABS(impact.healthy.stepTimeS, 16.0, 0.05);
+        RAILYARD_COMPARE_ABS(impact.healthy.stepTimeS, 16.07, 0.05);
+        // The DP part holds what the hidden reduction costs the H200's persistent GEMMs
+        // beside it (0.06 s healthy): twice the bytes on rail 3's NIC double that too.
         RAILYARD_COMPARE_ABS(impact.faulted.stepTimeS / impact.healthy.stepTimeS - 1,
-                             0.0017,
+                             0.0048,
                              0.0005);
-        RAILYARD_COMPARE_ABS(impact.healthy.exposed.dp, 0.010, 0.001);
-        RAILYARD_COMPARE_ABS(impact.faulted.exposed.dp, 0.035, 0.002);
+        RAILYARD_COMPARE_ABS(impact.healthy.exposed.dp, 0.071, 0.002);
+        RAILYARD_COMPARE_ABS(impact.faulted.exposed.dp, 0.146, 0.003);
         QVERIFY(!impact.recovery);
 
         Layout big = shipped("llama3.1-405b-16k-h100.railyard.json");

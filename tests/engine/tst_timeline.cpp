@@ -249,11 +249,17 @@ private Q_SLOTS:
         QCOMPARE(busiestByUtilization(u, 100), (std::vector<int>{2, 6, 0, 3, 4}));
         QVERIFY(busiestByUtilization(u, 0).empty());
         QVERIFY(busiestByUtilization(std::vector<float>(5, 0.0f), 3).empty());
-        // On a real step's moment: the same as sorting every loaded link.
+        // On a real step's moment, halfway through the gradient reduction: the same as sorting
+        // every loaded link.
         const Priced p = price(gmi());
         QVERIFY2(p.e.ok, p.e.error.c_str());
+        double moment = -1;
+        for (const Phase &ph : p.e.timeline.phases)
+            if (ph.kind == PhaseKind::Dp && ph.pattern >= 0 && moment < 0)
+                moment = 0.5 * (ph.start + ph.end);
+        QVERIFY(moment > 0);
         std::vector<float> at;
-        utilizationAt(p.e.timeline, p.topology, p.e.timeline.stepS * 0.9, at);
+        utilizationAt(p.e.timeline, p.topology, moment, at);
         std::vector<int> all;
         for (std::size_t i = 0; i < at.size(); ++i)
             if (at[i] > 0)
