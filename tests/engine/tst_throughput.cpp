@@ -160,6 +160,15 @@ class TestThroughput : public QObject
     QMap<QString, std::pair<double, double>> m_allRunsFit;
 
     bool crossValidated(int i) const { return inPart(m_runs[i], Part::All); }
+    // The index of run `id` in m_runs (a missing run stops the test).
+    int runIndex(const char *id) const
+    {
+        for (int i = 0; i < m_runs.size(); ++i)
+            if (m_runs[i].id == QLatin1String(id))
+                return i;
+        qFatal("no run %s", id);
+        return -1;
+    }
 
     // The residuals resources/fidelity.json holds, as the model gives them now (every run:
     // sections 3, 3b and 3d and the extra families; errors not rounded).
@@ -585,18 +594,11 @@ private Q_SLOTS:
     // priced ratios from 2.50-2.73 (measured 2.03-2.21) to within 8%.
     void hopperOverAmpereSameScripts()
     {
-        const auto find = [&](const char *id) {
-            for (int i = 0; i < m_runs.size(); ++i)
-                if (m_runs[i].id == QLatin1String(id))
-                    return i;
-            qFatal("no run %s", id);
-            return -1;
-        };
         for (const auto &[a100, h100] : {std::pair{"R1", "R5"},
                                          std::pair{"R2", "R6"},
                                          std::pair{"R3", "R7"},
                                          std::pair{"R4", "R8"}}) {
-            const int a = find(a100), h = find(h100);
+            const int a = runIndex(a100), h = runIndex(h100);
             const double measured = m_runs[h].measuredTokens / m_runs[a].measuredTokens;
             const double priced = m_priced[h].e.tokensPerSPerGpu / m_priced[a].e.tokensPerSPerGpu;
             qInfo("%s -> %s: H100 / A100 measured %.2f, priced %.2f", a100, h100, measured, priced);
@@ -612,15 +614,8 @@ private Q_SLOTS:
     // most of the measured one, and no more than all of it.
     void eagerAgainstCompiled()
     {
-        const auto find = [&](const char *id) {
-            for (int i = 0; i < m_runs.size(); ++i)
-                if (m_runs[i].id == QLatin1String(id))
-                    return i;
-            qFatal("no run %s", id);
-            return -1;
-        };
         for (const auto &[eager, compiled] : {std::pair{"T1", "T2"}, std::pair{"T8", "T9"}}) {
-            const int e = find(eager), c = find(compiled);
+            const int e = runIndex(eager), c = runIndex(compiled);
             const double measured = m_runs[c].measuredTokens / m_runs[e].measuredTokens;
             const double priced = m_priced[c].e.tokensPerSPerGpu / m_priced[e].e.tokensPerSPerGpu;
             qInfo("%s -> %s: compiled / eager measured %.3f, priced %.3f",
