@@ -109,9 +109,14 @@ std::vector<SizeChoice> vpChoices(const Layout &l)
     return out;
 }
 
+int dataParallelRanks(const Layout &l)
+{
+    return std::max(1, l.dataParallel() * std::max(1, l.parallel.cp));
+}
+
 std::vector<SizeChoice> shardGroupChoices(const Layout &l)
 {
-    const int ranks = std::max(1, l.dataParallel() * std::max(1, l.parallel.cp));
+    const int ranks = dataParallelRanks(l);
     std::vector<SizeChoice> out;
     out.push_back(SizeChoice{0, true, {}});
     // A file's group of every rank is hybrid sharding's one-replica case: full sharding.

@@ -25,6 +25,8 @@ std::vector<SizeChoice> sizeChoices(const Layout &layout, Dim dim);
 // Virtual pipeline stages per pipeline rank: 1 to the layers a pipeline rank holds; invalid
 // without PP, or when the layers do not split evenly into PP x VP virtual stages.
 std::vector<SizeChoice> vpChoices(const Layout &layout);
+// The data-parallel ranks a ZeRO-3 / FSDP shard may span at most: DP x CP (at least 1).
+int dataParallelRanks(const Layout &layout);
 // The groups FSDP / ZeRO-3 may shard over (training.optimizer.shard_group): 0 first (every
 // data-parallel rank, DP x CP), then every divisor of DP x CP below it, largest first (hybrid
 // sharding: the shard replicated DP x CP / value times). A layout's own value that divides none

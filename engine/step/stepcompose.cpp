@@ -23,7 +23,7 @@ void StepModel::composeStep()
     m_result.stepTimeS = m_schedule.stepS;
     m_stageCompute = st.stageCompute;
     m_offloadStallS = st.offloadStallS;
-    m_overlapLossS = st.overlapLossS;
+    m_overlapLossS = st.overlapLossS();
 }
 
 void StepModel::throughput()

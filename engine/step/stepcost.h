@@ -238,8 +238,10 @@ struct StepTimes
     // DP without ZeRO-3: of exposed.dp, the compute the hidden reductions and gathers slowed
     // (persistentGemmOverlapLoss()); the optimizer waits for it after the reduction.
     double dpOverlapLoss = 0;
+    // ZeRO-3: of exposed.dp, the compute its hidden gathers and reduce-scatters slowed.
+    double zeroOverlapLoss = 0;
     // Of exposed.dp, ZeRO-3 or not: the compute the hidden data-parallel collectives slowed.
-    double overlapLossS = 0;
+    double overlapLossS() const { return dpOverlapLoss + zeroOverlapLoss; }
 };
 // What hiding `hiddenS` seconds of collectives behind compute costs the compute, on a GPU whose
 // GEMMs are persistent kernels (ComputeModel::persistentGemms(); 0 elsewhere): the collective's

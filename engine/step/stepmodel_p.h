@@ -171,7 +171,7 @@ private:
     StepSchedule m_schedule;    // the step as it runs (the timeline's phases when asked for)
     double m_stageCompute = 0;  // the slowest stage, one micro-batch
     double m_offloadStallS = 0; // per micro-batch: the waits for activation copies
-    double m_overlapLossS = 0;  // StepTimes::overlapLossS
+    double m_overlapLossS = 0;  // StepTimes::overlapLossS()
     struct PlanKey
     {
         CollectiveOp op;

@@ -306,7 +306,7 @@ StepTimes composeStep(const StepSetting &s,
                                                     slowestGemm / stageCompute);
         dpExposed += r.dpOverlapLoss;
     }
-    r.overlapLossS = microBatches * stageZeroLoss + r.dpOverlapLoss;
+    r.zeroOverlapLoss = microBatches * stageZeroLoss;
     x.dp = dpExposed;
     // Optimizer: Adam over this GPU's shard of FP32 master weights and moments, memory bound.
     const double paramsGpu = c.denseParamsGpu + c.expertParamsGpu;

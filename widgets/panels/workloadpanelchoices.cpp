@@ -160,7 +160,7 @@ void WorkloadPanel::syncShardGroup()
     // divides nothing is listed too, as it is in force (the evaluation says why it is refused).
     const engine::Layout &l = m_document->layout();
     const engine::OptimizerConfig &o = l.training.optimizer;
-    const int ranks = std::max(1, l.dataParallel() * std::max(1, l.parallel.cp));
+    const int ranks = engine::dataParallelRanks(l);
     m_shardGroup->clear();
     for (const engine::SizeChoice &c : engine::shardGroupChoices(l)) {
         QString text
