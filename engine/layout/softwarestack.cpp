@@ -110,6 +110,38 @@ std::vector<StackProfile> buildStacks()
     }
     {
         StackProfile p;
+        p.id = "megatron-deepspeed";
+        p.description = "Megatron-DeepSpeed (BigScience / Microsoft, 2021-2022; DeepSpeed "
+                        "0.5-0.7 PipelineEngine): Megatron's layers, DeepSpeed's 1F1B with "
+                        "blocking pipeline sends one after another, split over TP and gathered "
+                        "on arrival; BF16 gradients added into FP32 after every micro-batch, "
+                        "all-reduced after the last backward; attention materialized";
+        p.attention = AttentionKernel::Materialized;
+        p.overlap = overlap(false, false, false, false);
+        // DeepSpeed's pipe/p2p.py from 0.5.4 (e2fdd254e, "Big science related changes",
+        // #1407): send() and recv() assert async_op == False and call dist.send / dist.recv;
+        // pipe/schedule.py TrainSchedule issues RecvActivation, SendGrad, SendActivation and
+        // RecvGrad as separate instructions, each before or after a pass, none beside one.
+        p.pipeSendsSerialized = true;
+        // pipe/engine.py (0.6.0): is_pipe_partitioned = is_grad_partitioned =
+        // is_model_parallel; the receiver's PartitionedTensor.full() all-gathers over the TP
+        // group (runtime/utils.py), and the backward also restores the stage's own output.
+        p.pipeSendsSplitOverTp = true;
+        // bf16 with pipelines (#1801, 0.6.2; BLOOM's tr11 ran ZERO_STAGE=0, "bf16 must use z0!
+        // it implements its own zero stage 1 equivalent"): BF16_Optimizer.update_hp_grads after
+        // every backward pass, hp_grad.add_(lp.grad.to(fp32)); _bf16_reduce_grads all-reduces
+        // the FP32 buffers cast to BF16 (communication_data_type), then Adam on this rank's
+        // shard and all_gather_dp_groups of the BF16 parameters.
+        p.gradAccumBytesPerParam = 10;
+        p.dpAllReduceThenGather = true;
+        // buffered_allreduce_fallback(elements_per_buffer=MEMORY_OPT_ALLREDUCE_SIZE), 5e8.
+        p.dpBucketParams = 500e6;
+        p.streamK = false; // CUDA 11 cuBLAS (PyTorch 1.8-1.11)
+        p.preHopper = true;
+        s.push_back(p);
+    }
+    {
+        StackProfile p;
         p.id = "deepspeed-zero3";
         p.description = "DeepSpeed ZeRO-3 (2021) inside Megatron: every parameter tensor "
                         "gathered and its gradient reduce-scattered on its own, prefetched "

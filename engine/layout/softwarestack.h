@@ -132,6 +132,24 @@ struct StackProfile
     // (module/linear.py and layernorm_linear.py, TE 2.9: the norm output keeps its row-wise
     // copy too when sequence parallelism gathers it): false, they stay BF16.
     bool fp8SavesLinearInputs = false;
+    // Pipeline sends as DeepSpeed's PipelineEngine (0.5-0.7) runs them: each micro-batch's
+    // four transfers (activations in and out, gradients in and out) are blocking calls, one
+    // after another, where Megatron pairs a send with a receive (batch_isend_irecv); false:
+    // two exchanges a micro-batch on the critical path.
+    bool pipeSendsSerialized = false;
+    // Each TP rank sends a TP-th of the pipeline's activation or gradient and the receiving
+    // stage all-gathers it over its TP group (DeepSpeed's PartitionedTensor: one gather
+    // forward, two backward, where the stage also restores its own output); false: the whole
+    // tensor travels (or its sequence-parallel shard).
+    bool pipeSendsSplitOverTp = false;
+    // Bytes per parameter of the stage moved through HBM after each micro-batch's backward to
+    // add its BF16 gradients into FP32 accumulators (DeepSpeed's BF16_Optimizer
+    // update_hp_grads: read 2 + read 4 + write 4); 0: the gradients accumulate in place.
+    double gradAccumBytesPerParam = 0;
+    // The sharded optimizer's gradients are all-reduced in full, each rank then updating its
+    // shard and all-gathering the parameters (DeepSpeed's BF16_Optimizer with ZeRO stage 0);
+    // false: reduce-scattered into the shards (Megatron's distributed optimizer).
+    bool dpAllReduceThenGather = false;
     // Activation offload to host memory is on offer (Transformer Engine's CPU offload under
     // Megatron-Core's cpu_offloading_num_layers, step/offload.h): the planner may propose it.
     bool activationOffload = false;

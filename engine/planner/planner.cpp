@@ -207,8 +207,8 @@ struct PlanPricer::Impl
         const bool zero3 = c.sharding == Sharding::Zero3 || c.sharding == Sharding::Fsdp;
         const std::size_t k = (moe ? 1 : 0) | (zero3 ? 2 : 0) | (c.cp > 1 ? 4 : 0);
         if (!haveBand[k]) {
-            UncertaintyBand u = uncertaintyBand(
-                    trainingRegime(topology.gpuSpec(), t.precision, gpus, moe, zero3, c.cp > 1));
+            UncertaintyBand u = uncertaintyBand(trainingRegime(
+                    topology.gpuSpec(), t.precision, gpus, moe, zero3, c.cp > 1, t.stack));
             // The plans are priced with the layout's stack; with none named, evaluating a plan
             // adds the range of the stacks it may be running (step/stackrange.h).
             if (t.stack.empty())

@@ -72,7 +72,8 @@ Evaluation StepModel::run()
                                                                 m_topo.gpuCount(),
                                                                 m_dims.isMoe() && m_ep > 1,
                                                                 m_comm.zero3,
-                                                                m_cp > 1));
+                                                                m_cp > 1,
+                                                                t.stack));
     m_result.stepTimeBand.fraction = band.fraction;
     // The band bounds the tokens/s error: the step is t (1 + e), |e| <= fraction. Past 100% its
     // low side says nothing (no published run was priced that slow), so it stops at zero.

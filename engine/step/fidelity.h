@@ -25,6 +25,8 @@ struct ValidationRun
     // is taken from these.
     double error = 0;
     double fittedError = 0; // the same with the constants as built in (in sample)
+    // The training.stack it was priced with ("" for the engine's generic stack).
+    std::string stack = {};
 };
 
 // What an evaluation is: the regime its band is taken from.
@@ -36,6 +38,7 @@ struct Regime
     bool moe = false;
     bool zero3 = false;
     bool contextParallel = false;
+    std::string stack = {}; // training.stack; "" when none is named
 };
 
 struct UncertaintyBand
@@ -57,7 +60,8 @@ std::vector<ValidationRun> parseValidationRuns(const std::string &text, const st
 // measured: the factor that makes the band hold 80% of the runs of families it never saw),
 // never narrower than 1.2 x the largest |error| of the one to four runs of the most specific group
 // that holds any (the conformal quantile of so few runs), and widened by half where no run shares
-// the regime's architecture or features.
+// the regime's architecture or features. A named stack's own runs of the same architecture,
+// precision and features widen it the same way (never narrow it): 1.2 x their conformal quantile.
 UncertaintyBand uncertaintyBand(const Regime &regime,
                                 const std::vector<ValidationRun> &runs = validationRuns());
 

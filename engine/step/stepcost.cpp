@@ -196,14 +196,24 @@ void requestStepComm(const StepSetting &s, const StageRun *runs, int nRuns, Step
                                                                      == MoeDispatcher::DeepEP;
     }
     // PP: activations to the next stage forward, gradients back, per micro-batch and virtual
-    // stage (scattered over TP with sequence parallelism).
-    if (pp > 1)
+    // stage (scattered over TP with sequence parallelism, or split over TP and all-gathered
+    // on arrival: once forward, twice backward).
+    const bool splitSends = s.stack && s.stack->pipeSendsSplitOverTp && tp > 1;
+    if (pp > 1) {
         add(c,
             CommSlot::PpP2p,
             CommGroups::Pp,
             CollectiveOp::SendRecv,
-            s.sp ? act / tp : act,
+            (s.sp || splitSends) ? act / tp : act,
             2.0 * s.vp * microBatches);
+        if (splitSends && !s.sp)
+            add(c,
+                CommSlot::PpGather,
+                CommGroups::Tp,
+                CollectiveOp::AllGather,
+                act,
+                3.0 * s.vp * microBatches);
+    }
 
     // ---- Data parallelism: what the ranks that hold the same weights exchange. Without ZeRO-3
     // the gradients are reduced once a step (all-reduced, or reduce-scattered with a sharded
@@ -277,6 +287,9 @@ void requestStepComm(const StepSetting &s, const StageRun *runs, int nRuns, Step
                     params / ops * c.gradBytes,
                     ops * microBatches);
                 addSame(c, ag, g, CollectiveOp::AllGather, params / ops * paramBytes, ops);
+            } else if (c.shardedGrads && s.stack->dpAllReduceThenGather) {
+                add(c, ar, g, CollectiveOp::AllReduce, params / ops * c.gradBytes, ops);
+                add(c, ag, g, CollectiveOp::AllGather, params / ops * paramBytes, ops);
             } else if (c.shardedGrads) {
                 add(c, rs, g, CollectiveOp::ReduceScatter, params / ops * c.gradBytes, ops);
                 addSame(c, ag, g, CollectiveOp::AllGather, params / ops * paramBytes, ops);
@@ -389,6 +402,9 @@ void finishStepComm(const StepSetting &s, StepComm &c)
         c.cpPerLayerS = c.cpGatherPasses * c.cpGatherS + cp * c.cpGradStepS;
     }
     c.epPerMoeLayerS = c.at(CommSlot::EpA2a).timeS * 4.0;
+    c.ppTransferS = c.at(CommSlot::PpP2p).timeS
+                            * (s.stack && s.stack->pipeSendsSerialized ? 2.0 : 1.0)
+                    + 1.5 * c.at(CommSlot::PpGather).timeS;
 
     const CollectiveCost &dpRs = c.at(CommSlot::DpRs), &dpAg = c.at(CommSlot::DpAg),
                          &dpAr = c.at(CommSlot::DpAr);
@@ -490,7 +506,8 @@ Regime trainingRegime(const GpuSpec &gpu,
                       int gpus,
                       bool moe,
                       bool zero3,
-                      bool contextParallel)
+                      bool contextParallel,
+                      const std::string &stack)
 {
     Regime r;
     r.architecture = gpu.architecture;
@@ -499,6 +516,7 @@ Regime trainingRegime(const GpuSpec &gpu,
     r.moe = moe;
     r.zero3 = zero3;
     r.contextParallel = contextParallel;
+    r.stack = stack;
     return r;
 }
 

@@ -92,6 +92,7 @@ enum class CommSlot {
     CpAg,
     EpA2a,
     PpP2p,
+    PpGather,
     DpRs,
     DpAg,
     DpAr,
@@ -99,7 +100,7 @@ enum class CommSlot {
     EdpAg,
     EdpAr
 };
-inline constexpr int kCommSlots = 13;
+inline constexpr int kCommSlots = 14;
 // The groups a collective runs on.
 // DpShard and DpReplica: hybrid sharding's groups (OptimizerConfig::shardGroup): the ranks
 // one ZeRO-3 shard spans, and the ranks holding the same shard.
@@ -182,6 +183,10 @@ struct StepComm
     double cpGatherS = 0;
     double cpGradStepS = 0;
     double epPerMoeLayerS = 0;
+    // One pipeline transfer on the critical path (two a micro-batch and virtual stage): the
+    // send, twice where the stack's four transfers run one after another, and the TP gathers
+    // of a split send (three a micro-batch).
+    double ppTransferS = 0;
     double denseParamsGpu = 0, expertParamsGpu = 0; // the largest stage's, per GPU
     double gradBytes = 2;                           // per gradient element on the wire
     // Per parameter element in the parameter gathers: 2 (BF16), less with FP8 weights (the
@@ -335,6 +340,7 @@ Regime trainingRegime(const GpuSpec &gpu,
                       int gpus,
                       bool moe,
                       bool zero3,
-                      bool contextParallel);
+                      bool contextParallel,
+                      const std::string &stack);
 
 } // namespace railyard::engine

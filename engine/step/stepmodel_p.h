@@ -63,6 +63,7 @@ struct PricedComm : StepComm
     DimPrice cpAg;                // CP: PyTorch's all-gather of the keys and values
     DimPrice epA2a;               // EP: dispatch / combine all-to-all
     DimPrice ppP2p;               // PP: activations and gradients between stages
+    DimPrice ppGather;            // PP: a split send's all-gather over TP on arrival
     DimPrice dpRs, dpAg, dpAr;    // DP: gradients and parameters of the dense weights
     DimPrice edpRs, edpAg, edpAr; // the same for expert weights
     DimPrice &operator[](CommSlot s)
@@ -74,6 +75,7 @@ struct PricedComm : StepComm
                            &cpAg,
                            &epA2a,
                            &ppP2p,
+                           &ppGather,
                            &dpRs,
                            &dpAg,
                            &dpAr,

@@ -55,7 +55,7 @@ void StepScheduler::setTerms(const StepSetting &s, const StepComm &c, const Step
     // forward's in the backward).
     const double rc = 2.0 * fullRecomputeShare(tc, s.model->layers, s.pp);
     T.tpFwd = s.sp ? 4.0 / (10.0 + 2.0 * rc) : 2.0 / (4.0 + rc);
-    T.p2p = c.at(CommSlot::PpP2p).timeS * T.perOp * s.vp;
+    T.p2p = c.ppTransferS * T.perOp * s.vp;
     T.dpGradS = c.dpGradS;
     T.dpParamS = c.dpParamS;
     T.gradExposed = times.dpGradExposed;
@@ -112,7 +112,7 @@ void StepScheduler::setTerms(const StepSetting &s, const StepComm &c, const Step
     set(StepActivity::Tp, of({CommSlot::TpAg, CommSlot::TpRs, CommSlot::TpAr}));
     set(StepActivity::Cp, of({CommSlot::CpRing, CommSlot::CpAg}));
     set(StepActivity::Ep, of({CommSlot::EpA2a}));
-    set(StepActivity::PpSend, of({CommSlot::PpP2p}));
+    set(StepActivity::PpSend, of({CommSlot::PpP2p, CommSlot::PpGather}));
     set(StepActivity::DpGrads,
         of({CommSlot::DpRs, CommSlot::DpAr, CommSlot::EdpRs, CommSlot::EdpAr}));
     set(StepActivity::DpParams, of({CommSlot::DpAg, CommSlot::EdpAg}));

@@ -62,7 +62,7 @@ int StepModel::addPattern(PhaseKind kind, int stage, std::initializer_list<const
 std::vector<int> StepModel::addPipelinePatterns()
 {
     std::vector<int> out(static_cast<std::size_t>(m_pp), -1);
-    const int whole = addPattern(PhaseKind::PpP2p, -1, {&m_comm.ppP2p});
+    const int whole = addPattern(PhaseKind::PpP2p, -1, {&m_comm.ppP2p, &m_comm.ppGather});
     if (whole < 0)
         return out;
     std::vector<TrafficPattern> &patterns = m_result.timeline.patterns;

@@ -73,6 +73,11 @@ StepTimes composeStep(const StepSetting &s,
         compute = nd * (dense.forward + dense.backward) + nm * (moe.forward + moe.backward);
         if (st == pp - 1)
             compute += out.forward + out.backward;
+        // A stack that adds each micro-batch's BF16 gradients into FP32 accumulators after its
+        // backward reads and writes the stage's parameters' worth of them through HBM.
+        if (s.stack && s.stack->gradAccumBytesPerParam > 0)
+            compute += cm.memory(s.stack->gradAccumBytesPerParam
+                                 * (c.denseParamsGpu + c.expertParamsGpu));
         compute *= slow;
         stageGemm = (nd * dense.gemm + nm * moe.gemm + (st == pp - 1 ? out.gemm : 0.0)) * slow;
         // Activation offload: the copies hide behind their windows' layers; the rest waits.
@@ -235,7 +240,7 @@ StepTimes composeStep(const StepSetting &s,
     x.tp = microBatches * stageTp;
     x.cp = microBatches * stageCp;
     x.ep = microBatches * stageEp;
-    const double p2p = c.at(CommSlot::PpP2p).timeS;
+    const double p2p = c.ppTransferS;
     if (pp > 1) {
         // Interleaving (VP) fills the pipeline with other micro-batches' virtual stages: with
         // fewer micro-batches than stages it cannot, and one micro-batch's chunks still run

@@ -737,6 +737,34 @@ private Q_SLOTS:
         QVERIFY2(m.basis.find("no published run on Blackwell with MoE to check against")
                          != std::string::npos,
                  m.basis.c_str());
+        // The runs of the configuration's own stack widen the band to what they missed by
+        // (1.2 x their conformal quantile), and never narrow it.
+        std::vector<ValidationRun> stacked;
+        for (int i = 0; i < 10; ++i) {
+            ValidationRun r = runs[0];
+            r.error = i < 9 ? 0.02 * (i + 1) : -0.30; // the 9th smallest of 10: 0.18
+            r.stack = i == 0 || i == 9 ? "s" : "t";
+            stacked.push_back(r);
+        }
+        Regime ownStack = hopper;
+        const double kindBand = 1.2 * 0.18;
+        RAILYARD_COMPARE_ABS(railyard::engine::uncertaintyBand(ownStack, stacked).fraction,
+                             kindBand,
+                             1e-9);
+        ownStack.stack = "s"; // 2% and 30% off: their conformal quantile is the largest
+        const UncertaintyBand own = railyard::engine::uncertaintyBand(ownStack, stacked);
+        RAILYARD_COMPARE_ABS(own.fraction, 1.2 * 0.30, 1e-9);
+        QVERIFY2(own.basis.find("widened to the 2 published runs priced with s")
+                         != std::string::npos,
+                 own.basis.c_str());
+        ownStack.stack = "t"; // 4-18%: the 8th smallest of 8, inside the kind's band
+        const UncertaintyBand inside = railyard::engine::uncertaintyBand(ownStack, stacked);
+        RAILYARD_COMPARE_ABS(inside.fraction, kindBand, 1e-9);
+        QVERIFY(inside.basis.find("priced with") == std::string::npos);
+        ownStack.stack = "u"; // no run of its own
+        RAILYARD_COMPARE_ABS(railyard::engine::uncertaintyBand(ownStack, stacked).fraction,
+                             kindBand,
+                             1e-9);
     }
 
     // Bands from the published runs as the shipped Blackwell layouts get them (family W): a
@@ -854,6 +882,74 @@ private Q_SLOTS:
         QCOMPARE(serialP.stepTimeS, serialW.stepTimeS);
     }
 
+    // Megatron-DeepSpeed's pipeline (DeepSpeed 0.5-0.7 PipelineEngine): each TP rank sends a
+    // TP-th of the activation and the receiver all-gathers it over NVLink; the four transfers of
+    // a micro-batch run one after another; the BF16 gradients go into FP32 accumulators after
+    // every micro-batch's backward.
+    void megatronDeepspeedPipeline()
+    {
+        Layout l = readLayoutFile(RAILYARD_TEST_DATA
+                                  "/../../layouts/pipeline-bubble.railyard.json");
+        l.parallel.sequenceParallel = false; // Megatron-DeepSpeed 2021-2022
+        l.training.overlap.pp = false;
+        l.training.overlap.tp = false;
+        l.cluster.tuning.nvls = false; // rings, whose all-reduce moves twice a reduce-scatter
+        const Topology t = buildTopology(l.cluster, Catalog::builtin());
+        const auto priced = [&](const char *stack, int tp, int globalBatch) {
+            Layout x = l;
+            x.training.stack = stack;
+            x.parallel.tp = tp;
+            x.parallel.dp = 8 / tp;
+            x.training.globalBatch = globalBatch;
+            const Evaluation e = evaluate(x, t);
+            if (!e.ok)
+                qFatal("%s", e.error.c_str());
+            return e;
+        };
+        const auto networkBytes = [&](const Evaluation &e) {
+            double sum = 0;
+            for (std::size_t i = 0; i < e.links->size(); ++i) {
+                const LinkKind k = t.links()[i].kind;
+                if (k == LinkKind::Ib || k == LinkKind::Ethernet)
+                    sum += double(e.links->bytesUp[i]) + e.links->bytesDown[i];
+            }
+            return sum;
+        };
+        // TP 8 in a server, PP 4 across servers, DP 1: the network carries only the pipeline.
+        const Evaluation megatron = priced("megatron-2021", 8, 8);
+        const Evaluation ds = priced("megatron-deepspeed", 8, 8);
+        QVERIFY(networkBytes(megatron) > 0);
+        RAILYARD_COMPARE_NEAR(networkBytes(ds) / networkBytes(megatron), 1.0 / 8, 1e-6);
+        // TP 1: nothing to split or gather, the same sends, one after another: twice as long.
+        const Evaluation megatron1 = priced("megatron-2021", 1, 8);
+        const Evaluation ds1 = priced("megatron-deepspeed", 1, 8);
+        QVERIFY(megatron1.total.ppP2p > 0);
+        RAILYARD_COMPARE_NEAR(ds1.total.ppP2p / megatron1.total.ppP2p, 2.0, 1e-9);
+        // The FP32 accumulation: 10 bytes per parameter of the largest stage (Llama 2 13B: ten
+        // layers of 4 x 5120^2 + 3 x 5120 x 13824 parameters and the 32000 x 5120 embedding,
+        // over TP 8) through HBM at the catalog's rate, once per micro-batch.
+        const GpuSpec &h100 = *Catalog::builtin().gpu("H100-SXM");
+        const double params = (10.0 * (4.0 * 5120 * 5120 + 3.0 * 5120 * 13824) + 32000.0 * 5120)
+                              / 8;
+        const double perMicroBatch = 10 * params / (h100.hbmTBPerS * 1e12 * h100.memoryEfficiency);
+        const Evaluation ds16 = priced("megatron-deepspeed", 8, 16);
+        const Evaluation megatron16 = priced("megatron-2021", 8, 16);
+        const double added8 = ds.exposed.compute - megatron.exposed.compute;
+        const double added16 = ds16.exposed.compute - megatron16.exposed.compute;
+        qInfo("FP32 accumulation: %.2f ms a micro-batch (%.2f ms expected), p2p %.3f -> %.3f s",
+              1e3 * added8 / 8,
+              1e3 * perMicroBatch,
+              megatron.total.ppP2p,
+              ds.total.ppP2p);
+        RAILYARD_COMPARE_NEAR(added8 / 8, perMicroBatch, 0.01 * perMicroBatch);
+        RAILYARD_COMPARE_NEAR(added16, 2 * added8, 1e-6 * added16);
+        // The sharded optimizer's gradients all-reduced, then the parameters gathered: three
+        // halves of a reduce-scatter and a gather's bytes (DP 8 at TP 1).
+        QVERIFY(megatron1.total.dp > 0);
+        const double dpRatio = ds1.total.dp / megatron1.total.dp;
+        QVERIFY2(dpRatio > 1.4 && dpRatio < 1.6, qPrintable(QString::number(dpRatio)));
+    }
+
     void hybridShardingKeepsGathersInTheServer()
     {
         Layout full = readLayoutFile(RAILYARD_TEST_DATA
@@ -956,10 +1052,10 @@ private Q_SLOTS:
         QVERIFY(plain.ok && e.ok);
         QCOMPARE(plain.stackRange.stacks, 0);
         QCOMPARE(e.stepTimeS, plain.stepTimeS);
-        // Hopper: the six current stacks; Ampere all nine (the 2021-2022 ones too).
+        // Hopper: the six current stacks; Ampere all ten (the four of 2021-2022 too).
         const auto candidates = candidateStacks("hopper");
         QCOMPARE(candidates.size(), std::size_t(6));
-        QCOMPARE(candidateStacks("ampere").size(), std::size_t(9));
+        QCOMPARE(candidateStacks("ampere").size(), std::size_t(10));
         double fastest = 1e30, slowest = 0;
         for (const StackProfile *p : candidates) {
             QVERIFY(!p->preHopper && !p->id.empty());
