@@ -319,6 +319,9 @@ CollectiveCurve collectiveCurve(const Topology &t,
     const int channels = g.domains > 1 ? std::max(1, g.nicsPerDomain * g.channelsPerNic)
                                        : (arch >= 2 ? 24 : 12);
     const double nvlsEff = nvlsFanInEfficiency(t.gpuSpec(), g.ppn);
+    // All-to-all's sends inside an NVLink domain reach less than the rings' NVLink rate
+    // (GpuSpec::nvlinkAllToAllEfficiency, measured where nccl-tests ran both).
+    const double a2aEff = t.gpuSpec().nvlinkAllToAllEfficiency;
     // NCCL's plateau correction of ring latency applies from this many bytes (ringLatencyUs).
     curve.plateauBytes = 64.0 * 16.0 * g.n;
 
@@ -332,6 +335,8 @@ CollectiveCurve collectiveCurve(const Topology &t,
         scratch.beginPhase(1.0);
         if (a == Algorithm::Nvls || a == Algorithm::NvlsTree)
             scratch.setKindScale(LinkKind::NvLink, nvlsEff);
+        if (a == Algorithm::Direct)
+            scratch.setKindScale(LinkKind::NvLink, a2aEff);
         addCollectiveTraffic(scratch, t, g, op, a, kProbeBytes, interDomainScale);
         scratch.phaseTime();
         const int i = curve.algorithms++;
@@ -340,7 +345,10 @@ CollectiveCurve collectiveCurve(const Topology &t,
                                                        / kProbeBytes;
         const bool nvls = a == Algorithm::Nvls || a == Algorithm::NvlsTree;
         curve.nvlinkPerByte[static_cast<std::size_t>(i)] = scratch.phaseNvlinkTime()
-                                                           * (nvls ? nvlsEff : 1.0) / kProbeBytes;
+                                                           * (nvls                     ? nvlsEff
+                                                              : a == Algorithm::Direct ? a2aEff
+                                                                                       : 1.0)
+                                                           / kProbeBytes;
         curve.networkPerByte[static_cast<std::size_t>(i)] = scratch.phaseOtherTime() / kProbeBytes;
         return i;
     };
@@ -377,6 +385,7 @@ CollectiveCurve collectiveCurve(const Topology &t,
         k.plateauLatencyS = (latencyUs(g, op, c.algo, c.proto, curve.plateauBytes) + kLaunchUs)
                             * 1e-6;
         k.nvlinkScale = (c.algo == Algorithm::Nvls || c.algo == Algorithm::NvlsTree) ? nvlsEff
+                        : c.algo == Algorithm::Direct                                ? a2aEff
                                                                                      : 1.0;
         k.chooseCapBusGBps = k.capBusGBps;
         // NCCL's model caps Blackwell's Simple tree across three or more nodes at 24 GB/s a

@@ -47,6 +47,9 @@ struct GpuSpec
     int nvswitchesPerDomain = 0;
     bool nvls = false;
     double nvlsEfficiency = 0;
+    // All-to-all's rate inside an NVLink domain against the NVLink rate the ring collectives
+    // reach (nccl-tests alltoall_perf against all_reduce_perf); 1: not measured.
+    double nvlinkAllToAllEfficiency = 1;
     // NICs of one NVLink domain that carry a collective's traffic to other domains (NCCL's
     // network channels, one head GPU each); 0: every NIC of the domain's members.
     int netHeadsPerDomain = 0;

@@ -570,6 +570,48 @@ private Q_SLOTS:
         }
     }
 
+    // All-to-all inside an NVLink domain reaches less than the rings' NVLink rate: the catalog's
+    // nvlink_alltoall_efficiency is the median, over a GPU's all-to-all sweeps on NVLink alone,
+    // of measured against the engine at the rings' rate (each sweep's largest size).
+    void nvlinkAllToAllFromSweeps()
+    {
+        Catalog ringRate = Catalog::builtin();
+        for (const char *id : {"B200", "GB200", "GB300"}) {
+            GpuSpec g = *ringRate.gpu(id);
+            g.nvlinkAllToAllEfficiency = 1;
+            ringRate.setGpu(g);
+        }
+        std::map<std::string, std::vector<double>> ratios;
+        for (const Sweep &s : m_sweeps) {
+            if (s.fabric != QLatin1String("nvlink") || s.op != QLatin1String("all_to_all"))
+                continue;
+            Sweep largest = s;
+            largest.points = {*std::max_element(s.points.begin(),
+                                                s.points.end(),
+                                                [](const Point &a, const Point &b) {
+                                                    return a.bytes < b.bytes;
+                                                })};
+            const std::vector<Priced> p = price({largest}, ringRate);
+            const std::string gpu = layoutOf(s.layout).cluster.gpu;
+            ratios[gpu].push_back(p[0].measured / p[0].model);
+            qInfo("%s %s: measured %.1f GB/s, %.3f of the rings' NVLink rate",
+                  qPrintable(s.id),
+                  gpu.c_str(),
+                  p[0].measured,
+                  p[0].measured / p[0].model);
+        }
+        QCOMPARE(ratios.size(), std::size_t(2)); // GB200 and GB300
+        for (const auto &[gpu, r] : ratios) {
+            QCOMPARE(r.size(), std::size_t(3)); // one tray, two, sixteen
+            const double inCatalog = Catalog::builtin().gpu(gpu)->nvlinkAllToAllEfficiency;
+            qInfo("%s: median %.3f, catalog %.3f", gpu.c_str(), median(r), inCatalog);
+            QVERIFY2(std::abs(median(r) - inCatalog) <= 0.005, gpu.c_str());
+        }
+        // B200's NVLink and NVSwitch are GB200's generation: no sweep of its own.
+        QCOMPARE(Catalog::builtin().gpu("B200")->nvlinkAllToAllEfficiency,
+                 Catalog::builtin().gpu("GB200")->nvlinkAllToAllEfficiency);
+    }
+
 private:
     std::vector<Sweep> m_sweeps;
 };

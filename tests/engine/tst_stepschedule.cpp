@@ -88,7 +88,9 @@ private Q_SLOTS:
         // DP reduce-scatter beside the cool-down's sends on a NIC; ZeRO-2 reduce-scatters
         // beside the sends.
         QTest::newRow("gb200-nvl72-rack") << "gb200-nvl72-rack" << 1.2;
-        QTest::newRow("moe-gb200-nvl72") << "moe-gb200-nvl72" << 1.2;
+        // (1.17 since all-to-all on Blackwell's NVLink runs at its measured 0.865 of the rings'
+        // rate: the same bytes over a longer time.)
+        QTest::newRow("moe-gb200-nvl72") << "moe-gb200-nvl72" << 1.15;
         QTest::newRow("moe-h200-ib") << "moe-h200-ib" << 1.4;
         QTest::newRow("oversubscribed-spine") << "oversubscribed-spine" << 1.4;
         QTest::newRow("gmi-h200-cluster") << "gmi-h200-cluster" << 1.05;
