@@ -207,6 +207,10 @@ private Q_SLOTS:
         const engine::TrainingConfig &t = doc->layout().training;
         QCOMPARE(t.stack, std::string("torchtitan"));
         const engine::StackProfile *titan = engine::findStack("torchtitan");
+        // A narrow dock may cut the name short: the box's tooltip names the chosen stack.
+        QVERIFY2(stack->toolTip().contains(QStringLiteral("torchtitan: ")
+                                           + QString::fromStdString(titan->description)),
+                 qPrintable(stack->toolTip()));
         QCOMPARE(t.overlap.tp, titan->overlap.tp);
         QCOMPARE(t.overlap.pp, titan->overlap.pp);
         const engine::Evaluation named = doc->evaluation();

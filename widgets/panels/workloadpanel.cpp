@@ -200,8 +200,6 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
                              QString::fromStdString(p.description),
                              Qt::ToolTipRole);
     }
-    m_stack->setToolTip(tr("The training framework that runs the job: its kernels, what it "
-                           "overlaps and how it shards; choosing one sets its defaults"));
     m_precision->addItem(tr("BF16"));
     m_precision->addItem(tr("FP8"));
     m_recompute->addItem(tr("None"));
@@ -500,6 +498,11 @@ void WorkloadPanel::syncTraining()
     m_globalBatch->setValue(t.globalBatch);
     m_microBatch->setValue(t.microBatch);
     m_stack->setCurrentIndex(std::max(0, m_stack->findData(QString::fromStdString(t.stack))));
+    // A narrow dock cuts the chosen stack's name short: the tooltip names it in full.
+    m_stack->setToolTip(tr("The training framework that runs the job: its kernels, what it "
+                           "overlaps and how it shards; choosing one sets its defaults")
+                        + QStringLiteral("\n\n") + m_stack->currentText() + QStringLiteral(": ")
+                        + m_stack->currentData(Qt::ToolTipRole).toString());
     m_precision->setCurrentIndex(t.precision == engine::Precision::Fp8 ? 1 : 0);
     m_recompute->setCurrentIndex(static_cast<int>(t.recompute));
     m_distributed->setChecked(t.optimizer.distributed);
