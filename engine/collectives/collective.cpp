@@ -322,6 +322,12 @@ CollectiveCurve collectiveCurve(const Topology &t,
     // All-to-all's sends inside an NVLink domain reach less than the rings' NVLink rate
     // (GpuSpec::nvlinkAllToAllEfficiency, measured where nccl-tests ran both).
     const double a2aEff = t.gpuSpec().nvlinkAllToAllEfficiency;
+    // What an algorithm's NVLink traffic runs at against the link's rate.
+    const auto nvlinkScaleOf = [&](Algorithm a) {
+        return (a == Algorithm::Nvls || a == Algorithm::NvlsTree) ? nvlsEff
+               : a == Algorithm::Direct                           ? a2aEff
+                                                                  : 1.0;
+    };
     // NCCL's plateau correction of ring latency applies from this many bytes (ringLatencyUs).
     curve.plateauBytes = 64.0 * 16.0 * g.n;
 
@@ -333,21 +339,16 @@ CollectiveCurve collectiveCurve(const Topology &t,
             if (curve.algorithm[static_cast<std::size_t>(i)] == a)
                 return i;
         scratch.beginPhase(1.0);
-        if (a == Algorithm::Nvls || a == Algorithm::NvlsTree)
-            scratch.setKindScale(LinkKind::NvLink, nvlsEff);
-        if (a == Algorithm::Direct)
-            scratch.setKindScale(LinkKind::NvLink, a2aEff);
+        const double nvScale = nvlinkScaleOf(a);
+        if (nvScale != 1.0)
+            scratch.setKindScale(LinkKind::NvLink, nvScale);
         addCollectiveTraffic(scratch, t, g, op, a, kProbeBytes, interDomainScale);
         scratch.phaseTime();
         const int i = curve.algorithms++;
         curve.algorithm[static_cast<std::size_t>(i)] = a;
         curve.bwPerByte[static_cast<std::size_t>(i)] = stageTime(scratch, a, g.domains)
                                                        / kProbeBytes;
-        const bool nvls = a == Algorithm::Nvls || a == Algorithm::NvlsTree;
-        curve.nvlinkPerByte[static_cast<std::size_t>(i)] = scratch.phaseNvlinkTime()
-                                                           * (nvls                     ? nvlsEff
-                                                              : a == Algorithm::Direct ? a2aEff
-                                                                                       : 1.0)
+        curve.nvlinkPerByte[static_cast<std::size_t>(i)] = scratch.phaseNvlinkTime() * nvScale
                                                            / kProbeBytes;
         curve.networkPerByte[static_cast<std::size_t>(i)] = scratch.phaseOtherTime() / kProbeBytes;
         return i;
@@ -384,9 +385,7 @@ CollectiveCurve collectiveCurve(const Topology &t,
         k.latencyS = (latencyUs(g, op, c.algo, c.proto, 0) + kLaunchUs) * 1e-6;
         k.plateauLatencyS = (latencyUs(g, op, c.algo, c.proto, curve.plateauBytes) + kLaunchUs)
                             * 1e-6;
-        k.nvlinkScale = (c.algo == Algorithm::Nvls || c.algo == Algorithm::NvlsTree) ? nvlsEff
-                        : c.algo == Algorithm::Direct                                ? a2aEff
-                                                                                     : 1.0;
+        k.nvlinkScale = nvlinkScaleOf(c.algo);
         k.chooseCapBusGBps = k.capBusGBps;
         // NCCL's model caps Blackwell's Simple tree across three or more nodes at 24 GB/s a
         // channel and so runs rings there, but a forced tree runs past it, bound by the NICs:
