@@ -135,6 +135,9 @@ std::vector<StackProfile> buildStacks()
         // shard and all_gather_dp_groups of the BF16 parameters.
         p.gradAccumBytesPerParam = 10;
         p.dpAllReduceThenGather = true;
+        // pipe/engine.py: assert self.zero_optimization_stage() < 2, "ZeRO-2 and ZeRO-3 are
+        // incompatible with pipeline parallelism".
+        p.pipelineZeroAtMost1 = true;
         // buffered_allreduce_fallback(elements_per_buffer=MEMORY_OPT_ALLREDUCE_SIZE), 5e8.
         p.dpBucketParams = 500e6;
         p.streamK = false; // CUDA 11 cuBLAS (PyTorch 1.8-1.11)

@@ -150,6 +150,9 @@ struct StackProfile
     // shard and all-gathering the parameters (DeepSpeed's BF16_Optimizer with ZeRO stage 0);
     // false: reduce-scattered into the shards (Megatron's distributed optimizer).
     bool dpAllReduceThenGather = false;
+    // The stack's pipeline engine runs with ZeRO stage 1 at most (DeepSpeed's PipelineEngine
+    // asserts "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism").
+    bool pipelineZeroAtMost1 = false;
     // Activation offload to host memory is on offer (Transformer Engine's CPU offload under
     // Megatron-Core's cpu_offloading_num_layers, step/offload.h): the planner may propose it.
     bool activationOffload = false;

@@ -44,6 +44,13 @@ Evaluation StepModel::run()
              std::string("training.optimizer.fp8_param_gather needs \"precision\": \"fp8\" (this "
                          "layout trains in ")
                      + toString(t.precision) + "): the parameters are gathered in BF16");
+    if (m_stack->pipelineZeroAtMost1 && m_pp > 1 && (t.optimizer.zeroStage >= 2 || t.optimizer.fsdp))
+        warn(Severity::Warning,
+             "pipeline-zero",
+             m_stack->id
+                     + " refuses ZeRO-2 and ZeRO-3 with pipeline parallelism (DeepSpeed's "
+                       "PipelineEngine: \"ZeRO-2 and ZeRO-3 are incompatible with pipeline "
+                       "parallelism\"); priced as if it ran");
 
     ShardCut cut;
     cut.tp = m_tp;

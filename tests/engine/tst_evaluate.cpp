@@ -14,6 +14,7 @@
 #include "topology/topology.h"
 
 #include "comparenear.h"
+#include "evaluatetext.h"
 #include <QTest>
 
 #include <sstream>
@@ -921,6 +922,21 @@ private Q_SLOTS:
         QVERIFY(networkBytes(megatron) > 0);
         RAILYARD_COMPARE_NEAR(networkBytes(ds) / networkBytes(megatron), 1.0 / 8, 1e-6);
         // TP 1: nothing to split or gather, the same sends, one after another: twice as long.
+        // DeepSpeed's pipeline refuses ZeRO-2 and ZeRO-3: priced, and said.
+        QVERIFY(!railyard::test::findWarning(ds, "pipeline-zero"));
+        {
+            Layout z = l;
+            z.training.stack = "megatron-deepspeed";
+            z.training.optimizer.zeroStage = 2;
+            const Evaluation e = evaluate(z, t);
+            QVERIFY(e.ok);
+            const auto *w = railyard::test::findWarning(e, "pipeline-zero");
+            QVERIFY(w);
+            QVERIFY(w->message.find("megatron-deepspeed refuses ZeRO-2") != std::string::npos);
+            z.parallel.pp = 1;
+            z.parallel.dp = 4;
+            QVERIFY(!railyard::test::findWarning(evaluate(z, t), "pipeline-zero"));
+        }
         const Evaluation megatron1 = priced("megatron-2021", 1, 8);
         const Evaluation ds1 = priced("megatron-deepspeed", 1, 8);
         QVERIFY(megatron1.total.ppP2p > 0);
