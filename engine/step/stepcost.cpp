@@ -84,6 +84,12 @@ double deepEpDispatchScale(const ModelDims &m, int N)
 
 namespace {
 
+// A send split over TP is all-gathered on arrival: once forward, twice backward (the
+// activation's gradient, and the stage's own output restored), per micro-batch and virtual
+// stage, against the two transfers a micro-batch Megatron's schedule puts on the critical path.
+constexpr double kSplitSendGathers = 3;
+constexpr double kPipelineTransfers = 2;
+
 void add(StepComm &c, CommSlot slot, CommGroups g, CollectiveOp op, double bytes, double perStep)
 {
     c.request[static_cast<std::size_t>(c.requests++)] = {slot, g, op, bytes, perStep, false, false};
@@ -205,14 +211,14 @@ void requestStepComm(const StepSetting &s, const StageRun *runs, int nRuns, Step
             CommGroups::Pp,
             CollectiveOp::SendRecv,
             (s.sp || splitSends) ? act / tp : act,
-            2.0 * s.vp * microBatches);
+            kPipelineTransfers * s.vp * microBatches);
         if (splitSends && !s.sp)
             add(c,
                 CommSlot::PpGather,
                 CommGroups::Tp,
                 CollectiveOp::AllGather,
                 act,
-                3.0 * s.vp * microBatches);
+                kSplitSendGathers * s.vp * microBatches);
     }
 
     // ---- Data parallelism: what the ranks that hold the same weights exchange. Without ZeRO-3
@@ -404,7 +410,7 @@ void finishStepComm(const StepSetting &s, StepComm &c)
     c.epPerMoeLayerS = c.at(CommSlot::EpA2a).timeS * 4.0;
     c.ppTransferS = c.at(CommSlot::PpP2p).timeS
                             * (s.stack && s.stack->pipeSendsSerialized ? 2.0 : 1.0)
-                    + 1.5 * c.at(CommSlot::PpGather).timeS;
+                    + kSplitSendGathers / kPipelineTransfers * c.at(CommSlot::PpGather).timeS;
 
     const CollectiveCost &dpRs = c.at(CommSlot::DpRs), &dpAg = c.at(CommSlot::DpAg),
                          &dpAr = c.at(CommSlot::DpAr);

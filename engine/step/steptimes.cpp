@@ -74,7 +74,8 @@ StepTimes composeStep(const StepSetting &s,
         if (st == pp - 1)
             compute += out.forward + out.backward;
         // A stack that adds each micro-batch's BF16 gradients into FP32 accumulators after its
-        // backward reads and writes the stage's parameters' worth of them through HBM.
+        // backward reads and writes the parameters' worth of them through HBM (the largest
+        // stage's, for every stage: they differ by an embedding or a layer).
         if (s.stack && s.stack->gradAccumBytesPerParam > 0)
             compute += cm.memory(s.stack->gradAccumBytesPerParam
                                  * (c.denseParamsGpu + c.expertParamsGpu));
