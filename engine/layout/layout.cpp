@@ -64,6 +64,29 @@ const char *toString(SpeculativeMethod m)
     return "mtp";
 }
 
+const std::vector<std::pair<std::string, unsigned>> &recomputeModuleNames()
+{
+    static const std::vector<std::pair<std::string, unsigned>> names = {
+            {"core_attn", kRecomputeCoreAttn},
+            {"layernorm", kRecomputeLayernorm},
+            {"moe_act", kRecomputeMoeAct},
+            {"moe", kRecomputeMoe},
+            {"mlp", kRecomputeMlp},
+            {"mla_up_proj", kRecomputeMlaUpProj},
+            {"shared_experts", kRecomputeSharedExperts},
+    };
+    return names;
+}
+
+std::string recomputeModulesText(unsigned modules)
+{
+    std::string text;
+    for (const auto &[name, bit] : recomputeModuleNames())
+        if (modules & bit)
+            text += (text.empty() ? "" : "+") + name;
+    return text;
+}
+
 const char *toString(Recompute r)
 {
     switch (r) {

@@ -50,6 +50,25 @@ enum class Precision { Bf16, Fp8, Fp4 };
 // Inference", developer.nvidia.com/blog, 2025).
 double bytesPerValue(Precision p);
 enum class Recompute { None, Selective, Full };
+// Megatron-Core's --recompute-modules: under selective recomputation, the parts of a layer that
+// run again in backward instead of keeping their activations (a bit set; Megatron's default is
+// core_attn alone). core_attn: the attention kernel; layernorm: the norms; moe_act: the experts'
+// activation function; moe: the whole MoE layer (router, dispatch and combine, experts); mlp: a
+// dense layer's MLP; mla_up_proj: MLA's up-projections; shared_experts: the shared experts.
+enum RecomputeModule : unsigned {
+    kRecomputeCoreAttn = 1u << 0,
+    kRecomputeLayernorm = 1u << 1,
+    kRecomputeMoeAct = 1u << 2,
+    kRecomputeMoe = 1u << 3,
+    kRecomputeMlp = 1u << 4,
+    kRecomputeMlaUpProj = 1u << 5,
+    kRecomputeSharedExperts = 1u << 6,
+};
+constexpr unsigned kDefaultRecomputeModules = kRecomputeCoreAttn;
+// Megatron's names in order ("core_attn", "layernorm", ...) with their bits.
+const std::vector<std::pair<std::string, unsigned>> &recomputeModuleNames();
+// "core_attn+layernorm": the set's names joined by '+', "" for none.
+std::string recomputeModulesText(unsigned modules);
 // The attention kernel. Flash kernels are fused and never store the s x s scores: FlashAttention-2
 // (Dao 2023, Ampere and later), FlashAttention-3 (Shah et al. 2024, Hopper), cuDNN's fused flash
 // attention (what Transformer Engine runs on Hopper and Blackwell). `Flash` is the software
@@ -192,6 +211,9 @@ struct TrainingConfig
     // N layers of each pipeline stage recompute in full, the others keep their activations.
     // 0: every layer (fullRecomputeShare()).
     int recomputeLayers = 0;
+    // With selective recomputation: what runs again (RecomputeModule bits;
+    // `training.recompute_modules`).
+    unsigned recomputeModules = kDefaultRecomputeModules;
     AttentionKernel attention = AttentionKernel::Flash;
     MoeDispatcher moeDispatcher = MoeDispatcher::AllToAll;
     // Megatron's --moe-router-force-load-balancing (benchmark runs: every expert gets its

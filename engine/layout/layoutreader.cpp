@@ -259,6 +259,27 @@ TrainingConfig readTraining(const JsonCursor &c)
     t.compile = c.boolOr("compile", t.compile);
     t.offloadLayers = c.intOr("cpu_offload_layers", 0, 0, 1 << 20);
     t.recomputeLayers = c.intOr("recompute_layers", 0, 0, 1 << 20);
+    if (const auto r = c.find("recompute_modules")) {
+        r->requireArray();
+        std::vector<std::string> names;
+        for (const auto &[name, bit] : recomputeModuleNames())
+            names.push_back(name);
+        if (r->size() > names.size())
+            r->fail("expected at most " + std::to_string(names.size())
+                    + " modules, each named once");
+        t.recomputeModules = 0;
+        for (std::size_t i = 0; i < r->size(); ++i) {
+            const JsonCursor entry = r->at(i);
+            const std::string name = entry.toChoice(names);
+            for (const auto &[n, bit] : recomputeModuleNames()) {
+                if (n != name)
+                    continue;
+                if (t.recomputeModules & bit)
+                    entry.fail("\"" + name + "\" is named twice");
+                t.recomputeModules |= bit;
+            }
+        }
+    }
     if (const auto d = c.find("moe_dispatcher"))
         t.moeDispatcher = d->toChoice({"alltoall", "deepep"}) == "deepep" ? MoeDispatcher::DeepEP
                                                                           : MoeDispatcher::AllToAll;

@@ -72,6 +72,15 @@ void writeTraining(Json &tj, const TrainingConfig &t)
         tj["recompute_layers"] = t.recomputeLayers;
     else
         tj.erase("recompute_layers");
+    if (t.recompute == Recompute::Selective && t.recomputeModules != kDefaultRecomputeModules) {
+        Json modules = Json::array();
+        for (const auto &[name, bit] : recomputeModuleNames())
+            if (t.recomputeModules & bit)
+                modules.push_back(name);
+        tj["recompute_modules"] = modules;
+    } else {
+        tj.erase("recompute_modules");
+    }
     Json &opt = child(tj, "optimizer");
     opt["distributed"] = t.optimizer.distributed;
     opt["zero_stage"] = t.optimizer.zeroStage;

@@ -366,7 +366,26 @@ struct Pass
     // The model's extra operations as kernels of their own (KernelChoice::unfusedModelExtras).
     double extraBytesForward = 0, extraBytesBackward = 0;
     int extraKernelsForward = 0, extraKernelsBackward = 0;
+    // The parts Megatron's recompute modules run again (LayerShard::recomputeModules): forward
+    // GEMM seconds and FLOPs, and the element-wise bytes beside them.
+    struct Part
+    {
+        double gemm = 0, flops = 0, bytes = 0;
+    };
+    Part upProj;            // MLA's two up-projections
+    Part mlp;               // a dense layer's MLP
+    Part moe;               // the MoE layer: router, experts, permutes, activation
+    Part sharedExperts;     // the shared experts
+    double moeActBytes = 0; // the experts' activation function
 };
+
+// What `p` gained since `before`: the GEMM seconds and FLOPs forward and the element-wise bytes.
+Pass::Part partSince(const Pass &before, const Pass &p)
+{
+    return {p.gemm - before.gemm,
+            p.gemmFlops - before.gemmFlops,
+            p.elementBytes + p.eagerBytes - before.elementBytes - before.eagerBytes};
+}
 
 void addExtra(Pass &p, double forward, double backward, int kernelsForward, int kernelsBackward)
 {
@@ -411,9 +430,14 @@ void attentionBlock(const ModelDims &m, const LayerShard &s, const ComputeModel 
         // MLA: low-rank query and key/value projections (the down-projections are not split
         // by TP).
         addGemm(p, c, s, T, m.qLoraRank, h, false);
+        const Pass beforeQ = p;
         addGemm(p, c, s, T, heads * qkDim, m.qLoraRank, true);
+        const Pass::Part q = partSince(beforeQ, p);
         addGemm(p, c, s, T, m.kvLoraRank + m.qkRopeDim, h, false);
+        const Pass beforeKv = p;
         addGemm(p, c, s, T, heads * (m.headDim + vDim), m.kvLoraRank, true);
+        const Pass::Part kv = partSince(beforeKv, p);
+        p.upProj = {q.gemm + kv.gemm, q.flops + kv.flops, 0};
     } else {
         const double qkv = (double(m.heads) + 2.0 * m.kvHeads) * m.headDim / s.tp;
         addGemm(p, c, s, T, qkv, h, true);
@@ -510,6 +534,7 @@ void mlpBlock(const ModelDims &m, int width, const LayerShard &s, const ComputeM
 
 void moeBlock(const ModelDims &m, const LayerShard &s, const ComputeModel &c, Pass &p)
 {
+    const Pass before = p;
     const double T = double(s.microBatch) * s.seqLen / s.cp;
     const double h = m.hidden;
     const double tokensHere = s.sequenceParallel ? T / s.tp : T; // this rank's tokens
@@ -559,9 +584,14 @@ void moeBlock(const ModelDims &m, const LayerShard &s, const ComputeModel &c, Pa
                      kernels);
         }
     }
+    p.moeActBytes = copies * w * 2 * (m.gatedMlp ? 3 : 2);
+    p.moe = partSince(before, p);
     // Shared experts run like a dense MLP on every token.
-    if (m.sharedExperts > 0)
+    if (m.sharedExperts > 0) {
+        const Pass beforeShared = p;
         mlpBlock(m, m.expertFfn * m.sharedExperts, s, c, p);
+        p.sharedExperts = partSince(beforeShared, p);
+    }
 }
 
 LayerTimes finish(const Pass &p, const LayerShard &s, const ComputeModel &c)
@@ -592,12 +622,35 @@ LayerTimes finish(const Pass &p, const LayerShard &s, const ComputeModel &c)
         // kernels run again; the attention kernel's output is kept.
         recompute = p.recomputedGemmShare * p.gemm + elementF;
         recomputeFlops = p.recomputedGemmShare * p.gemmFlops;
-    } else if (s.recompute == Recompute::Selective) {
-        recompute = p.attention; // core attention re-run in backward
-        recomputeFlops = p.attentionFlops;
+    }
+    double recomputedGemm = 0;
+    if (s.recompute == Recompute::Selective && p.recomputedGemmShare <= 0) {
+        // Megatron's recompute modules: each named part's forward runs again in backward.
+        const unsigned modules = s.recomputeModules;
+        if (modules & kRecomputeCoreAttn) {
+            recompute += p.attention;
+            recomputeFlops += p.attentionFlops;
+        }
+        if (modules & kRecomputeLayernorm)
+            recompute += c.elementwiseForward(p.normBytes);
+        if ((modules & kRecomputeMoeAct) && !(modules & kRecomputeMoe))
+            recompute += c.elementwiseForward(p.moeActBytes);
+        const auto again = [&](const Pass::Part &part) {
+            recomputedGemm += part.gemm;
+            recompute += part.gemm + c.elementwiseForward(part.bytes);
+            recomputeFlops += part.flops;
+        };
+        if (modules & kRecomputeMoe)
+            again(p.moe);
+        if ((modules & kRecomputeSharedExperts) || (modules & kRecomputeMoe))
+            again(p.sharedExperts);
+        if (modules & kRecomputeMlp)
+            again(p.mlp);
+        if (modules & kRecomputeMlaUpProj)
+            again(p.upProj);
     }
     t.backward += recompute;
-    t.gemm = p.gemm + p.gemmBack;
+    t.gemm = p.gemm + p.gemmBack + recomputedGemm;
     if (s.recompute == Recompute::Full)
         t.gemm += s.recomputeShare * p.gemm;
     else if (s.recompute == Recompute::Selective)
@@ -613,10 +666,13 @@ LayerTimes layerTimes(const ModelDims &m, bool moe, const LayerShard &s, const C
 {
     Pass p;
     attentionBlock(m, s, c, p);
-    if (moe)
+    if (moe) {
         moeBlock(m, s, c, p);
-    else
+    } else {
+        const Pass before = p;
         mlpBlock(m, m.ffn, s, c, p);
+        p.mlp = partSince(before, p);
+    }
     if (!moe && s.selectiveEveryOtherMatmul && m.qLoraRank <= 0 && m.kvLoraRank <= 0) {
         // A dense block's matmuls in order: Q, K, V, the output projection, then the MLP's
         // (gated: w1, w3, w2; else up, down): K, the output projection and the MLP's second

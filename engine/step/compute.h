@@ -169,6 +169,9 @@ struct LayerShard
     int microBatch = 1;
     int seqLen = 4096;
     Recompute recompute = Recompute::Selective;
+    // Selective recomputation: what runs again (RecomputeModule bits, Megatron's
+    // --recompute-modules).
+    unsigned recomputeModules = kDefaultRecomputeModules;
     // Full recomputation: the share of the layers that recompute (the others keep their
     // activations); the layer's times are the average.
     double recomputeShare = 1.0;

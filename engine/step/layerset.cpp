@@ -14,6 +14,7 @@ LayerShard layerShard(const TrainingConfig &training, const StackProfile &stack,
     s.seqLen = training.seqLen;
     s.recompute = cut.recompute;
     s.recomputeShare = cut.recomputeShare;
+    s.recomputeModules = training.recomputeModules;
     s.attention = training.attention;
     s.expertImbalance = training.moeForceBalance ? 1.0 : stack.moeDroplessImbalance;
     s.tpOverlap = training.overlap.tp;
@@ -21,6 +22,22 @@ LayerShard layerShard(const TrainingConfig &training, const StackProfile &stack,
     s.fusedCrossEntropy = stack.fusedCrossEntropy;
     return s;
 }
+
+namespace {
+
+// The share of an MoE layer's forward (and so its host operations) that backward runs again:
+// the layers full recomputation takes, or every layer where selective recomputation reruns the
+// whole MoE layer (Megatron's --recompute-modules moe).
+double recomputedMoeForwardShare(const TrainingConfig &training, const ShardCut &cut)
+{
+    if (cut.recompute == Recompute::Full)
+        return cut.recomputeShare;
+    if (cut.recompute == Recompute::Selective && (training.recomputeModules & kRecomputeMoe))
+        return 1.0;
+    return 0.0;
+}
+
+} // namespace
 
 LayerSet priceLayers(const ModelDims &model,
                      const TrainingConfig &training,
@@ -40,7 +57,7 @@ LayerSet priceLayers(const ModelDims &model,
                                  model,
                                  cut.ep,
                                  training.precision,
-                                 cut.recompute == Recompute::Full ? cut.recomputeShare : 0.0);
+                                 recomputedMoeForwardShare(training, cut));
     }
     l.out = outputLayerTimes(model, shard, compute);
     return l;

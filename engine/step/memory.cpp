@@ -54,37 +54,55 @@ double activationBytes(const ModelDims &m,
         return T * (2 * h / shard + (2 * hq + 2 * hkv + 2 * hq + 2.0 * m.ffn) / tp + 2 * h / shard);
     }
     const double mask = m.dropout ? 1.0 : 0.0;
+    // Megatron's recompute modules (selective): what a module recomputes it does not keep.
+    const unsigned modules = recompute == Recompute::Selective ? t.recomputeModules : 0u;
+    const bool normsAgain = modules & kRecomputeLayernorm;
+    const bool moeAgain = moeLayer && (modules & kRecomputeMoe);
     // Bytes per element of the linear layers' inputs: FP8 where the stack keeps them so; a
     // norm's output keeps its row-wise copy too where sequence parallelism gathers it.
     const double linearIn = s.fp8LinearInputs ? 1.0 : 2.0;
     const double normOut = s.fp8LinearInputs && !(s.sequenceParallel && tp > 1) ? 1.0 : 2.0;
-    // Attention block: its norm's input, the QKV input, the post-attention dropout mask.
-    double replicated = 2 * h + normOut * h + mask * h;
-    double split = 2 * hq + 2 * hkv + 2 * hkv + linearIn * hq; // Q, K, V, the projection input
+    // Attention block: its norm's input, the QKV input (the norm's output), the
+    // post-attention dropout mask.
+    double replicated = 2 * h + (normsAgain ? 0.0 : normOut * h) + mask * h;
+    // Q, K, V, the projection input. MLA's up-projections recomputed keep their inputs, the
+    // two latents, instead of Q, K and V.
+    const bool mla = m.qLoraRank > 0 || m.kvLoraRank > 0;
+    double split = (mla && (modules & kRecomputeMlaUpProj))
+                           ? linearIn * hq
+                           : 2 * hq + 2 * hkv + 2 * hkv + linearIn * hq;
+    if (mla && (modules & kRecomputeMlaUpProj))
+        replicated += 2.0 * (m.qLoraRank + m.kvLoraRank + m.qkRopeDim);
     double perToken = 0;
     if (moeLayer) {
-        // The router's input and the MLP norm's input, then each token's top-k copies: the
-        // expert input, the fc1 output and the activation output (expert-TP splits the widths).
-        replicated += 2 * h + 2 * h + mask * h;
+        // The MLP norm's input and the router's input (the norm's output), then each token's
+        // top-k copies: the expert input, the fc1 output and the activation output
+        // (expert-TP splits the widths). The whole layer recomputed keeps only its input.
+        replicated += 2 * h + ((normsAgain || moeAgain) ? 0.0 : 2 * h) + mask * h;
         const double etp = std::max(1, s.etp);
         const double w = double(m.expertFfn) / etp;
         const double up = m.gatedMlp ? 2 * w : w;
         const double copies = double(m.topK) * etp / shard;
-        perToken = copies * (2 * h + 2 * up + 2 * w);
-        if (m.sharedExperts > 0) {
+        const double act = (modules & kRecomputeMoeAct) ? 0.0 : 2 * w;
+        perToken = moeAgain ? 0.0 : copies * (2 * h + 2 * up + act);
+        if (m.sharedExperts > 0 && !moeAgain && !(modules & kRecomputeSharedExperts)) {
             const double sw = double(m.expertFfn) * m.sharedExperts;
             perToken += (2 * (m.gatedMlp ? 2 * sw : sw) + 2 * sw) / tp;
         }
     } else {
-        // The MLP norm's input, the fc1 input, the dropout mask; fc1 and activation outputs
-        // (the activation's output is fc2's input).
-        replicated += 2 * h + normOut * h + mask * h;
+        // The MLP norm's input, the fc1 input (the norm's output), the dropout mask; fc1 and
+        // activation outputs (the activation's output is fc2's input). The MLP recomputed
+        // keeps only the norm's input.
+        const bool mlpAgain = modules & kRecomputeMlp;
+        replicated += 2 * h + ((normsAgain || mlpAgain) ? 0.0 : normOut * h) + mask * h;
         const double up = m.gatedMlp ? 2.0 * m.ffn : double(m.ffn);
-        split += 2 * up + linearIn * m.ffn;
+        if (!mlpAgain)
+            split += 2 * up + linearIn * m.ffn;
     }
     perToken += replicated / shard + split / tp;
     double bytes = T * perToken;
-    if (t.attention == AttentionKernel::Materialized && recompute == Recompute::None) {
+    if (t.attention == AttentionKernel::Materialized
+        && (recompute == Recompute::None || !(modules & kRecomputeCoreAttn))) {
         const double scores = (2.0 + mask + 2.0) * m.heads * (double(t.seqLen) / s.cp) / tp;
         bytes += T * scores;
     }

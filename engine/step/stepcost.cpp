@@ -11,6 +11,15 @@ bool fp8ParamGathers(const TrainingConfig &t, const GpuSpec &gpu)
     return t.optimizer.fp8ParamGather && t.precision == Precision::Fp8 && gpu.fp8Tflops > 0;
 }
 
+// All-to-alls per MoE layer and micro-batch: dispatch and combine, forward and backward, and
+// the forward's two again where selective recomputation reruns the whole MoE layer
+// (Megatron's --recompute-modules moe).
+double epAllToAllsPerLayer(const TrainingConfig &t)
+{
+    const bool again = t.recompute == Recompute::Selective && (t.recomputeModules & kRecomputeMoe);
+    return again ? 6.0 : 4.0;
+}
+
 int stageRuns(const ModelDims &m, int pp, std::array<StageRun, 16> &out)
 {
     int runs = 0;
@@ -197,7 +206,7 @@ void requestStepComm(const StepSetting &s, const StageRun *runs, int nRuns, Step
             CommGroups::Ep,
             CollectiveOp::AllToAll,
             c.a2aBytes,
-            4.0 * moePerStage * microBatches);
+            epAllToAllsPerLayer(t) * moePerStage * microBatches);
         c.request[static_cast<std::size_t>(c.requests - 1)].deepEp = t.moeDispatcher
                                                                      == MoeDispatcher::DeepEP;
     }
@@ -407,7 +416,7 @@ void finishStepComm(const StepSetting &s, StepComm &c)
         c.cpGradStepS = c.at(CommSlot::CpRing).timeS;
         c.cpPerLayerS = c.cpGatherPasses * c.cpGatherS + cp * c.cpGradStepS;
     }
-    c.epPerMoeLayerS = c.at(CommSlot::EpA2a).timeS * 4.0;
+    c.epPerMoeLayerS = c.at(CommSlot::EpA2a).timeS * epAllToAllsPerLayer(t);
     c.ppTransferS = c.at(CommSlot::PpP2p).timeS
                             * (s.stack && s.stack->pipeSendsSerialized ? 2.0 : 1.0)
                     + kSplitSendGathers / kPipelineTransfers * c.at(CommSlot::PpGather).timeS;

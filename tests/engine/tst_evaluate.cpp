@@ -796,6 +796,62 @@ private Q_SLOTS:
         QCOMPARE(b.highS, moe.stepTimeS * (1 + b.fraction));
     }
 
+    // Megatron's recompute modules (training.recompute_modules) on an MoE layout: each module
+    // frees what it recomputes and costs its forward again. The whole MoE layer ("moe") frees
+    // the most, runs the experts' GEMMs and the dispatch's two all-to-alls again (six a layer
+    // instead of four: the EP time x1.5 exactly); the norms and the experts' activation free
+    // less and cost element-wise passes only; core_attn (Megatron's default) costs the attention
+    // kernel again and, with flash attention, frees nothing.
+    void recomputeModulesPriceWhatTheyRerun()
+    {
+        Layout l = readLayoutFile(RAILYARD_TEST_DATA "/../../layouts/moe-h200-ib.railyard.json");
+        const Topology t = buildTopology(l.cluster, Catalog::builtin());
+        const auto priced = [&](Recompute r, unsigned modules) {
+            Layout x = l;
+            x.training.recompute = r;
+            x.training.recomputeModules = modules;
+            const Evaluation e = evaluate(x, t);
+            if (!e.ok)
+                qFatal("%s", e.error.c_str());
+            return e;
+        };
+        const Evaluation none = priced(Recompute::None, 0);
+        const Evaluation attn = priced(Recompute::Selective, kRecomputeCoreAttn);
+        const Evaluation light = priced(Recompute::Selective,
+                                        kRecomputeLayernorm | kRecomputeMoeAct);
+        const Evaluation moe = priced(Recompute::Selective, kRecomputeLayernorm | kRecomputeMoe);
+        const Evaluation full = priced(Recompute::Full, 0);
+        QVERIFY(none.total.ep > 0);
+        RAILYARD_COMPARE_NEAR(moe.total.ep, 1.5 * none.total.ep, 1e-9 * none.total.ep);
+        QCOMPARE(light.total.ep, none.total.ep);
+        // Memory: none > core_attn (flash keeps no scores: equal) > light > moe > full.
+        QCOMPARE(attn.memory.activationsGiB, none.memory.activationsGiB);
+        QVERIFY(light.memory.activationsGiB < none.memory.activationsGiB);
+        QVERIFY(moe.memory.activationsGiB < light.memory.activationsGiB);
+        QVERIFY(full.memory.activationsGiB < moe.memory.activationsGiB);
+        // Compute: each reruns its part; the MoE layer costs more than the norms and the
+        // activation, less than the whole layer.
+        QVERIFY(attn.total.compute > none.total.compute);
+        QVERIFY(light.total.compute > none.total.compute);
+        QVERIFY(moe.total.compute > light.total.compute);
+        QVERIFY(full.total.compute > moe.total.compute);
+        qInfo("Mixtral-class MoE on H200: activations %.1f (none) / %.1f (core_attn) / %.1f "
+              "(layernorm+moe_act) / %.1f (layernorm+moe) / %.1f GiB (full); compute %.2f / %.2f "
+              "/ %.2f / %.2f / %.2f s; EP %.2f / %.2f s",
+              none.memory.activationsGiB,
+              attn.memory.activationsGiB,
+              light.memory.activationsGiB,
+              moe.memory.activationsGiB,
+              full.memory.activationsGiB,
+              none.total.compute,
+              attn.total.compute,
+              light.total.compute,
+              moe.total.compute,
+              full.total.compute,
+              none.total.ep,
+              moe.total.ep);
+    }
+
     // Full recomputation of some of the layers (training.recompute_layers, Megatron's block
     // method): half of Llama 3 8B's 32 layers recompute, so the compute is midway between none
     // and all of them (the recomputed forward is the only difference), and the activations

@@ -183,6 +183,45 @@ private Q_SLOTS:
         }
     }
 
+    // training.recompute_modules (Megatron's --recompute-modules): written only where selective
+    // recomputation names other modules than core_attn, read back as written; an unknown or
+    // repeated name, or something not a list, is refused with the place.
+    void recomputeModulesRoundTrip()
+    {
+        Layout a = readLayoutFile(dataPath("example.railyard.json"));
+        a.training.recompute = Recompute::Selective;
+        QCOMPARE(a.training.recomputeModules, unsigned(kRecomputeCoreAttn));
+        QVERIFY(layoutToText(a).find("recompute_modules") == std::string::npos);
+        a.training.recomputeModules = kRecomputeLayernorm | kRecomputeMoe;
+        const std::string text = layoutToJson(a).dump();
+        QVERIFY2(text.find(R"("recompute_modules":["layernorm","moe"])") != std::string::npos,
+                 text.c_str());
+        QCOMPARE(parseLayout(text, "modules").training.recomputeModules,
+                 unsigned(kRecomputeLayernorm | kRecomputeMoe));
+        QCOMPARE(recomputeModulesText(a.training.recomputeModules), std::string("layernorm+moe"));
+        const auto refused = [&](const std::string &value, const std::string &expected) {
+            std::string bad = text;
+            const std::string key = R"(["layernorm","moe"])";
+            bad.replace(bad.find(key), key.size(), value);
+            try {
+                parseLayout(bad, "bad.railyard.json");
+                QFAIL(qPrintable(QString::fromStdString("accepted " + value)));
+            } catch (const InputError &e) {
+                const std::string what = e.what();
+                QVERIFY2(what.find("bad.railyard.json") != std::string::npos, e.what());
+                QVERIFY2(what.find("/training/recompute_modules") != std::string::npos, e.what());
+                QVERIFY2(what.find(expected) != std::string::npos, e.what());
+            }
+        };
+        refused(R"(["layernorm","attention"])", "core_attn");
+        refused(R"(["moe","moe"])", "named twice");
+        refused(R"("moe")", "array");
+        refused(R"(["a","b","c","d","e","f","g","h"])", "at most 7");
+        // Written only under selective recomputation.
+        a.training.recompute = Recompute::Full;
+        QVERIFY(layoutToText(a).find("recompute_modules") == std::string::npos);
+    }
+
     void writeIsAtomicAndLeavesNoTemporary()
     {
         QTemporaryDir dir;

@@ -19,10 +19,12 @@
 
 #include "evaluatetext.h"
 #include "testlayouts.h"
+#include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QHeaderView>
 #include <QLabel>
+#include <QMenu>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -424,6 +426,40 @@ private Q_SLOTS:
         doc->undoStack()->undo();
         QCOMPARE(layers->value(), 0);
         QCOMPARE(doc->evaluation().stepTimeS, all);
+    }
+
+    // Megatron's recompute modules: offered with selective recomputation only, one undo step a
+    // module; recomputing the whole MoE layer frees activations and slows the step.
+    void recomputeModulesIsOneUndoStep()
+    {
+        auto doc = openLayout("moe-h200-ib.railyard.json"); // selective: core_attn
+        QVERIFY(doc);
+        WorkloadPanel panel;
+        panel.setDocument(doc.get());
+        QToolButton *button = panel.recomputeModulesButton();
+        QVERIFY(button->isEnabled());
+        QCOMPARE(button->text(), QStringLiteral("core_attn"));
+        QAction *moe = nullptr;
+        for (QAction *a : button->menu()->actions())
+            if (a->text() == QStringLiteral("moe"))
+                moe = a;
+        QVERIFY(moe && !moe->isChecked());
+        const double step = doc->evaluation().stepTimeS;
+        const double activations = doc->evaluation().memory.activationsGiB;
+        const int steps = doc->undoStack()->count();
+        moe->trigger();
+        QCOMPARE(doc->undoStack()->count(), steps + 1);
+        QCOMPARE(doc->undoStack()->undoText(), QStringLiteral("Change recomputed modules"));
+        QCOMPARE(doc->layout().training.recomputeModules,
+                 unsigned(engine::kRecomputeCoreAttn | engine::kRecomputeMoe));
+        QCOMPARE(button->text(), QStringLiteral("core_attn+moe"));
+        QVERIFY(doc->evaluation().stepTimeS > step);
+        QVERIFY(doc->evaluation().memory.activationsGiB < activations);
+        doc->undoStack()->undo();
+        QVERIFY(!moe->isChecked());
+        QCOMPARE(doc->evaluation().stepTimeS, step);
+        choose(panel.recomputeBox(), static_cast<int>(engine::Recompute::Full));
+        QVERIFY(!button->isEnabled());
     }
 
     // CPU offload: one undo step; with recomputation it is said not to apply, without it the

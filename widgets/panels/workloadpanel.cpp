@@ -21,6 +21,7 @@
 #include <QInputDialog>
 #include <QLabel>
 #include <QLocale>
+#include <QMenu>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QStandardItemModel>
@@ -137,6 +138,7 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
     , m_compile(new QCheckBox(tr("torch.compile"), this))
     , m_offload(spin(this, 0, 4096))
     , m_recomputeLayers(spin(this, 0, 4096)) // beyond a stage's layers: all of them
+    , m_recomputeModules(new QToolButton(this))
     , m_shardGroup(new QComboBox(this))
     , m_vp(choiceBox(this))
     , m_sequenceParallel(new QCheckBox(tr("Sequence parallel"), this))
@@ -235,6 +237,20 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
             &QSpinBox::valueChanged,
             this,
             onTraining(QStringLiteral("recompute_layers")));
+    m_recomputeModules->setPopupMode(QToolButton::InstantPopup);
+    m_recomputeModules->setToolTip(tr("With selective recomputation: what runs again in the "
+                                      "backward pass (Megatron's --recompute-modules): the "
+                                      "attention kernel, the norms, the experts' activation, the "
+                                      "whole MoE layer with its all-to-alls, a dense MLP, MLA's "
+                                      "up-projections, the shared experts"));
+    auto *modules = new QMenu(m_recomputeModules);
+    for (const auto &[name, bit] : engine::recomputeModuleNames()) {
+        QAction *a = modules->addAction(QString::fromStdString(name));
+        a->setCheckable(true);
+        a->setData(bit);
+        connect(a, &QAction::triggered, this, onTraining(QStringLiteral("recompute_modules")));
+    }
+    m_recomputeModules->setMenu(modules);
     connect(m_distributed, &QCheckBox::toggled, this, onTraining(QStringLiteral("optimizer")));
     connect(m_zero, &QComboBox::activated, this, onTraining(QStringLiteral("zero_stage")));
     connect(m_fsdp, &QCheckBox::toggled, this, onTraining(QStringLiteral("fsdp")));
@@ -279,6 +295,7 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
     trainingForm->addRow(tr("Precision"), m_precision);
     trainingForm->addRow(tr("Recompute"), m_recompute);
     trainingForm->addRow(tr("Recomputed"), m_recomputeLayers);
+    trainingForm->addRow(tr("Modules"), m_recomputeModules);
     trainingForm->addRow(tr("Kernels"), m_compile);
     trainingForm->addRow(tr("Attention"), m_attention);
     trainingForm->addRow(tr("CPU offload"), m_offload);
@@ -511,6 +528,15 @@ void WorkloadPanel::syncTraining()
     m_offload->setValue(t.offloadLayers);
     m_recomputeLayers->setValue(t.recomputeLayers);
     m_recomputeLayers->setEnabled(t.recompute == engine::Recompute::Full);
+    for (QAction *a : m_recomputeModules->menu()->actions())
+        a->setChecked(t.recomputeModules & a->data().toUInt());
+    const bool selective = t.recompute == engine::Recompute::Selective;
+    m_recomputeModules->setEnabled(selective);
+    m_recomputeModules->setText(
+            !selective ? tr("-")
+            : t.recomputeModules == 0
+                    ? tr("None")
+                    : QString::fromStdString(engine::recomputeModulesText(t.recomputeModules)));
     syncShardGroup();
     // Only a PyTorch stack's element-wise operations can run eagerly; the others fuse them.
     const engine::StackProfile *stack = engine::findStack(t.stack);

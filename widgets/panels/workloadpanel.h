@@ -62,6 +62,7 @@ public:
     // training.recompute_layers: with full recomputation, the layers of a stage that recompute
     // (0, "All layers").
     QSpinBox *recomputeLayersBox() const { return m_recomputeLayers; }
+    QToolButton *recomputeModulesButton() const { return m_recomputeModules; }
     // optimizer.shard_group: hybrid sharding's group, each item's data its size (0: every
     // data-parallel rank).
     QComboBox *shardGroupBox() const { return m_shardGroup; }
@@ -147,6 +148,7 @@ private:
     QComboBox *m_attention = nullptr;
     QSpinBox *m_offload; // training.cpu_offload_layers
     QSpinBox *m_recomputeLayers;
+    QToolButton *m_recomputeModules; // training.recompute_modules, a menu of checkable modules
     QComboBox *m_shardGroup;
     std::array<QCheckBox *, 4> m_overlap{};
     // Parallelism

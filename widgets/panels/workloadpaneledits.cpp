@@ -11,10 +11,12 @@
 #include "layout/softwarestack.h"
 #include "layout/transformer.h"
 
+#include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QInputDialog>
 #include <QLabel>
+#include <QMenu>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QToolButton>
@@ -130,6 +132,10 @@ void WorkloadPanel::trainingEdited(const QString &field)
     t.optimizer.fsdp = m_fsdp->isChecked();
     t.offloadLayers = m_offload->value();
     t.recomputeLayers = m_recomputeLayers->value();
+    t.recomputeModules = 0;
+    for (const QAction *a : m_recomputeModules->menu()->actions())
+        if (a->isChecked())
+            t.recomputeModules |= a->data().toUInt();
     t.optimizer.shardGroup = m_shardGroup->currentData().toInt();
     if (m_compile->isEnabled())
         t.compile = m_compile->isChecked();
@@ -163,6 +169,7 @@ void WorkloadPanel::trainingEdited(const QString &field)
             {QStringLiteral("cpu_offload_layers"), tr("CPU offload")},
             {QStringLiteral("shard_group"), tr("shard group")},
             {QStringLiteral("recompute_layers"), tr("recomputed layers")},
+            {QStringLiteral("recompute_modules"), tr("recomputed modules")},
             {QStringLiteral("overlap"), tr("overlap")},
     };
     // Spin boxes stepped through many values merge into one undo step.

@@ -221,6 +221,21 @@ Layout layoutFor(const Run &r)
             o.shardGroup = f.mid(4).toInt();
         if (f.startsWith(QLatin1String("rcl"))) // full recomputation of N layers a stage
             t.recomputeLayers = f.mid(3).toInt();
+        if (f.startsWith(QLatin1String("rm:"))) { // Megatron's --recompute-modules, '+'-joined
+            t.recomputeModules = 0;
+            for (const QString &name : f.mid(3).split(QLatin1Char('+'))) {
+                bool known = false;
+                for (const auto &[n, bit] : recomputeModuleNames())
+                    if (name.toStdString() == n) {
+                        t.recomputeModules |= bit;
+                        known = true;
+                    }
+                if (!known)
+                    qFatal("runs.txt: %s: unknown recompute module %s",
+                           qPrintable(r.id),
+                           qPrintable(name));
+            }
+        }
     }
     if (r.flags.contains(QLatin1String("fa2")))
         t.attention = AttentionKernel::FlashAttention2;
