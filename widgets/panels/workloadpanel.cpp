@@ -238,6 +238,7 @@ WorkloadPanel::WorkloadPanel(QWidget *parent)
             this,
             onTraining(QStringLiteral("recompute_layers")));
     m_recomputeModules->setPopupMode(QToolButton::InstantPopup);
+    m_recomputeModules->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
     m_recomputeModules->setToolTip(tr("With selective recomputation: what runs again in the "
                                       "backward pass (Megatron's --recompute-modules): the "
                                       "attention kernel, the norms, the experts' activation, the "
