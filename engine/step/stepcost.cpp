@@ -12,12 +12,17 @@ bool fp8ParamGathers(const TrainingConfig &t, const GpuSpec &gpu)
 }
 
 // All-to-alls per MoE layer and micro-batch: dispatch and combine, forward and backward, and
-// the forward's two again where selective recomputation reruns the whole MoE layer
-// (Megatron's --recompute-modules moe).
-double epAllToAllsPerLayer(const TrainingConfig &t)
+// the forward's two again where the layer's forward runs again: selective recomputation of
+// the whole MoE layer (Megatron's --recompute-modules moe), or full recomputation of the
+// layers it takes (the checkpointed layer reruns its token dispatcher).
+double epAllToAllsPerLayer(const TrainingConfig &t, int layers, int pp)
 {
-    const bool again = t.recompute == Recompute::Selective && (t.recomputeModules & kRecomputeMoe);
-    return again ? 6.0 : 4.0;
+    const double again = t.recompute == Recompute::Full ? fullRecomputeShare(t, layers, pp)
+                         : (t.recompute == Recompute::Selective
+                            && (t.recomputeModules & kRecomputeMoe))
+                                 ? 1.0
+                                 : 0.0;
+    return 4.0 + 2.0 * again;
 }
 
 int stageRuns(const ModelDims &m, int pp, std::array<StageRun, 16> &out)
@@ -206,7 +211,7 @@ void requestStepComm(const StepSetting &s, const StageRun *runs, int nRuns, Step
             CommGroups::Ep,
             CollectiveOp::AllToAll,
             c.a2aBytes,
-            epAllToAllsPerLayer(t) * moePerStage * microBatches);
+            epAllToAllsPerLayer(t, m.layers, s.pp) * moePerStage * microBatches);
         c.request[static_cast<std::size_t>(c.requests - 1)].deepEp = t.moeDispatcher
                                                                      == MoeDispatcher::DeepEP;
     }
@@ -416,7 +421,7 @@ void finishStepComm(const StepSetting &s, StepComm &c)
         c.cpGradStepS = c.at(CommSlot::CpRing).timeS;
         c.cpPerLayerS = c.cpGatherPasses * c.cpGatherS + cp * c.cpGradStepS;
     }
-    c.epPerMoeLayerS = c.at(CommSlot::EpA2a).timeS * epAllToAllsPerLayer(t);
+    c.epPerMoeLayerS = c.at(CommSlot::EpA2a).timeS * epAllToAllsPerLayer(t, m.layers, s.pp);
     c.ppTransferS = c.at(CommSlot::PpP2p).timeS
                             * (s.stack && s.stack->pipeSendsSerialized ? 2.0 : 1.0)
                     + kSplitSendGathers / kPipelineTransfers * c.at(CommSlot::PpGather).timeS;

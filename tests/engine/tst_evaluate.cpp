@@ -799,7 +799,7 @@ private Q_SLOTS:
     // Megatron's recompute modules (training.recompute_modules) on an MoE layout: each module
     // frees what it recomputes and costs its forward again. The whole MoE layer ("moe") frees
     // the most, runs the experts' GEMMs and the dispatch's two all-to-alls again (six a layer
-    // instead of four: the EP time x1.5 exactly); the norms and the experts' activation free
+    // instead of four: the EP time x1.5 exactly, as under full recomputation); the norms and the experts' activation free
     // less and cost element-wise passes only; core_attn (Megatron's default) costs the attention
     // kernel again and, with flash attention, frees nothing.
     void recomputeModulesPriceWhatTheyRerun()
@@ -823,6 +823,8 @@ private Q_SLOTS:
         const Evaluation full = priced(Recompute::Full, 0);
         QVERIFY(none.total.ep > 0);
         RAILYARD_COMPARE_NEAR(moe.total.ep, 1.5 * none.total.ep, 1e-9 * none.total.ep);
+        // Full recomputation reruns the checkpointed layer's dispatcher too.
+        RAILYARD_COMPARE_NEAR(full.total.ep, 1.5 * none.total.ep, 1e-9 * none.total.ep);
         QCOMPARE(light.total.ep, none.total.ep);
         // Memory: none > core_attn (flash keeps no scores: equal) > light > moe > full.
         QCOMPARE(attn.memory.activationsGiB, none.memory.activationsGiB);
