@@ -179,6 +179,10 @@ std::string trainingLine(const Layout &l)
                        + (t.recompute == Recompute::None        ? "no recomputation"
                           : t.recompute == Recompute::Selective ? "selective recomputation"
                                                                 : "full recomputation");
+    // The modules where they are not Megatron's default (core_attn): "(layernorm+moe)".
+    if (t.recompute == Recompute::Selective && t.recomputeModules != kDefaultRecomputeModules)
+        line += " (" + (t.recomputeModules ? recomputeModulesText(t.recomputeModules) : "nothing")
+                + ")";
     if (t.optimizer.fsdp)
         line += kDot + std::string("FSDP");
     else if (t.optimizer.zeroStage > 0)

@@ -103,6 +103,19 @@ private Q_SLOTS:
         QCOMPARE(r.summary.rows.front().at(1), formatSeconds(b.evaluation.stepTimeS));
         QVERIFY2(r.cluster.rfind("2 servers of 8 \u00d7 H100-SXM", 0) == 0, r.cluster.c_str());
         QCOMPARE(r.workload, std::string("llama3-8b \u00b7 TP 8 \u00b7 PP 2 \u00b7 DP 1"));
+        QVERIFY2(r.training.find("selective recomputation") != std::string::npos,
+                 r.training.c_str());
+        QVERIFY2(r.training.find("selective recomputation (") == std::string::npos,
+                 r.training.c_str());
+        // Megatron's recompute modules, where not its default, are named.
+        Layout modules = b.layout;
+        modules.training.recompute = Recompute::Selective;
+        modules.training.recomputeModules = kRecomputeLayernorm | kRecomputeMoeAct;
+        const Priced m(modules);
+        QVERIFY2(makeReviewReport(inputOf(m))
+                                 .training.find("selective recomputation (layernorm+moe_act)")
+                         != std::string::npos,
+                 makeReviewReport(inputOf(m)).training.c_str());
         // Every table row has a cell for every column.
         for (const ReviewSection &s : r.sections)
             for (const ReviewBlock &block : s.blocks)
