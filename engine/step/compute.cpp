@@ -99,12 +99,17 @@ struct Pass
     double moeActBytes = 0; // the experts' activation function
 };
 
-// What `p` gained since `before`: the GEMM seconds and FLOPs forward and the element-wise bytes.
-Pass::Part partSince(const Pass &before, const Pass &p)
+// A pass's running totals at one point (mark()), and what it gained since (since()): the
+// forward GEMM seconds and FLOPs and the element-wise bytes of one part of the layer.
+Pass::Part mark(const Pass &p)
 {
-    return {p.gemm - before.gemm,
-            p.gemmFlops - before.gemmFlops,
-            p.elementBytes + p.eagerBytes - before.elementBytes - before.eagerBytes};
+    return {p.gemm, p.gemmFlops, p.elementBytes + p.eagerBytes};
+}
+
+Pass::Part since(const Pass::Part &before, const Pass &p)
+{
+    const Pass::Part now = mark(p);
+    return {now.gemm - before.gemm, now.flops - before.flops, now.bytes - before.bytes};
 }
 
 void addExtra(Pass &p, double forward, double backward, int kernelsForward, int kernelsBackward)
@@ -150,13 +155,13 @@ void attentionBlock(const ModelDims &m, const LayerShard &s, const ComputeModel 
         // MLA: low-rank query and key/value projections (the down-projections are not split
         // by TP).
         addGemm(p, c, s, T, m.qLoraRank, h, false);
-        const Pass beforeQ = p;
+        const Pass::Part beforeQ = mark(p);
         addGemm(p, c, s, T, heads * qkDim, m.qLoraRank, true);
-        const Pass::Part q = partSince(beforeQ, p);
+        const Pass::Part q = since(beforeQ, p);
         addGemm(p, c, s, T, m.kvLoraRank + m.qkRopeDim, h, false);
-        const Pass beforeKv = p;
+        const Pass::Part beforeKv = mark(p);
         addGemm(p, c, s, T, heads * (m.headDim + vDim), m.kvLoraRank, true);
-        const Pass::Part kv = partSince(beforeKv, p);
+        const Pass::Part kv = since(beforeKv, p);
         p.upProj = {q.gemm + kv.gemm, q.flops + kv.flops, 0};
     } else {
         const double qkv = (double(m.heads) + 2.0 * m.kvHeads) * m.headDim / s.tp;
@@ -254,7 +259,7 @@ void mlpBlock(const ModelDims &m, int width, const LayerShard &s, const ComputeM
 
 void moeBlock(const ModelDims &m, const LayerShard &s, const ComputeModel &c, Pass &p)
 {
-    const Pass before = p;
+    const Pass::Part before = mark(p);
     const double T = double(s.microBatch) * s.seqLen / s.cp;
     const double h = m.hidden;
     const double tokensHere = s.sequenceParallel ? T / s.tp : T; // this rank's tokens
@@ -305,12 +310,12 @@ void moeBlock(const ModelDims &m, const LayerShard &s, const ComputeModel &c, Pa
         }
     }
     p.moeActBytes = copies * w * 2 * (m.gatedMlp ? 3 : 2);
-    p.moe = partSince(before, p);
+    p.moe = since(before, p);
     // Shared experts run like a dense MLP on every token.
     if (m.sharedExperts > 0) {
-        const Pass beforeShared = p;
+        const Pass::Part beforeShared = mark(p);
         mlpBlock(m, m.expertFfn * m.sharedExperts, s, c, p);
-        p.sharedExperts = partSince(beforeShared, p);
+        p.sharedExperts = since(beforeShared, p);
     }
 }
 
@@ -389,9 +394,9 @@ LayerTimes layerTimes(const ModelDims &m, bool moe, const LayerShard &s, const C
     if (moe) {
         moeBlock(m, s, c, p);
     } else {
-        const Pass before = p;
+        const Pass::Part before = mark(p);
         mlpBlock(m, m.ffn, s, c, p);
-        p.mlp = partSince(before, p);
+        p.mlp = since(before, p);
     }
     if (!moe && s.selectiveEveryOtherMatmul && m.qLoraRank <= 0 && m.kvLoraRank <= 0) {
         // A dense block's matmuls in order: Q, K, V, the output projection, then the MLP's
