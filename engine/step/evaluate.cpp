@@ -96,7 +96,29 @@ Evaluation StepModel::run()
         buildTimeline();
     m_result.assumptions.push_back("step time band \u00b1" + formatNumber(100 * band.fraction, 2)
                                    + "%: " + band.basis);
-    m_result.assumptions.push_back("balanced MoE routing (every expert gets its share of tokens)");
+    if (m_dims.isMoe()) {
+        const TrainingConfig &t = m_layout.training;
+        const double imbalance = t.moeForceBalance ? 1.0 : m_stack->moeDroplessImbalance;
+        m_result.assumptions.push_back(
+                t.moeForceBalance ? "MoE routing forced to balance: every expert gets its share "
+                                    "of tokens"
+                : imbalance > 1.0
+                        ? "dropless MoE routing: the busiest expert-parallel rank gets "
+                                  + formatNumber(imbalance, 3)
+                                  + " times its share of the tokens (this stack's measured "
+                                    "imbalance), and its experts' GEMMs set the pace"
+                        : "dropless MoE routing priced as balanced: every expert gets its share "
+                          "of tokens (no imbalance measured for this stack)");
+    }
+    if (m_layout.training.recompute == Recompute::Selective
+        && m_layout.training.recomputeModules != kDefaultRecomputeModules)
+        m_result.assumptions.push_back(
+                "selective recomputation reruns "
+                + (m_layout.training.recomputeModules
+                           ? recomputeModulesText(m_layout.training.recomputeModules)
+                           : std::string("nothing"))
+                + " in the backward pass and keeps none of their activations (Megatron's "
+                  "--recompute-modules)");
     if (m_dims.isMoe() && moeHost.priced())
         m_result.assumptions.push_back(
                 "MoE layers launched eagerly: the dispatcher waits on the GPU once per layer "

@@ -837,6 +837,20 @@ private Q_SLOTS:
         QVERIFY(light.total.compute > none.total.compute);
         QVERIFY(moe.total.compute > light.total.compute);
         QVERIFY(full.total.compute > moe.total.compute);
+        // The assumptions say what is rerun and how the routing is priced.
+        const auto says = [](const Evaluation &e, const std::string &text) {
+            return std::any_of(e.assumptions.begin(),
+                               e.assumptions.end(),
+                               [&](const std::string &a) {
+                                   return a.find(text) != std::string::npos;
+                               });
+        };
+        QVERIFY(says(moe, "selective recomputation reruns layernorm+moe in the backward pass"));
+        QVERIFY(!says(attn, "selective recomputation reruns"));
+        QCOMPARE(says(none, "dropless MoE routing"), !l.training.moeForceBalance);
+        Layout forced = l;
+        forced.training.moeForceBalance = true;
+        QVERIFY(says(evaluate(forced, t), "MoE routing forced to balance"));
         qInfo("Mixtral-class MoE on H200: activations %.1f (none) / %.1f (core_attn) / %.1f "
               "(layernorm+moe_act) / %.1f (layernorm+moe) / %.1f GiB (full); compute %.2f / %.2f "
               "/ %.2f / %.2f / %.2f s; EP %.2f / %.2f s",
