@@ -132,6 +132,11 @@ Layout layoutFor(const Run &r)
     c.gpusPerNode = 8;
     c.nvlinkDomain = 8;
     c.nodes = r.gpus / 8;
+    if (r.gpus < 8) {
+        // Part of one 8-GPU server (family H's four A100): its NVSwitch joins them at full rate.
+        c.gpusPerNode = c.nvlinkDomain = r.gpus;
+        c.nodes = 1;
+    }
     c.nic.perGpu = 1;
     if (r.system == QLatin1String("SEL") || r.system == QLatin1String("BDA")
         || r.system == QLatin1String("MOA")) {
