@@ -34,6 +34,7 @@ StackProfile pytorchStack(const char *id, const char *description)
     p.elementwiseBackward = 0.45;
     p.eagerElementwise = true;
     p.compile = false;
+    p.tpWgradGatherHidden = false;
     return p;
 }
 
@@ -238,9 +239,10 @@ std::vector<StackProfile> buildStacks()
                 "one gather per transformer block "
                 "(under PP gathered once a step and held, gradients reduced once), "
                 "selective recomputation keeping every other matmul, FP32 gradient "
-                "reduction; validated against torchtitan's 18 published runs (Llama 3.1 "
-                "8B-405B on 8-512 H100 at 500 W): tokens/s median 13% fast (-2% to "
-                "+38%), memory median 10% low");
+                "reduction; validated against torchtitan's 26 published runs (Llama 3.1 "
+                "8B-405B on 8-512 H100 at 500 W, December 2024 and June 2025): tokens/s "
+                "median |error| 6% (-8% to +39%, the most at long sequence with context "
+                "parallelism), memory median 10% low");
         p.overlap = overlap(true, false, true, false);
         p.gradReduceFp32 = true;
         // scaled_dot_product_attention's flash backend is FlashAttention-2's kernels

@@ -115,6 +115,15 @@ struct StackProfile
     // and of the FFN's first projections is a sum of two or three GEMMs, so those two
     // reduce-scatters per layer wait.
     bool tpOverlapBackwardReduceScatter = true;
+    // With sequence parallelism, the column-parallel GEMMs' gathered inputs for their weight
+    // gradients: true (Megatron-Core): each linear keeps its shard and gathers it again in
+    // backward, beside the data-gradient GEMM, hidden. false (PyTorch's DTensor TP): the
+    // matmul keeps the gathered input, so there is no gather of its own; under torchtitan's
+    // per-op selective recomputation the all-gather is not among the saved operations
+    // (torchtitan parallelize_llama.py `_save_list`: mm, SDPA, reduce_scatter_tensor, max), so
+    // the recomputed matmuls gather their input again, in the backward's stream, not hidden
+    // (AsyncTP fuses it with the matmul it feeds, as in the forward).
+    bool tpWgradGatherHidden = true;
     // Context parallelism as PyTorch's context_parallel runs it (torch.distributed.tensor.
     // experimental._attention, December 2024): the keys and values, which torchtitan expands
     // to the query heads before attention (repeat_kv), are all-gathered once a pass just before

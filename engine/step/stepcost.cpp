@@ -25,6 +25,20 @@ double epAllToAllsPerLayer(const TrainingConfig &t, int layers, int pp)
     return 4.0 + 2.0 * again;
 }
 
+// All-gathers a layer's backward runs for its column-parallel GEMMs' weight gradients, with
+// sequence parallelism: Megatron's two (one for each block's shard kept), or, where the
+// stack's matmuls keep the gathered input (PyTorch's TP), the two its per-op selective
+// recomputation runs again, none otherwise (full recomputation regathers in its recomputed
+// forward, recomputeTp).
+double tpWgradGathers(const StepSetting &s)
+{
+    if (!s.stack || s.stack->tpWgradGatherHidden)
+        return 2.0;
+    return s.training->recompute == Recompute::Selective && s.stack->selectiveEveryOtherMatmul
+                   ? 2.0
+                   : 0.0;
+}
+
 int stageRuns(const ModelDims &m, int pp, std::array<StageRun, 16> &out)
 {
     int runs = 0;
@@ -147,6 +161,7 @@ void requestStepComm(const StepSetting &s, const StageRun *runs, int nRuns, Step
     // column-parallel GEMM's input for its weight gradient, which Megatron overlaps with the
     // data-gradient GEMM. Full recomputation repeats the forward's collectives.
     const double recomputeTp = 2.0 * fullRecomputeShare(t, m.layers, s.pp);
+    const double wgradGathers = tpWgradGathers(s);
     if (m.isMoe() && etp == 1)
         c.tpBlocksPerMoeLayer = m.sharedExperts > 0 ? 2.0 : 1.0;
     if (tp > 1) {
@@ -157,7 +172,7 @@ void requestStepComm(const StepSetting &s, const StageRun *runs, int nRuns, Step
                 CommGroups::Tp,
                 CollectiveOp::AllGather,
                 act,
-                (6.0 + recomputeTp) * per);
+                (4.0 + wgradGathers + recomputeTp) * per);
             addSame(c,
                     CommSlot::TpRs,
                     CommGroups::Tp,
@@ -409,7 +424,14 @@ void finishStepComm(const StepSetting &s, StepComm &c)
     const CollectiveCost &ag = c.at(CommSlot::TpAg), &rs = c.at(CommSlot::TpRs);
     c.tpPerLayerS = s.sp ? ag.timeS * (4.0 + recomputeTp) + rs.timeS * (4.0 + recomputeTp)
                          : c.at(CommSlot::TpAr).timeS * (4.0 + recomputeTp);
-    c.tpHiddenPerLayerS = s.sp ? ag.timeS * 2.0 : 0.0;
+    // The weight gradients' gathers: hidden where the stack overlaps them with the
+    // data-gradient GEMMs (Megatron), exposed where the recomputation gathers again (PyTorch's
+    // TP under per-op selective recomputation).
+    const double wgradGathers = s.sp ? tpWgradGathers(s) : 0.0;
+    const bool wgradHidden = !s.stack || s.stack->tpWgradGatherHidden;
+    c.tpHiddenPerLayerS = wgradHidden ? ag.timeS * wgradGathers : 0.0;
+    if (!wgradHidden)
+        c.tpPerLayerS += ag.timeS * wgradGathers;
     // The backward's two input-gradient reduce-scatters (after the QKV and the FFN's first
     // GEMMs), where the stack's TP overlap does not reach them.
     c.tpUnfusedPerLayerS = s.sp && s.stack && !s.stack->tpOverlapBackwardReduceScatter

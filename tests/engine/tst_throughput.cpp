@@ -41,7 +41,8 @@ bool extra(const Run &r)
     return r.family == QLatin1Char('Z') || r.family == QLatin1Char('L')
            || r.family == QLatin1Char('T') || r.family == QLatin1Char('W')
            || r.family == QLatin1Char('O') || r.family == QLatin1Char('R')
-           || r.family == QLatin1Char('N') || r.family == QLatin1Char('H');
+           || r.family == QLatin1Char('N') || r.family == QLatin1Char('H')
+           || r.family == QLatin1Char('Y');
 }
 
 bool inPart(const Run &r, Part part)
@@ -362,12 +363,12 @@ private Q_SLOTS:
     // sample) and out of sample, by part.
     void summary()
     {
-        const std::pair<Part, const char *> parts[] = {{Part::Fitted, "fitted (3/3b)"},
-                                                       {Part::HeldOut, "held out (3/3b)"},
-                                                       {Part::Section3d, "section 3d"},
-                                                       {Part::Extra,
-                                                        "families Z, L, T, W, O, R, N, H (extra)"},
-                                                       {Part::All, "all (3/3b/3d)"}};
+        const std::pair<Part, const char *> parts[]
+                = {{Part::Fitted, "fitted (3/3b)"},
+                   {Part::HeldOut, "held out (3/3b)"},
+                   {Part::Section3d, "section 3d"},
+                   {Part::Extra, "families Z, L, T, W, O, R, N, H, Y (extra)"},
+                   {Part::All, "all (3/3b/3d)"}};
         QMap<Part, Summary> in, out;
         for (const auto &[part, name] : parts) {
             in[part] = summarize(m_runs, m_fitted, part);
@@ -513,8 +514,9 @@ private Q_SLOTS:
     {
         const std::vector<ValidationRun> model = residuals();
         QCOMPARE(model.size(), std::size_t(m_runs.size()));
-        // 80 of sections 3/3b/3d, 13 of Z, 7 of L, 18 of T, 22 of W, 36 of O, 10 of R, 3 of N, 2 of H
-        QCOMPARE(model.size(), std::size_t(191));
+        // 80 of sections 3/3b/3d, 13 of Z, 7 of L, 26 of T, 22 of W, 36 of O, 10 of R, 3 of N,
+        // 2 of H, 2 of Y
+        QCOMPARE(model.size(), std::size_t(201));
         const QString path = QStringLiteral(RAILYARD_SOURCE_DIR "/resources/fidelity.json");
         QFile f(path);
         QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(path));
@@ -552,14 +554,14 @@ private Q_SLOTS:
     // reserved memory, the maximum over GPUs).
     void memoryPerGpu()
     {
-        QList<double> errs;
+        QList<double> errs, later;
         for (int i = 0; i < m_runs.size(); ++i) {
             const Run &r = m_runs[i];
             if (r.measuredMemGiB <= 0)
                 continue;
             const MemoryBreakdown &m = m_priced[i].e.memory;
             const double err = (m.totalGiB() - r.measuredMemGiB) / r.measuredMemGiB;
-            errs << std::abs(err);
+            (r.family == QLatin1Char('Y') ? later : errs) << std::abs(err);
             qInfo("%-4s memory measured %5.1f GiB, engine %6.1f (%+5.1f%%): weights %.1f grads "
                   "%.1f optimizer %.1f activations %.1f other %.1f",
                   qPrintable(r.id),
@@ -573,6 +575,13 @@ private Q_SLOTS:
                   m.otherGiB);
         }
         QCOMPARE(errs.size(), 18);
+        // Family Y (torchtitan of June 2025 on H200): the 8B at T3's local batch, policy,
+        // compile and float8 measured 76.8 GiB on 8 GPUs in December 2024 (priced -1%) and 48.0
+        // on 32 in June 2025, where sharding four times wider frees ~13 GiB: ~16 GiB of
+        // activations that six months of torchtitan no longer keeps are not priced (+30%, +28%;
+        // tests/data/throughput/README.md, family Y). A regression guard, apart.
+        QCOMPARE(later.size(), 2);
+        QVERIFY2(*std::max_element(later.begin(), later.end()) <= 0.35, "family Y memory");
         // What is reached (2026-12-06: 10.4%, worst T11 -26.1%), with a little room: before
         // torchtitan's pipeline FSDP, selective policy and loss were priced, 39.5% and -58.6%.
         QVERIFY2(median(errs) <= 0.12, "memory median");
@@ -603,7 +612,7 @@ private Q_SLOTS:
                   scale,
                   100 * median(errs),
                   qPrintable(each.join(QStringLiteral(", "))));
-            QCOMPARE(errs.size(), 18);
+            QCOMPARE(errs.size(), 26);
         }
     }
 

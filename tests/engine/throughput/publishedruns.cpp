@@ -185,6 +185,11 @@ Layout layoutFor(const Run &r)
         c.nic.gbitPerS = 400;
         c.nic.model = "CX7-NDR";
         c.fabric.kind = FabricKind::RailOptimized;
+    } else if (r.system == QLatin1String("WFH")) {
+        // WhiteFiber's H200 hosts (family Y): 8 H200, one 400G CX-7 a GPU (InfiniBand assumed).
+        c.gpu = "H200-SXM";
+        c.nic.gbitPerS = 400;
+        c.fabric.kind = FabricKind::RailOptimized;
     } else {
         // EOS, MLM, ZOO, META; TTN's H100 is the Grand Teton variant (catalogFor).
         c.gpu = "H100-SXM";
