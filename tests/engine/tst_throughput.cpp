@@ -577,8 +577,9 @@ private Q_SLOTS:
         QCOMPARE(errs.size(), 18);
         // Family Y (torchtitan of June 2025 on H200): the 8B at T3's local batch, policy,
         // compile and float8 measured 76.8 GiB on 8 GPUs in December 2024 (priced -1%) and 48.0
-        // on 32 in June 2025, where sharding four times wider frees ~13 GiB: ~16 GiB of
-        // activations that six months of torchtitan no longer keeps are not priced (+30%, +28%;
+        // on 32 in June 2025, where sharding four times wider frees ~13 GiB: the other ~16 GiB
+        // are the loss's FP32 logits, which torchtitan compiles away from April 2025
+        // (bbb1b616e) and the stack, December 2024's code, keeps (+30%, +28%;
         // tests/data/throughput/README.md, family Y). A regression guard, apart.
         QCOMPARE(later.size(), 2);
         QVERIFY2(*std::max_element(later.begin(), later.end()) <= 0.35, "family Y memory");
