@@ -87,6 +87,13 @@ std::string recomputeModulesText(unsigned modules)
     return text;
 }
 
+std::string nonDefaultRecomputeModules(const TrainingConfig &t)
+{
+    if (t.recompute != Recompute::Selective || t.recomputeModules == kDefaultRecomputeModules)
+        return {};
+    return t.recomputeModules ? recomputeModulesText(t.recomputeModules) : "nothing";
+}
+
 const char *toString(Recompute r)
 {
     switch (r) {

@@ -237,6 +237,9 @@ struct TrainingConfig
 // The share of a pipeline stage's layers that recompute in full: 0 without full
 // recomputation, recomputeLayers of the stage's layers (at most all) with it.
 double fullRecomputeShare(const TrainingConfig &t, int layers, int pp);
+// What `training` recomputes where it is not Megatron's default: the modules' text ("nothing"
+// for none) under selective recomputation with other modules than core_attn alone; "" otherwise.
+std::string nonDefaultRecomputeModules(const TrainingConfig &training);
 
 // Serving (DESIGN.md, "Serving (inference) workloads"): what is served and how.
 enum class ServingPhase { Both, Prefill, Decode };

@@ -7,6 +7,7 @@
 #include "layout/layoutio_p.h"
 #include "layout/softwarestack.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -271,13 +272,11 @@ TrainingConfig readTraining(const JsonCursor &c)
         for (std::size_t i = 0; i < r->size(); ++i) {
             const JsonCursor entry = r->at(i);
             const std::string name = entry.toChoice(names);
-            for (const auto &[n, bit] : recomputeModuleNames()) {
-                if (n != name)
-                    continue;
-                if (t.recomputeModules & bit)
-                    entry.fail("\"" + name + "\" is named twice");
-                t.recomputeModules |= bit;
-            }
+            const auto at = std::find(names.begin(), names.end(), name);
+            const unsigned bit = recomputeModuleNames()[std::size_t(at - names.begin())].second;
+            if (t.recomputeModules & bit)
+                entry.fail("\"" + name + "\" is named twice");
+            t.recomputeModules |= bit;
         }
     }
     if (const auto d = c.find("moe_dispatcher"))

@@ -180,9 +180,8 @@ std::string trainingLine(const Layout &l)
                           : t.recompute == Recompute::Selective ? "selective recomputation"
                                                                 : "full recomputation");
     // The modules where they are not Megatron's default (core_attn): "(layernorm+moe)".
-    if (t.recompute == Recompute::Selective && t.recomputeModules != kDefaultRecomputeModules)
-        line += " (" + (t.recomputeModules ? recomputeModulesText(t.recomputeModules) : "nothing")
-                + ")";
+    if (const std::string modules = nonDefaultRecomputeModules(t); !modules.empty())
+        line += " (" + modules + ")";
     if (t.optimizer.fsdp)
         line += kDot + std::string("FSDP");
     else if (t.optimizer.zeroStage > 0)

@@ -367,7 +367,7 @@ LayerTimes finish(const Pass &p, const LayerShard &s, const ComputeModel &c)
         };
         if (modules & kRecomputeMoe)
             again(p.moe);
-        if ((modules & kRecomputeSharedExperts) || (modules & kRecomputeMoe))
+        if (modules & (kRecomputeSharedExperts | kRecomputeMoe))
             again(p.sharedExperts);
         if (modules & kRecomputeMlp)
             again(p.mlp);

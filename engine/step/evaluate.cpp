@@ -110,13 +110,9 @@ Evaluation StepModel::run()
                         : "dropless MoE routing priced as balanced: every expert gets its share "
                           "of tokens (no imbalance measured for this stack)");
     }
-    if (m_layout.training.recompute == Recompute::Selective
-        && m_layout.training.recomputeModules != kDefaultRecomputeModules)
+    if (const std::string modules = nonDefaultRecomputeModules(m_layout.training); !modules.empty())
         m_result.assumptions.push_back(
-                "selective recomputation reruns "
-                + (m_layout.training.recomputeModules
-                           ? recomputeModulesText(m_layout.training.recomputeModules)
-                           : std::string("nothing"))
+                "selective recomputation reruns " + modules
                 + " in the backward pass and keeps none of their activations (Megatron's "
                   "--recompute-modules)");
     if (m_dims.isMoe() && moeHost.priced())
