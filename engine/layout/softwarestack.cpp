@@ -233,15 +233,17 @@ std::vector<StackProfile> buildStacks()
                 "torchtitan",
                 "torchtitan (PyTorch FSDP2 with TP/PP): FlashAttention-2 through "
                 "PyTorch's SDPA, PyTorch's own norms and element-wise operations (eager "
-                "unless compiled), async TP fusing the forward's TP collectives but not "
-                "the backward's input-gradient reduce-scatters, PyTorch's context parallel "
+                "unless compiled), async TP fusing the forward's TP collectives (each "
+                "reduce-scatter then sums its partials in a kernel of its own) but not "
+                "the backward's input-gradient reduce-scatters, float8 TP gathering in "
+                "float8, PyTorch's context parallel "
                 "(keys and values expanded and all-gathered once a pass, FP32 gradients), "
                 "one gather per transformer block "
                 "(under PP gathered once a step and held, gradients reduced once), "
                 "selective recomputation keeping every other matmul, FP32 gradient "
                 "reduction; validated against torchtitan's 26 published runs (Llama 3.1 "
                 "8B-405B on 8-512 H100 at 500 W, December 2024 and June 2025): tokens/s "
-                "median |error| 6% (-8% to +39%, the most at long sequence with context "
+                "median |error| 4.5% (-8% to +39%, the most at long sequence with context "
                 "parallelism), memory median 10% low");
         p.overlap = overlap(true, false, true, false);
         p.gradReduceFp32 = true;
@@ -277,6 +279,19 @@ std::vector<StackProfile> buildStacks()
         // ... the reduce-scatters are receiving as input the addition of various scaled_mms"
         // (pytorch/pytorch#149946, the pass's maintainer, 2025-03-28; _find_producer_matmul).
         p.tpOverlapBackwardReduceScatter = false;
+        // The pass's forward reduce-scatters become fused_matmul_reduce_scatter, whose
+        // `reduce_fn(stacked_partials...)` (torch.sum over the TP partials) runs after the last
+        // chunk's transfer ("That reduction is a separate kernel that only starts after the
+        // communication and GEMM work has completed, so all of its memory traffic sits on the
+        // critical path": pytorch/pytorch#191803, 2026-07-31, which replaced it; the torch of
+        // these runs, 2024-2025, has it).
+        p.tpOverlapSeparateReduce = true;
+        // With float8 and TP, apply_tp uses torchao's Float8ColwiseParallel /
+        // Float8RowwiseParallel / PrepareFloat8ModuleInput ("with all-gather in float8":
+        // torchtitan 9dec370 parallelisms/parallelize_llama.py; 6b11290 of 2025-06-27
+        // models/llama3/infra/parallelize.py, enable_float8_tensorwise_tp; torchao
+        // float8/float8_tensor_parallel.py, 2024-12 to 2025-07).
+        p.tpFloat8AllGather = true;
         // Context parallel (torchtitan 9dec370: experimental.context_parallel_rotate_method
         // defaults to "allgather"; models/llama/model.py calls repeat_kv before SDPA): PyTorch's
         // _AllGatherRotater gathers once ("We only need to perform the allgather once") just

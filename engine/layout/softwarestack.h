@@ -115,6 +115,18 @@ struct StackProfile
     // and of the FFN's first projections is a sum of two or three GEMMs, so those two
     // reduce-scatters per layer wait.
     bool tpOverlapBackwardReduceScatter = true;
+    // TP overlap's forward reduce-scatters end in a reduction kernel of their own: PyTorch's
+    // fused_matmul_reduce_scatter (torch/distributed/_symmetric_memory, 2024-2026) sends each
+    // rank its chunk's BF16 partials from every rank, then sums the TP partials with
+    // torch.sum after the pipeline, on the critical path (ComputeModel::kAtenOuterSumShare).
+    // false: the collective reduces as it moves (NCCL, Transformer Engine's userbuffers).
+    bool tpOverlapSeparateReduce = false;
+    // Under FP8 training, TP's all-gathers move FP8 (one byte a value): torchao's float8
+    // tensor parallelism (Float8ColwiseParallel, Float8RowwiseParallel,
+    // PrepareFloat8ModuleInput, tensorwise scaling) casts each block's input before the
+    // sequence-parallel all-gather, and casts the output's gradient to float8 e5m2 before the
+    // backward's all-gather (NoopFwToFloat8BwDynamic); the reduce-scatters stay BF16.
+    bool tpFloat8AllGather = false;
     // With sequence parallelism, the column-parallel GEMMs' gathered inputs for their weight
     // gradients: true (Megatron-Core): each linear keeps its shard and gathers it again in
     // backward, beside the data-gradient GEMM, hidden. false (PyTorch's DTensor TP): the

@@ -97,6 +97,8 @@ struct Pass
     Part moe;               // the MoE layer: router, experts, permutes, activation
     Part sharedExperts;     // the shared experts
     double moeActBytes = 0; // the experts' activation function
+    // Forward seconds of TP overlap's separate reductions (LayerShard::tpOverlapSeparateReduce).
+    double reduceForward = 0;
 };
 
 // A pass's running totals at one point (mark()), and what it gained since (since()): the
@@ -141,6 +143,18 @@ double addGemm(Pass &p,
         p.tpGemm += fwd;
     p.gemmFlops += 2 * m * n * k;
     return fwd;
+}
+
+// The reduction after a forward reduce-scatter that TP overlap runs as PyTorch's
+// fused_matmul_reduce_scatter: the TP ranks' BF16 partials of this rank's rows (the GEMM's m x n
+// output, read once) summed into its shard (written once).
+void addSeparateReduce(Pass &p, const ComputeModel &c, const LayerShard &s, double m, double n)
+{
+    if (!(s.tpOverlapSeparateReduce && s.tpOverlap && s.sequenceParallel && s.tp > 1))
+        return;
+    const double bytes = m * n * 2.0 * (1.0 + 1.0 / s.tp);
+    p.reduceForward += c.memoryAtPeakShare(bytes, ComputeModel::kAtenOuterSumShare)
+                       + kKernelOverheadS;
 }
 
 void attentionBlock(const ModelDims &m, const LayerShard &s, const ComputeModel &c, Pass &p)
@@ -209,6 +223,7 @@ void attentionBlock(const ModelDims &m, const LayerShard &s, const ComputeModel 
     }
     // Output projection.
     addGemm(p, c, s, T, h, heads * vDim, true);
+    addSeparateReduce(p, c, s, T, h);
     // Element-wise: norms, rotary embedding, residual, dropout, reshapes.
     const double tokens = s.sequenceParallel ? T / s.tp : T;
     if (c.kernels().eagerElementwise) {
@@ -240,6 +255,7 @@ void mlpBlock(const ModelDims &m, int width, const LayerShard &s, const ComputeM
     const double up = m.gatedMlp ? 2 * w : w;
     addGemm(p, c, s, T, up, h, true);
     addGemm(p, c, s, T, h, w, true);
+    addSeparateReduce(p, c, s, T, h);
     const double tokens = s.sequenceParallel ? T / s.tp : T;
     if (c.kernels().eagerElementwise) {
         p.eagerBytes += tokens * h * (eagerNormBytes(m) + kEagerResidualBytes)
@@ -330,7 +346,7 @@ LayerTimes finish(const Pass &p, const LayerShard &s, const ComputeModel &c)
                             + c.normBackward(2 * p.normBytes) + c.memory(2 * p.eagerBytes)
                             + c.memory(p.extraBytesBackward)
                             + (24 + 2 * eagerKernels + p.extraKernelsBackward) * kKernelOverheadS;
-    t.forward = p.gemm + p.attention + elementF;
+    t.forward = p.gemm + p.attention + elementF + p.reduceForward;
     t.attentionForward = p.attention;
     t.tpGemmForward = p.tpGemm;
     t.expertForward = p.expert;

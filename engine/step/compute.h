@@ -105,6 +105,14 @@ public:
                              double headDim = 128) const; // 2.5x the matmuls
     // Element-wise kernels moving `bytes` through HBM.
     double memory(double bytes) const;
+    // A kernel moving `bytes` at `share` of HBM's peak (kernels measured against the peak).
+    double memoryAtPeakShare(double bytes, double share) const;
+    // ATen's torch.sum over a short outer dimension (2 to 8 partials, as PyTorch's
+    // fused_matmul_reduce_scatter reduces its BF16 partials) reaches 23-43% of HBM's peak on
+    // H100 ("ATen's reduce_kernel is instruction-bound: for a reduction of extent 2-8 it
+    // executes roughly ten times the" instructions; a Triton kernel moving the same bytes
+    // reaches 82-88%: pytorch/pytorch#191803). The middle of that range.
+    static constexpr double kAtenOuterSumShare = 0.33;
     // The stack's element-wise kernels (norms, activations) moving `bytes`, forward / backward.
     double elementwiseForward(double bytes) const;
     double elementwiseBackward(double bytes) const;
@@ -182,6 +190,9 @@ struct LayerShard
     // with sequence parallelism): each such GEMM runs as TP chunks of the tokens, each chunk's
     // GEMM beside the next chunk's transfer.
     bool tpOverlap = false;
+    // With TP overlap, each forward reduce-scatter's partials are summed by a kernel of their
+    // own after the pipeline (StackProfile::tpOverlapSeparateReduce).
+    bool tpOverlapSeparateReduce = false;
     // Selective recomputation keeps every other matmul's output and recomputes the others and
     // the element-wise kernels (StackProfile::selectiveEveryOtherMatmul); dense layers only.
     bool selectiveEveryOtherMatmul = false;

@@ -276,6 +276,11 @@ double ComputeModel::memory(double bytes) const
     return bytes / hbmRate();
 }
 
+double ComputeModel::memoryAtPeakShare(double bytes, double share) const
+{
+    return bytes / (m_gpu.hbmTBPerS * 1e12 * share);
+}
+
 double ComputeModel::elementwiseForward(double bytes) const
 {
     return bytes / (hbmRate() * m_kernels.elementwiseForward);

@@ -18,6 +18,7 @@ LayerShard layerShard(const TrainingConfig &training, const StackProfile &stack,
     s.attention = training.attention;
     s.expertImbalance = training.moeForceBalance ? 1.0 : stack.moeDroplessImbalance;
     s.tpOverlap = training.overlap.tp;
+    s.tpOverlapSeparateReduce = stack.tpOverlapSeparateReduce;
     s.selectiveEveryOtherMatmul = stack.selectiveEveryOtherMatmul;
     s.fusedCrossEntropy = stack.fusedCrossEntropy;
     return s;

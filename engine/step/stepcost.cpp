@@ -167,11 +167,13 @@ void requestStepComm(const StepSetting &s, const StageRun *runs, int nRuns, Step
     if (tp > 1) {
         const double per = c.tpLayers(layersPerStage - moePerStage, moePerStage) * microBatches;
         if (s.sp) {
+            const bool fp8Gathers = s.stack && s.stack->tpFloat8AllGather
+                                    && t.precision == Precision::Fp8;
             add(c,
                 CommSlot::TpAg,
                 CommGroups::Tp,
                 CollectiveOp::AllGather,
-                act,
+                fp8Gathers ? act / 2.0 : act,
                 (4.0 + wgradGathers + recomputeTp) * per);
             addSame(c,
                     CommSlot::TpRs,

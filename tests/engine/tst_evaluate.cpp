@@ -604,6 +604,41 @@ private Q_SLOTS:
         RAILYARD_COMPARE_NEAR(titanSync.exposed.tp, coreSync.exposed.tp, 0.02);
     }
 
+    // torchao's float8 tensor parallelism (torchtitan with float8) casts each block's input
+    // before the sequence-parallel all-gather and the output's gradient before the backward's:
+    // every TP all-gather moves one byte a value, the reduce-scatters two; in BF16 both move two.
+    void torchtitanFloat8GathersTpInFp8()
+    {
+        QVERIFY(findStack("torchtitan")->tpFloat8AllGather);
+        QVERIFY(!findStack("megatron-core")->tpFloat8AllGather);
+        const auto layout = [](const char *stack, const char *precision) {
+            const std::string training = std::string("{\"stack\": \"") + stack
+                                         + "\", \"seq_len\": 8192, \"global_batch\": 32, "
+                                           "\"micro_batch\": 2, \"recompute\": \"full\", "
+                                           "\"precision\": \""
+                                         + precision + "\"}";
+            Layout l = minimal(training, R"({"tp": 8, "dp": 4})", 4);
+            l.model->preset = "llama3-70b";
+            return l;
+        };
+        const Evaluation titan8 = run(layout("torchtitan", "fp8"));
+        const Evaluation titan16 = run(layout("torchtitan", "bf16"));
+        const Evaluation core8 = run(layout("megatron-core", "fp8"));
+        const Evaluation core16 = run(layout("megatron-core", "bf16"));
+        for (const Evaluation *e : {&titan8, &titan16, &core8, &core16})
+            QVERIFY2(e->ok, e->error.c_str());
+        const double titan = titan8.total.tp / titan16.total.tp;
+        const double core = core8.total.tp / core16.total.tp;
+        qInfo("llama3-70b TP 8, TP traffic fp8 / bf16: torchtitan %.3f, megatron-core %.3f",
+              titan,
+              core);
+        // Full recomputation: six all-gathers and six reduce-scatters a layer of one size, so
+        // halving the gathers' bytes takes the traffic to about 3/4 (a little above: each
+        // collective's latency stays).
+        QVERIFY2(titan > 0.74 && titan < 0.80, qPrintable(QString::number(titan)));
+        RAILYARD_COMPARE_NEAR(core, 1.0, 1e-9);
+    }
+
     // FSDP reducing FP32 gradients (torchtitan) prices its reduce-scatters as the parameter
     // gathers scaled to twice the bytes; every DP group of TP 8 x DP 4 on four servers is
     // placed alike, so none is warned "slower than the others" (each was, at +98%, with a

@@ -1007,6 +1007,46 @@ private Q_SLOTS:
                               1e-12);
     }
 
+    // PyTorch's async TP (torchtitan) ends each forward reduce-scatter with a torch.sum of the
+    // TP ranks' BF16 partials, a kernel of its own at 33% of HBM's peak (pytorch/pytorch#191803:
+    // 23-43%): the attention output's and the FFN's second projection's, each reading the m x h
+    // partials and writing the 1/tp shard. Without TP overlap, or where the collective reduces
+    // as it moves (Transformer Engine), there is none; backward is unchanged.
+    void asyncTpSeparateReduce()
+    {
+        QVERIFY(findStack("torchtitan")->tpOverlapSeparateReduce);
+        QVERIFY(!findStack("megatron-core")->tpOverlapSeparateReduce);
+        const GpuSpec &h100 = gpuOf(QStringLiteral("H100-SXM"));
+        const ComputeModel c(h100,
+                             Precision::Bf16,
+                             kernelChoice(*findStack("torchtitan"), AttentionKernel::Flash, h100));
+        const ModelDims llama = *findModelPreset("llama3-70b");
+        LayerShard s;
+        s.tp = 8;
+        s.microBatch = 2;
+        s.seqLen = 8192;
+        s.recompute = Recompute::None;
+        s.tpOverlap = true;
+        const LayerTimes fused = layerTimes(llama, false, s, c);
+        s.tpOverlapSeparateReduce = true;
+        const LayerTimes separate = layerTimes(llama, false, s, c);
+        const double T = 2 * 8192.0, h = 8192;
+        const double bytes = 2 * T * h * 2 * (1 + 1.0 / 8);
+        const double expected = bytes / (h100.hbmTBPerS * 1e12 * 0.33)
+                                + 2 * ComputeModel::kKernelLaunchS;
+        RAILYARD_COMPARE_NEAR(separate.forward - fused.forward, expected, 1e-9);
+        RAILYARD_COMPARE_NEAR(separate.backward, fused.backward, 1e-12);
+        qInfo("llama3-70b layer, TP 8, 2 x 8192 tokens on H100: the two reductions %.2f ms of a "
+              "%.2f ms forward",
+              1e3 * expected,
+              1e3 * separate.forward);
+        // Without TP overlap the reduce-scatters are NCCL's, which reduce as they move.
+        s.tpOverlap = false;
+        const LayerTimes nccl = layerTimes(llama, false, s, c);
+        s.tpOverlapSeparateReduce = false;
+        RAILYARD_COMPARE_NEAR(nccl.forward, layerTimes(llama, false, s, c).forward, 1e-12);
+    }
+
     // What an eager stack's element-wise kernels cost follows the model: Llama's RMSNorm is
     // seven PyTorch operations (36 bytes an element) and its rotary embedding three more on the
     // queries and keys; a GPT-style model's LayerNorm is F.layer_norm, one kernel (4 bytes),
