@@ -66,9 +66,14 @@ constexpr double kOutputBiasBytes = 4.0;
 
 struct Pass
 {
-    double gemm = 0;      // GEMM seconds, forward
-    double gemmBack = 0;  // GEMM seconds, backward (data and weight gradients)
-    double tpGemm = 0;    // forward GEMMs adjacent to TP collectives
+    double gemm = 0;     // GEMM seconds, forward
+    double gemmBack = 0; // GEMM seconds, backward (data and weight gradients)
+    double tpGemm = 0;   // forward GEMMs adjacent to TP collectives
+    // LayerTimes::tpOpGemmForward: the blocks' GEMMs beside their all-gather and reduce-scatter,
+    // and the input side of the block still open.
+    std::array<double, LayerTimes::kMaxTpOps> tpOp{};
+    int tpOps = 0;
+    double tpIn = 0;
     double attention = 0; // core attention forward seconds
     double attentionBack = 0;
     double attentionFlops = 0;
@@ -122,6 +127,10 @@ void addExtra(Pass &p, double forward, double backward, int kernelsForward, int 
     p.extraKernelsBackward += kernelsBackward;
 }
 
+// Where a GEMM sits against the TP collectives: none, a block's input projection (after its
+// all-gather) or its output projection (before its reduce-scatter).
+enum class TpSide { None, In, Out };
+
 // Adds one GEMM (m x k).(k x n), forward and backward. A GEMM beside a TP collective runs as
 // TP chunks of its rows when TP communication is overlapped (Transformer Engine's ring
 // exchange), which costs the efficiency of smaller GEMMs.
@@ -131,9 +140,10 @@ double addGemm(Pass &p,
                double m,
                double n,
                double k,
-               bool tpAdjacent,
+               TpSide side,
                bool fp8 = true)
 {
+    const bool tpAdjacent = side != TpSide::None;
     const int chunks = tpAdjacent && s.tpOverlap && s.sequenceParallel && s.tp > 1 ? s.tp : 1;
     const double fwd = chunks * c.gemm(m / chunks, n, k, fp8);
     const double bwd = chunks * c.gemmBackward(m / chunks, n, k, fp8);
@@ -141,6 +151,13 @@ double addGemm(Pass &p,
     p.gemmBack += bwd;
     if (tpAdjacent)
         p.tpGemm += fwd;
+    if (side == TpSide::In)
+        p.tpIn += fwd;
+    if (side == TpSide::Out && p.tpOps + 2 <= LayerTimes::kMaxTpOps) {
+        p.tpOp[static_cast<std::size_t>(p.tpOps++)] = p.tpIn;
+        p.tpOp[static_cast<std::size_t>(p.tpOps++)] = fwd;
+        p.tpIn = 0;
+    }
     p.gemmFlops += 2 * m * n * k;
     return fwd;
 }
@@ -168,18 +185,18 @@ void attentionBlock(const ModelDims &m, const LayerShard &s, const ComputeModel 
     if (m.qLoraRank > 0 || m.kvLoraRank > 0) {
         // MLA: low-rank query and key/value projections (the down-projections are not split
         // by TP).
-        addGemm(p, c, s, T, m.qLoraRank, h, false);
+        addGemm(p, c, s, T, m.qLoraRank, h, TpSide::None);
         const Pass::Part beforeQ = mark(p);
-        addGemm(p, c, s, T, heads * qkDim, m.qLoraRank, true);
+        addGemm(p, c, s, T, heads * qkDim, m.qLoraRank, TpSide::In);
         const Pass::Part q = since(beforeQ, p);
-        addGemm(p, c, s, T, m.kvLoraRank + m.qkRopeDim, h, false);
+        addGemm(p, c, s, T, m.kvLoraRank + m.qkRopeDim, h, TpSide::None);
         const Pass::Part beforeKv = mark(p);
-        addGemm(p, c, s, T, heads * (m.headDim + vDim), m.kvLoraRank, true);
+        addGemm(p, c, s, T, heads * (m.headDim + vDim), m.kvLoraRank, TpSide::In);
         const Pass::Part kv = since(beforeKv, p);
         p.upProj = {q.gemm + kv.gemm, q.flops + kv.flops, 0};
     } else {
         const double qkv = (double(m.heads) + 2.0 * m.kvHeads) * m.headDim / s.tp;
-        addGemm(p, c, s, T, qkv, h, true);
+        addGemm(p, c, s, T, qkv, h, TpSide::In);
     }
     // Core attention: QK^T and AV over the whole sequence (ring attention brings the other CP
     // ranks' keys).
@@ -222,7 +239,7 @@ void attentionBlock(const ModelDims &m, const LayerShard &s, const ComputeModel 
         p.attentionBack += 2.0 * gemms + c.memory(12.0 * scores);
     }
     // Output projection.
-    addGemm(p, c, s, T, h, heads * vDim, true);
+    addGemm(p, c, s, T, h, heads * vDim, TpSide::Out);
     addSeparateReduce(p, c, s, T, h);
     // Element-wise: norms, rotary embedding, residual, dropout, reshapes.
     const double tokens = s.sequenceParallel ? T / s.tp : T;
@@ -253,8 +270,8 @@ void mlpBlock(const ModelDims &m, int width, const LayerShard &s, const ComputeM
     const double h = m.hidden;
     const double w = double(width) / s.tp;
     const double up = m.gatedMlp ? 2 * w : w;
-    addGemm(p, c, s, T, up, h, true);
-    addGemm(p, c, s, T, h, w, true);
+    addGemm(p, c, s, T, up, h, TpSide::In);
+    addGemm(p, c, s, T, h, w, TpSide::Out);
     addSeparateReduce(p, c, s, T, h);
     const double tokens = s.sequenceParallel ? T / s.tp : T;
     if (c.kernels().eagerElementwise) {
@@ -280,7 +297,7 @@ void moeBlock(const ModelDims &m, const LayerShard &s, const ComputeModel &c, Pa
     const double h = m.hidden;
     const double tokensHere = s.sequenceParallel ? T / s.tp : T; // this rank's tokens
     // Router.
-    addGemm(p, c, s, tokensHere, m.experts, h, false, false);
+    addGemm(p, c, s, tokensHere, m.experts, h, TpSide::None, false);
     // Routed experts, balanced: each rank gets its share of the top-k token copies of its EP
     // group, gathered over expert-TP, for its experts.
     // Dropless routing loads the busiest rank's experts above their share.
@@ -349,6 +366,8 @@ LayerTimes finish(const Pass &p, const LayerShard &s, const ComputeModel &c)
     t.forward = p.gemm + p.attention + elementF + p.reduceForward;
     t.attentionForward = p.attention;
     t.tpGemmForward = p.tpGemm;
+    t.tpOpGemmForward = p.tpOp;
+    t.tpOps = p.tpOps;
     t.expertForward = p.expert;
     // Backward: data and weight gradients, flash attention backward, element-wise kernels
     // twice.
@@ -432,7 +451,7 @@ LayerTimes outputLayerTimes(const ModelDims &m, const LayerShard &s, const Compu
     Pass p;
     const double T = double(s.microBatch) * s.seqLen / s.cp;
     const double v = double(m.vocab) / s.tp;
-    addGemm(p, c, s, T, v, m.hidden, false, false); // the output layer usually stays in BF16
+    addGemm(p, c, s, T, v, m.hidden, TpSide::None, false); // the output layer usually stays in BF16
     // Final norm, and the cross-entropy over the vocabulary shard: logits in FP32 through
     // separate kernels (12 bytes a logit forward, twice that backward), or one fused kernel over
     // the BF16 logits at HBM's rate (2 forward; backward reads them and writes the gradient, 4).

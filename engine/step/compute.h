@@ -5,6 +5,8 @@
 #include "layout/softwarestack.h"
 #include "layout/transformer.h"
 
+#include <array>
+
 namespace railyard::engine {
 
 // The kernels a software stack runs where there is a choice (StackProfile): which flash
@@ -206,8 +208,14 @@ struct LayerTimes
     double backward = 0;         // including recomputation
     double attentionForward = 0; // the core attention part of forward (CP overlaps with it)
     double tpGemmForward = 0;    // GEMM time next to TP collectives (what TP overlap can hide)
-    double expertForward = 0;    // expert MLP time (what EP overlap can hide)
-    double hardwareFlops = 0;    // forward + backward + recompute, executed
+    // The forward GEMM time beside each of the layer's TP collectives, block by block: a
+    // block's input projections beside its all-gather (even places), its output projection
+    // beside its reduce-scatter (odd places). TP overlap hides each collective behind its own.
+    static constexpr int kMaxTpOps = 6;
+    std::array<double, kMaxTpOps> tpOpGemmForward{};
+    int tpOps = 0;
+    double expertForward = 0; // expert MLP time (what EP overlap can hide)
+    double hardwareFlops = 0; // forward + backward + recompute, executed
     // Of forward and backward: the GEMMs' seconds (linear layers and experts, recomputed ones
     // included), which a collective running beside them slows on a GPU whose GEMM kernels are
     // persistent (ComputeModel::persistentGemms()).

@@ -439,6 +439,10 @@ void finishStepComm(const StepSetting &s, StepComm &c)
     c.tpUnfusedPerLayerS = s.sp && s.stack && !s.stack->tpOverlapBackwardReduceScatter
                                    ? rs.timeS * 2.0
                                    : 0.0;
+    c.tpAgS = ag.timeS;
+    c.tpRsS = rs.timeS;
+    c.tpRecomputeShare = recomputeTp / 2.0;
+    c.tpRegathersPerInput = wgradHidden ? 0.0 : wgradGathers / 2.0;
     c.cpPerLayerS = c.at(CommSlot::CpRing).timeS * 3.0 * (cp - 1);
     if (c.cpGatherPasses > 0) {
         c.cpGatherS = c.at(CommSlot::CpAg).timeS;

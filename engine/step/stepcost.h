@@ -164,6 +164,13 @@ struct StepComm
     // backward's input-gradient reduce-scatters where the stack cannot fuse them,
     // StackProfile::tpOverlapBackwardReduceScatter).
     double tpUnfusedPerLayerS = 0;
+    // One TP collective of each kind, and how often each block's collectives run beyond the
+    // forward and backward (composeStep() hides each behind its own GEMM): the recomputed
+    // forward's share, and the all-gathers for the weight gradients a block's input side runs
+    // again where they are not hidden (tpWgradGathers(), not StackProfile::tpWgradGatherHidden).
+    double tpAgS = 0, tpRsS = 0;
+    double tpRecomputeShare = 0;
+    double tpRegathersPerInput = 0;
     // The blocks of a MoE layer with TP collectives on its hidden states, of a dense layer's 2:
     // with expert tensor parallelism 1 only the attention's (and the shared experts'), since
     // Megatron's dispatchers send each TP rank's own sequence shard to the experts (the
@@ -261,6 +268,12 @@ double persistentGemmOverlapLoss(const ComputeModel &compute, double hiddenS, do
 // start `lead` seconds before the first forward: they arrive in `chunks` equal parts (one per
 // model chunk), part k needed after k x `group` + 1 forward units of `unitForward` seconds.
 double parameterGatherWait(double gatherS, int chunks, double group, double unitForward, double lead);
+// The TP collectives one layer of `l` leaves exposed under TP overlap with sequence
+// parallelism, each hidden behind its own GEMM, forward, recomputed and backward. `slow`: the
+// straggler's factor on the GEMMs; `blocks`: the layer's blocks with TP collectives (2 for a
+// dense layer, StepComm::tpBlocksPerMoeLayer for a MoE layer).
+double overlappedTpPerLayer(
+        const LayerTimes &l, const StepComm &c, int tp, double slow, double blocks);
 // The optimizer step's memory traffic on one GPU, in bytes: memory-bound kernels over the
 // local parameters (`params`, after TP / PP / EP) and this GPU's shard of them (`shardWays`:
 // the data-parallel ranks the optimizer state is sharded over, 1 without sharding), the way

@@ -29,6 +29,41 @@ double parameterGatherWait(double gatherS, int chunks, double group, double unit
     return wait;
 }
 
+double overlappedTpPerLayer(
+        const LayerTimes &l, const StepComm &c, int tp, double slow, double blocks)
+{
+    // Transformer Engine's ring exchange and PyTorch's async TP: each collective moves in TP
+    // chunks, each beside the GEMM of the chunk before; only the first chunk's transfer waits,
+    // and what its own GEMM cannot cover (a block's all-gather beside its input projections,
+    // its reduce-scatter beside its output projection: one GEMM's spare time does not hide
+    // another's collective).
+    const auto exposed = [tp](double comm, double gemm) {
+        return comm / tp + std::max(0.0, comm - gemm) * (tp - 1) / tp;
+    };
+    // Backward, the mirror collective beside the data- and weight-gradient GEMMs; a stack that
+    // cannot fuse the input-gradient reduce-scatters (after the input projections) leaves them
+    // exposed, and fuses only with the data gradient (StackProfile::
+    // tpOverlapBackwardReduceScatter).
+    const bool fused = c.tpUnfusedPerLayerS <= 0;
+    const double backwardGemms = fused ? 2.0 : 1.0;
+    double e = 0;
+    for (int i = 0; i < l.tpOps; ++i) {
+        const double g = l.tpOpGemmForward[static_cast<std::size_t>(i)] * slow;
+        if (i % 2 == 0) {
+            e += (1.0 + c.tpRecomputeShare + c.tpRegathersPerInput) * exposed(c.tpAgS, g);
+            e += fused ? exposed(c.tpRsS, backwardGemms * g) : c.tpRsS;
+        } else {
+            e += (1.0 + c.tpRecomputeShare) * exposed(c.tpRsS, g);
+            e += exposed(c.tpAgS, backwardGemms * g);
+        }
+    }
+    // Blocks with TP collectives and no GEMM of their own beside them (experts split over TP,
+    // whose dispatcher gathers and scatters): exposed.
+    const double bare = std::max(0.0, blocks - l.tpOps / 2.0);
+    e += bare / 2.0 * c.tpPerLayerS;
+    return e;
+}
+
 StepTimes composeStep(const StepSetting &s,
                       const StageRun *runs,
                       int nRuns,
@@ -100,16 +135,8 @@ StepTimes composeStep(const StepSetting &s,
         // all-to-all overlap.
         tpExposed = c.tpLayers(nd, nm) * c.tpPerLayerS;
         if (t.overlap.tp && s.sp && tp > 1) {
-            // Transformer Engine's ring exchange: each collective moves in TP chunks, each
-            // beside the GEMM of the chunk before (forward, and the data- and weight-gradient
-            // GEMMs backward); only the first chunk's transfer waits, and what the GEMMs cannot
-            // cover.
-            // A stack that cannot fuse the backward's input-gradient reduce-scatters leaves
-            // them exposed (c.tpUnfusedPerLayerS).
-            const double gemm = 3.0 * (nd * dense.tpGemmForward + nm * moe.tpGemmForward) * slow;
-            const double unfused = c.tpLayers(nd, nm) * c.tpUnfusedPerLayerS;
-            const double comm = c.tpLayers(nd, nm) * c.tpPerLayerS - unfused;
-            tpExposed = unfused + comm / tp + std::max(0.0, comm - gemm) * (tp - 1) / tp;
+            tpExposed = nd * overlappedTpPerLayer(dense, c, tp, slow, 2.0)
+                        + nm * overlappedTpPerLayer(moe, c, tp, slow, c.tpBlocksPerMoeLayer);
         } else if (t.overlap.tp) {
             // Without sequence parallelism Megatron overlaps only the backward all-reduces
             // with the weight-gradient GEMMs.
