@@ -243,7 +243,7 @@ std::vector<StackProfile> buildStacks()
                 "selective recomputation keeping every other matmul, FP32 gradient "
                 "reduction; validated against torchtitan's 26 published runs (Llama 3.1 "
                 "8B-405B on 8-512 H100 at 500 W, December 2024 and June 2025): tokens/s "
-                "median |error| 4.5% (-8% to +39%, the most at long sequence with context "
+                "median |error| 4.5% (-9% to +39%, the most at long sequence with context "
                 "parallelism), memory median 10% low");
         p.overlap = overlap(true, false, true, false);
         p.gradReduceFp32 = true;
@@ -290,8 +290,7 @@ std::vector<StackProfile> buildStacks()
         // Float8RowwiseParallel / PrepareFloat8ModuleInput ("with all-gather in float8":
         // torchtitan 9dec370 parallelisms/parallelize_llama.py; 6b11290 of 2025-06-27
         // models/llama3/infra/parallelize.py, enable_float8_tensorwise_tp; torchao
-        // float8/float8_tensor_parallel.py, 2024-12 to 2025-07).
-        p.tpFloat8AllGather = true;
+        // float8/float8_tensor_parallel.py, 2024-12 to 2025-07): tpFloat8AllGather's default.
         // Context parallel (torchtitan 9dec370: experimental.context_parallel_rotate_method
         // defaults to "allgather"; models/llama/model.py calls repeat_kv before SDPA): PyTorch's
         // _AllGatherRotater gathers once ("We only need to perform the allgather once") just

@@ -121,12 +121,17 @@ struct StackProfile
     // torch.sum after the pipeline, on the critical path (ComputeModel::kAtenOuterSumShare).
     // false: the collective reduces as it moves (NCCL, Transformer Engine's userbuffers).
     bool tpOverlapSeparateReduce = false;
-    // Under FP8 training, TP's all-gathers move FP8 (one byte a value): torchao's float8
-    // tensor parallelism (Float8ColwiseParallel, Float8RowwiseParallel,
-    // PrepareFloat8ModuleInput, tensorwise scaling) casts each block's input before the
-    // sequence-parallel all-gather, and casts the output's gradient to float8 e5m2 before the
-    // backward's all-gather (NoopFwToFloat8BwDynamic); the reduce-scatters stay BF16.
-    bool tpFloat8AllGather = false;
+    // Under FP8 training, TP's all-gathers move FP8 (one byte a value); the reduce-scatters
+    // stay BF16. Transformer Engine quantizes the norm's output before the sequence-parallel
+    // all-gather (LayerNormLinear, v1.8 through 2.x, with or without userbuffers) and the
+    // output's gradient before the backward's ("FP8 case with gather: ... cast, transpose for
+    // efficient gather", base.py grad_output_preprocess, v1.8); its saved FP8 input is what the
+    // weight gradient gathers again. torchao's float8 tensor parallelism (torchtitan:
+    // Float8ColwiseParallel, Float8RowwiseParallel, PrepareFloat8ModuleInput, tensorwise
+    // scaling) casts each block's input before the all-gather and the output's gradient to
+    // float8 e5m2 before the backward's (NoopFwToFloat8BwDynamic). false: a stack that gathers
+    // in BF16 (none today).
+    bool tpFloat8AllGather = true;
     // With sequence parallelism, the column-parallel GEMMs' gathered inputs for their weight
     // gradients: true (Megatron-Core): each linear keeps its shard and gathers it again in
     // backward, beside the data-gradient GEMM, hidden. false (PyTorch's DTensor TP): the

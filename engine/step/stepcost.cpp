@@ -167,7 +167,7 @@ void requestStepComm(const StepSetting &s, const StageRun *runs, int nRuns, Step
     if (tp > 1) {
         const double per = c.tpLayers(layersPerStage - moePerStage, moePerStage) * microBatches;
         if (s.sp) {
-            const bool fp8Gathers = s.stack && s.stack->tpFloat8AllGather
+            const bool fp8Gathers = (!s.stack || s.stack->tpFloat8AllGather)
                                     && t.precision == Precision::Fp8;
             add(c,
                 CommSlot::TpAg,

@@ -655,13 +655,14 @@ private Q_SLOTS:
                               1e-9);
     }
 
-    // torchao's float8 tensor parallelism (torchtitan with float8) casts each block's input
-    // before the sequence-parallel all-gather and the output's gradient before the backward's:
-    // every TP all-gather moves one byte a value, the reduce-scatters two; in BF16 both move two.
-    void torchtitanFloat8GathersTpInFp8()
+    // FP8 training gathers TP in FP8: Transformer Engine quantizes before the sequence-parallel
+    // all-gathers (the norm's output forward, the output's gradient backward) and torchao's
+    // float8 tensor parallelism (torchtitan) casts before them alike; the reduce-scatters move
+    // BF16. In BF16 both move two bytes a value.
+    void fp8TrainingGathersTpInFp8()
     {
         QVERIFY(findStack("torchtitan")->tpFloat8AllGather);
-        QVERIFY(!findStack("megatron-core")->tpFloat8AllGather);
+        QVERIFY(findStack("megatron-core")->tpFloat8AllGather);
         const auto layout = [](const char *stack, const char *precision) {
             const std::string training = std::string("{\"stack\": \"") + stack
                                          + "\", \"seq_len\": 8192, \"global_batch\": 32, "
@@ -683,11 +684,12 @@ private Q_SLOTS:
         qInfo("llama3-70b TP 8, TP traffic fp8 / bf16: torchtitan %.3f, megatron-core %.3f",
               titan,
               core);
-        // Full recomputation: six all-gathers and six reduce-scatters a layer of one size, so
-        // halving the gathers' bytes takes the traffic to about 3/4 (a little above: each
-        // collective's latency stays).
+        // Full recomputation. torchtitan: six all-gathers and six reduce-scatters a layer of one
+        // size, so halving the gathers' bytes takes the traffic to about 3/4 (a little above:
+        // each collective's latency stays). Megatron: eight all-gathers (the weight gradients'
+        // two besides) and six reduce-scatters, about 1 - 8/14/2 = 0.71.
         QVERIFY2(titan > 0.74 && titan < 0.80, qPrintable(QString::number(titan)));
-        RAILYARD_COMPARE_NEAR(core, 1.0, 1e-9);
+        QVERIFY2(core > 0.70 && core < 0.76, qPrintable(QString::number(core)));
     }
 
     // FSDP reducing FP32 gradients (torchtitan) prices its reduce-scatters as the parameter
