@@ -128,6 +128,19 @@ Evaluation StepModel::run()
         m_result.assumptions.push_back(
                 "MoE layers: the host's side (the dispatcher's wait, one GEMM launch per "
                 "expert) is not priced for this stack and GPU");
+    if (m_layout.training.overlap.tp && m_sp && m_tp > 1) {
+        std::string tp = "TP overlap: each TP collective moves in TP chunks beside its own GEMM "
+                         "(a block's all-gather beside its input projections, its "
+                         "reduce-scatter beside its output projection; the first chunk's "
+                         "transfer waits)";
+        if (!m_stack->tpOverlapBackwardReduceScatter)
+            tp += "; the backward's input-gradient reduce-scatters are not overlapped";
+        if (m_stack->tpOverlapSeparateReduce)
+            tp += "; each forward reduce-scatter then sums the TP ranks' partials in a kernel "
+                  "of its own, priced at a third of HBM's peak (PyTorch's torch.sum over them "
+                  "measures 23-43%)";
+        m_result.assumptions.push_back(tp);
+    }
     m_result.assumptions.push_back(
             "collectives below ~256 MiB per GPU: NCCL's latency model and the NIC's "
             "cost per message; measured sweeps are within 6-11% (median by "

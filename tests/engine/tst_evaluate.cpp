@@ -605,6 +605,19 @@ private Q_SLOTS:
         QVERIFY(titanAsync.exposed.tp - unfused < 0.5 * (titanSync.exposed.tp - unfused));
         QVERIFY(coreAsync.exposed.tp < 0.6 * titanAsync.exposed.tp);
         RAILYARD_COMPARE_NEAR(titanSync.exposed.tp, coreSync.exposed.tp, 0.02);
+        // The assumptions say how each overlaps.
+        const auto says = [](const Evaluation &e, const char *text) {
+            for (const std::string &a : e.assumptions)
+                if (a.find(text) != std::string::npos)
+                    return true;
+            return false;
+        };
+        QVERIFY(says(titanAsync, "beside its own GEMM"));
+        QVERIFY(says(titanAsync, "input-gradient reduce-scatters are not overlapped"));
+        QVERIFY(says(titanAsync, "23-43%"));
+        QVERIFY(says(coreAsync, "beside its own GEMM"));
+        QVERIFY(!says(coreAsync, "23-43%"));
+        QVERIFY(!says(coreSync, "beside its own GEMM"));
     }
 
     // TP overlap hides each collective behind its own GEMM: an attention block whose output
