@@ -72,7 +72,9 @@ void writeTraining(Json &tj, const TrainingConfig &t)
         tj["recompute_layers"] = t.recomputeLayers;
     else
         tj.erase("recompute_layers");
-    if (t.recompute == Recompute::Selective && t.recomputeModules != kDefaultRecomputeModules) {
+    // Kept whatever the recompute setting (as recompute_layers is), so a layout saved while
+    // another is chosen gets its modules back when selective recomputation is chosen again.
+    if (t.recomputeModules != kDefaultRecomputeModules) {
         Json modules = Json::array();
         for (const auto &[name, bit] : recomputeModuleNames())
             if (t.recomputeModules & bit)
