@@ -8,6 +8,8 @@
 #include "step/evaluate.h"
 #include "topology/topology.h"
 
+#include <QtGlobal>
+
 #include <string>
 
 namespace railyard::test {
@@ -21,6 +23,15 @@ inline engine::Evaluation run(const engine::Layout &l)
 {
     const engine::Topology t = engine::buildTopology(l.cluster, engine::Catalog::builtin());
     return engine::evaluate(l, t);
+}
+
+// The evaluation of `l` on `t`, which must price (the test stops with the engine's error if not).
+inline engine::Evaluation evaluateOk(const engine::Layout &l, const engine::Topology &t)
+{
+    engine::Evaluation e = engine::evaluate(l, t);
+    if (!e.ok)
+        qFatal("%s", e.error.c_str());
+    return e;
 }
 
 inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;

@@ -347,10 +347,7 @@ private Q_SLOTS:
             Layout x = l;
             x.training.recompute = r;
             x.training.recomputeModules = modules;
-            const Evaluation e = evaluate(x, t);
-            if (!e.ok)
-                qFatal("%s", e.error.c_str());
-            return e;
+            return evaluateOk(x, t);
         };
         const Evaluation none = priced(Recompute::None, 0);
         const Evaluation attn = priced(Recompute::Selective, kRecomputeCoreAttn);
@@ -418,10 +415,7 @@ private Q_SLOTS:
             Layout x = l;
             x.training.recompute = r;
             x.training.recomputeLayers = layers;
-            const Evaluation e = evaluate(x, t);
-            if (!e.ok)
-                qFatal("%s", e.error.c_str());
-            return e;
+            return evaluateOk(x, t);
         };
         const Evaluation none = priced(Recompute::None, 0), all = priced(Recompute::Full, 0),
                          half = priced(Recompute::Full, 16), more = priced(Recompute::Full, 99);
@@ -511,10 +505,7 @@ private Q_SLOTS:
             x.parallel.tp = tp;
             x.parallel.dp = 8 / tp;
             x.training.globalBatch = globalBatch;
-            const Evaluation e = evaluate(x, t);
-            if (!e.ok)
-                qFatal("%s", e.error.c_str());
-            return e;
+            return evaluateOk(x, t);
         };
         const auto networkBytes = [&](const Evaluation &e) {
             double sum = 0;
