@@ -149,6 +149,16 @@ public:
     static double attentionHeadFactor(double r, double d);
 
 private:
+    // A flash-attention pass with `flops` of matmul work as kernel benchmarks time it: the
+    // resolved kernel's efficiency, its per-tile cost (`tileCost` key blocks) and its rate at
+    // head dimension `headDim` (`head64`: the rate measured at 64).
+    double attentionPass(double flops,
+                         double keys,
+                         bool causal,
+                         double headDim,
+                         double tileCost,
+                         double efficiency,
+                         double head64) const;
     GemmCost gemmCore(double groups, double m, double n, double k, bool low, Use use) const;
     double hbmRate() const { return m_gpu.hbmTBPerS * 1e12 * m_gpu.memoryEfficiency; }
     double hbmRateBackward() const

@@ -248,27 +248,45 @@ double ComputeModel::attentionHeadFactor(double r, double d)
     return d * (128.0 + c) / (128.0 * (d + c));
 }
 
-double ComputeModel::attentionForward(double flops, double keys, bool causal, double headDim) const
+double ComputeModel::attentionPass(double flops,
+                                   double keys,
+                                   bool causal,
+                                   double headDim,
+                                   double tileCost,
+                                   double efficiency,
+                                   double head64) const
 {
     if (flops <= 0)
         return 0;
     // Attention stays in BF16 in FP8 training (FP8 attention is opt-in).
-    const double shape = attentionShapeEfficiency(keys, causal, kAttentionForwardTileCost);
+    const double shape = attentionShapeEfficiency(keys, causal, tileCost);
+    const double head = attentionHeadFactor(head64, headDim);
+    return flops / (m_peakBf16 * m_clock * efficiency * shape * head) + kKernelOverheadS;
+}
+
+double ComputeModel::attentionForward(double flops, double keys, bool causal, double headDim) const
+{
     const AttentionKernelSpec *k = m_gpu.attentionKernel(toString(m_kernels.attention));
-    const double head = attentionHeadFactor(k ? k->forwardHead64 : 0, headDim);
-    return flops / (m_peakBf16 * m_clock * attentionEfficiencyForward() * shape * head)
-           + kKernelOverheadS;
+    return attentionPass(flops,
+                         keys,
+                         causal,
+                         headDim,
+                         kAttentionForwardTileCost,
+                         attentionEfficiencyForward(),
+                         k ? k->forwardHead64 : 0);
 }
 
 double ComputeModel::attentionBackward(double flops, double keys, bool causal, double headDim) const
 {
-    if (flops <= 0)
-        return 0;
-    const double shape = attentionShapeEfficiency(keys, causal, kAttentionBackwardTileCost);
+    // 2.5x the forward's matmul work (the recomputed scores and the four gradient matmuls).
     const AttentionKernelSpec *k = m_gpu.attentionKernel(toString(m_kernels.attention));
-    const double head = attentionHeadFactor(k ? k->backwardHead64 : 0, headDim);
-    return 2.5 * flops / (m_peakBf16 * m_clock * attentionEfficiencyBackward() * shape * head)
-           + kKernelOverheadS;
+    return attentionPass(2.5 * flops,
+                         keys,
+                         causal,
+                         headDim,
+                         kAttentionBackwardTileCost,
+                         attentionEfficiencyBackward(),
+                         k ? k->backwardHead64 : 0);
 }
 
 double ComputeModel::memory(double bytes) const
