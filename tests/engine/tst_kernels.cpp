@@ -221,7 +221,7 @@ private Q_SLOTS:
     void gemm()
     {
         const std::vector<GemmRow> rows = readGemm();
-        QCOMPARE(int(rows.size()), 43); // the rows of tests/data/kernels/gemm.csv
+        QCOMPARE(int(rows.size()), 46); // the rows of tests/data/kernels/gemm.csv
         std::map<QString, std::vector<double>> errors;
         qInfo("%-13s %-22s %-5s %6s %6s %6s %9s %9s %8s",
               "gpu",
@@ -249,8 +249,11 @@ private Q_SLOTS:
                   r.measuredTflops,
                   100 * error);
         }
-        // Today's medians (printed above) plus 3 points; DeepGEMM's block-scaled FP8 runs below
-        // the per-tensor FP8 the catalog's efficiency is for. float8_experimental's Llama 2 70B
+        // Today's medians (printed above) plus 3 points; B200's MXFP8 row (cuBLAS, 8192^3 back
+        // to back) at FP8's sustained clock -9.6%: run short, FP8 held the same fraction of its
+        // best shape as BF16 did (0.78), where the 60 s loops that set FP8's clock hold 12% less
+        // (gemmloops.csv), so the row is printed against a bound, not fitted. DeepGEMM's
+        // block-scaled FP8 runs below the per-tensor FP8 the catalog's efficiency is for. float8_experimental's Llama 2 70B
         // shapes (2023): its FP8 rows land within 7% of the catalog's rate, its BF16 rows of the
         // same shapes and run 29-48% below it (0.54-0.61 of peak), most likely on 500 W boards
         // that cap BF16 more than FP8 (tests/data/kernels/README.md): kept apart.
@@ -266,8 +269,9 @@ private Q_SLOTS:
                      {QStringLiteral("H200-SXM/fp8"), 0.03},
                      {QStringLiteral("H800-SXM/fp8 deepgemm"), 0.16},
                      {QStringLiteral("B200/bf16"), 0.03},
+                     {QStringLiteral("B200/bf16 sustained"), 0.03},
                      {QStringLiteral("B200/fp8"), 0.03},
-                     {QStringLiteral("B200/mxfp8"), 0.09},
+                     {QStringLiteral("B200/mxfp8 sustained"), 0.11},
                      {QStringLiteral("GB200/bf16"), 0.03},
                      {QStringLiteral("GB200/fp8"), 0.03}});
     }
@@ -387,11 +391,14 @@ private Q_SLOTS:
     {
         const QList<QStringList> rows = readCsv(QStringLiteral("clocks.csv"), 5);
         QCOMPARE(int(rows.size()), 5); // the rows of clocks.csv
-        std::map<QString, double> byThroughput, byClock;
+        std::map<QString, double> byThroughput, byClock, byAttention;
         for (const QStringList &c : rows) {
             const double ratio = c[4].toDouble() / c[3].toDouble();
             QVERIFY2(ratio > 0.3 && ratio <= 1.0, qPrintable(c.join(',')));
-            (c[2] == QLatin1String("throughput") ? byThroughput : byClock)[c[0] + '/' + c[1]] = ratio;
+            (c[2] == QLatin1String("throughput")  ? byThroughput
+             : c[2] == QLatin1String("attention") ? byAttention
+                                                  : byClock)[c[0] + '/' + c[1]]
+                    = ratio;
         }
         const auto clockOf = [](const QString &gpu, const QString &load) {
             const GpuSpec &g = gpuOf(gpu);
@@ -419,10 +426,26 @@ private Q_SLOTS:
             else
                 QVERIFY2(std::abs(clockOf(gpu, load) - ratio) <= 0.01, qPrintable(key));
         }
-        // B200's clock fell further than its throughput (0.80 against 0.85): the clock ratio
-        // brackets the catalog's value from below.
-        QVERIFY(byClock.at(QStringLiteral("B200/bf16"))
-                < gpuOf(QStringLiteral("B200")).sustainedClock);
+        // B200 under BF16 load: FlashAttention-4's throughput fell less than the SM clock (0.85
+        // against 0.80), the GEMMs as far as the clock. Three square GEMMs run back to back on a
+        // 1,000 W B200 (gemm.csv, torch-mm-sustained: power-bound from their first milliseconds,
+        // as the 60 s loop is) hold the clock's ratio of the engine's rate at the benchmark clock:
+        // the catalog takes the clock, which they confirm; attention's own ratio is printed only.
+        const double attention = byAttention.at(QStringLiteral("B200/bf16"));
+        const GpuSpec &b200 = gpuOf(QStringLiteral("B200"));
+        std::vector<double> gemmRatios;
+        for (const GemmRow &r : readGemm())
+            if (r.gpu == QLatin1String("B200") && r.dtype == QLatin1String("bf16") && r.sustained())
+                gemmRatios.push_back(r.measuredTflops / gemmTflops(b200, r, false));
+        QCOMPARE(int(gemmRatios.size()), 3);
+        qInfo("B200/bf16 GEMMs at the power limit hold %.3f of the benchmark-clock rate (%zu "
+              "rows); FlashAttention-4 %.3f (attention's own, not adopted); catalog %.3f",
+              median(gemmRatios),
+              gemmRatios.size(),
+              attention,
+              b200.sustainedClock);
+        QVERIFY(std::abs(median(gemmRatios) - b200.sustainedClock) <= 0.01);
+        QVERIFY(attention > b200.sustainedClock + 0.03);
         // Siblings: H800 and H200 are H100's silicon at the same 700 W. GB200 and GB300 are
         // B200's die: their clocks come from GEMM loops against B200's
         // (sustainedClockFromGemmLoops). No load was measured on A100 but BF16.

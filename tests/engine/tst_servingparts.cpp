@@ -479,9 +479,11 @@ private Q_SLOTS:
               100 * worst);
         // Measured when added: median 10.2%, largest 33.2% (B200 at n = 32, k = 4096: 3.8 us
         // against the 4.7 us of k = 7168); Hopper's rows come out 13-24% slow (the catalog's
-        // 0.80 of HBM against the 0.87 these GEMMs reach).
+        // 0.80 of HBM against the 0.87 these GEMMs reach). 34.5% since B200's sustained clock
+        // became its GEMMs' (0.85 -> 0.80, 2026-12-07), which the one-token GEMMs' split-K
+        // compute term sees.
         QVERIFY2(med <= 0.11, qPrintable(QString::number(med)));
-        QVERIFY2(worst <= 0.34, qPrintable(QString::number(worst)));
+        QVERIFY2(worst <= 0.35, qPrintable(QString::number(worst)));
     }
 
     // Grouped expert GEMMs (moe-grouped.csv): DeepGEMM's grouped FP8 GEMMs on H800, the kernel
