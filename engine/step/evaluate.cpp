@@ -154,13 +154,17 @@ Evaluation StepModel::run()
                 "persistent kernels (one CTA per SM), so beside NCCL's kernels each runs a "
                 "second wave and takes twice as long (measured on H100 under FSDP); here +"
                 + formatSeconds(m_overlapLossS) + " of the step, in its DP part");
-    if (m_options.shareLinks)
+    if (m_options.shareLinks) {
+        // Below a microsecond the sharing's cost is the schedule's rounding, not a cost.
+        const double sharedS = m_schedule.sharedLinksS;
         m_result.assumptions.push_back(
                 "collectives that run at once on one pipeline stage share its links max-min "
-                "fairly (here +"
-                + formatNumber(1e3 * m_schedule.sharedLinksS)
-                + " ms of step); two stages' collectives that meet on one link are priced as if "
-                  "each had it alone");
+                "fairly ("
+                + (sharedS >= 1e-6 ? "here +" + formatNumber(1e3 * sharedS) + " ms of step"
+                                   : std::string("here it adds nothing to the step"))
+                + "); two stages' collectives that meet on one link are priced as if each had "
+                  "it alone");
+    }
     m_result.ok = true;
     return std::move(m_result);
 }

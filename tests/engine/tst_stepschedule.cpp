@@ -15,6 +15,7 @@
 
 #include "comparenear.h"
 #include <algorithm>
+#include <regex>
 #include <vector>
 
 using namespace railyard::engine;
@@ -183,6 +184,24 @@ private Q_SLOTS:
         };
         QVERIFY(mentions(p.shared));
         QVERIFY(!mentions(p.alone));
+    }
+
+    // Where sharing costs nothing measurable, the line says so instead of printing the
+    // schedule's rounding (it read "+2.7e-12 ms of step" on the GB200 MLPerf layout).
+    void aNegligibleSharingCostIsNotPrinted()
+    {
+        const Priced p = price("mlperf5-llama405b-gb200-512");
+        QVERIFY2(p.shared.ok, p.shared.error.c_str());
+        const auto line = std::find_if(p.shared.assumptions.begin(),
+                                       p.shared.assumptions.end(),
+                                       [](const std::string &a) {
+                                           return a.find("max-min fairly") != std::string::npos;
+                                       });
+        QVERIFY(line != p.shared.assumptions.end());
+        QVERIFY2(line->find("here it adds nothing to the step") != std::string::npos, line->c_str());
+        const std::regex scientific(R"(\d(\.\d+)?e[-+]\d)");
+        for (const std::string &a : p.shared.assumptions)
+            QVERIFY2(!std::regex_search(a, scientific), a.c_str());
     }
 
     // A stage's TP, CP and EP collectives are issued by its layers one after another: they
