@@ -30,6 +30,8 @@ ModelConfig modelFor(const QString &spec)
         for (int i = 4; i < parts.size(); ++i) {
             if (parts[i].startsWith(QLatin1Char('v')))
                 m.vocab = parts[i].mid(1).toInt();
+            else if (parts[i].startsWith(QLatin1Char('f'))) // an FFN other than 4h
+                m.ffn = parts[i].mid(1).toInt();
             else if (parts[i] == QLatin1String("nodrop"))
                 m.dropout = false;
         }
