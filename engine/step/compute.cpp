@@ -221,11 +221,16 @@ void attentionBlock(const ModelDims &m, const LayerShard &s, const ComputeModel 
         const double seen = window - window * window / (2.0 * skv);
         const double slidingFlops = 2.0 * s.microBatch * heads * sq * seen * (qkDim + vDim);
         const double slidingKeys = std::min(keys, window);
+        // Attention dropout (a model that trains with dropout) slows the kernel where measured.
+        const double keptForward = m.dropout ? c.attentionDropoutShare(false) : 1.0;
+        const double keptBackward = m.dropout ? c.attentionDropoutShare(true) : 1.0;
         p.attentionFlops += (1 - sliding) * flops + sliding * slidingFlops;
-        p.attention += (1 - sliding) * c.attentionForward(flops, keys, !ring, qkDim)
-                       + sliding * c.attentionForward(slidingFlops, slidingKeys, true, qkDim);
-        p.attentionBack += (1 - sliding) * c.attentionBackward(flops, keys, !ring, qkDim)
-                           + sliding * c.attentionBackward(slidingFlops, slidingKeys, true, qkDim);
+        p.attention += ((1 - sliding) * c.attentionForward(flops, keys, !ring, qkDim)
+                        + sliding * c.attentionForward(slidingFlops, slidingKeys, true, qkDim))
+                       / keptForward;
+        p.attentionBack += ((1 - sliding) * c.attentionBackward(flops, keys, !ring, qkDim)
+                            + sliding * c.attentionBackward(slidingFlops, slidingKeys, true, qkDim))
+                           / keptBackward;
     } else {
         // Batched GEMMs over the full s x s scores, which make three trips through HBM in FP16:
         // written by QK^T, read and written by the fused scale-mask-softmax-dropout, read by

@@ -105,6 +105,16 @@ public:
                              double keys,
                              bool causal,
                              double headDim = 128) const; // 2.5x the matmuls
+    // Attention dropout inside the flash kernel (GPT-style models train with it: Megatron's
+    // default 0.1) draws a random mask element by element, forward and again backward. The share
+    // of the kernel's rate it keeps, measured on Blackwell (Dao-AILab/flash-attention#2597,
+    // GB200, p = 0.125, cuDNN 9.24 beside FlashAttention-4: with dropout FlashAttention-4 holds
+    // 75-85% of its forward rate and 60-70% of its backward, cuDNN's forward trades wins with it
+    // and its backward runs 1.1-1.2x slower at head dimension 128); 1 on GPUs where it was not
+    // measured (Hopper, Ampere).
+    double attentionDropoutShare(bool backward) const;
+    static constexpr double kDropoutForwardShare = 0.80;   // Blackwell: the middle of 75-85%
+    static constexpr double kDropoutBackwardShare = 0.565; // 65% / 1.15 (cuDNN's backward)
     // Element-wise kernels moving `bytes` through HBM.
     double memory(double bytes) const;
     // A kernel moving `bytes` at `share` of HBM's peak (kernels measured against the peak).

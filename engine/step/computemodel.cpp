@@ -264,6 +264,13 @@ double ComputeModel::attentionPass(double flops,
     return flops / (m_peakBf16 * m_clock * efficiency * shape * head) + kKernelOverheadS;
 }
 
+double ComputeModel::attentionDropoutShare(bool backward) const
+{
+    if (m_gpu.architecture != "blackwell")
+        return 1.0;
+    return backward ? kDropoutBackwardShare : kDropoutForwardShare;
+}
+
 double ComputeModel::attentionForward(double flops, double keys, bool causal, double headDim) const
 {
     const AttentionKernelSpec *k = m_gpu.attentionKernel(toString(m_kernels.attention));

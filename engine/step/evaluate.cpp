@@ -148,6 +148,18 @@ Evaluation StepModel::run()
     m_result.assumptions.push_back(
             "pipeline stages split layers evenly; the last stage also runs the "
             "output layer and loss");
+    if (m_dims.dropout && m_dims.layers > 0) {
+        const double forward = m_compute->attentionDropoutShare(false);
+        const double backward = m_compute->attentionDropoutShare(true);
+        m_result.assumptions.push_back(
+                forward < 1.0
+                        ? "attention dropout (the model trains with dropout): the attention kernel "
+                          "at " + formatNumber(100 * forward, 3)
+                                  + "% of its forward rate and " + formatNumber(100 * backward, 3)
+                                  + "% of its backward (measured on GB200)"
+                        : "attention dropout (the model trains with dropout): not priced on this "
+                          "GPU (its cost was measured on Blackwell only)");
+    }
     if (m_overlapLossS > 0)
         m_result.assumptions.push_back(
                 "data-parallel collectives hidden behind compute slow it: this GPU's GEMMs are "

@@ -977,6 +977,54 @@ private Q_SLOTS:
         RAILYARD_COMPARE_NEAR(all.attentionForward, f.attentionForward, 0.01);
     }
 
+    // Attention dropout (a model that trains with it: GPT-style presets, Megatron's default
+    // 0.1) keeps a share of the flash kernel's rate measured on Blackwell (GB200,
+    // flash-attention#2597): the layer's attention forward at 1 / 0.80 of its time, its
+    // backward at 1 / 0.565, nothing else; on Hopper and Ampere, where nobody measured it,
+    // nothing changes.
+    void attentionDropout()
+    {
+        QCOMPARE(ComputeModel::kDropoutForwardShare, 0.80);
+        QCOMPARE(ComputeModel::kDropoutBackwardShare, 0.565);
+        ModelDims plain = *findModelPreset("gpt3-5b");
+        QVERIFY(plain.dropout); // GPT-style presets train with dropout
+        plain.dropout = false;
+        ModelDims dropout = plain;
+        dropout.dropout = true;
+        LayerShard s;
+        s.seqLen = 4096;
+        s.microBatch = 4;
+        s.recompute = Recompute::None;
+        const double flops = 2.0 * s.microBatch * plain.heads * s.seqLen * s.seqLen
+                             * (2.0 * plain.headDim) * 0.5;
+        for (const char *id : {"B200", "GB200", "H100-SXM", "A100-SXM-80GB"}) {
+            const GpuSpec &gpu = gpuOf(QString::fromLatin1(id));
+            const ComputeModel c(gpu,
+                                 Precision::Bf16,
+                                 kernelChoice(*findStack("megatron-core"),
+                                              AttentionKernel::Flash,
+                                              gpu));
+            const LayerTimes a = layerTimes(plain, false, s, c);
+            const LayerTimes b = layerTimes(dropout, false, s, c);
+            const bool blackwell = gpu.architecture == "blackwell";
+            const double forward = blackwell ? 1 / 0.80 - 1 : 0;
+            const double backward = blackwell ? 1 / 0.565 - 1 : 0;
+            qInfo("%-14s attention forward %.3f ms -> %.3f ms, layer %.3f -> %.3f ms",
+                  id,
+                  1e3 * a.attentionForward,
+                  1e3 * b.attentionForward,
+                  1e3 * (a.forward + a.backward),
+                  1e3 * (b.forward + b.backward));
+            RAILYARD_COMPARE_NEAR(b.attentionForward, a.attentionForward * (1 + forward), 1e-9);
+            RAILYARD_COMPARE_NEAR(b.forward - a.forward, a.attentionForward * forward, 1e-9);
+            RAILYARD_COMPARE_NEAR(b.backward - a.backward,
+                                  c.attentionBackward(flops, s.seqLen, true, plain.headDim)
+                                          * backward,
+                                  1e-6);
+            RAILYARD_COMPARE_NEAR(b.gemm, a.gemm, 1e-12);
+        }
+    }
+
     // Megatron-Core runs gpt-oss's operations beyond Llama's as kernels of their own: the
     // GLU's clamp (16 bytes per activation element forward, 30 backward), the experts' second
     // bias added expert by expert (12 per output element each way) and YaRN's unfused rotary

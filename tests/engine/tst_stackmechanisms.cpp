@@ -25,6 +25,29 @@ class TestStackMechanisms : public QObject
     Q_OBJECT
 
 private Q_SLOTS:
+    // A model that trains with dropout says how its attention dropout is priced: on Blackwell at
+    // the kernel's measured share (and slower than without), elsewhere not priced; a model
+    // without dropout says nothing about it.
+    void attentionDropoutIsSaid()
+    {
+        Layout h100 = minimal(R"({"stack": "megatron-core"})", R"({"tp": 8, "pp": 8, "dp": 1})", 8);
+        Layout b200 = h100;
+        b200.cluster.gpu = "B200";
+        Layout quiet = b200;
+        quiet.model->dropout = false;
+        const Evaluation h = run(h100), b = run(b200), q = run(quiet);
+        QVERIFY2(h.ok && b.ok && q.ok, (h.error + b.error + q.error).c_str());
+        QVERIFY(railyard::test::mentions(b,
+                                         "attention dropout (the model trains with dropout): "
+                                         "the attention kernel at 80% of its forward rate and "
+                                         "56.5% of its backward"));
+        QVERIFY(railyard::test::mentions(h,
+                                         "attention dropout (the model trains with dropout): "
+                                         "not priced on this GPU"));
+        QVERIFY(!railyard::test::mentions(q, "attention dropout"));
+        QVERIFY(b.stepTimeS > q.stepTimeS);
+    }
+
     // training.stack sets documented defaults; keys written beside it win; an unknown name is
     // refused with the place and the choices.
     void namedStacks()

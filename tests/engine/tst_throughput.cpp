@@ -112,13 +112,11 @@ Summary summarize(const QList<Run> &runs, const QList<double> &error, Part part)
 constexpr double kAllFittedMedian = 0.045;      // 3.9% today
 constexpr double kAllOutOfSampleMedian = 0.045; // 3.9% today
 constexpr double kBandCoverage = 0.80;          // the band's claim
-// Issue 19's goal on runs the engine never saw: the band holds at least 75%.
-constexpr double kIssueBandCoverage = 0.75;
 
 // A family priced out of sample whose miss is found and not yet explained: its residuals widen
 // the bands of the regimes it belongs to (resources/fidelity.json), its rows count in the
-// coverage reported against the issue's goal, and the 80% claim is checked on the others as
-// well, said apart (tests/data/throughput/README.md, family U).
+// coverage, and the 80% claim is checked on the others as well, said apart
+// (tests/data/throughput/README.md, family U).
 bool unexplained(const QChar family)
 {
     return family == QLatin1Char('U');
@@ -528,15 +526,16 @@ private Q_SLOTS:
               nExplained,
               100.0 * heldExplained / nExplained,
               qPrintable(missed.join(QStringLiteral("; "))));
-        QVERIFY2(double(held) / n >= kIssueBandCoverage, "band coverage on unseen families");
+        QVERIFY2(double(held) / n >= kBandCoverage, "band coverage on unseen families");
         QVERIFY2(double(heldExplained) / nExplained >= kBandCoverage,
                  "band coverage on unseen families, family U apart");
-        // Family U (Megatron-LM on one DGX B200 node) is priced 15-29% fast, every run: a known
-        // miss, pinned so that it cannot grow or vanish unnoticed.
+        // Family U (Megatron-LM on one DGX B200 node) is priced 4-22% fast, every run (15-29%
+        // before attention dropout was priced): a known miss, pinned so that it cannot grow or
+        // vanish unnoticed.
         QCOMPARE(int(unexplainedErrors.size()), 26);
         const double m = median(unexplainedErrors);
-        QVERIFY2(m > 0.12 && m < 0.28, qPrintable(QString::number(m)));
-        QVERIFY(*std::min_element(unexplainedErrors.begin(), unexplainedErrors.end()) > 0.10);
+        QVERIFY2(m > 0.06 && m < 0.18, qPrintable(QString::number(m)));
+        QVERIFY(*std::min_element(unexplainedErrors.begin(), unexplainedErrors.end()) > 0.02);
     }
 
     // Every uncertainty band comes from resources/fidelity.json: it must hold what the model
