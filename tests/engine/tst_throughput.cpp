@@ -518,7 +518,7 @@ private Q_SLOTS:
                                   .arg(100 * band.fraction, 0, 'f', 1);
         }
         qInfo("the band held %d of %d runs it never saw (%.0f%%); without family U (found "
-              "2026-12-07, its miss not explained) %d of %d (%.0f%%); missed: %s",
+              "2026-12-07, its miss partly explained) %d of %d (%.0f%%); missed: %s",
               held,
               n,
               100.0 * held / n,
