@@ -299,6 +299,129 @@ void addPointToPoint(LinkTraffic &tr, const Topology &t, int from, int to, doubl
     addNetworkFlow(tr, t, from, to, bytes, flow, 1);
 }
 
+namespace {
+
+// PAT (one GPU per domain): each rank exchanges with the ranks 1, 2, 4, ... away (a Bruck
+// pattern, as NCCL's PAT schedules it), passing on the blocks it holds so far: 1, 2, 4, ... of
+// the N - 1 it lacks, S / N bytes each. The bytes are the ring's; the peers are log2 N, further
+// apart. Every link a step's flow crosses belongs to its sender or its receiver (the host path,
+// the NIC's uplink, the leaf's uplinks to the spine, the pod's to the core), so each member's
+// bytes (and queue pairs) are summed per NIC over its steps and added once: the same bytes on
+// the same links as adding every step as a flow (addNetworkFlow), log2 N times fewer additions.
+void addPatTraffic(LinkTraffic &tr, const Topology &t, const GroupShape &g, double S, double flows)
+{
+    const int N = g.domains;
+    const std::size_t members = g.gpus.size();
+    std::size_t slots = 0; // NICs of the member with the most
+    for (const int gpu : g.gpus)
+        slots = std::max(slots, t.gpuNics(gpu).size());
+    if (slots == 0)
+        return;
+    // Per member (its place in g.gpus) and NIC: where the NIC sits, and the bytes out and in
+    // through the member's host path, over the NIC's uplink (not for a flow that stays on one
+    // NIC), over its leaf's uplinks (with their queue pairs) and its pod's core uplinks.
+    struct Side
+    {
+        int nic = -1, leaf = -1, pod = -1;
+        double hostOut = 0, hostIn = 0, upOut = 0, upIn = 0;
+        double spineOut = 0, spineIn = 0, flowsOut = 0, flowsIn = 0, coreOut = 0, coreIn = 0;
+    };
+    std::vector<Side> sides(members * slots);
+    std::vector<std::size_t> nicCount(members);
+    const int first = t.nicDevice(0);
+    for (std::size_t a = 0; a < members; ++a) {
+        const auto nics = t.gpuNics(g.gpus[a]);
+        nicCount[a] = nics.size();
+        for (std::size_t s = 0; s < nics.size(); ++s) {
+            Side &side = sides[a * slots + s];
+            side.nic = nics[s] - first;
+            side.leaf = t.leafOfNic(side.nic);
+            side.pod = tr.podOfLeaf(side.leaf);
+        }
+    }
+    // One step's flow of `part` bytes from one member's NIC to another's.
+    const auto add = [flows](Side &out, Side &in, double part) {
+        out.hostOut += part;
+        in.hostIn += part;
+        if (out.nic == in.nic)
+            return;
+        out.upOut += part;
+        in.upIn += part;
+        if (out.leaf == in.leaf || out.leaf < 0 || in.leaf < 0)
+            return;
+        out.spineOut += part;
+        out.flowsOut += flows;
+        in.spineIn += part;
+        in.flowsIn += flows;
+        if (out.pod != in.pod) {
+            out.coreOut += part;
+            in.coreIn += part;
+        }
+    };
+    // The steps: how far each rank sends, and how many bytes.
+    std::vector<std::pair<int, double>> steps;
+    for (int dist = 1, remaining = N - 1; remaining > 0; dist *= 2) {
+        const int blocks = std::min(dist, remaining);
+        remaining -= blocks;
+        steps.emplace_back(dist, S * blocks / N);
+    }
+    // These loops run N log2 N times a collective, for every DP group of an evaluation, so
+    // they keep divisions off the common path. The peer domain (d + dist) mod N: dist < N.
+    const bool oneNicEach = std::all_of(nicCount.begin(), nicCount.end(), [](std::size_t c) {
+        return c == 1;
+    });
+    if (g.ppn == 1 && oneNicEach) { // the usual case: member d is domain d
+        for (const auto &[dist, bytes] : steps)
+            if (bytes > 0)
+                for (int d = 0; d < N; ++d) {
+                    const int e = d + dist < N ? d + dist : d + dist - N;
+                    add(sides[static_cast<std::size_t>(d)],
+                        sides[static_cast<std::size_t>(e)],
+                        bytes);
+                }
+    } else {
+        for (std::size_t k = 0; k < steps.size(); ++k) {
+            const auto &[dist, bytes] = steps[k];
+            if (bytes <= 0)
+                continue;
+            for (int d = 0; d < N; ++d) {
+                const int e = d + dist < N ? d + dist : d + dist - N;
+                const int membersE = g.members(e);
+                for (int m = 0; m < g.members(d); ++m) {
+                    const std::size_t a = static_cast<std::size_t>(g.domainStart[d] + m);
+                    const std::size_t b = static_cast<std::size_t>(g.domainStart[e] + m % membersE);
+                    const std::size_t count = nicCount[a], countB = nicCount[b];
+                    if (count == 0 || countB == 0)
+                        continue;
+                    // A GPU with several NICs spreads the flow over all of them
+                    // (addNetworkFlow), its k-th flow starting at its k-th NIC.
+                    const double part = bytes / static_cast<double>(count);
+                    for (std::size_t j = 0; j < count; ++j)
+                        add(sides[a * slots + (j + k) % count],
+                            sides[b * slots + (j + k) % countB],
+                            part);
+                }
+            }
+        }
+    }
+    for (std::size_t a = 0; a < members; ++a)
+        for (std::size_t s = 0; s < nicCount[a]; ++s) {
+            const Side &side = sides[a * slots + s];
+            if (side.hostOut > 0 || side.hostIn > 0)
+                tr.addHostToNic(g.gpus[a], side.nic, side.hostOut, side.hostIn);
+            if (side.upOut > 0 || side.upIn > 0)
+                tr.addNicToLeaf(side.nic, side.upOut, side.upIn);
+            if (side.spineOut > 0)
+                tr.addLeafToSpine(side.leaf, side.spineOut, 0, side.flowsOut);
+            if (side.spineIn > 0)
+                tr.addLeafToSpine(side.leaf, 0, side.spineIn, side.flowsIn);
+            if (side.coreOut > 0 || side.coreIn > 0)
+                tr.addPodToCore(side.pod, side.coreOut, side.coreIn);
+        }
+}
+
+} // namespace
+
 void addCollectiveTraffic(LinkTraffic &tr,
                           const Topology &t,
                           const GroupShape &g,
@@ -364,28 +487,7 @@ void addCollectiveTraffic(LinkTraffic &tr,
     case Algorithm::Ring:
     case Algorithm::FlatRing: ring(op == CollectiveOp::Broadcast ? S : f * S); return;
     case Algorithm::P2p: ring(S); return;
-    case Algorithm::Pat: {
-        // One GPU per domain. Each rank exchanges with the ranks 1, 2, 4, ... away (a Bruck
-        // pattern, as NCCL's PAT schedules it), passing on the blocks it holds so far: 1, 2,
-        // 4, ... of the N - 1 it lacks, S / N bytes each. The bytes are the ring's; the peers
-        // are log2 N, further apart.
-        for (int d = 0; d < N; ++d) {
-            int remaining = N - 1, k = 0;
-            for (int dist = 1; remaining > 0; dist *= 2, ++k) {
-                const int blocks = std::min(dist, remaining);
-                for (int m = 0; m < g.members(d); ++m)
-                    addNetworkFlow(tr,
-                                   t,
-                                   g.member(d, m),
-                                   g.member((d + dist) % N, m % g.members((d + dist) % N)),
-                                   S * blocks / N,
-                                   k,
-                                   flows);
-                remaining -= blocks;
-            }
-        }
-        return;
-    }
+    case Algorithm::Pat: addPatTraffic(tr, t, g, S, flows); return;
     case Algorithm::Direct: addDirectAllToAll(tr, t, g, S, interDomainScale, flows); return;
     case Algorithm::Hierarchical: {
         // Reduce-scatter inside each domain, the collective across domains between GPUs of the

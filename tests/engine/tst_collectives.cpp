@@ -38,6 +38,24 @@ CollectiveResult run(const Topology &t,
     return estimateCollective(t, req);
 }
 
+// One flow of `bytes` from GPU a to GPU b, split over a's NICs (the k-th flow starts at its k-th
+// NIC), through the host paths, the NICs' uplinks and the fabric.
+void referenceFlow(
+        LinkTraffic &tr, const Topology &t, int a, int b, double bytes, int k, double flows)
+{
+    const int first = t.nicDevice(0);
+    const auto nicsA = t.gpuNics(a);
+    const auto nicsB = t.gpuNics(b);
+    const std::size_t count = nicsA.size();
+    for (std::size_t j = 0; j < count; ++j) {
+        const int na = nicsA[(j + static_cast<std::size_t>(k)) % count] - first;
+        const int nb = nicsB[(j + static_cast<std::size_t>(k)) % nicsB.size()] - first;
+        tr.addHostToNic(a, na, bytes / double(count), 0);
+        tr.addNetwork(na, nb, bytes / double(count), flows);
+        tr.addHostToNic(b, nb, 0, bytes / double(count));
+    }
+}
+
 // NCCL's all-to-all priced flow by flow, as the engine did before it priced domain classes:
 // every GPU sends S x |e| / n bytes to its peer in every other domain e (GPU k -> GPU k mod |e|),
 // each flow split over the sender's NICs. The engine must put the same bytes on every link.
@@ -46,7 +64,6 @@ void referenceAllToAll(
 {
     const int n = g.n;
     const int N = g.domains;
-    const int first = t.nicDevice(0);
     for (int d = 0; d < N; ++d) {
         const int m = g.members(d);
         for (int k = 0; k < m; ++k) {
@@ -57,20 +74,126 @@ void referenceAllToAll(
                     continue;
                 const int me = g.members(e);
                 const int b = g.member(e, k % me);
-                const double bytes = S * me / n * scale;
-                const auto nicsA = t.gpuNics(a);
-                const auto nicsB = t.gpuNics(b);
-                const std::size_t count = nicsA.size();
-                for (std::size_t j = 0; j < count; ++j) {
-                    const int na = nicsA[(j + static_cast<std::size_t>(k)) % count] - first;
-                    const int nb = nicsB[(j + static_cast<std::size_t>(k)) % nicsB.size()] - first;
-                    tr.addHostToNic(a, na, bytes / double(count), 0);
-                    tr.addNetwork(na, nb, bytes / double(count), g.channelsPerNic);
-                    tr.addHostToNic(b, nb, 0, bytes / double(count));
-                }
+                referenceFlow(tr, t, a, b, S * me / n * scale, k, g.channelsPerNic);
             }
         }
     }
+}
+
+// A cluster from the current test row's columns (fabric, gpu, nodes, gpusPerNode, domain,
+// nicsPerGpu) with small leaves (several leaf groups, pods, to cross) and ECMP (the flow counts
+// per uplink matter).
+Topology trafficCluster()
+{
+    QFETCH(int, fabric);
+    QFETCH(QString, gpu);
+    QFETCH(int, nodes);
+    QFETCH(int, gpusPerNode);
+    QFETCH(int, domain);
+    QFETCH(double, nicsPerGpu);
+    ClusterConfig c;
+    c.gpu = gpu.toStdString();
+    c.nodes = nodes;
+    c.gpusPerNode = gpusPerNode;
+    c.nvlinkDomain = domain;
+    c.nic.perGpu = nicsPerGpu;
+    c.fabric.kind = FabricKind(fabric);
+    c.fabric.oversubscription = 0.1;
+    c.tuning.adaptiveRouting = false;
+    return buildTopology(c, Catalog::builtin());
+}
+
+// The current test row's `gpus` (every GPU when empty), spanning several domains.
+GroupShape trafficGroup(const Topology &t)
+{
+    QFETCH(QString, gpus);
+    std::vector<int> members;
+    if (gpus.isEmpty()) {
+        members.resize(static_cast<std::size_t>(t.gpuCount()));
+        std::iota(members.begin(), members.end(), 0);
+    } else {
+        members = parseIndexList(gpus.toStdString(), t.gpuCount());
+    }
+    const GroupShape g = analyzeGroup(t, members);
+    if (g.domains < 2)
+        qFatal("the test group should span domains");
+    return g;
+}
+
+// NCCL's PAT flow by flow: in step k every rank sends min(2^k, what is left of N - 1) blocks
+// of S / N to the rank 2^k away.
+void referencePat(LinkTraffic &tr, const Topology &t, const GroupShape &g, double S)
+{
+    const int N = g.domains;
+    for (int d = 0; d < N; ++d) {
+        int remaining = N - 1, k = 0;
+        for (int dist = 1; remaining > 0; dist *= 2, ++k) {
+            const int blocks = std::min(dist, remaining);
+            const int e = (d + dist) % N;
+            for (int m = 0; m < g.members(d); ++m)
+                referenceFlow(tr,
+                              t,
+                              g.member(d, m),
+                              g.member(e, m % g.members(e)),
+                              S * blocks / N,
+                              k,
+                              g.channelsPerNic);
+            remaining -= blocks;
+        }
+    }
+}
+
+// `actual` puts the same bytes on every link of `t` as `expected`, touches the same links,
+// takes the same phase time with the same kind of bottleneck, and gives every leaf's uplinks
+// the same ECMP efficiency; at least one link is loaded and, off a single switch, the spine.
+void compareTraffic(const Topology &t, LinkTraffic &expected, LinkTraffic &actual)
+{
+    const double expectedTime = expected.phaseTime();
+    const double actualTime = actual.phaseTime();
+    int loaded = 0, spine = 0;
+    for (int l = 0; l < t.linkCount(); ++l) {
+        const double eu = expected.phaseUp(l), ed = expected.phaseDown(l);
+        QVERIFY2(railyard::test::nearRel(actual.phaseUp(l), eu, 1e-9)
+                         && railyard::test::nearRel(actual.phaseDown(l), ed, 1e-9),
+                 qPrintable(QStringLiteral("%1: %2 up, %3 down; per GPU %4, %5")
+                                    .arg(QString::fromStdString(t.linkName(l)))
+                                    .arg(actual.phaseUp(l))
+                                    .arg(actual.phaseDown(l))
+                                    .arg(eu)
+                                    .arg(ed)));
+        if (eu > 0 || ed > 0) {
+            ++loaded;
+            const Link &k = t.links()[static_cast<std::size_t>(l)];
+            spine += t.devices()[static_cast<std::size_t>(k.b)].kind == DeviceKind::Spine;
+        }
+    }
+    QVERIFY(loaded > 0);
+    if (t.countOf(DeviceKind::Spine) > 0)
+        QVERIFY2(spine > 0, "the case should cross the spine");
+    std::vector<int> touchedExpected = expected.phaseLinks(), touchedActual = actual.phaseLinks();
+    std::sort(touchedExpected.begin(), touchedExpected.end());
+    std::sort(touchedActual.begin(), touchedActual.end());
+    QCOMPARE(touchedActual, touchedExpected);
+    QVERIFY2(railyard::test::nearRel(actualTime, expectedTime, 1e-9),
+             qPrintable(QStringLiteral("%1 s, per GPU %2 s").arg(actualTime).arg(expectedTime)));
+    // The bottleneck: among equally loaded links of one kind (GPU 0's or GPU 16's PCIe, say)
+    // either may be named, but it carries the bottleneck's bytes on the same kind of link.
+    const int ba = actual.phaseBottleneck(), be = expected.phaseBottleneck();
+    QVERIFY(ba >= 0 && be >= 0);
+    const auto ends = [&](int l) {
+        const Link &k = t.links()[static_cast<std::size_t>(l)];
+        return std::pair(t.devices()[static_cast<std::size_t>(k.a)].kind,
+                         t.devices()[static_cast<std::size_t>(k.b)].kind);
+    };
+    QVERIFY2(ends(ba) == ends(be),
+             qPrintable(QString::fromStdString(t.linkName(ba) + " vs " + t.linkName(be))));
+    QVERIFY(railyard::test::nearRel(std::max(expected.phaseUp(ba), expected.phaseDown(ba)),
+                                    std::max(expected.phaseUp(be), expected.phaseDown(be)),
+                                    1e-9));
+    for (int leaf = 0; leaf < t.countOf(DeviceKind::Leaf); ++leaf)
+        QVERIFY(railyard::test::nearRel(actual.uplinkEfficiency(leaf),
+                                        expected.uplinkEfficiency(leaf),
+                                        1e-9));
 }
 
 } // namespace
@@ -273,88 +396,60 @@ private Q_SLOTS:
     }
     void allToAllPerDomainClassMatchesPerGpu()
     {
-        QFETCH(int, fabric);
-        QFETCH(QString, gpu);
-        QFETCH(int, nodes);
-        QFETCH(int, gpusPerNode);
-        QFETCH(int, domain);
-        QFETCH(double, nicsPerGpu);
-        QFETCH(QString, gpus);
         QFETCH(double, scale);
-        ClusterConfig c;
-        c.gpu = gpu.toStdString();
-        c.nodes = nodes;
-        c.gpusPerNode = gpusPerNode;
-        c.nvlinkDomain = domain;
-        c.nic.perGpu = nicsPerGpu;
-        c.fabric.kind = FabricKind(fabric);
-        c.fabric.oversubscription = 0.1;  // small leaves: several leaf groups (pods) to cross
-        c.tuning.adaptiveRouting = false; // ECMP: the flow counts per uplink matter
-        const Topology t = buildTopology(c, Catalog::builtin());
-        std::vector<int> members;
-        if (gpus.isEmpty()) {
-            members.resize(static_cast<std::size_t>(t.gpuCount()));
-            std::iota(members.begin(), members.end(), 0);
-        } else {
-            members = parseIndexList(gpus.toStdString(), t.gpuCount());
-        }
-        const GroupShape g = analyzeGroup(t, members);
-        QVERIFY(g.domains > 1);
+        const Topology t = trafficCluster();
+        const GroupShape g = trafficGroup(t);
         const double S = double(g.n) * (1 << 20);
-
         LinkTraffic expected(t), actual(t);
         expected.beginPhase(1.0);
         referenceAllToAll(expected, t, g, S, scale);
-        const double expectedTime = expected.phaseTime();
         actual.beginPhase(1.0);
         addCollectiveTraffic(actual, t, g, CollectiveOp::AllToAll, Algorithm::Direct, S, scale);
-        const double actualTime = actual.phaseTime();
+        compareTraffic(t, expected, actual);
+    }
 
-        int loaded = 0, spine = 0;
-        for (int l = 0; l < t.linkCount(); ++l) {
-            const double eu = expected.phaseUp(l), ed = expected.phaseDown(l);
-            QVERIFY2(railyard::test::nearRel(actual.phaseUp(l), eu, 1e-9)
-                             && railyard::test::nearRel(actual.phaseDown(l), ed, 1e-9),
-                     qPrintable(QStringLiteral("%1: %2 up, %3 down; per GPU %4, %5")
-                                        .arg(QString::fromStdString(t.linkName(l)))
-                                        .arg(actual.phaseUp(l))
-                                        .arg(actual.phaseDown(l))
-                                        .arg(eu)
-                                        .arg(ed)));
-            if (eu > 0 || ed > 0) {
-                ++loaded;
-                const Link &k = t.links()[static_cast<std::size_t>(l)];
-                spine += t.devices()[static_cast<std::size_t>(k.b)].kind == DeviceKind::Spine;
-            }
-        }
-        QVERIFY(loaded > 0);
-        if (fabric != int(FabricKind::SingleSwitch))
-            QVERIFY2(spine > 0, "the case should cross the spine");
-        std::vector<int> touchedExpected = expected.phaseLinks(),
-                         touchedActual = actual.phaseLinks();
-        std::sort(touchedExpected.begin(), touchedExpected.end());
-        std::sort(touchedActual.begin(), touchedActual.end());
-        QCOMPARE(touchedActual, touchedExpected);
-        QVERIFY2(railyard::test::nearRel(actualTime, expectedTime, 1e-9),
-                 qPrintable(QStringLiteral("%1 s, per GPU %2 s").arg(actualTime).arg(expectedTime)));
-        // The bottleneck: among equally loaded links of one kind (GPU 0's or GPU 16's PCIe, say)
-        // either may be named, but it carries the bottleneck's bytes on the same kind of link.
-        const int ba = actual.phaseBottleneck(), be = expected.phaseBottleneck();
-        QVERIFY(ba >= 0 && be >= 0);
-        const auto ends = [&](int l) {
-            const Link &k = t.links()[static_cast<std::size_t>(l)];
-            return std::pair(t.devices()[static_cast<std::size_t>(k.a)].kind,
-                             t.devices()[static_cast<std::size_t>(k.b)].kind);
-        };
-        QVERIFY2(ends(ba) == ends(be),
-                 qPrintable(QString::fromStdString(t.linkName(ba) + " vs " + t.linkName(be))));
-        QVERIFY(railyard::test::nearRel(std::max(expected.phaseUp(ba), expected.phaseDown(ba)),
-                                        std::max(expected.phaseUp(be), expected.phaseDown(be)),
-                                        1e-9));
-        for (int leaf = 0; leaf < t.countOf(DeviceKind::Leaf); ++leaf)
-            QVERIFY(railyard::test::nearRel(actual.uplinkEfficiency(leaf),
-                                            expected.uplinkEfficiency(leaf),
-                                            1e-9));
+    // PAT's host paths and NIC uplinks are summed per member and NIC and added once; the
+    // bytes on every link, the phase time, the ECMP flow counts and the bottleneck stay those
+    // of adding every step as a flow. Sizes are multiples of 2^20 x domains: every float sum is
+    // exact in both.
+    void patSumsEachMembersStepsOnce_data()
+    {
+        QTest::addColumn<int>("fabric");
+        QTest::addColumn<QString>("gpu");
+        QTest::addColumn<int>("nodes");
+        QTest::addColumn<int>("gpusPerNode");
+        QTest::addColumn<int>("domain");
+        QTest::addColumn<double>("nicsPerGpu");
+        QTest::addColumn<QString>("gpus");
+        const int rail = int(FabricKind::RailOptimized), tier3 = int(FabricKind::ThreeTier);
+        QTest::newRow("rail, one rail, 16 domains")
+                << rail << "H100-SXM" << 16 << 8 << 8 << 1.0
+                << "0,8,16,24,32,40,48,56,64,72,80,88,96,104,112,120";
+        QTest::newRow("rail, across rails, 11 domains")
+                << rail << "H100-SXM" << 16 << 8 << 8 << 1.0 << "0,9,18,27,36,45,54,63,64,73,82";
+        QTest::newRow("rail, 2 NICs per GPU")
+                << rail << "H100-SXM" << 8 << 8 << 8 << 2.0 << "1,9,17,25,33,41,50";
+        QTest::newRow("rail, NIC per 2 GPUs")
+                << rail << "H100-SXM" << 12 << 8 << 8 << 0.5 << "0,8,16,24,32,40,48,56,64,72,80";
+        QTest::newRow("three-tier, 2 pods")
+                << tier3 << "H100-SXM" << 24 << 8 << 8 << 1.0
+                << "0,8,16,24,32,40,48,56,64,72,80,88,96,104,112,120,128,136,144,152,160,168,176,"
+                   "184";
+        QTest::newRow("NVL72 trays, 1 GPU each")
+                << rail << "GB200" << 18 << 4 << 4 << 1.0 << "0,4,8,12,16,20,24,28,32";
+    }
+    void patSumsEachMembersStepsOnce()
+    {
+        const Topology t = trafficCluster();
+        const GroupShape g = trafficGroup(t);
+        QCOMPARE(g.ppn, 1);
+        const double S = double(g.domains) * (1 << 20);
+        LinkTraffic expected(t), actual(t);
+        expected.beginPhase(1.0);
+        referencePat(expected, t, g, S);
+        actual.beginPhase(1.0);
+        addCollectiveTraffic(actual, t, g, CollectiveOp::AllGather, Algorithm::Pat, S, 1.0);
+        compareTraffic(t, expected, actual);
     }
 
     void twoNodeTreeBeatsTheNicLimit()
