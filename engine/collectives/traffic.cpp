@@ -583,6 +583,8 @@ void LinkTraffic::phaseBytes(std::vector<LinkShare> &out) const
 void LinkTraffic::repeatPhase(double factor)
 {
     spreadUplinks();
+    if (!m_keepTotals)
+        return;
     for (int g : m_touchedPorts) {
         const Cell &c = m_ports[static_cast<std::size_t>(g)];
         Total &t = m_portTotals[static_cast<std::size_t>(g)];

@@ -124,7 +124,8 @@ public:
     double uplinkEfficiency(int leaf) const;
 
     // Off: phases are only timed, their bytes kept from the step totals and the peaks (scratch
-    // traffic that prices a collective). On by default.
+    // traffic that prices a collective, or a step priced for its numbers alone): repeatPhase()
+    // adds nothing. On by default.
     void keepStepTotals(bool on) { m_keepTotals = on; }
 
     void setAdaptiveRouting(bool on) { m_adaptive = on; }

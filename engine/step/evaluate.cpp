@@ -24,7 +24,10 @@ StepModel::StepModel(const Layout &l,
     , m_workspace(w)
     , m_traffic(w.traffic())
     , m_planning(w.planning())
-{}
+{
+    // The step totals and peaks are read only for the link loads (fillLinks()).
+    m_traffic.keepStepTotals(o.linkLoads);
+}
 
 Evaluation StepModel::run()
 {

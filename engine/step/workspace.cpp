@@ -25,8 +25,10 @@ void EvaluationWorkspace::bind(const Topology &topology)
         m_rates->fill(topology);
     if (!m_traffic)
         m_traffic = std::make_unique<LinkTraffic>();
-    if (!m_planning)
+    if (!m_planning) {
         m_planning = std::make_unique<LinkTraffic>();
+        m_planning->keepStepTotals(false); // scratch: prices one collective at a time
+    }
     m_traffic->bind(topology, *m_rates);
     m_planning->bind(topology, *m_rates);
 }

@@ -722,6 +722,17 @@ private Q_SLOTS:
             QCOMPARE(reused.links->bytesDown, own.links->bytesDown);
             QCOMPARE(reused.links->utilization, own.links->utilization);
             QCOMPARE(reused.links->peakUtilization, own.links->peakUtilization);
+            // Priced for its numbers alone in the same workspace (no step totals kept): the
+            // same numbers, and the next evaluation's link loads are whole again.
+            const Evaluation numbers = evaluate(l,
+                                                t,
+                                                workspace,
+                                                {.linkLoads = false, .timeline = false});
+            QVERIFY(!numbers.links);
+            QCOMPARE(numbers.stepTimeS, own.stepTimeS);
+            QCOMPARE(numbers.tokensPerSPerGpu, own.tokensPerSPerGpu);
+            QCOMPARE(numbers.warnings.size(), own.warnings.size());
+            QCOMPARE(numbers.assumptions, own.assumptions);
             // Again on the same topology, and on a copy of it: the rates read for this build
             // are kept and still right.
             const Topology copy = t;
@@ -729,6 +740,8 @@ private Q_SLOTS:
             const Evaluation again = evaluate(l, copy, workspace);
             QCOMPARE(again.stepTimeS, own.stepTimeS);
             QCOMPARE(again.links->utilization, own.links->utilization);
+            QCOMPARE(again.links->bytesUp, own.links->bytesUp);
+            QCOMPARE(again.links->peakUtilization, own.links->peakUtilization);
             kept.push_back(reused);
         }
         // The first and last layouts are the same: their loads are equal but not shared.
