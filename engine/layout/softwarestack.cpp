@@ -67,7 +67,14 @@ void eagerMoeHost(StackProfile &p)
 void megatronModelExtras(StackProfile &p)
 {
     p.unfusedModelExtras = true;
+}
+
+// Transformer Engine's FP8 linear layers under Megatron-Core (StackProfile::fp8SavesLinearInputs,
+// fp8WeightCache).
+void teFp8Layers(StackProfile &p)
+{
     p.fp8SavesLinearInputs = true;
+    p.fp8WeightCache = true;
 }
 
 // Megatron-Core's cpu_offloading_num_layers with Transformer Engine's offload handler
@@ -190,6 +197,7 @@ std::vector<StackProfile> buildStacks()
         p.moeDroplessImbalance = 1.95;
         eagerMoeHost(p);
         megatronModelExtras(p);
+        teFp8Layers(p);
         teActivationOffload(p);
         // Buckets of max(40M, 1M x DP) parameters, "larger DP sizes need larger buckets to
         // ensure collectives do not become latency-bound" (github.com/NVIDIA/Megatron-LM,
@@ -197,6 +205,13 @@ std::vector<StackProfile> buildStacks()
         // distributed_data_parallel.py: `max(40000000, 1000000 * dp_group.size())`).
         p.dpBucketParams = 40e6;
         p.dpBucketParamsPerDp = 1e6;
+        // The loss (megatron/core/tensor_parallel/cross_entropy.py, _VocabParallelCrossEntropy):
+        // the BF16 logits are cast to FP32 inside the autograd function, shifted, exponentiated
+        // and normalized in place, and only that FP32 softmax is saved for the backward, which
+        // turns it into the gradient in place; nothing keeps the BF16 logits. 4 bytes a logit
+        // (family U's max_memory_allocated with full recomputation grows by ~2 GiB a sequence of
+        // 4,096 tokens where 8 bytes a logit would give ~2.8; tst_throughput::memoryPerGpu).
+        p.lossBytesPerLogit = 4;
         s.push_back(p);
     }
     {
@@ -225,6 +240,7 @@ std::vector<StackProfile> buildStacks()
         p.moeDroplessImbalance = 1.95;
         eagerMoeHost(p);
         megatronModelExtras(p);
+        teFp8Layers(p);
         teActivationOffload(p);
         s.push_back(p);
     }

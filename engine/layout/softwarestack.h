@@ -158,6 +158,12 @@ struct StackProfile
     // (module/linear.py and layernorm_linear.py, TE 2.9: the norm output keeps its row-wise
     // copy too when sequence parallelism gathers it): false, they stay BF16.
     bool fp8SavesLinearInputs = false;
+    // Transformer Engine in FP8 keeps each linear layer's FP8 weights through the step's
+    // micro-batches (Megatron-Core passes is_first_microbatch unless
+    // disable_parameter_transpose_cache; TE module/linear.py caches the quantized weight in
+    // _fp8_workspaces["weight"]): a byte per parameter (setStackMemory(), step/memory.h).
+    // False: cast again every micro-batch, nothing kept.
+    bool fp8WeightCache = false;
     // Pipeline sends as DeepSpeed's PipelineEngine (0.5-0.7) runs them: each micro-batch's
     // four transfers (activations in and out, gradients in and out) are blocking calls, one
     // after another, where Megatron pairs a send with a receive (batch_isend_irecv); false:

@@ -364,12 +364,7 @@ struct PlanPricer::Impl
         shape.etp = 1;
         shape.sequenceParallel = s.sp;
         shape.microBatches = s.micro;
-        shape.optimizerBytesPerParam = stack->optimizerBytesPerParam;
-        shape.fsdpHoldsUnsharded = stack->fsdpPipelineHoldsUnsharded;
-        shape.selectiveEveryOtherMatmul = stack->selectiveEveryOtherMatmul;
-        shape.lossBytesPerLogit = stack->lossBytesPerLogit;
-        shape.fp8LinearInputs = stack->fp8SavesLinearInputs && t.precision == Precision::Fp8
-                                && topology.gpuSpec().fp8Tflops > 0;
+        setStackMemory(shape, *stack, t, topology.gpuSpec());
         // Activation offload where the choice allows it (no PP, no recomputation).
         s.offloadLayers = offloadedLayers(t, c.pp, m.layers);
         shape.offloadLayers = s.offloadLayers;

@@ -111,6 +111,27 @@ double activationBytes(const ModelDims &m,
 
 } // namespace
 
+void setStackMemory(MemoryShape &shape,
+                    const StackProfile &stack,
+                    const TrainingConfig &training,
+                    const GpuSpec &gpu)
+{
+    const Precision precision = training.precision;
+    const bool fp8Params = training.optimizer.fp8ParamGather;
+    shape.optimizerBytesPerParam = stack.optimizerBytesPerParam;
+    shape.fsdpHoldsUnsharded = stack.fsdpPipelineHoldsUnsharded;
+    shape.selectiveEveryOtherMatmul = stack.selectiveEveryOtherMatmul;
+    shape.lossBytesPerLogit = stack.lossBytesPerLogit;
+    const bool fp8 = precision == Precision::Fp8 && gpu.fp8Tflops > 0;
+    shape.fp8LinearInputs = stack.fp8SavesLinearInputs && fp8;
+    // The row-wise copy, a byte per parameter: measured on Blackwell (family U). Before
+    // Blackwell FP8 GEMMs take only the TN layout and TE keeps the transposed copy too; that
+    // second byte is not priced: it would put NeMo's FP8 runs F2 and F8, which ran on 80 GB
+    // H100s, over their memory, and no Hopper run's memory was measured to settle it. With FP8
+    // parameters (fp8_param_gather) the weights themselves are the FP8 copy.
+    shape.fp8WeightCacheBytes = stack.fp8WeightCache && fp8 && !fp8Params ? 1.0 : 0.0;
+}
+
 double layerActivationBytes(const ModelDims &m,
                             const TrainingConfig &t,
                             const MemoryShape &s,
@@ -197,6 +218,10 @@ MemoryBreakdown stageMemoryAt(const ModelDims &m,
         const double layer = (dense + expert) / (nd + nm);
         mb.weightsGiB += 2 * layer * 2 / kGiB;
     }
+    // The FP8 copies of the weights the GPU holds, kept through the step (not under ZeRO-3 /
+    // FSDP, which gathers each layer's weights as it goes).
+    if (!zero3)
+        mb.weightsGiB += (dense + expert) * s.fp8WeightCacheBytes / kGiB;
     mb.gradientsGiB = (dense / (zero2 ? dpShard : 1) + expert / (zero2 ? edp : 1)) * gradBytes
                       / kGiB;
     if (holds) // and their gradients accumulate unsharded, in the reduction type, until the last

@@ -2,6 +2,7 @@
 
 #include "layout/catalog.h"
 #include "layout/layout.h"
+#include "layout/softwarestack.h"
 #include "layout/transformer.h"
 
 #include <vector>
@@ -41,9 +42,20 @@ struct MemoryShape
     // The linear layers' inputs kept for backward in FP8 (StackProfile::fp8SavesLinearInputs,
     // training in FP8 on FP8 tensor cores).
     bool fp8LinearInputs = false;
+    // Bytes per parameter of the FP8 weight copies kept through the step
+    // (StackProfile::fp8WeightCache): 0 or 1.
+    double fp8WeightCacheBytes = 0;
     std::vector<int> stageDense; // dense layers per stage
     std::vector<int> stageMoe;   // MoE layers per stage
 };
+
+// The parts of `shape` the software stack sets for a step trained as `training` says on `gpu`
+// (optimizer bytes, FSDP under PP, selective policy, loss, FP8 copies): one place for the
+// evaluation and the planner.
+void setStackMemory(MemoryShape &shape,
+                    const StackProfile &stack,
+                    const TrainingConfig &training,
+                    const GpuSpec &gpu);
 
 // Activation bytes one layer keeps for backward, per micro-batch (Korthikanti et al. 2022,
 // generalised; see memory.cpp).

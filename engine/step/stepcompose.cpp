@@ -86,13 +86,7 @@ MemoryShape StepModel::memoryShape() const
     shape.microBatches = m_micro;
     shape.stageDense = m_stageDense;
     shape.stageMoe = m_stageMoe;
-    shape.optimizerBytesPerParam = m_stack->optimizerBytesPerParam;
-    shape.fsdpHoldsUnsharded = m_stack->fsdpPipelineHoldsUnsharded;
-    shape.selectiveEveryOtherMatmul = m_stack->selectiveEveryOtherMatmul;
-    shape.lossBytesPerLogit = m_stack->lossBytesPerLogit;
-    shape.fp8LinearInputs = m_stack->fp8SavesLinearInputs
-                            && m_layout.training.precision == Precision::Fp8
-                            && m_topo.gpuSpec().fp8Tflops > 0;
+    setStackMemory(shape, *m_stack, m_layout.training, m_topo.gpuSpec());
     shape.offloadLayers = m_setting.offloadLayers;
     return shape;
 }

@@ -48,6 +48,50 @@ private Q_SLOTS:
         QVERIFY(b.stepTimeS > q.stepTimeS);
     }
 
+    // Megatron-Core's memory as its code holds it: the loss saves only its FP32 softmax (4
+    // bytes a logit; the generic stack's 8: FP32 logits and their gradient), and in FP8
+    // Transformer Engine keeps each layer's FP8 weights through the step (a byte per
+    // parameter of the GPU's share), except where the parameters are FP8 already
+    // (fp8_param_gather) or the stack casts them again (torchtitan).
+    void megatronCoreMemoryAsItsCodeHoldsIt()
+    {
+        const ModelDims m = *findModelPreset("gpt3-175b");
+        const GpuSpec &h100 = *Catalog::builtin().gpu("H100-SXM");
+        // The last of 8 stages of 12 layers at TP 8, as a stack sets it up.
+        const auto last = [&](const StackProfile &stack, const TrainingConfig &t) {
+            MemoryShape s;
+            s.tp = 8;
+            s.pp = 8;
+            s.microBatches = 8;
+            setStackMemory(s, stack, t, h100);
+            return stageMemoryAt(m, t, s, layerActivations(m, t, s), 7, 12, 0);
+        };
+        const StackProfile &core = *findStack("megatron-core");
+        TrainingConfig bf16;
+        bf16.seqLen = 2048;
+        bf16.microBatch = 1;
+        const MemoryBreakdown coreBf16 = last(core, bf16);
+        // The loss: 2048 tokens x 51,200 logits / TP 8, 4 bytes each where the generic stack
+        // holds 8.
+        RAILYARD_COMPARE_NEAR(last(genericStack(), bf16).activationsGiB - coreBf16.activationsGiB,
+                              2048.0 * 51200 / 8 * 4 / double(1 << 30),
+                              1e-9);
+        TrainingConfig fp8 = bf16;
+        fp8.precision = Precision::Fp8;
+        // The stage's weights: BF16, plus a byte each in FP8.
+        RAILYARD_COMPARE_NEAR(last(core, fp8).weightsGiB, coreBf16.weightsGiB * 1.5, 1e-9);
+        TrainingConfig fp8Params = fp8;
+        fp8Params.optimizer.fp8ParamGather = true;
+        RAILYARD_COMPARE_NEAR(last(core, fp8Params).weightsGiB, coreBf16.weightsGiB, 1e-9);
+        const StackProfile &titan = *findStack("torchtitan");
+        RAILYARD_COMPARE_NEAR(last(titan, fp8).weightsGiB, last(titan, bf16).weightsGiB, 1e-9);
+        // Ampere has no FP8 tensor cores: nothing is cast.
+        MemoryShape a100;
+        a100.tp = 8;
+        setStackMemory(a100, core, fp8, *Catalog::builtin().gpu("A100-SXM-80GB"));
+        QCOMPARE(a100.fp8WeightCacheBytes, 0.0);
+    }
+
     // training.stack sets documented defaults; keys written beside it win; an unknown name is
     // refused with the place and the choices.
     void namedStacks()

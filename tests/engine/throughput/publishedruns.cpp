@@ -119,6 +119,8 @@ QList<Run> readRuns()
         for (const QString &f : std::as_const(r.flags))
             if (f.startsWith(QLatin1String("mem:")))
                 r.measuredMemGiB = f.mid(4).toDouble();
+            else if (f.startsWith(QLatin1String("memalloc:")))
+                r.measuredAllocGiB = f.mid(9).toDouble();
         if (r.tp * r.pp * r.dp * r.cp != r.gpus)
             bad(line, QStringLiteral("TP x PP x DP x CP is not the GPU count"));
         r.measuredTokens = measuredTokens(r, modelFor(r.model));

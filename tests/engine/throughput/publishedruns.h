@@ -29,6 +29,8 @@ struct Run
     QStringList flags;
     double measuredTokens = 0; // tokens/s/GPU
     double measuredMemGiB = 0; // the memory the source reports per GPU (flag mem:GiB); 0: none
+    // PyTorch's max_memory_allocated on one GPU, GiB (flag memalloc:GiB); 0: none.
+    double measuredAllocGiB = 0;
 };
 
 struct Priced
