@@ -80,6 +80,18 @@ void referenceAllToAll(
     }
 }
 
+// The columns trafficCluster() and trafficGroup() read.
+void addTrafficClusterColumns()
+{
+    QTest::addColumn<int>("fabric");
+    QTest::addColumn<QString>("gpu");
+    QTest::addColumn<int>("nodes");
+    QTest::addColumn<int>("gpusPerNode");
+    QTest::addColumn<int>("domain");
+    QTest::addColumn<double>("nicsPerGpu");
+    QTest::addColumn<QString>("gpus");
+}
+
 // A cluster from the current test row's columns (fabric, gpu, nodes, gpusPerNode, domain,
 // nicsPerGpu) with small leaves (several leaf groups, pods, to cross) and ECMP (the flow counts
 // per uplink matter).
@@ -366,13 +378,7 @@ private Q_SLOTS:
     // exact in both and they must agree to 1e-9.
     void allToAllPerDomainClassMatchesPerGpu_data()
     {
-        QTest::addColumn<int>("fabric");
-        QTest::addColumn<QString>("gpu");
-        QTest::addColumn<int>("nodes");
-        QTest::addColumn<int>("gpusPerNode");
-        QTest::addColumn<int>("domain");
-        QTest::addColumn<double>("nicsPerGpu");
-        QTest::addColumn<QString>("gpus");
+        addTrafficClusterColumns();
         QTest::addColumn<double>("scale");
         const int rail = int(FabricKind::RailOptimized), tier3 = int(FabricKind::ThreeTier),
                   single = int(FabricKind::SingleSwitch);
@@ -414,13 +420,7 @@ private Q_SLOTS:
     // exact in both.
     void patSumsEachMembersStepsOnce_data()
     {
-        QTest::addColumn<int>("fabric");
-        QTest::addColumn<QString>("gpu");
-        QTest::addColumn<int>("nodes");
-        QTest::addColumn<int>("gpusPerNode");
-        QTest::addColumn<int>("domain");
-        QTest::addColumn<double>("nicsPerGpu");
-        QTest::addColumn<QString>("gpus");
+        addTrafficClusterColumns();
         const int rail = int(FabricKind::RailOptimized), tier3 = int(FabricKind::ThreeTier);
         QTest::newRow("rail, one rail, 16 domains")
                 << rail << "H100-SXM" << 16 << 8 << 8 << 1.0
