@@ -99,6 +99,17 @@ Evaluation StepModel::run()
         buildTimeline();
     m_result.assumptions.push_back("step time band \u00b1" + formatNumber(100 * band.fraction, 2)
                                    + "%: " + band.basis);
+    if (m_result.memory.fp8WeightCopiesGiB > 0) {
+        // StackProfile::fp8WeightCache, measured on B200 (Megatron-LM's allocator report).
+        const bool transposed = m_topo.gpuSpec().architecture != "blackwell";
+        m_result.assumptions.push_back(
+                "FP8 weights kept through the step (Transformer Engine caches each layer's "
+                "quantized weights across micro-batches): a byte per parameter, "
+                + formatNumber(m_result.memory.fp8WeightCopiesGiB, 3) + " GiB per GPU"
+                + (transposed ? "; the transposed copy it also keeps on this GPU (FP8 GEMMs "
+                                "before Blackwell take only the TN layout) is not counted"
+                              : std::string()));
+    }
     if (m_dims.isMoe()) {
         const TrainingConfig &t = m_layout.training;
         const double imbalance = t.moeForceBalance ? 1.0 : m_stack->moeDroplessImbalance;

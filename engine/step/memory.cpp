@@ -220,8 +220,10 @@ MemoryBreakdown stageMemoryAt(const ModelDims &m,
     }
     // The FP8 copies of the weights the GPU holds, kept through the step (not under ZeRO-3 /
     // FSDP, which gathers each layer's weights as it goes).
-    if (!zero3)
-        mb.weightsGiB += (dense + expert) * s.fp8WeightCacheBytes / kGiB;
+    if (!zero3) {
+        mb.fp8WeightCopiesGiB = (dense + expert) * s.fp8WeightCacheBytes / kGiB;
+        mb.weightsGiB += mb.fp8WeightCopiesGiB;
+    }
     mb.gradientsGiB = (dense / (zero2 ? dpShard : 1) + expert / (zero2 ? edp : 1)) * gradBytes
                       / kGiB;
     if (holds) // and their gradients accumulate unsharded, in the reduction type, until the last

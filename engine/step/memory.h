@@ -12,6 +12,7 @@ namespace railyard::engine {
 struct MemoryBreakdown
 {
     double weightsGiB = 0;
+    double fp8WeightCopiesGiB = 0; // of weightsGiB: FP8 copies kept through the step
     double gradientsGiB = 0;
     double optimizerGiB = 0;
     double activationsGiB = 0;

@@ -90,6 +90,24 @@ private Q_SLOTS:
         a100.tp = 8;
         setStackMemory(a100, core, fp8, *Catalog::builtin().gpu("A100-SXM-80GB"));
         QCOMPARE(a100.fp8WeightCacheBytes, 0.0);
+        // The evaluation says so, and on Hopper what it leaves out.
+        Layout b200 = minimal(R"({"stack": "megatron-core", "precision": "fp8"})",
+                              R"({"tp": 8, "pp": 8, "dp": 1})",
+                              8);
+        b200.cluster.gpu = "B200";
+        const Evaluation b = run(b200);
+        QVERIFY2(b.ok, b.error.c_str());
+        QVERIFY(b.memory.fp8WeightCopiesGiB > 0);
+        QVERIFY(railyard::test::mentions(b, "FP8 weights kept through the step"));
+        QVERIFY(!railyard::test::mentions(b, "transposed copy"));
+        const Evaluation h = run(minimal(R"({"stack": "megatron-core", "precision": "fp8"})",
+                                         R"({"tp": 8, "pp": 8, "dp": 1})",
+                                         8));
+        QVERIFY(railyard::test::mentions(h, "the transposed copy it also keeps on this GPU"));
+        const Evaluation plain = run(minimal(R"({"stack": "megatron-core", "precision": "bf16"})",
+                                             R"({"tp": 8, "pp": 8, "dp": 1})",
+                                             8));
+        QVERIFY(!railyard::test::mentions(plain, "FP8 weights kept"));
     }
 
     // training.stack sets documented defaults; keys written beside it win; an unknown name is
