@@ -56,6 +56,8 @@ ModelConfig modelFor(const QString &spec)
             m.heads = parts[i].mid(1).toInt();
         else if (parts[i].startsWith(QLatin1Char('v')))
             m.vocab = parts[i].mid(1).toInt();
+        else if (parts[i] == QLatin1String("nodrop"))
+            m.dropout = false;
     }
     if (m.heads) {
         m.kvHeads = *m.heads;
