@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <span>
 #include <vector>
 
 namespace railyard::engine {
@@ -312,9 +313,12 @@ void addPatTraffic(LinkTraffic &tr, const Topology &t, const GroupShape &g, doub
 {
     const int N = g.domains;
     const std::size_t members = g.gpus.size();
+    std::vector<std::span<const int>> memberNics(members);
     std::size_t slots = 0; // NICs of the member with the most
-    for (const int gpu : g.gpus)
-        slots = std::max(slots, t.gpuNics(gpu).size());
+    for (std::size_t a = 0; a < members; ++a) {
+        memberNics[a] = t.gpuNics(g.gpus[a]);
+        slots = std::max(slots, memberNics[a].size());
+    }
     if (slots == 0)
         return;
     // Per member (its place in g.gpus) and NIC: where the NIC sits, and the bytes out and in
@@ -330,7 +334,7 @@ void addPatTraffic(LinkTraffic &tr, const Topology &t, const GroupShape &g, doub
     std::vector<std::size_t> nicCount(members);
     const int first = t.nicDevice(0);
     for (std::size_t a = 0; a < members; ++a) {
-        const auto nics = t.gpuNics(g.gpus[a]);
+        const std::span<const int> nics = memberNics[a];
         nicCount[a] = nics.size();
         for (std::size_t s = 0; s < nics.size(); ++s) {
             Side &side = sides[a * slots + s];
