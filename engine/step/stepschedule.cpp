@@ -350,6 +350,48 @@ void StepScheduler::plan(int stage)
               .part = kPartDp});
     }
     exposed(StepActivity::Optimizer, -1, x.optimizer);
+    markFreeStreams();
+}
+
+void StepScheduler::markFreeStreams()
+{
+    // Each class's demand were every kind of the plan to run at once.
+    std::array<bool, 16> present{};
+    for (const Comm &c : m_comm)
+        present[static_cast<std::size_t>(c.plan.activity)] = true;
+    LinkDemand all;
+    for (std::size_t a = 0; a < present.size(); ++a) {
+        if (!present[a])
+            continue;
+        all.nvlink += m_demand[a].nvlink;
+        all.network += m_demand[a].network;
+    }
+    const bool nvlinkFree = !m_sharing || all.nvlink <= 1 + 1e-9;
+    const bool networkFree = !m_sharing || all.network <= 1 + 1e-9;
+    for (std::size_t s = 0; s < m_streams.size(); ++s) {
+        bool free = !m_streams[s].empty();
+        int anchor = -1;
+        double end = 0; // the last collective's end after its anchor's start
+        for (int i : m_streams[s]) {
+            const Planned &p = m_comm[static_cast<std::size_t>(i)].plan;
+            const LinkDemand &d = m_demand[static_cast<std::size_t>(p.activity)];
+            if (p.waits != Waits::Owner || (d.nvlink > 0 && !nvlinkFree)
+                || (d.network > 0 && !networkFree) || p.anchor < anchor) {
+                free = false;
+                break;
+            }
+            if (p.anchor != anchor) {
+                anchor = p.anchor;
+                end = 0;
+            }
+            end = std::max(end, p.offset) + p.work;
+            if (!(end <= m_exposed[static_cast<std::size_t>(anchor)].base)) {
+                free = false;
+                break;
+            }
+        }
+        m_free[s] = free;
+    }
 }
 
 } // namespace railyard::engine

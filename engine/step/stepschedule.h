@@ -170,6 +170,10 @@ private:
 
     void setTerms(const StepSetting &setting, const StepComm &comm, const StepTimes &times);
     void plan(int stage);
+    // Marks the streams whose collectives can never be slowed or delayed (see m_free).
+    void markFreeStreams();
+    // Places a free stream's collectives, once the stage's phases are known.
+    void placeFree(std::size_t stream);
     // Runs the planned stage; returns its end and adds what each part grew by to `grown`.
     double simulate(std::array<double, 8> &grown);
     void shareLinks();
@@ -185,6 +189,12 @@ private:
     std::vector<Exposed> m_exposed;
     std::vector<Comm> m_comm;
     std::array<std::vector<int>, 4> m_streams; // comm indices per stream, in order
+    // A stream is free when its collectives run at their own rate whatever else runs (every
+    // class of link they use holds every kind of the plan at once), each ends within the phase
+    // it is anchored to (so none waits for the one before it, and the last is done before the
+    // DP wait) and only its own micro-batch waits for it. It then changes nothing in the run:
+    // the event loop leaves it out and its collectives are placed after it.
+    std::array<bool, 4> m_free{};
     std::vector<int> m_active;
     std::vector<double> m_starts; // the stage's exposed phases' starts, every collective alone
     std::vector<double> m_stageEnds;

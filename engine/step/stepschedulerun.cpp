@@ -97,7 +97,12 @@ double StepScheduler::simulate(std::array<double, 8> &grown)
     std::array<std::size_t, 4> head{}; // each stream's next collective
     std::array<int, 4> busy{-1, -1, -1, -1};
     const int phases = static_cast<int>(m_exposed.size());
-    std::size_t pending = m_comm.size(); // collectives not done
+    std::size_t pending = 0; // collectives not done
+    for (std::size_t s = 0; s < m_streams.size(); ++s)
+        if (m_free[s])
+            head[s] = m_streams[s].size(); // placed after the run
+        else
+            pending += m_streams[s].size();
     double lastDone = 0, gatherGrowth = 0;
     int k = 0; // the exposed phase running
     double t = 0;
@@ -211,7 +216,25 @@ double StepScheduler::simulate(std::array<double, 8> &grown)
         if (k + 1 < phases)
             m_exposed[static_cast<std::size_t>(k + 1)].start = e.end;
     }
+    for (std::size_t s = 0; s < m_streams.size(); ++s)
+        if (m_free[s])
+            placeFree(s);
     return m_exposed.back().end;
+}
+
+void StepScheduler::placeFree(std::size_t stream)
+{
+    double end = 0;
+    for (int i : m_streams[stream]) {
+        Comm &c = m_comm[static_cast<std::size_t>(i)];
+        const double release = m_exposed[static_cast<std::size_t>(c.plan.anchor)].start
+                               + c.plan.offset;
+        c.start = std::max(release, end);
+        c.end = end = c.start + c.plan.work;
+        c.left = 0;
+        if (m_keep)
+            m_changes.push_back({i, c.start, 1.0});
+    }
 }
 
 void StepScheduler::noteRates(double t)

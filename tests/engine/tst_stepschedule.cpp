@@ -224,6 +224,39 @@ private Q_SLOTS:
         }
     }
 
+    // On llama3.1-405b-16k-h100 only TP uses NVLink and it asks less than a port: nothing can
+    // slow it, so its collectives are placed after the run, not simulated
+    // (StepScheduler::m_free). Each starts with its micro-batch, keeps one rate, lasts its time
+    // alone (one length forward, one backward) and ends within its micro-batch.
+    void aCollectiveNothingSlowsRunsWithItsMicroBatch()
+    {
+        const Priced p = price("llama3.1-405b-16k-h100");
+        QVERIFY2(p.shared.ok, p.shared.error.c_str());
+        double forwardLen = -1, backwardLen = -1;
+        int placed = 0;
+        for (int stage = 0; stage < p.shared.timeline.stages; ++stage) {
+            std::vector<const Phase *> batches;
+            for (const Phase &ph : p.shared.timeline.phases)
+                if (ph.stage == stage && ph.exposed && ph.kind == PhaseKind::Compute)
+                    batches.push_back(&ph);
+            for (const Phase *tp : phasesOf(p.shared, stage, PhaseKind::Tp)) {
+                const auto owner = std::find_if(batches.begin(), batches.end(), [&](auto *b) {
+                    return std::abs(b->start - tp->start) <= 1e-12 * p.shared.stepTimeS;
+                });
+                QVERIFY2(owner != batches.end(), qPrintable(QString::number(tp->start)));
+                QVERIFY(tp->end <= (*owner)->end + 1e-12);
+                QCOMPARE(tp->segments, 0);
+                double &len = (*owner)->name.rfind("forward", 0) == 0 ? forwardLen : backwardLen;
+                if (len < 0)
+                    len = tp->duration();
+                RAILYARD_COMPARE_NEAR(tp->duration(), len, 1e-12);
+                ++placed;
+            }
+        }
+        QCOMPARE(placed, p.shared.timeline.stages * 2 * 16);
+        QVERIFY(forwardLen > 0 && backwardLen > forwardLen);
+    }
+
     // ZeRO-2: each micro-batch group's reduce-scatter queues on the DP stream after the one
     // before (they once overlapped where the step left too little time: 178% of a NIC), and the
     // optimizer waits for the last.
