@@ -19,6 +19,8 @@
 
 namespace railyard::engine {
 
+struct StackProfile;
+
 enum class PlanObjective { StepTime, Cost, TokensPerDollar };
 const char *toString(PlanObjective o); // "step_time", "cost", "tokens_per_dollar"
 std::optional<PlanObjective> planObjectiveFromString(const std::string &s);
@@ -79,6 +81,16 @@ struct Plan
 // regular stride of ranks in that order, and the order differs from Megatron's (PP and DP both
 // above 1).
 bool pipelineInnerApplies(const PlanChoice &c, bool moe);
+
+// The optimizer settings a sharding choice stands for; the gradient type follows the stack when
+// FSDP is switched on or off, and is the layout's (`base`) otherwise.
+void setSharding(OptimizerConfig &o,
+                 const OptimizerConfig &base,
+                 const StackProfile &stack,
+                 Sharding s);
+// The layout's hybrid sharding group where it applies to `c` (weights sharded, the group
+// dividing DP x CP); otherwise none: the plan shards over every data-parallel rank.
+int plannedShardGroup(const OptimizerConfig &base, const PlanChoice &c);
 
 // The fast path for single configurations (the search uses the same pieces with its loops'
 // invariants hoisted). Keeps caches: one pricer per thread.
