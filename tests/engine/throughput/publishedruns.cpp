@@ -258,6 +258,8 @@ Layout layoutFor(const Run &r)
     if (r.flags.contains(QLatin1String("triton")))
         t.attention = AttentionKernel::FlashAttentionTriton;
     t.overlap.ep = r.flags.contains(QLatin1String("ovep"));
+    if (r.flags.contains(QLatin1String("nodpov")))
+        t.overlap.dp = false;
     if (r.flags.contains(QLatin1String("asynctp")))
         t.overlap.tp = true;
     if (r.flags.contains(QLatin1String("notpo")))
