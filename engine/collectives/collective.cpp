@@ -169,6 +169,23 @@ CollectiveResult flatRing(const Topology &t,
 
 using namespace detail;
 
+int p2pChannels(double bytes, int ranks)
+{
+    constexpr int kChannels = 32;
+    constexpr double kChunk = 512.0 * 1024;
+    int first = kChannels;
+    while (first * ranks > kChannels && first > 1)
+        first /= 2;
+    int n = static_cast<int>(
+            std::min<double>(first, std::max(1.0, std::ceil(bytes / (kChunk / 8)))));
+    double part = std::max(kChunk / 8, std::ceil(bytes / n));
+    while (part > 32 * kChunk && n <= kChannels / 2) {
+        n *= 2;
+        part = std::ceil(bytes / n);
+    }
+    return n;
+}
+
 double ncclLaunchOverheadS()
 {
     return kLaunchUs * 1e-6;
@@ -330,6 +347,19 @@ CollectiveCurve collectiveCurve(const Topology &t,
     };
     // NCCL's plateau correction of ring latency applies from this many bytes (ringLatencyUs).
     curve.plateauBytes = 64.0 * 16.0 * g.n;
+    // NCCL's single-node rule for point-to-point channels holds where every rank is on one host
+    // (an NVL72 rack's trays are hosts of their own: NCCL splits sends there by its multi-node
+    // rule, not priced).
+    if (op == CollectiveOp::SendRecv && g.domains <= 1 && !g.pcieOnly && !g.gpus.empty()) {
+        const int node = t.nodeOfGpu(g.gpus.front());
+        const bool oneHost = std::all_of(g.gpus.begin(), g.gpus.end(), [&](int gpu) {
+            return t.nodeOfGpu(gpu) == node;
+        });
+        if (oneHost) {
+            curve.p2pRanks = g.n;
+            curve.p2pChannelGBps = t.gpuSpec().p2pChannelGBps;
+        }
+    }
 
     // The link-bound time of each algorithm is linear in the bytes and does not depend on the
     // protocol: measure it once per algorithm, for one byte's worth (at a size floats hold well).
@@ -413,7 +443,7 @@ CollectivePlan choosePlan(const CollectiveCurve &curve, double bytes)
     best.latencyS = candidateLatency(curve, k, bytes);
     best.efficiency = k.efficiency;
     best.nvlinkScale = k.nvlinkScale;
-    best.capBusGBps = k.capBusGBps;
+    best.capBusGBps = capAt(curve, k, bytes, k.capBusGBps);
     best.bwTimeS = candidateBwTime(curve, k, bytes);
     best.timeS = best.latencyS + best.bwTimeS;
     return best;

@@ -190,7 +190,19 @@ struct CollectiveCurve
     int algorithms = 0;
     std::array<CollectiveCandidate, 16> candidate{};
     int candidates = 0;
+    // Point to point inside one NVLink domain: the communicator's ranks and what one channel
+    // moves (GpuSpec::p2pChannelGBps); 0: every send at the links' rate.
+    int p2pRanks = 0;
+    double p2pChannelGBps = 0;
 };
+
+// The channels NCCL gives one point-to-point operation of `bytes` in a communicator of `ranks`
+// inside one node (src/enqueue.cc at v2.29.3-1, scheduleP2pTasksToPlan and addP2pToPlan): it
+// starts on the largest power of two n with n x ranks within its 32 p2p channels (at most one
+// per 64 KiB), and doubles them, up to 32, while a channel's part is above 32 chunks of 512 KiB
+// (16 MiB). So a send among 8 ranks runs on 4 of 32 channels up to 64 MiB, 16 at 256 MiB, 32
+// from 512 MiB.
+int p2pChannels(double bytes, int ranks);
 
 inline double candidateLatency(const CollectiveCurve &c, const CollectiveCandidate &k, double bytes)
 {
@@ -198,6 +210,18 @@ inline double candidateLatency(const CollectiveCurve &c, const CollectiveCandida
 }
 // The bandwidth part given the link-bound seconds `linkS` (the group alone, or all groups at
 // once): the algorithm's efficiency, then a per-channel ceiling `capBusGBps` (0: none).
+// A candidate's ceiling on bus bandwidth at `bytes` (0: none): `capBusGBps` (NCCL's per-channel
+// ceiling), and for a point-to-point send inside one NVLink domain the channels it gets there.
+inline double capAt(const CollectiveCurve &c,
+                    const CollectiveCandidate &k,
+                    double bytes,
+                    double capBusGBps)
+{
+    if (c.p2pChannelGBps <= 0 || k.algorithm != Algorithm::P2p)
+        return capBusGBps;
+    const double p2p = p2pChannels(bytes, c.p2pRanks) * c.p2pChannelGBps * c.busFactor;
+    return capBusGBps > 0 ? std::min(capBusGBps, p2p) : p2p;
+}
 inline double cappedBwTime(const CollectiveCurve &c,
                            const CollectiveCandidate &k,
                            double bytes,
@@ -205,7 +229,8 @@ inline double cappedBwTime(const CollectiveCurve &c,
                            double capBusGBps)
 {
     const double t = linkS / k.efficiency;
-    return capBusGBps > 0 ? std::max(t, c.busFactor * bytes / (capBusGBps * 1e9)) : t;
+    const double cap = capAt(c, k, bytes, capBusGBps);
+    return cap > 0 ? std::max(t, c.busFactor * bytes / (cap * 1e9)) : t;
 }
 // The same with the candidate's own ceiling: what the collective takes.
 inline double candidateBwTime(const CollectiveCurve &c,

@@ -74,6 +74,7 @@ GpuSpec readGpu(const JsonCursor &c)
     g.nvls = c.boolOr("nvls", false);
     g.nvlsEfficiency = c.doubleOr("nvls_efficiency", 0, 0, 1);
     g.nvlinkAllToAllEfficiency = c.doubleOr("nvlink_alltoall_efficiency", 1, 0.01, 1);
+    g.p2pChannelGBps = c.doubleOr("p2p_channel_gbps", 0, 0, 1000);
     g.netHeadsPerDomain = c.intOr("net_heads_per_domain", 0, 0, 100000);
     g.pcieGen = c.intOr("pcie_gen", 5, 3, 7);
     g.tdpW = c.doubleOr("tdp_w", 0, 0, 1e5);

@@ -50,6 +50,11 @@ struct GpuSpec
     // All-to-all's rate inside an NVLink domain against the NVLink rate the ring collectives
     // reach (nccl-tests alltoall_perf against all_reduce_perf); 1: not measured.
     double nvlinkAllToAllEfficiency = 1;
+    // What one NCCL channel of a point-to-point operation moves over NVLink, GB/s: NCCL spreads a
+    // send over a number of channels that grows with its size (collectives: p2pChannels()), so
+    // below a few hundred MB a send inside a server gets a share of the link; 0: not measured
+    // (every send at the link's rate).
+    double p2pChannelGBps = 0;
     // NICs of one NVLink domain that carry a collective's traffic to other domains (NCCL's
     // network channels, one head GPU each); 0: every NIC of the domain's members.
     int netHeadsPerDomain = 0;

@@ -358,8 +358,8 @@ CollectiveCost CollectivePatterns::price(int index, double bytes)
         const CollectiveCandidate &cand = curve.candidate[static_cast<std::size_t>(k)];
         worstLat = std::max(worstLat, candidateLatency(curve, cand, bytes));
         worstEff = std::min(worstEff, cand.efficiency);
-        if (cand.capBusGBps > 0)
-            cap = cap > 0 ? std::min(cap, cand.capBusGBps) : cand.capBusGBps;
+        if (const double at = capAt(curve, cand, bytes, cand.capBusGBps); at > 0)
+            cap = cap > 0 ? std::min(cap, at) : at;
         nvScale = std::min(nvScale, cand.nvlinkScale);
         algorithms[c] = cand.algorithm;
         if (c == 0)

@@ -19,11 +19,12 @@ bool same(const CollectiveCandidate &a, const CollectiveCandidate &b)
 
 bool same(const CollectiveCurve &a, const CollectiveCurve &b)
 {
-    static_assert(sizeof(CollectiveCurve) == 1232);
+    static_assert(sizeof(CollectiveCurve) == 1240);
     if (a.op != b.op || a.n != b.n || a.busFactor != b.busFactor || a.plateauBytes != b.plateauBytes
         || a.algorithm != b.algorithm || a.bwPerByte != b.bwPerByte
         || a.nvlinkPerByte != b.nvlinkPerByte || a.networkPerByte != b.networkPerByte
-        || a.algorithms != b.algorithms || a.candidates != b.candidates)
+        || a.algorithms != b.algorithms || a.candidates != b.candidates
+        || a.p2pRanks != b.p2pRanks || a.p2pChannelGBps != b.p2pChannelGBps)
         return false;
     for (std::size_t i = 0; i < a.candidate.size(); ++i)
         if (!same(a.candidate[i], b.candidate[i]))
@@ -33,7 +34,7 @@ bool same(const CollectiveCurve &a, const CollectiveCurve &b)
 
 bool same(const CollectivePricer &a, const CollectivePricer &b)
 {
-    static_assert(sizeof(CollectivePricer) == 1312);
+    static_assert(sizeof(CollectivePricer) == 1320);
     return a.op == b.op && a.n == b.n && a.domains == b.domains && a.groups == b.groups
            && same(a.curve, b.curve) && a.launchCutS == b.launchCutS && a.oneShot == b.oneShot
            && a.oneShotMaxBytes == b.oneShotMaxBytes && a.oneShotPerByteS == b.oneShotPerByteS
