@@ -23,8 +23,8 @@ bool same(const CollectiveCurve &a, const CollectiveCurve &b)
     if (a.op != b.op || a.n != b.n || a.busFactor != b.busFactor || a.plateauBytes != b.plateauBytes
         || a.algorithm != b.algorithm || a.bwPerByte != b.bwPerByte
         || a.nvlinkPerByte != b.nvlinkPerByte || a.networkPerByte != b.networkPerByte
-        || a.algorithms != b.algorithms || a.candidates != b.candidates
-        || a.p2pRanks != b.p2pRanks || a.p2pChannelGBps != b.p2pChannelGBps)
+        || a.algorithms != b.algorithms || a.candidates != b.candidates || a.p2pRanks != b.p2pRanks
+        || a.p2pChannelGBps != b.p2pChannelGBps)
         return false;
     for (std::size_t i = 0; i < a.candidate.size(); ++i)
         if (!same(a.candidate[i], b.candidate[i]))
