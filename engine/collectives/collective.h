@@ -190,7 +190,7 @@ struct CollectiveCurve
     int algorithms = 0;
     std::array<CollectiveCandidate, 16> candidate{};
     int candidates = 0;
-    // Point to point inside one NVLink domain: the communicator's ranks and what one channel
+    // Point to point among ranks on one host: the communicator's ranks and what one channel
     // moves (GpuSpec::p2pChannelGBps); 0: every send at the links' rate.
     int p2pRanks = 0;
     double p2pChannelGBps = 0;
@@ -208,10 +208,8 @@ inline double candidateLatency(const CollectiveCurve &c, const CollectiveCandida
 {
     return bytes >= c.plateauBytes ? k.plateauLatencyS : k.latencyS;
 }
-// The bandwidth part given the link-bound seconds `linkS` (the group alone, or all groups at
-// once): the algorithm's efficiency, then a per-channel ceiling `capBusGBps` (0: none).
 // A candidate's ceiling on bus bandwidth at `bytes` (0: none): `capBusGBps` (NCCL's per-channel
-// ceiling), and for a point-to-point send inside one NVLink domain the channels it gets there.
+// ceiling), and for a point-to-point send among ranks on one host the channels it gets there.
 inline double capAt(const CollectiveCurve &c,
                     const CollectiveCandidate &k,
                     double bytes,
@@ -222,6 +220,8 @@ inline double capAt(const CollectiveCurve &c,
     const double p2p = p2pChannels(bytes, c.p2pRanks) * c.p2pChannelGBps * c.busFactor;
     return capBusGBps > 0 ? std::min(capBusGBps, p2p) : p2p;
 }
+// The bandwidth part given the link-bound seconds `linkS` (the group alone, or all groups at
+// once): the algorithm's efficiency, then the candidate's ceiling at `bytes` (capAt()).
 inline double cappedBwTime(const CollectiveCurve &c,
                            const CollectiveCandidate &k,
                            double bytes,
