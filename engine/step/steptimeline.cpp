@@ -1,6 +1,7 @@
 #include "step/stepmodel_p.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 namespace railyard::engine::detail {
@@ -39,17 +40,27 @@ int StepModel::addPattern(PhaseKind kind, int stage, std::initializer_list<const
     }
     if (touched.empty())
         return -1;
-    std::sort(touched.begin(), touched.end());
-    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
     TrafficPattern pattern;
     pattern.kind = kind;
     pattern.stage = stage;
     pattern.links.reserve(touched.size());
-    for (int l : touched) {
+    const auto take = [&](int l) {
         LinkShare &sum = m_sum[static_cast<std::size_t>(l)];
         if (sum.up > 0 || sum.down > 0)
             pattern.links.push_back({l, sum.up, sum.down});
         sum = {};
+    };
+    // In link order: sorted, or (touching a good part of its span) read off the sums in
+    // order, which costs less than sorting them.
+    const auto [lo, hi] = std::minmax_element(touched.begin(), touched.end());
+    if (touched.size() * 16 >= static_cast<std::size_t>(*hi - *lo)) {
+        for (int l = *lo; l <= *hi; ++l)
+            take(l);
+    } else {
+        std::sort(touched.begin(), touched.end());
+        touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+        for (int l : touched)
+            take(l);
     }
     m_result.timeline.patterns.push_back(std::move(pattern));
     return static_cast<int>(m_result.timeline.patterns.size()) - 1;
@@ -68,47 +79,61 @@ std::vector<int> StepModel::addPipelinePatterns()
     std::vector<TrafficPattern> &patterns = m_result.timeline.patterns;
     const TrafficPattern all = std::move(patterns[static_cast<std::size_t>(whole)]);
     patterns.pop_back();
-    // Each of the pattern's links' stage: -1 none, -2 more than one (kOff: a link the sends do
-    // not cross). Kept between evaluations, only the pattern's entries set and reset: a dense
-    // array of a million links is not filled for each one.
-    constexpr int kOff = -3;
-    static thread_local std::vector<int> owner;
-    if (owner.size() != static_cast<std::size_t>(m_topo.linkCount()))
-        owner.assign(static_cast<std::size_t>(m_topo.linkCount()), kOff);
-    for (const LinkShare &l : all.links)
-        owner[static_cast<std::size_t>(l.link)] = -1;
-    const auto claim = [&](int link, int stage) {
-        if (link < 0)
-            return;
-        int &o = owner[static_cast<std::size_t>(link)];
-        if (o != kOff)
-            o = o == -1 || o == stage ? stage : -2;
+    // Each link's stage: the one whose GPUs and NICs it touches, -1 none, -2 more than one.
+    // It depends only on the topology and where the stages sit, so it is kept between
+    // evaluations of the same build and stages (walking every GPU's links costs more than
+    // the rest of the pipeline's patterns).
+    struct Owners
+    {
+        std::uint64_t build = 0;
+        std::vector<int> stageOfGpu;
+        std::vector<int> ofLink;
     };
-    for (int g = 0; g < m_topo.gpuCount(); ++g) {
-        const int s = m_stageOfGpu[static_cast<std::size_t>(g)];
-        if (s < 0)
-            continue;
-        for (int l : m_topo.gpuNvlinks(g))
-            claim(l, s);
-        claim(m_topo.gpuHostLink(g), s);
-        for (int nic : m_topo.gpuNics(g)) {
-            const int i = m_topo.devices()[static_cast<std::size_t>(nic)].index;
-            claim(m_topo.nicHostLink(i), s);
-            claim(m_topo.nicUplink(i), s);
+    static thread_local Owners owners;
+    if (m_topo.buildId() == 0 || owners.build != m_topo.buildId()
+        || owners.stageOfGpu != m_stageOfGpu) {
+        owners.build = m_topo.buildId();
+        owners.stageOfGpu = m_stageOfGpu;
+        owners.ofLink.assign(static_cast<std::size_t>(m_topo.linkCount()), -1);
+        const auto claim = [&](int link, int stage) {
+            if (link < 0)
+                return;
+            int &o = owners.ofLink[static_cast<std::size_t>(link)];
+            o = o == -1 || o == stage ? stage : -2;
+        };
+        for (int g = 0; g < m_topo.gpuCount(); ++g) {
+            const int s = m_stageOfGpu[static_cast<std::size_t>(g)];
+            if (s < 0)
+                continue;
+            for (int l : m_topo.gpuNvlinks(g))
+                claim(l, s);
+            claim(m_topo.gpuHostLink(g), s);
+            for (int nic : m_topo.gpuNics(g)) {
+                const int i = m_topo.devices()[static_cast<std::size_t>(nic)].index;
+                claim(m_topo.nicHostLink(i), s);
+                claim(m_topo.nicUplink(i), s);
+            }
         }
     }
     // One pass: a stage's own links to it, the others' share to every stage (in link order).
     std::vector<TrafficPattern> stages(static_cast<std::size_t>(m_pp));
+    std::vector<std::size_t> owned(static_cast<std::size_t>(m_pp), 0);
+    std::size_t shared = 0;
+    for (const LinkShare &l : all.links) {
+        const int o = owners.ofLink[static_cast<std::size_t>(l.link)];
+        ++(o >= 0 ? owned[static_cast<std::size_t>(o)] : shared);
+    }
+    for (std::size_t s = 0; s < stages.size(); ++s)
+        stages[s].links.reserve(owned[s] + shared);
     const float spread = 1.0f / static_cast<float>(m_pp);
     for (const LinkShare &l : all.links) {
-        int &o = owner[static_cast<std::size_t>(l.link)];
+        const int o = owners.ofLink[static_cast<std::size_t>(l.link)];
         if (o >= 0) {
             stages[static_cast<std::size_t>(o)].links.push_back(l);
         } else {
             for (TrafficPattern &p : stages)
                 p.links.push_back({l.link, l.up * spread, l.down * spread});
         }
-        o = kOff;
     }
     for (int stage = 0; stage < m_pp; ++stage) {
         TrafficPattern &p = stages[static_cast<std::size_t>(stage)];

@@ -480,6 +480,59 @@ private Q_SLOTS:
         RAILYARD_COMPARE_NEAR(bwd.share, fwd.share, 1e-9);
         QVERIFY(fwd.duration() > 0);
     }
+
+    // A stage's pipeline sends carry their whole bytes on the NIC links of its own GPUs. Which
+    // stage owns a link is kept between evaluations of one topology (steptimeline.cpp): it
+    // must follow each layout's stages, not the last one priced on it.
+    void pipelineSendsFollowEachLayoutsStages()
+    {
+        const std::string text = R"({"format": "railyard-layout", "version": 1,
+            "cluster": {"gpu": "H100-SXM", "nodes": 4, "gpus_per_node": 8},
+            "model": {"preset": "llama3-8b"},
+            "training": {"seq_len": 4096, "global_batch": 8, "micro_batch": 1},
+            "parallel": {"tp": 8, "pp": 4, "dp": 1, "order": "tp-cp-ep-dp-pp"}})";
+        const Layout inOrder = parseLayout(text, "pp4.railyard.json");
+        Layout reversed = inOrder; // stage 0 on server 3, stage 3 on server 0
+        reversed.mapping.resize(32);
+        for (int r = 0; r < 32; ++r)
+            reversed.mapping[static_cast<std::size_t>(r)] = 31 - r;
+        const Topology t = buildTopology(inOrder.cluster, Catalog::builtin());
+        const auto uplinkOf = [&](int gpu) {
+            return t.nicUplink(t.devices()[static_cast<std::size_t>(t.gpuNics(gpu)[0])].index);
+        };
+        const int first = uplinkOf(0), last = uplinkOf(31);
+        QVERIFY(first >= 0 && last >= 0);
+        // Stage 0's send pattern: the bytes it puts on a link (0 where it puts none).
+        const auto stageZero = [&](const Evaluation &e, int link) {
+            for (const TrafficPattern &p : e.timeline.patterns)
+                if (p.kind == PhaseKind::PpP2p && p.stage == 0)
+                    for (const LinkShare &l : p.links)
+                        if (l.link == link)
+                            return double(l.up) + double(l.down);
+            return 0.0;
+        };
+        EvaluateOptions o;
+        o.timeline = true;
+        const Evaluation a = evaluate(inOrder, t, o);
+        QVERIFY2(a.ok, a.error.c_str());
+        QVERIFY(stageZero(a, first) > 0);
+        QCOMPARE(stageZero(a, last), 0.0);
+        const Evaluation b = evaluate(reversed, t, o);
+        QVERIFY2(b.ok, b.error.c_str());
+        QCOMPARE(stageZero(b, first), 0.0);
+        RAILYARD_COMPARE_NEAR(stageZero(b, last), stageZero(a, first), 1e-6);
+        // And back: the first layout's patterns again, link for link.
+        const Evaluation again = evaluate(inOrder, t, o);
+        QCOMPARE(again.timeline.patterns.size(), a.timeline.patterns.size());
+        for (std::size_t i = 0; i < a.timeline.patterns.size(); ++i) {
+            const auto &x = a.timeline.patterns[i].links, &y = again.timeline.patterns[i].links;
+            QCOMPARE(y.size(), x.size());
+            for (std::size_t j = 0; j < x.size(); ++j) {
+                QCOMPARE(y[j].link, x[j].link);
+                QCOMPARE(y[j].up, x[j].up);
+            }
+        }
+    }
 };
 
 QTEST_APPLESS_MAIN(TestTimeline)
