@@ -186,7 +186,6 @@ private:
     GroupShape m_shape;            // reused for every group
     std::vector<int> m_groupPlan;  // per group of the collective being priced: its plan
     std::vector<int> m_stageOfGpu; // pipeline stage of each GPU (-1: no rank)
-    std::vector<LinkShare> m_sum;  // scratch: a pattern's bytes, dense by link
     double m_dispatchScale = 1.0;  // inter-node share of an all-to-all (DeepEP)
 };
 

@@ -1,7 +1,9 @@
 #include "step/stepmodel_p.h"
 
+#include "step/timelinescratch.h"
+#include "step/workspace.h"
+
 #include <algorithm>
-#include <cstdint>
 #include <string>
 
 namespace railyard::engine::detail {
@@ -22,30 +24,36 @@ std::string microBatchName(const char *what, int op, double perOp, int micro)
 // sorted by link, as a new pattern; -1 if they carry nothing.
 int StepModel::addPattern(PhaseKind kind, int stage, std::initializer_list<const DimPrice *> parts)
 {
+    TimelineScratch &scratch = m_workspace.timeline();
     const std::size_t n = static_cast<std::size_t>(m_topo.linkCount());
-    if (m_sum.size() != n)
-        m_sum.assign(n, {});
-    std::vector<int> touched;
+    if (scratch.sums.size() != n || scratch.dirty)
+        scratch.sums.assign(n, {});
+    std::vector<LinkShare> &sums = scratch.sums;
+    std::vector<int> &touched = scratch.touched;
+    touched.clear();
+    scratch.dirty = true;
     for (const DimPrice *p : parts) {
         const std::size_t at = stage < 0 ? 0 : static_cast<std::size_t>(stage);
         if (p->perStep <= 0 || at >= p->stageBytes.size())
             continue;
         for (const LinkShare &l : p->stageBytes[at]) {
-            LinkShare &sum = m_sum[static_cast<std::size_t>(l.link)];
+            LinkShare &sum = sums[static_cast<std::size_t>(l.link)];
             if (sum.up == 0 && sum.down == 0)
                 touched.push_back(l.link);
             sum.up += static_cast<float>(l.up * p->perStep);
             sum.down += static_cast<float>(l.down * p->perStep);
         }
     }
-    if (touched.empty())
+    if (touched.empty()) {
+        scratch.dirty = false;
         return -1;
+    }
     TrafficPattern pattern;
     pattern.kind = kind;
     pattern.stage = stage;
     pattern.links.reserve(touched.size());
     const auto take = [&](int l) {
-        LinkShare &sum = m_sum[static_cast<std::size_t>(l)];
+        LinkShare &sum = sums[static_cast<std::size_t>(l)];
         if (sum.up > 0 || sum.down > 0)
             pattern.links.push_back({l, sum.up, sum.down});
         sum = {};
@@ -62,6 +70,7 @@ int StepModel::addPattern(PhaseKind kind, int stage, std::initializer_list<const
         for (int l : touched)
             take(l);
     }
+    scratch.dirty = false;
     m_result.timeline.patterns.push_back(std::move(pattern));
     return static_cast<int>(m_result.timeline.patterns.size()) - 1;
 }
@@ -80,25 +89,19 @@ std::vector<int> StepModel::addPipelinePatterns()
     const TrafficPattern all = std::move(patterns[static_cast<std::size_t>(whole)]);
     patterns.pop_back();
     // Each link's stage: the one whose GPUs and NICs it touches, -1 none, -2 more than one.
-    // It depends only on the topology and where the stages sit, so it is kept between
-    // evaluations of the same build and stages (walking every GPU's links costs more than
-    // the rest of the pipeline's patterns).
-    struct Owners
-    {
-        std::uint64_t build = 0;
-        std::vector<int> stageOfGpu;
-        std::vector<int> ofLink;
-    };
-    static thread_local Owners owners;
-    if (m_topo.buildId() == 0 || owners.build != m_topo.buildId()
-        || owners.stageOfGpu != m_stageOfGpu) {
-        owners.build = m_topo.buildId();
-        owners.stageOfGpu = m_stageOfGpu;
-        owners.ofLink.assign(static_cast<std::size_t>(m_topo.linkCount()), -1);
+    // It depends only on the topology and where the stages sit, so the workspace keeps it
+    // between evaluations of the same build and stages (walking every GPU's links costs more
+    // than the rest of the pipeline's patterns).
+    TimelineScratch &owners = m_workspace.timeline();
+    if (m_topo.buildId() == 0 || owners.ownersBuild != m_topo.buildId()
+        || owners.ownersStageOfGpu != m_stageOfGpu) {
+        owners.ownersBuild = m_topo.buildId();
+        owners.ownersStageOfGpu = m_stageOfGpu;
+        owners.ownerOfLink.assign(static_cast<std::size_t>(m_topo.linkCount()), -1);
         const auto claim = [&](int link, int stage) {
             if (link < 0)
                 return;
-            int &o = owners.ofLink[static_cast<std::size_t>(link)];
+            int &o = owners.ownerOfLink[static_cast<std::size_t>(link)];
             o = o == -1 || o == stage ? stage : -2;
         };
         for (int g = 0; g < m_topo.gpuCount(); ++g) {
@@ -120,14 +123,14 @@ std::vector<int> StepModel::addPipelinePatterns()
     std::vector<std::size_t> owned(static_cast<std::size_t>(m_pp), 0);
     std::size_t shared = 0;
     for (const LinkShare &l : all.links) {
-        const int o = owners.ofLink[static_cast<std::size_t>(l.link)];
+        const int o = owners.ownerOfLink[static_cast<std::size_t>(l.link)];
         ++(o >= 0 ? owned[static_cast<std::size_t>(o)] : shared);
     }
     for (std::size_t s = 0; s < stages.size(); ++s)
         stages[s].links.reserve(owned[s] + shared);
     const float spread = 1.0f / static_cast<float>(m_pp);
     for (const LinkShare &l : all.links) {
-        const int o = owners.ofLink[static_cast<std::size_t>(l.link)];
+        const int o = owners.ownerOfLink[static_cast<std::size_t>(l.link)];
         if (o >= 0) {
             stages[static_cast<std::size_t>(o)].links.push_back(l);
         } else {

@@ -2,6 +2,7 @@
 
 #include "collectives/traffic.h"
 #include "step/evaluate.h"
+#include "step/timelinescratch.h"
 
 #include <stdexcept>
 
@@ -52,6 +53,13 @@ std::shared_ptr<LinkLoads> EvaluationWorkspace::linkLoads()
     if (!m_loads || m_loads.use_count() != 1)
         m_loads = std::make_shared<LinkLoads>();
     return m_loads;
+}
+
+TimelineScratch &EvaluationWorkspace::timeline()
+{
+    if (!m_timeline)
+        m_timeline = std::make_unique<TimelineScratch>();
+    return *m_timeline;
 }
 
 } // namespace railyard::engine

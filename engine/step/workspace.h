@@ -9,6 +9,7 @@ class LinkTraffic;
 class Topology;
 struct LinkLoads;
 struct LinkRates;
+struct TimelineScratch;
 
 // The scratch space of evaluate(): per-link traffic buffers as large as the topology (a million
 // links at 131k GPUs), which cost more to allocate and zero than an evaluation takes. The
@@ -34,12 +35,15 @@ public:
     // Buffers for an evaluation's link loads: the last evaluation's, when no Evaluation holds
     // them any more (fresh pages for a million links cost more than filling them).
     std::shared_ptr<LinkLoads> linkLoads();
+    // The step timeline's per-link scratch (timelinescratch.h).
+    TimelineScratch &timeline();
 
 private:
     std::unique_ptr<LinkRates> m_rates; // read once per bind, shared by both traffics
     std::unique_ptr<LinkTraffic> m_traffic;
     std::unique_ptr<LinkTraffic> m_planning;
     std::shared_ptr<LinkLoads> m_loads;
+    std::unique_ptr<TimelineScratch> m_timeline;
 };
 
 } // namespace railyard::engine

@@ -482,8 +482,8 @@ private Q_SLOTS:
     }
 
     // A stage's pipeline sends carry their whole bytes on the NIC links of its own GPUs. Which
-    // stage owns a link is kept between evaluations of one topology (steptimeline.cpp): it
-    // must follow each layout's stages, not the last one priced on it.
+    // stage owns a link is kept in the workspace between evaluations of one topology
+    // (steptimeline.cpp): it must follow each layout's stages, not the last one priced on it.
     void pipelineSendsFollowEachLayoutsStages()
     {
         const std::string text = R"({"format": "railyard-layout", "version": 1,
@@ -513,16 +513,17 @@ private Q_SLOTS:
         };
         EvaluateOptions o;
         o.timeline = true;
-        const Evaluation a = evaluate(inOrder, t, o);
+        EvaluationWorkspace workspace; // as a document keeps one
+        const Evaluation a = evaluate(inOrder, t, workspace, o);
         QVERIFY2(a.ok, a.error.c_str());
         QVERIFY(stageZero(a, first) > 0);
         QCOMPARE(stageZero(a, last), 0.0);
-        const Evaluation b = evaluate(reversed, t, o);
+        const Evaluation b = evaluate(reversed, t, workspace, o);
         QVERIFY2(b.ok, b.error.c_str());
         QCOMPARE(stageZero(b, first), 0.0);
         RAILYARD_COMPARE_NEAR(stageZero(b, last), stageZero(a, first), 1e-6);
         // And back: the first layout's patterns again, link for link.
-        const Evaluation again = evaluate(inOrder, t, o);
+        const Evaluation again = evaluate(inOrder, t, workspace, o);
         QCOMPARE(again.timeline.patterns.size(), a.timeline.patterns.size());
         for (std::size_t i = 0; i < a.timeline.patterns.size(); ++i) {
             const auto &x = a.timeline.patterns[i].links, &y = again.timeline.patterns[i].links;
