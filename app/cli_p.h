@@ -1,6 +1,6 @@
 #pragma once
-// The command line's option parsing, shared by the subcommands' files (cli.cpp, cliexport.cpp).
-// Not part of the CLI's interface.
+// The command line's option parsing, shared by the subcommands' files (cli.cpp,
+// clicollective.cpp, clievaluate.cpp, cliexport.cpp). Not part of the CLI's interface.
 
 #include "cli.h"
 
@@ -75,6 +75,11 @@ engine::Topology topologyOf(const engine::ClusterConfig &cluster, const std::str
 engine::Topology topologyWithFaults(const engine::Topology &healthy,
                                     const std::vector<engine::Fault> &faults,
                                     const std::string &file);
+
+// `railyard collective` (clicollective.cpp) and `railyard evaluate` (clievaluate.cpp): the exit
+// status; usage errors throw UsageError, bad files InputError.
+int runCollective(const std::vector<std::string> &args, std::ostream &out);
+int runEvaluate(const std::vector<std::string> &args, std::ostream &out);
 
 // `railyard export` (cliexport.cpp).
 int runExport(const std::vector<std::string> &args,
