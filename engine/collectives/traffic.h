@@ -109,8 +109,9 @@ public:
     // The phase's bytes per link (after phaseTime()), NVLink ports spread over their GPU's
     // NVLinks by lanes, appended to `out`: unsorted, a link may appear more than once.
     void phaseBytes(std::vector<LinkShare> &out) const;
-    double phaseUp(int link) const;
-    double phaseDown(int link) const;
+    // The phase's bytes on `link` one way (an NVLink's share of its GPU's port by lanes).
+    double phaseUp(int link) const { return phaseOn(link, &Cell::up); }
+    double phaseDown(int link) const { return phaseOn(link, &Cell::down); }
     // Adds the current phase's bytes `factor` more times to the step totals (another
     // collective with the same traffic pattern, e.g. a reduce-scatter after an all-gather).
     void repeatPhase(double factor);
@@ -173,6 +174,7 @@ private:
                      LinkOk linkOk,
                      double &nvlinkS,
                      double &otherS) const;
+    double phaseOn(int link, float Cell::*direction) const;
     // Adds the phase's bytes, times its repeats, to the step totals (once, at its end).
     void commitPhase();
     void spreadUplinks();

@@ -171,26 +171,15 @@ double laneShare(const Topology &t, int gpu, int link)
 }
 } // namespace
 
-double LinkTraffic::phaseUp(int link) const
+double LinkTraffic::phaseOn(int link, float Cell::*direction) const
 {
     const std::size_t l = static_cast<std::size_t>(link);
     const Link &k = m_t->links()[l];
     if (k.kind == LinkKind::NvLink && !m_direct) {
         const Cell &c = m_ports[static_cast<std::size_t>(k.a)];
-        return c.stamp == m_phase ? c.up * laneShare(*m_t, k.a, link) : 0.0;
+        return c.stamp == m_phase ? c.*direction * laneShare(*m_t, k.a, link) : 0.0;
     }
-    return m_cells[l].stamp == m_phase ? m_cells[l].up : 0.0;
-}
-
-double LinkTraffic::phaseDown(int link) const
-{
-    const std::size_t l = static_cast<std::size_t>(link);
-    const Link &k = m_t->links()[l];
-    if (k.kind == LinkKind::NvLink && !m_direct) {
-        const Cell &c = m_ports[static_cast<std::size_t>(k.a)];
-        return c.stamp == m_phase ? c.down * laneShare(*m_t, k.a, link) : 0.0;
-    }
-    return m_cells[l].stamp == m_phase ? m_cells[l].down : 0.0;
+    return m_cells[l].stamp == m_phase ? m_cells[l].*direction : 0.0;
 }
 
 std::vector<int> LinkTraffic::phaseLinks(std::size_t limit) const
