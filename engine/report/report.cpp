@@ -254,12 +254,18 @@ std::string LinkTier::name() const
     return std::string(toString(from)) + "-" + toString(to);
 }
 
+namespace {
+LinkTier tierOfEnds(int ends)
+{
+    return {static_cast<DeviceKind>(ends / kLinkKinds / kDeviceKinds),
+            static_cast<DeviceKind>(ends / kLinkKinds % kDeviceKinds),
+            static_cast<LinkKind>(ends % kLinkKinds)};
+}
+} // namespace
+
 LinkTier linkTier(const Topology &t, int link)
 {
-    const Link &l = t.links()[static_cast<std::size_t>(link)];
-    return {t.devices()[static_cast<std::size_t>(l.a)].kind,
-            t.devices()[static_cast<std::size_t>(l.b)].kind,
-            l.kind};
+    return tierOfEnds(t.linkEnds(link));
 }
 
 std::vector<LinkTierSummary> summarizeLinks(const Topology &t, const LinkLoads &loads)
@@ -267,10 +273,10 @@ std::vector<LinkTierSummary> summarizeLinks(const Topology &t, const LinkLoads &
     std::array<LinkTierSummary, kDeviceKinds * kDeviceKinds * kLinkKinds> byKey{};
     const std::size_t n = std::min<std::size_t>(loads.size(), t.links().size());
     for (std::size_t i = 0; i < n; ++i) {
-        const LinkTier tier = linkTier(t, static_cast<int>(i));
-        LinkTierSummary &s = byKey[static_cast<std::size_t>(tierKey(tier))];
-        s.tier = tier;
-        ++s.links;
+        const int ends = t.linkEnds(static_cast<int>(i));
+        LinkTierSummary &s = byKey[static_cast<std::size_t>(ends)];
+        if (s.links++ == 0)
+            s.tier = tierOfEnds(ends);
         const double bytes = double(loads.bytesUp[i]) + double(loads.bytesDown[i]);
         if (bytes > 0)
             ++s.loaded;

@@ -19,9 +19,7 @@
 
 namespace railyard::engine::reportformat {
 
-constexpr int kDeviceKinds = 8; // DeviceKind's values
-constexpr int kLinkKinds = 5;   // LinkKind's values
-
+// The tier's number: Topology::linkEnds() of its links.
 inline int tierKey(const LinkTier &t)
 {
     return (static_cast<int>(t.from) * kDeviceKinds + static_cast<int>(t.to)) * kLinkKinds

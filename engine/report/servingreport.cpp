@@ -108,8 +108,7 @@ std::vector<ServingTierSummary> summarizeServingLinks(const Topology &t, const S
 {
     std::vector<double> request(kDeviceKinds * kDeviceKinds * kLinkKinds, 0.0);
     for (std::size_t i = 0; i < l.requestBytes.size(); ++i)
-        request[static_cast<std::size_t>(tierKey(linkTier(t, static_cast<int>(i))))]
-                += l.requestBytes[i];
+        request[static_cast<std::size_t>(t.linkEnds(static_cast<int>(i)))] += l.requestBytes[i];
     std::vector<ServingTierSummary> out;
     for (const LinkTierSummary &s : summarizeLinks(t, l.decodeStep))
         out.push_back({s, request[static_cast<std::size_t>(tierKey(s.tier))]});

@@ -287,8 +287,15 @@ void Topology::finish()
     for (const Device &d : m_devices)
         ++m_countByKind[static_cast<int>(d.kind)];
     m_linkCountByKind.assign(8, 0);
-    for (const Link &l : m_links)
+    m_linkEnds.resize(m_links.size());
+    for (std::size_t i = 0; i < m_links.size(); ++i) {
+        const Link &l = m_links[i];
         ++m_linkCountByKind[static_cast<std::size_t>(l.kind) % 8];
+        const int a = static_cast<int>(m_devices[static_cast<std::size_t>(l.a)].kind);
+        const int b = static_cast<int>(m_devices[static_cast<std::size_t>(l.b)].kind);
+        m_linkEnds[i] = static_cast<std::uint16_t>((a * kDeviceKinds + b) * kLinkKinds
+                                                   + static_cast<int>(l.kind));
+    }
     m_adjStart.assign(m_devices.size() + 1, 0);
     for (const Link &l : m_links) {
         ++m_adjStart[static_cast<std::size_t>(l.a) + 1];

@@ -12,6 +12,8 @@ namespace railyard::engine {
 
 enum class DeviceKind : std::uint8_t { Gpu, NvSwitch, PcieSwitch, Cpu, Nic, Leaf, Spine, Core };
 enum class LinkKind : std::uint8_t { NvLink, Pcie, Ib, Ethernet, C2C };
+constexpr int kDeviceKinds = 8; // DeviceKind's values
+constexpr int kLinkKinds = 5;   // LinkKind's values
 
 const char *toString(DeviceKind kind);
 const char *toString(LinkKind kind);
@@ -121,6 +123,10 @@ public:
     int gpuCount() const { return m_shape.gpuCount(); }
     int deviceCount() const { return static_cast<int>(m_devices.size()); }
     int linkCount() const { return static_cast<int>(m_links.size()); }
+    // What a link joins, as one number: (the kind of its a end x kDeviceKinds + the kind of
+    // its b end) x kLinkKinds + its own kind. What summaries that visit every link read (the
+    // report's tiers), two bytes a link where the Link and its devices are 56 and 64.
+    int linkEnds(int link) const { return m_linkEnds[static_cast<std::size_t>(link)]; }
     int countOf(DeviceKind kind) const;
     int linkCountOf(LinkKind kind) const; // O(1): counted when the topology is built
 
@@ -246,6 +252,7 @@ private:
     int m_firstGpu = 0, m_firstNic = 0, m_firstLeaf = 0, m_firstSpine = 0, m_firstCore = 0;
     std::vector<int> m_countByKind;
     std::vector<int> m_linkCountByKind;
+    std::vector<std::uint16_t> m_linkEnds; // linkEnds()
     std::vector<double> m_gpuNvRate, m_gpuNetRate, m_nicRate, m_gpuIntraRate;
     std::vector<int> m_gpuLocalDomain;
     // Role tables (see the accessors above).
